@@ -1,0 +1,76 @@
+package domain
+
+import "time"
+
+// AllocState is the phase of an allocation in etcd.
+type AllocState string
+
+const (
+	// AllocReserved: claims are held under the reservation lease; ranks are
+	// launching. Expires with the lease.
+	AllocReserved AllocState = "reserved"
+	// AllocRunning: every rank started; claims are detached from the lease
+	// and live until the job ends or a node of it is lost.
+	AllocRunning AllocState = "running"
+)
+
+// Allocation is the etcd record of a gang's claims (key store.AllocKey).
+type Allocation struct {
+	JobID     string     `json:"jobId"`
+	Attempt   int        `json:"attempt"`
+	State     AllocState `json:"state"`
+	Placement Placement  `json:"placement"`
+	// Lease is the reservation lease the claims were written under.
+	Lease      int64     `json:"lease"`
+	ReservedAt time.Time `json:"reservedAt"`
+	// LaunchDeadline: if not every rank runs by then, the gang is released.
+	LaunchDeadline time.Time `json:"launchDeadline"`
+	// Started and Exited record agent reports per node.
+	Started map[string]bool `json:"started,omitempty"`
+	Exited  map[string]int  `json:"exited,omitempty"`
+	// NodeEpochs pins each node's registration at reservation time.
+	NodeEpochs map[string]int64 `json:"nodeEpochs"`
+}
+
+// AllStarted reports whether every node of the gang reported started.
+func (a Allocation) AllStarted() bool {
+	for _, np := range a.Placement.Nodes {
+		if !a.Started[np.Node] {
+			return false
+		}
+	}
+	return true
+}
+
+// AllExited reports whether every node reported its ranks exited.
+func (a Allocation) AllExited() bool {
+	for _, np := range a.Placement.Nodes {
+		if _, ok := a.Exited[np.Node]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// Assignment is what one node must run for a gang (key store.AssignKey).
+// It carries everything the agent needs, so agents never read job records.
+type Assignment struct {
+	JobID      string            `json:"jobId"`
+	Attempt    int               `json:"attempt"`
+	Epoch      int64             `json:"epoch"`
+	Node       string            `json:"node"`
+	NodeRank   int               `json:"nodeRank"`
+	NNodes     int               `json:"nnodes"`
+	WorldSize  int               `json:"worldSize"`
+	MasterAddr string            `json:"masterAddr"`
+	MasterPort int               `json:"masterPort"`
+	Ranks      []Rank            `json:"ranks"`
+	Command    []string          `json:"command"`
+	Env        map[string]string `json:"env,omitempty"`
+}
+
+// Claim is the value of a GPU or port claim key.
+type Claim struct {
+	JobID   string `json:"jobId"`
+	Attempt int    `json:"attempt"`
+}

@@ -1,0 +1,71 @@
+package domain
+
+import (
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/jobspec"
+)
+
+// State is a job's lifecycle state. The machine is documented at the top of
+// schemas/event.v1.json and in docs/architecture.md.
+type State string
+
+const (
+	StatePending   State = "pending"
+	StateReserved  State = "reserved"
+	StateRunning   State = "running"
+	StateSucceeded State = "succeeded"
+	StateFailed    State = "failed"
+	StateCancelled State = "cancelled"
+	StateRejected  State = "rejected"
+)
+
+// Terminal reports whether no further transition can happen.
+func (s State) Terminal() bool {
+	switch s {
+	case StateSucceeded, StateFailed, StateCancelled, StateRejected:
+		return true
+	}
+	return false
+}
+
+// Active reports whether the job holds (or is about to hold) resources.
+func (s State) Active() bool { return s == StateReserved || s == StateRunning }
+
+// Pending reasons shown by `lockstep queue`.
+const (
+	ReasonNone      = ""
+	ReasonResources = "Resources"
+	ReasonPriority  = "Priority"
+	ReasonConflict  = "ReservationConflict"
+	ReasonNoNodes   = "NoNodes"
+)
+
+// Job is the durable record of one job (JetStream KV bucket
+// subjects.BucketJobs, key = ID). Every writer updates it with a
+// compare-and-set on the KV revision (shared/jobs).
+type Job struct {
+	ID   string       `json:"id"`
+	Spec jobspec.Spec `json:"spec"`
+
+	State State `json:"state"`
+	// Reason explains a pending state ("Resources: ...") or a final one.
+	Reason string `json:"reason,omitempty"`
+	// Attempt counts placements: every requeue starts a new attempt, and
+	// work for an older attempt is ignored.
+	Attempt int `json:"attempt"`
+	// Restarts counts requeues charged to the restart policy.
+	Restarts  int        `json:"restarts"`
+	Conflicts int        `json:"conflicts,omitempty"`
+	Placement *Placement `json:"placement,omitempty"`
+	// ExitCode is set when the gang ran to an exit.
+	ExitCode *int `json:"exitCode,omitempty"`
+
+	MsgID       string    `json:"msgId,omitempty"`
+	SubmittedAt time.Time `json:"submittedAt"`
+	// PendingSince is when the current attempt started waiting.
+	PendingSince time.Time `json:"pendingSince"`
+	ReservedAt   time.Time `json:"reservedAt,omitzero"`
+	RunningAt    time.Time `json:"runningAt,omitzero"`
+	EndedAt      time.Time `json:"endedAt,omitzero"`
+}

@@ -1,0 +1,44 @@
+package domain
+
+import "time"
+
+// Proposal is placement's suggestion for one attempt of a job, sent to gang.
+type Proposal struct {
+	JobID      string    `json:"jobId"`
+	Attempt    int       `json:"attempt"`
+	Placement  Placement `json:"placement"`
+	ProposedAt time.Time `json:"proposedAt"`
+}
+
+// ReportKind is what an agent says about its part of a gang.
+type ReportKind string
+
+const (
+	// ReportStarted: every local rank of the gang was launched.
+	ReportStarted ReportKind = "started"
+	// ReportExited: every local rank exited; ExitCode is the worst code.
+	ReportExited ReportKind = "exited"
+	// ReportFailed: a local rank exited non-zero (Rank, ExitCode set).
+	ReportFailed ReportKind = "failed"
+	// ReportLost: the agent holds an assignment it is not running (it
+	// restarted, or the assignment was for an earlier registration).
+	ReportLost ReportKind = "lost"
+)
+
+// Report is an agent's message to gang about one job attempt on one node.
+type Report struct {
+	JobID    string     `json:"jobId"`
+	Attempt  int        `json:"attempt"`
+	Node     string     `json:"node"`
+	Kind     ReportKind `json:"kind"`
+	Rank     int        `json:"rank,omitempty"`
+	ExitCode int        `json:"exitCode,omitempty"`
+	Reason   string     `json:"reason,omitempty"`
+	Time     time.Time  `json:"time"`
+}
+
+// CancelRequest asks for a job to be stopped.
+type CancelRequest struct {
+	JobID  string `json:"jobId"`
+	Reason string `json:"reason,omitempty"`
+}

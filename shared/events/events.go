@@ -1,0 +1,103 @@
+// Package events defines the one event envelope Lockstep publishes, its
+// types, subjects and de-duplication IDs. schemas/event.v1.json is the
+// contract; TestEventsMatchSchema validates every constructor's output
+// against it.
+package events
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/schemas"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/validate"
+)
+
+// Type is an event type; it is also the last subject token.
+type Type string
+
+// Job event types.
+const (
+	Admitted  Type = "admitted"
+	Rejected  Type = "rejected"
+	Reserved  Type = "reserved"
+	Conflict  Type = "conflict"
+	Running   Type = "running"
+	Succeeded Type = "succeeded"
+	Failed    Type = "failed"
+	Cancelled Type = "cancelled"
+	Requeued  Type = "requeued"
+)
+
+// Node event types.
+const (
+	NodeUp   Type = "node-up"
+	NodeDown Type = "node-down"
+)
+
+// Event is the envelope of every event.
+type Event struct {
+	Type      Type              `json:"type"`
+	JobID     string            `json:"jobId,omitempty"`
+	Time      time.Time         `json:"time"`
+	Attempt   int               `json:"attempt"`
+	Reason    string            `json:"reason,omitempty"`
+	MsgID     string            `json:"msgId,omitempty"`
+	Queue     string            `json:"queue,omitempty"`
+	Node      string            `json:"node,omitempty"`
+	Rank      *int              `json:"rank,omitempty"`
+	ExitCode  *int              `json:"exitCode,omitempty"`
+	Restarts  int               `json:"restarts,omitempty"`
+	Conflicts []string          `json:"conflicts,omitempty"`
+	Placement *domain.Placement `json:"placement,omitempty"`
+	// Epoch distinguishes repeated node events (the registration's lease).
+	Epoch int64 `json:"epoch,omitempty"`
+}
+
+// Subject is where the event is published.
+func (e Event) Subject() string {
+	if e.Type == NodeUp || e.Type == NodeDown {
+		return subjects.NodeEvent(e.Node, string(e.Type))
+	}
+	return subjects.JobEvent(e.JobID, string(e.Type))
+}
+
+// DedupID is the event's Nats-Msg-Id. It is a function of the transition,
+// not of the moment, so a service that re-emits after a restart publishes
+// the same ID and JetStream drops the copy.
+func (e Event) DedupID() string {
+	switch e.Type {
+	case NodeUp, NodeDown:
+		return fmt.Sprintf("node.%s.%s.%d", e.Node, e.Type, e.Epoch)
+	case Conflict:
+		// Several conflicts can hit one attempt; each is its own event. A
+		// re-emitted conflict is informational, so a duplicate is harmless.
+		return fmt.Sprintf("job.%s.%d.%s.%d", e.JobID, e.Attempt, e.Type, e.Time.UnixNano())
+	}
+	return fmt.Sprintf("job.%s.%d.%s", e.JobID, e.Attempt, e.Type)
+}
+
+// ForJob starts a job event of the given type.
+func ForJob(t Type, job domain.Job, now time.Time) Event {
+	return Event{Type: t, JobID: job.ID, Time: now.UTC(), Attempt: job.Attempt, Queue: job.Spec.Queue, Restarts: job.Restarts}
+}
+
+var loadSchema = sync.OnceValues(func() (*validate.Schema, error) {
+	return validate.Load(schemas.EventV1)
+})
+
+// Check validates an encoded event against schemas/event.v1.json.
+func Check(raw []byte) error {
+	sch, err := loadSchema()
+	if err != nil {
+		return err
+	}
+	if fes := sch.Check(raw); fes != nil {
+		return errors.Newf("event violates schema: %s", validate.Join(fes))
+	}
+	return nil
+}

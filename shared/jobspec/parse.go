@@ -1,0 +1,113 @@
+package jobspec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/schemas"
+	"github.com/lockstep-dev/lockstep/shared/errs"
+	"github.com/lockstep-dev/lockstep/shared/validate"
+)
+
+// InvalidError is a spec that failed validation. Fields names every
+// violation; Error() joins them into one line.
+type InvalidError struct {
+	Fields []validate.FieldError
+}
+
+func (e *InvalidError) Error() string { return "invalid job spec: " + validate.Join(e.Fields) }
+
+var loadSchema = sync.OnceValues(func() (*validate.Schema, error) {
+	return validate.Load(schemas.JobSpecV1)
+})
+
+// Parse validates raw JSON against the v1 schema and the rules a schema
+// cannot express, fills defaults, and returns the spec. Any violation is an
+// *InvalidError marked errs.ErrInvalidSpec.
+func Parse(raw []byte) (Spec, error) {
+	if len(raw) > MaxSpecBytes {
+		return Spec{}, invalid(validate.Errorf("", "spec is %d bytes, more than the %d allowed", len(raw), MaxSpecBytes))
+	}
+	sch, err := loadSchema()
+	if err != nil {
+		return Spec{}, errors.Wrap(err, "load job spec schema")
+	}
+	if fes := sch.Check(raw); fes != nil {
+		return Spec{}, invalid(fes...)
+	}
+	var s Spec
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		// The schema accepted it, so this is a schema/struct mismatch: a bug.
+		return Spec{}, errors.AssertionFailedf("decode validated spec: %v", err)
+	}
+	s.applyDefaults()
+	if fes := s.semanticChecks(); fes != nil {
+		return Spec{}, invalid(fes...)
+	}
+	return s, nil
+}
+
+func invalid(fes ...validate.FieldError) error {
+	return errs.MarkInvalid(&InvalidError{Fields: fes})
+}
+
+func (s *Spec) applyDefaults() {
+	if s.Queue == "" {
+		s.Queue = DefaultQueue
+	}
+	if s.Gang.TasksPerNode == 0 {
+		s.Gang.TasksPerNode = s.Gang.GPUsPerNode
+	}
+	if s.Name == "" {
+		s.Name = s.ID
+	}
+}
+
+// semanticChecks are the rules JSON Schema cannot say.
+func (s Spec) semanticChecks() []validate.FieldError {
+	var out []validate.FieldError
+	if s.Gang.GPUsPerNode%s.Gang.TasksPerNode != 0 {
+		out = append(out, validate.Errorf("gang.tasksPerNode",
+			"%d ranks cannot share %d GPUs evenly; tasksPerNode must divide gpusPerNode", s.Gang.TasksPerNode, s.Gang.GPUsPerNode))
+	}
+	if s.TimeLimit != "" {
+		d, err := time.ParseDuration(s.TimeLimit)
+		switch {
+		case err != nil:
+			out = append(out, validate.Errorf("timeLimit", "%v", err))
+		case d <= 0:
+			out = append(out, validate.Errorf("timeLimit", "must be positive"))
+		case d > 365*24*time.Hour:
+			out = append(out, validate.Errorf("timeLimit", "%s is more than a year", d))
+		}
+	}
+	return out
+}
+
+// idPattern is the job-ID rule (a DNS label), also in the schema.
+var idPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// ValidID reports whether id is a valid job ID.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// DeriveID picks a job's ID: the spec's own, else the Nats-Msg-Id when it is
+// a valid ID, else one derived from the message's stream sequence (stable
+// across redeliveries of the same message).
+func DeriveID(specID, msgID string, streamSeq uint64) string {
+	switch {
+	case specID != "":
+		return specID
+	case ValidID(msgID):
+		return msgID
+	default:
+		return fmt.Sprintf("job-%d", streamSeq)
+	}
+}

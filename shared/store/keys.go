@@ -1,0 +1,116 @@
+// Package store is Lockstep's etcd layer: the one key layout (this file),
+// client construction, and the transactions shared by services.
+//
+// Layout (all under Prefix):
+//
+//	nodes/<node>              domain.Node, under the agent's lease (liveness)
+//	inventory/<node>          domain.Node, no lease (capacity known even while down)
+//	claims/<node>/<gpu>       domain.Claim, under the reservation lease until running
+//	ports/<addr>/<port>       domain.Claim for MASTER_PORT, same lifetime as GPU claims
+//	alloc/<job>               domain.Allocation, same lifetime as claims
+//	assign/<node>/<job>       domain.Assignment, same lifetime as claims
+//	election/<service>        concurrency.Election keys for singletons
+package store
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Prefix roots every key, so one etcd cluster can host other data.
+const Prefix = "/lockstep/v1/"
+
+// Key prefixes.
+const (
+	NodesPrefix     = Prefix + "nodes/"
+	InventoryPrefix = Prefix + "inventory/"
+	ClaimsPrefix    = Prefix + "claims/"
+	PortsPrefix     = Prefix + "ports/"
+	AllocPrefix     = Prefix + "alloc/"
+	AssignPrefix    = Prefix + "assign/"
+	ElectionPrefix  = Prefix + "election/"
+)
+
+// Lease and timing defaults.
+const (
+	// DefaultNodeTTL is the agent lease TTL: a node is declared down at most
+	// this long after its agent stops renewing.
+	DefaultNodeTTL = 10 * time.Second
+	// DefaultReservationTTL is the reservation lease TTL: a gang service that
+	// dies mid-launch leaks its claims for at most this long.
+	DefaultReservationTTL = 10 * time.Second
+	// DefaultLaunchTimeout bounds reserved → every rank running.
+	DefaultLaunchTimeout = 60 * time.Second
+	// MasterPortBase and MasterPortCount bound MASTER_PORT choices.
+	MasterPortBase  = 29500
+	MasterPortCount = 2000
+)
+
+// NodeKey is a node's liveness key.
+func NodeKey(node string) string { return NodesPrefix + node }
+
+// InventoryKey is a node's capacity record.
+func InventoryKey(node string) string { return InventoryPrefix + node }
+
+// ClaimKey is the claim of one GPU.
+func ClaimKey(node string, gpu int) string {
+	return ClaimsPrefix + node + "/" + strconv.Itoa(gpu)
+}
+
+// NodeClaimsPrefix covers every GPU claim of one node.
+func NodeClaimsPrefix(node string) string { return ClaimsPrefix + node + "/" }
+
+// PortKey is the claim of one MASTER_PORT on one address.
+func PortKey(addr string, port int) string {
+	return PortsPrefix + addr + "/" + strconv.Itoa(port)
+}
+
+// AllocKey is a job's allocation record.
+func AllocKey(job string) string { return AllocPrefix + job }
+
+// AssignKey is one node's part of a job.
+func AssignKey(node, job string) string { return AssignPrefix + node + "/" + job }
+
+// NodeAssignPrefix covers every assignment of one node.
+func NodeAssignPrefix(node string) string { return AssignPrefix + node + "/" }
+
+// ElectionKey is the election prefix of a singleton service.
+func ElectionKey(service string) string { return ElectionPrefix + service }
+
+// ParseClaimKey splits a claim key into node and GPU index.
+func ParseClaimKey(key string) (node string, gpu int, ok bool) {
+	rest, found := strings.CutPrefix(key, ClaimsPrefix)
+	if !found {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(rest, '/')
+	if i <= 0 {
+		return "", 0, false
+	}
+	gpu, err := strconv.Atoi(rest[i+1:])
+	if err != nil {
+		return "", 0, false
+	}
+	return rest[:i], gpu, true
+}
+
+// ParsePortKey splits a port key into address and port.
+func ParsePortKey(key string) (addr string, port int, ok bool) {
+	rest, found := strings.CutPrefix(key, PortsPrefix)
+	if !found {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(rest, '/')
+	if i <= 0 {
+		return "", 0, false
+	}
+	port, err := strconv.Atoi(rest[i+1:])
+	if err != nil {
+		return "", 0, false
+	}
+	return rest[:i], port, true
+}
+
+// LastSegment returns what follows the last '/'.
+func LastSegment(key string) string { return key[strings.LastIndexByte(key, '/')+1:] }

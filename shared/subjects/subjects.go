@@ -1,0 +1,110 @@
+// Package subjects is the one place that names Lockstep's NATS subjects,
+// JetStream streams, durable consumers, KV buckets and header keys.
+//
+// No other package writes a subject string literal: they call the builders
+// here, so the wire contract (documented in docs/events.md) can be read in
+// one file.
+package subjects
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Version prefix of every subject; bumping it is a breaking change.
+const prefix = "lockstep.v1"
+
+// Streams.
+const (
+	// StreamJobs holds user requests: submissions and cancel/checkpoint
+	// commands. Work-queue retention: a request is gone once handled.
+	StreamJobs = "LOCKSTEP_JOBS"
+	// StreamEvents holds every job and node state change, kept for history
+	// (describe, --wait, pipelines).
+	StreamEvents = "LOCKSTEP_EVENTS"
+	// StreamWork holds internal work items between services (proposals,
+	// agent reports). Work-queue retention.
+	StreamWork = "LOCKSTEP_WORK"
+	// StreamLogs holds rank stdout/stderr lines, bounded by size and age.
+	StreamLogs = "LOCKSTEP_LOGS"
+	// BucketJobs is the JetStream KV bucket holding one record per job: the
+	// durable job queue.
+	BucketJobs = "lockstep_jobs"
+)
+
+// Subjects of the public contract.
+const (
+	// Submit is where a pipeline publishes a job spec (JSON).
+	Submit = prefix + ".jobs.submit"
+	// Cancel carries a cancel request ({"jobId": ..., "reason": ...}).
+	Cancel = prefix + ".jobs.cancel"
+	// JobsAll matches every request subject.
+	JobsAll = prefix + ".jobs.>"
+
+	// EventsAll matches every event.
+	EventsAll = prefix + ".events.>"
+	// JobEventsAll matches every job event.
+	JobEventsAll = prefix + ".events.job.>"
+	// JobEventT is the subject template of job events, used for span names.
+	JobEventT = prefix + ".events.job.{jobId}.{type}"
+	// NodeEventsAll matches every node event.
+	NodeEventsAll = prefix + ".events.node.>"
+
+	// LogsAll matches every log line.
+	LogsAll = prefix + ".logs.>"
+)
+
+// Internal work subjects.
+const (
+	WorkAll = prefix + ".work.>"
+	// Reserve carries a placement proposal from placement to gang.
+	Reserve = prefix + ".work.reserve"
+	// Report carries agent reports (ranks started, exited, lost) to gang.
+	Report = prefix + ".work.report"
+)
+
+// Durable consumer names.
+const (
+	DurableAdmission = "admission"
+	DurableGang      = "gang-reserve"
+	DurableReports   = "gang-report"
+	DurableDrain     = "drain-cancel"
+)
+
+// Header keys.
+const (
+	// HeaderMsgID is JetStream's de-duplication header.
+	HeaderMsgID = "Nats-Msg-Id"
+)
+
+// JobEvent is the subject of one job event.
+func JobEvent(jobID, eventType string) string {
+	return prefix + ".events.job." + jobID + "." + eventType
+}
+
+// JobEvents matches every event of one job.
+func JobEvents(jobID string) string { return prefix + ".events.job." + jobID + ".>" }
+
+// NodeEvent is the subject of one node event.
+func NodeEvent(node, eventType string) string {
+	return prefix + ".events.node." + node + "." + eventType
+}
+
+// Logs is the subject of one rank's output stream ("stdout" or "stderr").
+func Logs(jobID string, rank int, stream string) string {
+	return prefix + ".logs." + jobID + "." + strconv.Itoa(rank) + "." + stream
+}
+
+// JobLogs matches every log line of a job.
+func JobLogs(jobID string) string { return prefix + ".logs." + jobID + ".>" }
+
+// RankLogs matches every log line of one rank.
+func RankLogs(jobID string, rank int) string {
+	return prefix + ".logs." + jobID + "." + strconv.Itoa(rank) + ".>"
+}
+
+// Token reports whether s is safe as one subject token: non-empty, no
+// separators, wildcards or white space.
+func Token(s string) bool {
+	return s != "" && !strings.ContainsAny(s, ".*> \t\r\n")
+}
