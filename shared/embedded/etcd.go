@@ -6,6 +6,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
 )
 
 // EtcdConfig configures an embedded single-member etcd.
@@ -43,6 +44,8 @@ func StartEtcd(cfg EtcdConfig) (*Etcd, error) {
 	ec.AdvertisePeerUrls = []url.URL{*peer}
 	ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
 	ec.LogLevel = "error"
+	// etcd logs its own shutdown as errors; Lockstep reports what matters.
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	ec.UnsafeNoFsync = cfg.NoFsync
 	// Keep history bounded: the watchers only need recent revisions.
 	ec.AutoCompactionMode = "periodic"

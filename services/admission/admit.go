@@ -1,0 +1,124 @@
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/errs"
+	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/jobs"
+	"github.com/lockstep-dev/lockstep/shared/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/placement"
+	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+type admitter struct {
+	bus       *bus.Bus
+	jobs      *jobs.Store
+	inventory *store.Cache[domain.Node]
+	now       func() time.Time
+	log       *slog.Logger
+}
+
+// handle admits or rejects one submission. Every path is idempotent: a
+// redelivered message re-creates nothing and re-emits the same event ID.
+func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
+	md, err := msg.Metadata()
+	if err != nil {
+		return errors.Wrap(err, "submission metadata")
+	}
+	msgID := msg.Headers().Get(subjects.HeaderMsgID)
+	now := a.now()
+
+	spec, err := jobspec.Parse(msg.Data())
+	if err != nil {
+		if !errs.IsInvalid(err) {
+			return err
+		}
+		id := jobspec.DeriveID(claimedID(msg.Data()), msgID, md.Sequence.Stream)
+		return a.reject(ctx, id, msgID, spec, err.Error(), md.Timestamp, now)
+	}
+	id := jobspec.DeriveID(spec.ID, msgID, md.Sequence.Stream)
+	spec.ID = id
+	if spec.Name == "" {
+		spec.Name = id
+	}
+	if reason, ok := a.fitsCluster(spec); !ok {
+		return a.reject(ctx, id, msgID, spec, "gang: "+reason, md.Timestamp, now)
+	}
+
+	job := domain.Job{
+		ID: id, Spec: spec, State: domain.StatePending, Attempt: 1, MsgID: msgID,
+		SubmittedAt: md.Timestamp, PendingSince: now,
+	}
+	if err := a.jobs.Create(ctx, job); err != nil {
+		if !errs.IsConflict(err) {
+			return err
+		}
+		// Same ID again: a duplicate submission or a redelivery. The first
+		// record stands; re-emit its admission (deduplicated by ID).
+		existing, _, gerr := a.jobs.Get(ctx, id)
+		if gerr != nil {
+			return gerr
+		}
+		if existing.State == domain.StateRejected {
+			return nil
+		}
+		job = existing
+	}
+	ev := events.ForJob(events.Admitted, job, job.PendingSince)
+	ev.Attempt = 1
+	return a.bus.PublishEvent(ctx, ev)
+}
+
+// reject records a rejected job (when its ID is free) and emits rejected.
+func (a *admitter) reject(ctx context.Context, id, msgID string, spec jobspec.Spec, reason string, submitted, now time.Time) error {
+	a.log.Info("rejected submission", "job", id, "msgId", msgID, "reason", reason)
+	spec.ID = id
+	job := domain.Job{
+		ID: id, Spec: spec, State: domain.StateRejected, Reason: reason, MsgID: msgID,
+		SubmittedAt: submitted, EndedAt: now,
+	}
+	if err := a.jobs.Create(ctx, job); err != nil && !errs.IsConflict(err) {
+		return err
+	}
+	ev := events.ForJob(events.Rejected, job, now)
+	ev.Reason, ev.MsgID = reason, msgID
+	return a.bus.PublishEvent(ctx, ev)
+}
+
+// fitsCluster rejects a gang no amount of waiting can place: it runs the
+// real placement on the whole inventory (every node up and empty). With no
+// inventory yet, it cannot judge and admits.
+func (a *admitter) fitsCluster(spec jobspec.Spec) (string, bool) {
+	nodes := a.inventory.Snapshot()
+	if len(nodes) == 0 {
+		return "", true
+	}
+	snap := placement.EmptyCluster(nodes)
+	res := placement.Place(snap, placement.RequestFor(spec.ID, spec))
+	if res.Code == placement.Unschedulable {
+		return res.Reason, false
+	}
+	return "", true
+}
+
+// claimedID pulls a usable "id" out of a spec that failed validation, so
+// the rejection lands on the subject the submitter watches.
+func claimedID(raw []byte) string {
+	var probe struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(raw, &probe) != nil || !jobspec.ValidID(probe.ID) {
+		return ""
+	}
+	return probe.ID
+}

@@ -1,0 +1,63 @@
+// Package admission is the entry of every job: it consumes submissions from
+// lockstep.v1.jobs.submit, validates them against schemas/jobspec.v1.json,
+// fills defaults, rejects gangs the cluster can never hold, records each
+// accepted job in the jobs KV bucket and emits admitted or rejected.
+//
+// Replicas share the durable consumer; a duplicate submission (same id or
+// Nats-Msg-Id) finds the record already there and creates nothing.
+package admission
+
+import (
+	"context"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/jobs"
+	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+// Config configures an admission replica.
+type Config struct {
+	config.Base
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Run serves until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := cfg.Logger().With("service", "admission")
+	b, cli, err := cfg.Clients(ctx, "admission")
+	if err != nil {
+		return errors.Wrap(err, "admission")
+	}
+	defer b.Close()
+	defer cli.Close()
+	js, err := jobs.Open(ctx, b.JS)
+	if err != nil {
+		return errors.Wrap(err, "admission")
+	}
+	inv := store.NewCache[domain.Node](cli, store.InventoryPrefix, log)
+	go inv.Run(ctx)
+
+	a := &admitter{bus: b, jobs: js, inventory: inv, now: cfg.Now, log: log}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	done, err := b.Consume(ctx, bus.ConsumerSpec{
+		Stream: subjects.StreamJobs, Durable: subjects.DurableAdmission, Filter: subjects.Submit,
+	}, log, a.handle)
+	if err != nil {
+		return errors.Wrap(err, "admission")
+	}
+	log.Info("admission running")
+	<-done
+	return nil
+}

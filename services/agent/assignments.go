@@ -1,0 +1,93 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+// followAssignments starts ranks for new assignments and stops ranks whose
+// assignment disappears, until ctx ends or the watch breaks.
+func (a *agent) followAssignments(ctx context.Context, epoch int64) error {
+	prefix := store.NodeAssignPrefix(a.cfg.Node.Name)
+	resp, err := a.etcd.Get(ctx, prefix, clientv3.WithPrefix())
+	if err != nil {
+		return errors.Wrap(err, "list assignments")
+	}
+	present := map[string]bool{}
+	for _, kv := range resp.Kvs {
+		present[string(kv.Key)] = true
+		a.assigned(ctx, kv.Value, epoch)
+	}
+	// Ranks running for assignments that are gone stop now.
+	a.exec.keepOnly(func(jobID string) bool { return present[store.AssignKey(a.cfg.Node.Name, jobID)] })
+
+	wch := a.etcd.Watch(clientv3.WithRequireLeader(ctx), prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
+	for wr := range wch {
+		if err := wr.Err(); err != nil {
+			return errors.Wrap(err, "watch assignments")
+		}
+		for _, ev := range wr.Events {
+			if ev.Type == clientv3.EventTypePut {
+				a.assigned(ctx, ev.Kv.Value, epoch)
+			} else {
+				jobID := store.LastSegment(string(ev.Kv.Key))
+				a.exec.stop(jobID, "assignment released")
+				a.exec.forget(jobID)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return errors.New("assignment watch closed")
+}
+
+// assigned handles one assignment: start it if new and for this
+// registration; report it lost if it belongs to an earlier registration
+// (this agent restarted and is not running those ranks).
+func (a *agent) assigned(ctx context.Context, raw []byte, epoch int64) {
+	var as domain.Assignment
+	if err := json.Unmarshal(raw, &as); err != nil {
+		a.log.Warn("undecodable assignment", "err", err)
+		return
+	}
+	if a.exec.launchedBefore(as.JobID, as.Attempt) {
+		return
+	}
+	if as.Epoch != epoch {
+		a.report(ctx, domain.Report{JobID: as.JobID, Attempt: as.Attempt, Kind: domain.ReportLost,
+			Reason: "agent restarted; these ranks are no longer running"})
+		return
+	}
+	if err := a.exec.start(as); err != nil {
+		a.report(ctx, domain.Report{JobID: as.JobID, Attempt: as.Attempt, Kind: domain.ReportFailed,
+			Rank: as.Ranks[0].Rank, ExitCode: 127, Reason: err.Error()})
+		return
+	}
+	a.report(ctx, domain.Report{JobID: as.JobID, Attempt: as.Attempt, Kind: domain.ReportStarted})
+}
+
+// report publishes a report to gang, retrying briefly: reports carry
+// de-duplication IDs, so retries never double-count.
+func (a *agent) report(ctx context.Context, r domain.Report) {
+	r.Node = a.cfg.Node.Name
+	r.Time = time.Now().UTC()
+	msgID := fmt.Sprintf("report.%s.%d.%s.%s", r.JobID, r.Attempt, r.Node, r.Kind)
+	for i := range 10 {
+		err := a.bus.PublishJSON(ctx, subjects.Report, msgID, r)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		a.log.Warn("report not published, retrying", "job", r.JobID, "kind", r.Kind, "err", err)
+		sleep(ctx, time.Duration(i+1)*200*time.Millisecond)
+	}
+}

@@ -1,0 +1,260 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+)
+
+// executor runs the ranks of the gangs assigned to this node.
+type executor struct {
+	cfg    Config
+	bus    *bus.Bus
+	log    *slog.Logger
+	report func(context.Context, domain.Report)
+
+	mu    sync.Mutex
+	gangs map[string]*localGang
+	// launched remembers the latest attempt started per job, so a rewrite
+	// of the same assignment (the launch barrier detaches it from its lease)
+	// never starts finished ranks again. Entries go when the assignment does.
+	launched map[string]int
+}
+
+// localGang is this node's share of one gang attempt.
+type localGang struct {
+	as    domain.Assignment
+	procs []*exec.Cmd
+	// stopping is closed when the scheduler asked for the ranks to stop;
+	// exits after that are not reported as failures.
+	stopping chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+}
+
+func newExecutor(cfg Config, b *bus.Bus, log *slog.Logger, report func(context.Context, domain.Report)) *executor {
+	return &executor{cfg: cfg, bus: b, log: log, report: report, gangs: map[string]*localGang{}, launched: map[string]int{}}
+}
+
+// launchedBefore reports whether this attempt (or a later one) of the job
+// was already started here.
+func (e *executor) launchedBefore(jobID string, attempt int) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	last, ok := e.launched[jobID]
+	return ok && last >= attempt
+}
+
+// forget drops the memory of a job whose assignment is gone.
+func (e *executor) forget(jobID string) {
+	e.mu.Lock()
+	delete(e.launched, jobID)
+	e.mu.Unlock()
+}
+
+// start launches every local rank of an assignment, or none: if one fails
+// to start, those already started are killed.
+func (e *executor) start(as domain.Assignment) error {
+	if len(as.Command) == 0 || len(as.Ranks) == 0 {
+		return errors.Newf("assignment of job %s has no command or no ranks", as.JobID)
+	}
+	e.mu.Lock()
+	if old, ok := e.gangs[as.JobID]; ok {
+		// An older attempt still here: it must go before the new one starts.
+		e.mu.Unlock()
+		e.stop(as.JobID, "superseded by attempt "+strconv.Itoa(as.Attempt))
+		<-old.done
+		e.mu.Lock()
+	}
+	e.mu.Unlock()
+
+	dir := filepath.Join(e.cfg.DataDir, "jobs", as.JobID, strconv.Itoa(as.Attempt))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return errors.Wrap(err, "rank working directory")
+	}
+	g := &localGang{as: as, stopping: make(chan struct{}), done: make(chan struct{})}
+	for _, r := range as.Ranks {
+		cmd := exec.Command(as.Command[0], as.Command[1:]...)
+		cmd.Dir = dir
+		cmd.Env = rankEnv(as, r, e.cfg.Node.Name)
+		cmd.SysProcAttr = procAttr()
+		logFile := filepath.Join(dir, "rank-"+strconv.Itoa(r.Rank)+".log")
+		cmd.Stdout = e.newSink(as.JobID, r.Rank, "stdout", logFile)
+		cmd.Stderr = e.newSink(as.JobID, r.Rank, "stderr", logFile)
+		// A rank's orphaned children may hold its pipes open; do not wait
+		// for them past this.
+		cmd.WaitDelay = 2 * time.Second
+		if err := cmd.Start(); err != nil {
+			for _, p := range g.procs {
+				signalGroup(p, syscall.SIGKILL)
+				_ = p.Wait()
+			}
+			return errors.Wrapf(err, "start rank %d (%s)", r.Rank, as.Command[0])
+		}
+		g.procs = append(g.procs, cmd)
+	}
+	e.mu.Lock()
+	e.gangs[as.JobID] = g
+	e.launched[as.JobID] = as.Attempt
+	e.mu.Unlock()
+	e.log.Info("ranks started", "job", as.JobID, "attempt", as.Attempt, "ranks", len(as.Ranks))
+	go e.supervise(g)
+	return nil
+}
+
+// supervise waits for every rank and reports: the first non-zero exit at
+// once (gang stops everywhere), or success when all exited 0.
+func (e *executor) supervise(g *localGang) {
+	type exit struct{ rank, code int }
+	exits := make(chan exit, len(g.procs))
+	for i, p := range g.procs {
+		go func() {
+			err := p.Wait() // also flushes the rank's output
+			for _, w := range []io.Writer{p.Stdout, p.Stderr} {
+				if c, ok := w.(io.Closer); ok {
+					_ = c.Close()
+				}
+			}
+			exits <- exit{rank: g.as.Ranks[i].Rank, code: exitCode(p, err)}
+		}()
+	}
+	ctx := context.Background()
+	failed := false
+	for range g.procs {
+		x := <-exits
+		if x.code == 0 || failed || isClosed(g.stopping) {
+			continue
+		}
+		failed = true
+		e.report(ctx, domain.Report{JobID: g.as.JobID, Attempt: g.as.Attempt, Kind: domain.ReportFailed, Rank: x.rank, ExitCode: x.code})
+		// Kill-on-bad-exit locally right away; gang releases the rest.
+		e.signalAll(g, syscall.SIGTERM)
+	}
+	if !failed && !isClosed(g.stopping) {
+		e.report(ctx, domain.Report{JobID: g.as.JobID, Attempt: g.as.Attempt, Kind: domain.ReportExited})
+	}
+	e.mu.Lock()
+	if e.gangs[g.as.JobID] == g {
+		delete(e.gangs, g.as.JobID)
+	}
+	e.mu.Unlock()
+	close(g.done)
+	e.log.Info("ranks exited", "job", g.as.JobID, "attempt", g.as.Attempt, "failed", failed)
+}
+
+// stop asks a gang's ranks to stop: SIGTERM, then SIGKILL after StopGrace.
+func (e *executor) stop(jobID, reason string) {
+	e.mu.Lock()
+	g, ok := e.gangs[jobID]
+	e.mu.Unlock()
+	if !ok {
+		return
+	}
+	g.stopOnce.Do(func() {
+		close(g.stopping)
+		e.log.Info("stopping ranks", "job", jobID, "reason", reason)
+		e.signalAll(g, syscall.SIGTERM)
+		go func() {
+			select {
+			case <-g.done:
+			case <-time.After(e.cfg.StopGrace):
+				e.signalAll(g, syscall.SIGKILL)
+			}
+		}()
+	})
+}
+
+// stopAll stops every gang and waits for their ranks to exit.
+func (e *executor) stopAll(reason string) {
+	e.keepOnly(func(string) bool { return false })
+	_ = reason
+}
+
+// keepOnly stops every gang for which keep returns false and waits for them.
+func (e *executor) keepOnly(keep func(jobID string) bool) {
+	e.mu.Lock()
+	var victims []*localGang
+	for id, g := range e.gangs {
+		if !keep(id) {
+			victims = append(victims, g)
+		}
+	}
+	e.mu.Unlock()
+	for _, g := range victims {
+		e.stop(g.as.JobID, "no longer assigned")
+	}
+	for _, g := range victims {
+		<-g.done
+	}
+}
+
+func (e *executor) signalAll(g *localGang, sig syscall.Signal) {
+	for _, p := range g.procs {
+		signalGroup(p, sig)
+	}
+}
+
+// rankEnv is the agent's environment, then the spec's env, then what
+// Lockstep sets (which wins: a spec cannot fake its rank).
+func rankEnv(as domain.Assignment, r domain.Rank, node string) []string {
+	env := os.Environ()
+	for k, v := range as.Env {
+		env = append(env, k+"="+v)
+	}
+	return append(env,
+		"MASTER_ADDR="+as.MasterAddr,
+		"MASTER_PORT="+strconv.Itoa(as.MasterPort),
+		"WORLD_SIZE="+strconv.Itoa(as.WorldSize),
+		"RANK="+strconv.Itoa(r.Rank),
+		"LOCAL_RANK="+strconv.Itoa(r.LocalRank),
+		"LOCAL_WORLD_SIZE="+strconv.Itoa(len(as.Ranks)),
+		"NODE_RANK="+strconv.Itoa(as.NodeRank),
+		"NNODES="+strconv.Itoa(as.NNodes),
+		"CUDA_VISIBLE_DEVICES="+joinInts(r.GPUs),
+		"LOCKSTEP_JOB_ID="+as.JobID,
+		"LOCKSTEP_ATTEMPT="+strconv.Itoa(as.Attempt),
+		"LOCKSTEP_NODE="+node,
+	)
+}
+
+func joinInts(xs []int) string {
+	b := make([]byte, 0, 3*len(xs))
+	for i, x := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(x), 10)
+	}
+	return string(b)
+}
+
+func exitCode(p *exec.Cmd, err error) int {
+	if p.ProcessState == nil {
+		return 255
+	}
+	if ws, ok := p.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return p.ProcessState.ExitCode()
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

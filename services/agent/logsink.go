@@ -1,0 +1,79 @@
+package agent
+
+import (
+	"bytes"
+	"os"
+	"sync"
+
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+// logSink receives one output stream of a rank. It appends to the rank's
+// log file and publishes each complete line to the logs stream, so
+// `lockstep logs` works from any machine.
+type logSink struct {
+	e       *executor
+	subject string
+	jobID   string
+
+	mu   sync.Mutex
+	f    *os.File
+	part []byte
+}
+
+// maxLine bounds a published line; longer output is split.
+const maxLine = 64 << 10
+
+func (e *executor) newSink(jobID string, rank int, stream, path string) *logSink {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		e.log.Warn("rank log file not writable", "path", path, "err", err)
+		f = nil
+	}
+	return &logSink{e: e, subject: subjects.Logs(jobID, rank, stream), jobID: jobID, f: f}
+}
+
+func (s *logSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f != nil {
+		_, _ = s.f.Write(p)
+	}
+	s.part = append(s.part, p...)
+	for {
+		i := bytes.IndexByte(s.part, '\n')
+		if i < 0 {
+			if len(s.part) >= maxLine {
+				s.publish(s.part[:maxLine])
+				s.part = s.part[maxLine:]
+				continue
+			}
+			break
+		}
+		s.publish(s.part[:i+1])
+		s.part = s.part[i+1:]
+	}
+	return len(p), nil
+}
+
+// Close publishes a trailing partial line and closes the file.
+func (s *logSink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.part) > 0 {
+		s.publish(append(s.part, '\n'))
+		s.part = nil
+	}
+	if s.f != nil {
+		err := s.f.Close()
+		s.f = nil
+		return err
+	}
+	return nil
+}
+
+func (s *logSink) publish(line []byte) {
+	if _, err := s.e.bus.JS.PublishAsync(s.subject, append([]byte(nil), line...)); err != nil {
+		s.e.log.Debug("log line not published", "job", s.jobID, "err", err)
+	}
+}

@@ -1,0 +1,159 @@
+// Package agent is node execution. An agent registers its node in etcd
+// under a lease it keeps alive, watches the assignments written for it, and
+// runs each assigned rank as a real OS process with the environment
+// torchrun and NCCL expect. It reports ranks started and exited to gang,
+// streams their output to NATS, and stops ranks whose assignment is
+// deleted. If it loses its lease (partition, long pause) it stops every
+// rank at once: a node that is declared down runs nothing.
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+// Config configures one agent (one node).
+type Config struct {
+	config.Base
+	// Node describes the machine: name, address, GPUs, topology labels.
+	Node domain.Node
+	// DataDir holds rank working directories and log files.
+	DataDir string
+	// LeaseTTL is the liveness lease TTL.
+	LeaseTTL time.Duration
+	// StopGrace is how long a rank gets between SIGTERM and SIGKILL.
+	StopGrace time.Duration
+}
+
+// Validate checks the agent settings.
+func (c *Config) Validate() error {
+	if err := c.Base.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case !subjects.Token(c.Node.Name) || len(c.Node.Name) > 128:
+		return errors.Newf("--name: %q is not a valid node name (no dots, spaces or wildcards)", c.Node.Name)
+	case c.Node.GPUs < 1 || c.Node.GPUs > 64:
+		return errors.Newf("--gpus: %d is not between 1 and 64", c.Node.GPUs)
+	case c.Node.Addr == "":
+		return errors.New("--addr: the address other ranks reach this node at is required")
+	case c.DataDir == "":
+		return errors.New("--data-dir: required")
+	case c.LeaseTTL != 0 && c.LeaseTTL < 2*time.Second:
+		return errors.Newf("--lease-ttl: %s is below the 2s minimum", c.LeaseTTL)
+	}
+	return nil
+}
+
+type agent struct {
+	cfg  Config
+	log  *slog.Logger
+	bus  *bus.Bus
+	etcd *clientv3.Client
+	exec *executor
+}
+
+// Run serves until ctx ends; on return every rank it started is stopped.
+func Run(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.LeaseTTL == 0 {
+		cfg.LeaseTTL = store.DefaultNodeTTL
+	}
+	if cfg.StopGrace == 0 {
+		cfg.StopGrace = 5 * time.Second
+	}
+	log := cfg.Logger().With("service", "agent", "node", cfg.Node.Name)
+	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "jobs"), 0o755); err != nil {
+		return errors.Wrap(err, "agent data dir")
+	}
+	b, cli, err := cfg.Clients(ctx, "agent-"+cfg.Node.Name)
+	if err != nil {
+		return errors.Wrap(err, "agent")
+	}
+	defer b.Close()
+	defer cli.Close()
+	a := &agent{cfg: cfg, log: log, bus: b, etcd: cli}
+	a.exec = newExecutor(cfg, b, log, a.report)
+	defer a.exec.stopAll("agent shutting down")
+
+	// Each pass is one registration (epoch). Losing the lease ends it: stop
+	// everything, register again.
+	for ctx.Err() == nil {
+		if err := a.serveEpoch(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("registration lost; stopping ranks and re-registering", "err", err)
+			a.exec.stopAll("node lease lost")
+			sleep(ctx, time.Second)
+		}
+	}
+	return nil
+}
+
+// serveEpoch registers the node under a fresh lease and follows its
+// assignments until the lease is lost or ctx ends.
+func (a *agent) serveEpoch(ctx context.Context) error {
+	lease, err := a.etcd.Grant(ctx, int64(a.cfg.LeaseTTL/time.Second))
+	if err != nil {
+		return errors.Wrap(err, "grant node lease")
+	}
+	ectx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ka, err := a.etcd.KeepAlive(ectx, lease.ID)
+	if err != nil {
+		return errors.Wrap(err, "keep node lease alive")
+	}
+	node := a.cfg.Node
+	node.Epoch = int64(lease.ID)
+	inv := node
+	inv.Epoch = 0
+	if _, err := a.etcd.Txn(ectx).Then(
+		clientv3.OpPut(store.NodeKey(node.Name), store.MustJSON(node), clientv3.WithLease(lease.ID)),
+		clientv3.OpPut(store.InventoryKey(node.Name), store.MustJSON(inv)),
+	).Commit(); err != nil {
+		return errors.Wrap(err, "register node")
+	}
+	a.log.Info("node registered", "epoch", node.Epoch, "gpus", node.GPUs, "leaf", node.Leaf)
+	_ = a.bus.PublishEvent(ectx, events.Event{Type: events.NodeUp, Node: node.Name, Epoch: node.Epoch, Time: time.Now().UTC()})
+
+	lost := make(chan struct{})
+	go func() {
+		for range ka {
+		}
+		close(lost)
+	}()
+	watchErr := make(chan error, 1)
+	go func() { watchErr <- a.followAssignments(ectx, node.Epoch) }()
+	select {
+	case <-ctx.Done():
+		// Clean stop: give the node back now rather than at lease expiry.
+		rctx, rc := context.WithTimeout(context.Background(), 2*time.Second)
+		_, _ = a.etcd.Revoke(rctx, lease.ID)
+		rc()
+		return nil
+	case <-lost:
+		return errors.Newf("node lease %x expired", int64(lease.ID))
+	case err := <-watchErr:
+		return err
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

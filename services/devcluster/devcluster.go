@@ -1,0 +1,272 @@
+// Package devcluster runs a whole Lockstep cluster in one process: embedded
+// NATS (JetStream on disk) and etcd, the five services, and simulated nodes
+// whose GPUs are indices but whose ranks are real processes. It backs
+// `lockstep dev`, the end-to-end tests and the load-test harness. Each
+// service still gets its own NATS and etcd connections and talks to the
+// others only through them, exactly as when they run as separate processes.
+package devcluster
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/services/admission"
+	"github.com/lockstep-dev/lockstep/services/agent"
+	"github.com/lockstep-dev/lockstep/services/drain"
+	"github.com/lockstep-dev/lockstep/services/gang"
+	"github.com/lockstep-dev/lockstep/services/placement"
+	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/embedded"
+	"github.com/lockstep-dev/lockstep/shared/store"
+)
+
+// Config shapes the dev cluster.
+type Config struct {
+	DataDir    string
+	NATSListen string
+	EtcdListen string
+	// Nodes × GPUsPerNode simulated GPUs, spread evenly over Leaves leaf
+	// switches under one spine.
+	Nodes       int
+	GPUsPerNode int
+	Leaves      int
+	// NodeTTL and LaunchTimeout override the service defaults when set.
+	NodeTTL       time.Duration
+	LaunchTimeout time.Duration
+	// Replicas runs this many copies of admission, placement, gang and drain.
+	Replicas int
+	// NoFsync turns etcd fsync off (tests only).
+	NoFsync bool
+	Log     *slog.Logger
+}
+
+// Validate checks the shape.
+func (c *Config) Validate() error {
+	switch {
+	case c.DataDir == "":
+		return errors.New("--data-dir: required")
+	case c.Nodes < 1 || c.Nodes > 1024:
+		return errors.Newf("--nodes: %d is not between 1 and 1024", c.Nodes)
+	case c.GPUsPerNode < 1 || c.GPUsPerNode > 64:
+		return errors.Newf("--gpus-per-node: %d is not between 1 and 64", c.GPUsPerNode)
+	case c.Leaves < 1 || c.Leaves > c.Nodes:
+		return errors.Newf("--leaves: %d is not between 1 and the node count %d", c.Leaves, c.Nodes)
+	case c.Replicas < 0 || c.Replicas > 5:
+		return errors.Newf("--replicas: %d is not between 1 and 5", c.Replicas)
+	}
+	return nil
+}
+
+// Cluster is a running dev cluster.
+type Cluster struct {
+	NATSURL      string
+	EtcdEndpoint string
+
+	cfg    Config
+	nats   *embedded.NATS
+	etcd   *embedded.Etcd
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	errs   chan error
+
+	mu     sync.Mutex
+	agents map[string]context.CancelFunc
+	actx   context.Context
+}
+
+// Start brings the cluster up and returns once every service has started.
+func Start(ctx context.Context, cfg Config) (*Cluster, error) {
+	if cfg.Replicas == 0 {
+		cfg.Replicas = 1
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	ns, err := embedded.StartNATS(embedded.NATSConfig{Listen: cfg.NATSListen, StoreDir: filepath.Join(cfg.DataDir, "nats")})
+	if err != nil {
+		return nil, errors.WithHint(err, "is another `lockstep dev` running? pick another --nats-listen")
+	}
+	es, err := embedded.StartEtcd(embedded.EtcdConfig{Listen: cfg.EtcdListen, Dir: filepath.Join(cfg.DataDir, "etcd"), NoFsync: cfg.NoFsync})
+	if err != nil {
+		ns.Close()
+		return nil, errors.WithHint(err, "is another `lockstep dev` running? pick another --etcd-listen")
+	}
+	if err := ensureStreams(ctx, ns.URL()); err != nil {
+		es.Close()
+		ns.Close()
+		return nil, err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	c := &Cluster{
+		NATSURL: ns.URL(), EtcdEndpoint: es.Endpoint(), cfg: cfg, nats: ns, etcd: es,
+		cancel: cancel, errs: make(chan error, 64), agents: map[string]context.CancelFunc{}, actx: cctx,
+	}
+	for i := range cfg.Replicas {
+		inst := fmt.Sprintf("dev-%d", i+1)
+		c.spawn(cctx, "admission", func(ctx context.Context) error {
+			return admission.Run(ctx, admission.Config{Base: c.base(inst)})
+		})
+		c.spawn(cctx, "placement", func(ctx context.Context) error {
+			return placement.Run(ctx, placement.Config{Base: c.base(inst)})
+		})
+		c.spawn(cctx, "gang", func(ctx context.Context) error {
+			return gang.Run(ctx, gang.Config{Base: c.base(inst), LaunchTimeout: cfg.LaunchTimeout})
+		})
+		c.spawn(cctx, "drain", func(ctx context.Context) error {
+			return drain.Run(ctx, drain.Config{Base: c.base(inst)})
+		})
+	}
+	for _, n := range SimulatedNodes(cfg.Nodes, cfg.GPUsPerNode, cfg.Leaves) {
+		c.StartAgent(n)
+	}
+	if err := c.waitNodes(ctx, cfg.Nodes); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// ensureStreams declares the streams before any service or client uses them.
+func ensureStreams(ctx context.Context, url string) error {
+	b, err := bus.Connect(ctx, url, "lockstep-dev")
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return b.EnsureStreams(ctx, bus.StreamOptions{Replicas: 1})
+}
+
+// waitNodes returns once n nodes are registered, so a job submitted right
+// after Start is judged against the whole cluster.
+func (c *Cluster) waitNodes(ctx context.Context, n int) error {
+	cli, err := store.Connect(ctx, c.EtcdEndpoint)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := cli.Get(ctx, store.NodesPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err == nil && resp.Count >= int64(n) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.Newf("only %d of %d nodes registered after 60s", resp.Count, n)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-c.errs:
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Cluster) base(instance string) config.Base {
+	return config.Base{NATSURL: c.NATSURL, Etcd: c.EtcdEndpoint, StreamReplicas: 1, Instance: instance, Log: c.cfg.Log}
+}
+
+func (c *Cluster) spawn(ctx context.Context, name string, run func(context.Context) error) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		if err := run(ctx); err != nil && ctx.Err() == nil {
+			c.cfg.Log.Error("service stopped", "service", name, "err", err)
+			c.errs <- errors.Wrapf(err, "%s", name)
+		}
+	}()
+}
+
+// StartAgent runs an agent for one simulated node.
+func (c *Cluster) StartAgent(n domain.Node) {
+	actx, cancel := context.WithCancel(c.actx)
+	c.mu.Lock()
+	c.agents[n.Name] = cancel
+	c.mu.Unlock()
+	dir := filepath.Join(c.cfg.DataDir, "nodes", n.Name)
+	c.spawn(actx, "agent "+n.Name, func(ctx context.Context) error {
+		return agent.Run(ctx, agent.Config{Base: c.base(n.Name), Node: n, DataDir: dir, LeaseTTL: c.cfg.NodeTTL})
+	})
+}
+
+// StopAgent stops one node's agent (and its ranks), as a crash would from
+// the cluster's point of view once the lease is revoked.
+func (c *Cluster) StopAgent(name string) {
+	c.mu.Lock()
+	cancel := c.agents[name]
+	delete(c.agents, name)
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// Errors reports services that stopped with an error.
+func (c *Cluster) Errors() <-chan error { return c.errs }
+
+// Stop shuts every service down, then the servers.
+func (c *Cluster) Stop() {
+	c.cancel()
+	c.wg.Wait()
+	c.etcd.Close()
+	c.nats.Close()
+}
+
+// SimulatedNodes lays out n nodes of g GPUs over the given number of leaf
+// switches under one spine, each node with 2 NUMA sockets.
+func SimulatedNodes(n, g, leaves int) []domain.Node {
+	perLeaf := (n + leaves - 1) / leaves
+	out := make([]domain.Node, 0, n)
+	for i := range n {
+		name := fmt.Sprintf("node-%02d", i+1)
+		out = append(out, domain.Node{
+			Name: name, Addr: "127.0.0.1", GPUs: g, CPUs: 8 * g,
+			Leaf: fmt.Sprintf("leaf-%d", i/perLeaf+1), Spine: "spine-1",
+			NUMA: simulatedNUMA(g),
+		})
+	}
+	return out
+}
+
+// simulatedNUMA splits GPUs and cores over two sockets, like a typical
+// 8-GPU server (GPUs 0-3 on socket 0, 4-7 on socket 1).
+func simulatedNUMA(g int) []domain.NUMANode {
+	cores := 8 * g
+	if g < 2 {
+		return []domain.NUMANode{{ID: 0, GPUs: seq(0, g), CPUs: seq(0, cores)}}
+	}
+	return []domain.NUMANode{
+		{ID: 0, GPUs: seq(0, g/2), CPUs: seq(0, cores/2)},
+		{ID: 1, GPUs: seq(g/2, g), CPUs: seq(cores/2, cores)},
+	}
+}
+
+func seq(from, to int) []int {
+	out := make([]int, 0, to-from)
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// DefaultDataDir is where `lockstep dev` keeps its state.
+func DefaultDataDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "lockstep", "dev")
+	}
+	return filepath.Join(os.TempDir(), "lockstep-dev")
+}

@@ -1,0 +1,148 @@
+package gang
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/errs"
+	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/store"
+)
+
+// launchTimeout releases a gang that did not start in time and requeues it.
+func (s *service) launchTimeout(ctx context.Context, a domain.Allocation) {
+	reason := fmt.Sprintf("LaunchTimeout: not every rank was running %s after reservation", s.cfg.LaunchTimeout)
+	if err := s.requeue(ctx, a, reason); err != nil {
+		s.log.Warn("launch timeout not handled; reconciler will retry", "job", a.JobID, "err", err)
+	}
+}
+
+// nodeDown handles a node whose liveness key vanished: announce it, then
+// take down every gang with a rank there.
+func (s *service) nodeDown(ctx context.Context, n domain.Node) {
+	ev := events.Event{Type: events.NodeDown, Node: n.Name, Epoch: n.Epoch, Time: s.cfg.Now().UTC(),
+		Reason: "agent lease expired or agent stopped"}
+	if err := s.bus.PublishEvent(ctx, ev); err != nil {
+		s.log.Warn("node-down event not published", "node", n.Name, "err", err)
+	}
+	allocs, err := s.allocations(ctx)
+	if err != nil {
+		s.log.Warn("node-down scan failed; reconciler will retry", "node", n.Name, "err", err)
+		return
+	}
+	for _, a := range allocs {
+		if onNode(a, n.Name) {
+			if err := s.requeue(ctx, a, "node "+n.Name+" lost"); err != nil {
+				s.log.Warn("requeue after node loss failed; reconciler will retry", "job", a.JobID, "err", err)
+			}
+		}
+	}
+}
+
+func onNode(a domain.Allocation, node string) bool {
+	for _, np := range a.Placement.Nodes {
+		if np.Node == node {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *service) allocations(ctx context.Context) ([]domain.Allocation, error) {
+	resp, err := s.etcd.Get(ctx, store.AllocPrefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]domain.Allocation, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		var a domain.Allocation
+		if json.Unmarshal(kv.Value, &a) == nil {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+func (s *service) reconcileLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.ReconcileInterval)
+	defer t.Stop()
+	for {
+		s.reconcile(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// reconcile compares etcd with the job records and repairs what a crash or
+// a missed watch event left behind:
+//   - an allocation whose job is finished, gone, or on another attempt is
+//     released;
+//   - an allocation past its launch deadline is released and requeued;
+//   - an allocation on a node that is down is requeued;
+//   - an active job without its allocation is requeued.
+func (s *service) reconcile(ctx context.Context) {
+	allocs, err := s.allocations(ctx)
+	if err != nil {
+		s.log.Warn("reconcile: list allocations", "err", err)
+		return
+	}
+	nodes, err := s.etcd.Get(ctx, store.NodesPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		s.log.Warn("reconcile: list nodes", "err", err)
+		return
+	}
+	up := map[string]bool{}
+	for _, kv := range nodes.Kvs {
+		up[store.LastSegment(string(kv.Key))] = true
+	}
+	now := s.cfg.Now()
+	held := map[string]int{}
+	for _, a := range allocs {
+		held[a.JobID] = a.Attempt
+		job, _, err := s.jobs.Get(ctx, a.JobID)
+		switch {
+		case errs.IsNotFound(err) || (err == nil && (job.State.Terminal() || job.Attempt != a.Attempt || !job.State.Active())):
+			if err := store.ReleaseJob(ctx, s.etcd, a.JobID, a.Attempt); err != nil {
+				s.log.Warn("reconcile: release orphan", "job", a.JobID, "err", err)
+			}
+		case err != nil:
+			s.log.Warn("reconcile: read job", "job", a.JobID, "err", err)
+		case a.State == domain.AllocReserved && now.After(a.LaunchDeadline):
+			s.launchTimeout(ctx, a)
+		default:
+			for _, np := range a.Placement.Nodes {
+				if !up[np.Node] {
+					_ = s.requeue(ctx, a, "node "+np.Node+" lost")
+					break
+				}
+			}
+		}
+	}
+	all, err := s.jobs.List(ctx)
+	if err != nil {
+		s.log.Warn("reconcile: list jobs", "err", err)
+		return
+	}
+	for _, j := range all {
+		if !j.State.Active() {
+			continue
+		}
+		if att, ok := held[j.ID]; ok && att == j.Attempt {
+			continue
+		}
+		// Re-read: the allocation may have been written since the listing.
+		if a, _, found, err := store.GetAllocation(ctx, s.etcd, j.ID); err != nil || (found && a.Attempt == j.Attempt) {
+			continue
+		}
+		_ = s.requeue(ctx, domain.Allocation{JobID: j.ID, Attempt: j.Attempt},
+			"reservation lost: its lease expired before every rank was running")
+	}
+}

@@ -1,0 +1,185 @@
+package gang
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go/jetstream"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/errs"
+	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/store"
+)
+
+// handleReport applies one agent report to the job's allocation.
+func (s *service) handleReport(ctx context.Context, msg jetstream.Msg) error {
+	var r domain.Report
+	if err := json.Unmarshal(msg.Data(), &r); err != nil || r.JobID == "" || r.Node == "" {
+		return errs.MarkPermanent(errors.Newf("malformed agent report: %v", err))
+	}
+	a, rev, found, err := store.GetAllocation(ctx, s.etcd, r.JobID)
+	if err != nil {
+		return err
+	}
+	if !found || a.Attempt != r.Attempt {
+		return nil // released already, or an older attempt: nothing to do
+	}
+	switch r.Kind {
+	case domain.ReportStarted:
+		return s.started(ctx, a, rev, r.Node)
+	case domain.ReportExited:
+		return s.exited(ctx, a, rev, r)
+	case domain.ReportFailed:
+		code := r.ExitCode
+		reason := fmt.Sprintf("rank %d on node %s exited with code %d", r.Rank, r.Node, r.ExitCode)
+		if r.Reason != "" {
+			reason += " (" + r.Reason + ")"
+		}
+		return s.fail(ctx, a, reason, &code)
+	case domain.ReportLost:
+		return s.requeue(ctx, a, fmt.Sprintf("ranks lost on node %s: %s", r.Node, r.Reason))
+	}
+	return errs.MarkPermanent(errors.Newf("unknown report kind %q", r.Kind))
+}
+
+// started records one node's ranks as running; the last one passes the
+// launch barrier: the allocation is rewritten without its lease, so it is
+// durable for the job's life, and the job becomes running.
+func (s *service) started(ctx context.Context, a domain.Allocation, rev int64, node string) error {
+	if a.Started == nil {
+		a.Started = map[string]bool{}
+	}
+	if a.Started[node] && a.State == domain.AllocRunning {
+		return s.announceRunning(ctx, a)
+	}
+	a.Started[node] = true
+	var ops []clientv3.Op
+	if a.AllStarted() {
+		job, _, err := s.jobs.Get(ctx, a.JobID)
+		if err != nil {
+			return err
+		}
+		a.State = domain.AllocRunning
+		// Puts without a lease option detach the keys from the lease.
+		ops = store.AllocationPuts(a, assignments(job, a))
+	} else {
+		ops = []clientv3.Op{clientv3.OpPut(store.AllocKey(a.JobID), store.MustJSON(a), clientv3.WithIgnoreLease())}
+	}
+	resp, err := s.etcd.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(store.AllocKey(a.JobID)), "=", rev)).
+		Then(ops...).Commit()
+	if err != nil {
+		return errors.Wrapf(err, "record ranks started for job %s", errors.Safe(a.JobID))
+	}
+	if !resp.Succeeded {
+		return errs.MarkConflict(errors.Newf("allocation of job %s changed; retrying report", errors.Safe(a.JobID)))
+	}
+	if a.State == domain.AllocRunning {
+		return s.announceRunning(ctx, a)
+	}
+	return nil
+}
+
+func (s *service) announceRunning(ctx context.Context, a domain.Allocation) error {
+	now := s.cfg.Now().UTC()
+	job, _, err := s.jobs.Update(ctx, a.JobID, func(j *domain.Job) (bool, error) {
+		return j.Run(a.Attempt, now), nil
+	})
+	if err != nil {
+		return err
+	}
+	if job.Attempt != a.Attempt || job.State != domain.StateRunning {
+		return nil
+	}
+	ev := events.ForJob(events.Running, job, job.RunningAt)
+	ev.Placement = &a.Placement
+	return s.bus.PublishEvent(ctx, ev)
+}
+
+// exited records one node's ranks as done; when every node is, the job
+// succeeded (failures arrive as ReportFailed and end the gang earlier).
+func (s *service) exited(ctx context.Context, a domain.Allocation, rev int64, r domain.Report) error {
+	if r.ExitCode != 0 {
+		code := r.ExitCode
+		return s.fail(ctx, a, fmt.Sprintf("ranks on node %s exited with code %d", r.Node, code), &code)
+	}
+	if a.Exited == nil {
+		a.Exited = map[string]int{}
+	}
+	a.Exited[r.Node] = 0
+	if !a.AllExited() {
+		resp, err := s.etcd.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(store.AllocKey(a.JobID)), "=", rev)).
+			Then(clientv3.OpPut(store.AllocKey(a.JobID), store.MustJSON(a), clientv3.WithIgnoreLease())).Commit()
+		if err != nil {
+			return errors.Wrapf(err, "record ranks exited for job %s", errors.Safe(a.JobID))
+		}
+		if !resp.Succeeded {
+			return errs.MarkConflict(errors.Newf("allocation of job %s changed; retrying report", errors.Safe(a.JobID)))
+		}
+		return nil
+	}
+	zero := 0
+	return s.finish(ctx, a, domain.StateSucceeded, events.Succeeded, "", &zero)
+}
+
+// fail ends the gang as failed and releases it on every node.
+func (s *service) fail(ctx context.Context, a domain.Allocation, reason string, code *int) error {
+	return s.finish(ctx, a, domain.StateFailed, events.Failed, reason, code)
+}
+
+// finish records a terminal state first, then releases the allocation, then
+// announces: a crash in between leaves an allocation of a finished job,
+// which the reconciler releases.
+func (s *service) finish(ctx context.Context, a domain.Allocation, state domain.State, t events.Type, reason string, code *int) error {
+	now := s.cfg.Now().UTC()
+	job, _, err := s.jobs.Update(ctx, a.JobID, func(j *domain.Job) (bool, error) {
+		return j.Finish(a.Attempt, state, reason, code, now), nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := store.ReleaseJob(ctx, s.etcd, a.JobID, a.Attempt); err != nil {
+		return err
+	}
+	if job.Attempt != a.Attempt || job.State != state {
+		return nil
+	}
+	ev := events.ForJob(t, job, job.EndedAt)
+	ev.Reason, ev.ExitCode = job.Reason, job.ExitCode
+	return s.bus.PublishEvent(ctx, ev)
+}
+
+// requeue sends the job back to the queue (or fails it when its restart
+// budget is spent), then releases the old allocation.
+func (s *service) requeue(ctx context.Context, a domain.Allocation, reason string) error {
+	now := s.cfg.Now().UTC()
+	var failed bool
+	job, changed, err := s.jobs.Update(ctx, a.JobID, func(j *domain.Job) (bool, error) {
+		var ch bool
+		ch, failed = j.Requeue(a.Attempt, reason, now)
+		return ch, nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := store.ReleaseJob(ctx, s.etcd, a.JobID, a.Attempt); err != nil {
+		return err
+	}
+	if !changed {
+		return nil
+	}
+	s.log.Info("gang lost", "job", a.JobID, "attempt", a.Attempt, "reason", reason, "failed", failed)
+	if failed {
+		ev := events.ForJob(events.Failed, job, now)
+		ev.Attempt, ev.Reason = a.Attempt, job.Reason
+		return s.bus.PublishEvent(ctx, ev)
+	}
+	ev := events.ForJob(events.Requeued, job, now)
+	ev.Attempt, ev.Reason = a.Attempt, reason
+	return s.bus.PublishEvent(ctx, ev)
+}

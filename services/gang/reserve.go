@@ -1,0 +1,231 @@
+package gang
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go/jetstream"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/errs"
+	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/store"
+)
+
+// handleProposal reserves one proposal, all or nothing.
+func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
+	var prop domain.Proposal
+	if err := json.Unmarshal(msg.Data(), &prop); err != nil || len(prop.Placement.Nodes) == 0 {
+		return errs.MarkPermanent(errors.Newf("malformed proposal: %v", err))
+	}
+	job, _, err := s.jobs.Get(ctx, prop.JobID)
+	if errs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if existing, _, found, err := store.GetAllocation(ctx, s.etcd, prop.JobID); err != nil {
+		return err
+	} else if found && existing.Attempt == prop.Attempt {
+		// Redelivered after our own commit: finish what we started.
+		return s.afterReserve(ctx, job, existing)
+	}
+	if job.State != domain.StatePending || job.Attempt != prop.Attempt {
+		return nil // stale: the job moved on
+	}
+	alloc, conflicts, err := s.reserve(ctx, job, prop)
+	if err != nil {
+		return err
+	}
+	if len(conflicts) > 0 {
+		return s.conflict(ctx, job, conflicts)
+	}
+	return s.afterReserve(ctx, job, alloc)
+}
+
+// reserve runs the all-or-nothing transaction. It returns the allocation on
+// success, or the names of the slots that were taken.
+func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Proposal) (domain.Allocation, []string, error) {
+	p := prop.Placement
+	// Read each node's registration: the transaction pins its revision, so a
+	// node that re-registered (new epoch) in between fails the compare.
+	epochs := map[string]int64{}
+	var cmps []clientv3.Cmp
+	for _, np := range p.Nodes {
+		var n domain.Node
+		found, rev, err := store.GetJSON(ctx, s.etcd, store.NodeKey(np.Node), &n)
+		if err != nil {
+			return domain.Allocation{}, nil, err
+		}
+		if !found {
+			return domain.Allocation{}, []string{np.Node + " (down)"}, nil
+		}
+		epochs[np.Node] = n.Epoch
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(store.NodeKey(np.Node)), "=", rev))
+		for _, g := range np.GPUs {
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(store.ClaimKey(np.Node, g)), "=", 0))
+		}
+	}
+	portKey := store.PortKey(p.MasterAddr, p.MasterPort)
+	cmps = append(cmps,
+		clientv3.Compare(clientv3.CreateRevision(portKey), "=", 0),
+		clientv3.Compare(clientv3.CreateRevision(store.AllocKey(job.ID)), "=", 0))
+
+	now := s.cfg.Now().UTC()
+	lease, err := s.etcd.Grant(ctx, int64(s.cfg.ReservationTTL.Seconds()))
+	if err != nil {
+		return domain.Allocation{}, nil, errors.Wrap(err, "grant reservation lease")
+	}
+	alloc := domain.Allocation{
+		JobID: job.ID, Attempt: prop.Attempt, State: domain.AllocReserved, Placement: p,
+		Lease: int64(lease.ID), ReservedAt: now, LaunchDeadline: now.Add(s.cfg.LaunchTimeout),
+		NodeEpochs: epochs,
+	}
+	resp, err := s.etcd.Txn(ctx).
+		If(cmps...).
+		Then(store.AllocationPuts(alloc, assignments(job, alloc), clientv3.WithLease(lease.ID))...).
+		Else(conflictReads(p, job.ID)...).
+		Commit()
+	if err != nil {
+		_, _ = s.etcd.Revoke(context.WithoutCancel(ctx), lease.ID)
+		return domain.Allocation{}, nil, errors.Wrapf(err, "reserve job %s", errors.Safe(job.ID))
+	}
+	if !resp.Succeeded {
+		_, _ = s.etcd.Revoke(ctx, lease.ID)
+		return domain.Allocation{}, namedConflicts(resp, p, job.ID), nil
+	}
+	go s.holdLease(ctx, alloc)
+	return alloc, nil, nil
+}
+
+// conflictReads fetch, in the failed branch, what stood in the way.
+func conflictReads(p domain.Placement, jobID string) []clientv3.Op {
+	var ops []clientv3.Op
+	for _, np := range p.Nodes {
+		ops = append(ops, clientv3.OpGet(store.NodeKey(np.Node), clientv3.WithKeysOnly()))
+		for _, g := range np.GPUs {
+			ops = append(ops, clientv3.OpGet(store.ClaimKey(np.Node, g)))
+		}
+	}
+	ops = append(ops, clientv3.OpGet(store.PortKey(p.MasterAddr, p.MasterPort)), clientv3.OpGet(store.AllocKey(jobID)))
+	return ops
+}
+
+// namedConflicts turns the failed branch's reads into "node-3/gpu2 held by
+// job-x" strings, sorted.
+func namedConflicts(resp *clientv3.TxnResponse, p domain.Placement, jobID string) []string {
+	var out []string
+	for _, r := range resp.Responses {
+		for _, kv := range r.GetResponseRange().Kvs {
+			key := string(kv.Key)
+			var c domain.Claim
+			_ = json.Unmarshal(kv.Value, &c)
+			switch {
+			case strings.HasPrefix(key, store.ClaimsPrefix):
+				node, gpu, _ := store.ParseClaimKey(key)
+				out = append(out, fmt.Sprintf("%s/gpu%d held by %s", node, gpu, c.JobID))
+			case strings.HasPrefix(key, store.PortsPrefix):
+				addr, port, _ := store.ParsePortKey(key)
+				out = append(out, fmt.Sprintf("port %s:%d held by %s", addr, port, c.JobID))
+			case key == store.AllocKey(jobID):
+				out = append(out, "job already holds an allocation")
+			}
+		}
+	}
+	// A node key that is present passed unless it changed; absent ones are
+	// down. Report nodes re-registered or gone when nothing else explains it.
+	if len(out) == 0 {
+		out = append(out, "a node of "+strings.Join(p.NodeNames(), ",")+" re-registered or went down")
+	}
+	sort.Strings(out)
+	return out
+}
+
+// assignments builds each node's part of the gang.
+func assignments(job domain.Job, a domain.Allocation) []domain.Assignment {
+	p := a.Placement
+	out := make([]domain.Assignment, 0, len(p.Nodes))
+	for _, np := range p.Nodes {
+		out = append(out, domain.Assignment{
+			JobID: job.ID, Attempt: a.Attempt, Epoch: a.NodeEpochs[np.Node], Node: np.Node,
+			NodeRank: np.NodeRank, NNodes: len(p.Nodes), WorldSize: p.WorldSize(),
+			MasterAddr: p.MasterAddr, MasterPort: p.MasterPort, Ranks: np.Ranks,
+			Command: job.Spec.Command, Env: job.Spec.Env,
+		})
+	}
+	return out
+}
+
+// afterReserve records the reservation on the job and announces it. It is
+// safe to repeat.
+func (s *service) afterReserve(ctx context.Context, job domain.Job, a domain.Allocation) error {
+	updated, _, err := s.jobs.Update(ctx, job.ID, func(j *domain.Job) (bool, error) {
+		return j.Reserve(a.Attempt, a.Placement, a.ReservedAt), nil
+	})
+	if err != nil {
+		return err
+	}
+	if updated.Attempt != a.Attempt || !updated.State.Active() {
+		// Cancelled or requeued while we reserved: give the GPUs back.
+		return store.ReleaseJob(ctx, s.etcd, job.ID, a.Attempt)
+	}
+	ev := events.ForJob(events.Reserved, updated, a.ReservedAt)
+	ev.Placement = &a.Placement
+	return s.bus.PublishEvent(ctx, ev)
+}
+
+// conflict sends the job back to placement with the slots named.
+func (s *service) conflict(ctx context.Context, job domain.Job, conflicts []string) error {
+	s.log.Info("reservation conflict", "job", job.ID, "attempt", job.Attempt, "conflicts", conflicts)
+	reason := strings.Join(conflicts, "; ")
+	updated, changed, err := s.jobs.Update(ctx, job.ID, func(j *domain.Job) (bool, error) {
+		return j.Conflict(job.Attempt, reason), nil
+	})
+	if err != nil || !changed {
+		return err
+	}
+	ev := events.ForJob(events.Conflict, updated, s.cfg.Now())
+	ev.Reason, ev.Conflicts = reason, conflicts
+	return s.bus.PublishEvent(ctx, ev)
+}
+
+// holdLease keeps a reservation lease alive while its gang launches. It
+// stops when the allocation is durable (running) or gone; at the launch
+// deadline the reconciler releases the gang. If this process dies, the
+// lease expires within ReservationTTL and etcd drops every claim at once.
+func (s *service) holdLease(ctx context.Context, a domain.Allocation) {
+	lease := clientv3.LeaseID(a.Lease)
+	interval := s.cfg.ReservationTTL / 3
+	for {
+		cur, _, found, err := store.GetAllocation(ctx, s.etcd, a.JobID)
+		switch {
+		case err != nil:
+			s.log.Warn("launch watch failed", "job", a.JobID, "err", err)
+		case !found || cur.Attempt != a.Attempt || cur.State == domain.AllocRunning:
+			// Durable or released: the lease holds nothing of ours any more.
+			_, _ = s.etcd.Revoke(ctx, lease)
+			return
+		case s.cfg.Now().After(cur.LaunchDeadline):
+			s.launchTimeout(ctx, cur)
+			return
+		default:
+			if _, err := s.etcd.KeepAliveOnce(ctx, lease); err != nil {
+				s.log.Warn("reservation lease lost", "job", a.JobID, "lease", strconv.FormatInt(a.Lease, 16), "err", err)
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}

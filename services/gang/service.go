@@ -1,0 +1,130 @@
+// Package gang turns placement proposals into all-or-nothing reservations
+// and owns every allocation until it is released.
+//
+//   - reserve: one etcd transaction compares every GPU claim, the
+//     MASTER_PORT claim, each node's registration and the job's allocation
+//     key, and writes all of them plus one assignment per node under a
+//     reservation lease — or writes nothing and reports the conflict.
+//   - launch barrier: agents report ranks started; when every node has, the
+//     allocation is rewritten without the lease (durable for the job's
+//     life). A gang not running by its launch deadline is released and
+//     requeued.
+//   - completion: agents report exits; the first failed rank fails the gang
+//     and releases it everywhere (agents stop ranks whose assignment is
+//     gone); all ranks done with 0 is success.
+//   - recovery: a node whose lease expires takes its gangs down with it;
+//     lost or expired allocations are requeued under the job's restart
+//     policy. Every replica watches and reconciles; transactions and KV
+//     compare-and-set make the work idempotent.
+package gang
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/jobs"
+	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+// Config configures a gang replica.
+type Config struct {
+	config.Base
+	// ReservationTTL is the reservation lease TTL.
+	ReservationTTL time.Duration
+	// LaunchTimeout bounds reserved → every rank running.
+	LaunchTimeout time.Duration
+	// ReconcileInterval is how often etcd and job records are re-checked.
+	ReconcileInterval time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (c *Config) defaults() {
+	if c.ReservationTTL == 0 {
+		c.ReservationTTL = store.DefaultReservationTTL
+	}
+	if c.LaunchTimeout == 0 {
+		c.LaunchTimeout = store.DefaultLaunchTimeout
+	}
+	if c.ReconcileInterval == 0 {
+		c.ReconcileInterval = config.ReconcileInterval
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Validate checks the gang-specific settings.
+func (c *Config) Validate() error {
+	if err := c.Base.Validate(); err != nil {
+		return err
+	}
+	if c.ReservationTTL != 0 && c.ReservationTTL < 2*time.Second {
+		return errors.Newf("--reservation-ttl: %s is below the 2s minimum", c.ReservationTTL)
+	}
+	if c.LaunchTimeout != 0 && c.LaunchTimeout < time.Second {
+		return errors.Newf("--launch-timeout: %s is below the 1s minimum", c.LaunchTimeout)
+	}
+	return nil
+}
+
+type service struct {
+	cfg  Config
+	log  *slog.Logger
+	bus  *bus.Bus
+	etcd *clientv3.Client
+	jobs *jobs.Store
+}
+
+// Run serves until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	cfg.defaults()
+	log := cfg.Logger().With("service", "gang")
+	b, cli, err := cfg.Clients(ctx, "gang")
+	if err != nil {
+		return errors.Wrap(err, "gang")
+	}
+	defer b.Close()
+	defer cli.Close()
+	js, err := jobs.Open(ctx, b.JS)
+	if err != nil {
+		return errors.Wrap(err, "gang")
+	}
+	s := &service{cfg: cfg, log: log, bus: b, etcd: cli, jobs: js}
+
+	reserveDone, err := b.Consume(ctx, bus.ConsumerSpec{
+		Stream: subjects.StreamWork, Durable: subjects.DurableGang, Filter: subjects.Reserve,
+	}, log, s.handleProposal)
+	if err != nil {
+		return errors.Wrap(err, "gang")
+	}
+	reportDone, err := b.Consume(ctx, bus.ConsumerSpec{
+		Stream: subjects.StreamWork, Durable: subjects.DurableReports, Filter: subjects.Report,
+	}, log, s.handleReport)
+	if err != nil {
+		return errors.Wrap(err, "gang")
+	}
+	nodes := store.NewCache[domain.Node](cli, store.NodesPrefix, log)
+	nodes.OnChange = func(key string, val, prev *domain.Node) {
+		if val == nil && prev != nil {
+			go s.nodeDown(ctx, *prev)
+		}
+	}
+	go nodes.Run(ctx)
+	go s.reconcileLoop(ctx)
+	log.Info("gang running")
+	<-reserveDone
+	<-reportDone
+	return nil
+}

@@ -1,0 +1,95 @@
+// Package placement keeps a live view of nodes, free GPUs and pending jobs
+// and proposes a placement for every pending job that fits, in queue
+// order. It is a singleton elected through etcd: one leader proposes,
+// standbys wait. Proposals are only proposals: gang commits them with a
+// transaction that re-checks every slot, so a stale view costs a retry,
+// never a double booking.
+package placement
+
+import (
+	"context"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/jobs"
+	"github.com/lockstep-dev/lockstep/shared/store"
+)
+
+// Config configures a placement replica.
+type Config struct {
+	config.Base
+	// ProposalTimeout is how long a proposal may stay unanswered before the
+	// job is considered again.
+	ProposalTimeout time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Run campaigns for leadership and schedules while leader, until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.ProposalTimeout == 0 {
+		cfg.ProposalTimeout = 10 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	log := cfg.Logger().With("service", "placement")
+	b, cli, err := cfg.Clients(ctx, "placement")
+	if err != nil {
+		return errors.Wrap(err, "placement")
+	}
+	defer b.Close()
+	defer cli.Close()
+	js, err := jobs.Open(ctx, b.JS)
+	if err != nil {
+		return errors.Wrap(err, "placement")
+	}
+
+	for ctx.Err() == nil {
+		sess, err := concurrency.NewSession(cli, concurrency.WithTTL(int(store.DefaultNodeTTL/time.Second)), concurrency.WithContext(ctx))
+		if err != nil {
+			log.Warn("etcd session failed, retrying", "err", err)
+			sleep(ctx, time.Second)
+			continue
+		}
+		el := concurrency.NewElection(sess, store.ElectionKey("placement"))
+		if err := el.Campaign(ctx, cfg.Instance); err != nil {
+			_ = sess.Close()
+			continue
+		}
+		log.Info("placement leader elected", "instance", cfg.Instance)
+		// Lead until the session (lease) is lost or ctx ends.
+		lctx, cancel := context.WithCancel(ctx)
+		go func() {
+			select {
+			case <-sess.Done():
+			case <-lctx.Done():
+			}
+			cancel()
+		}()
+		s := newScheduler(b, cli, js, cfg, log)
+		if err := s.run(lctx); err != nil && ctx.Err() == nil {
+			log.Warn("scheduler stopped", "err", err)
+		}
+		cancel()
+		resignCtx, rc := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = el.Resign(resignCtx)
+		rc()
+		_ = sess.Close()
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+

@@ -1,0 +1,208 @@
+// Package client is the Go client of Lockstep's public interface: submit a
+// job spec, cancel, read job records and follow events. The CLI is built on
+// it; pipelines in other languages do the same with a plain JetStream
+// publish (see docs/events.md).
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/jobs"
+	"github.com/lockstep-dev/lockstep/shared/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+// Client talks to a Lockstep cluster through NATS.
+type Client struct {
+	bus  *bus.Bus
+	jobs *jobs.Store
+}
+
+// Dial connects to NATS. It does not create streams: a cluster that has no
+// services running yet has nothing to submit to, and says so.
+func Dial(ctx context.Context, url string) (*Client, error) {
+	b, err := bus.Connect(ctx, url, "lockstep-cli")
+	if err != nil {
+		return nil, errors.WithHint(err, "is `lockstep dev` (or the cluster) running? set --nats to its address")
+	}
+	js, err := jobs.Open(ctx, b.JS)
+	if err != nil {
+		b.Close()
+		return nil, errors.WithHint(err, "no Lockstep services have run against this NATS yet")
+	}
+	return &Client{bus: b, jobs: js}, nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() { c.bus.Close() }
+
+// Bus exposes the connection for advanced callers (tests, load tests).
+func (c *Client) Bus() *bus.Bus { return c.bus }
+
+// Submit validates a spec locally (same rules as admission), fills in an ID
+// when it has none, and publishes it. The returned ID is the job's ID; the
+// publish ack means the submission is durably accepted.
+func (c *Client) Submit(ctx context.Context, raw []byte) (string, error) {
+	spec, err := jobspec.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	if spec.ID == "" {
+		// Give the job its ID here so the caller can follow its events
+		// before admission has seen it.
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return "", errors.Wrap(err, "re-encode spec")
+		}
+		spec.ID = NewID(spec.Name)
+		m["id"] = spec.ID
+		if raw, err = json.Marshal(m); err != nil {
+			return "", errors.Wrap(err, "re-encode spec")
+		}
+	}
+	msg := nats.NewMsg(subjects.Submit)
+	msg.Data = raw
+	msg.Header.Set(subjects.HeaderMsgID, spec.ID)
+	if _, err := c.bus.JS.PublishMsg(ctx, msg); err != nil {
+		return "", errors.Wrap(err, "publish submission")
+	}
+	return spec.ID, nil
+}
+
+// NewID makes a job ID from a name and a random suffix.
+func NewID(name string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	suffix := hex.EncodeToString(b[:])
+	base := sanitize(name)
+	if base == "" {
+		base = "job"
+	}
+	if len(base) > 50 {
+		base = base[:50]
+	}
+	return base + "-" + suffix
+}
+
+func sanitize(s string) string {
+	out := make([]byte, 0, len(s))
+	for _, r := range []byte(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			out = append(out, r)
+		case r >= 'A' && r <= 'Z':
+			out = append(out, r+'a'-'A')
+		case len(out) > 0 && out[len(out)-1] != '-':
+			out = append(out, '-')
+		}
+	}
+	for len(out) > 0 && out[len(out)-1] == '-' {
+		out = out[:len(out)-1]
+	}
+	return string(out)
+}
+
+// Cancel asks for a job to be cancelled.
+func (c *Client) Cancel(ctx context.Context, id, reason string) error {
+	if !jobspec.ValidID(id) {
+		return errors.Newf("%q is not a valid job ID", id)
+	}
+	msgID := "cancel." + id + "." + time.Now().UTC().Format(time.RFC3339Nano)
+	return c.bus.PublishJSON(ctx, subjects.Cancel, msgID, domain.CancelRequest{JobID: id, Reason: reason})
+}
+
+// Job reads one job record.
+func (c *Client) Job(ctx context.Context, id string) (domain.Job, error) {
+	j, _, err := c.jobs.Get(ctx, id)
+	return j, err
+}
+
+// Jobs reads every job record.
+func (c *Client) Jobs(ctx context.Context) ([]domain.Job, error) { return c.jobs.List(ctx) }
+
+// Events returns a job's events so far, oldest first.
+func (c *Client) Events(ctx context.Context, id string) ([]events.Event, error) {
+	var out []events.Event
+	err := c.follow(ctx, id, false, func(ev events.Event) bool { out = append(out, ev); return true })
+	return out, err
+}
+
+// Follow calls fn for each event of a job, past ones first, then new ones
+// as they arrive, until fn returns false or ctx ends.
+func (c *Client) Follow(ctx context.Context, id string, fn func(events.Event) bool) error {
+	return c.follow(ctx, id, true, fn)
+}
+
+func (c *Client) follow(ctx context.Context, id string, live bool, fn func(events.Event) bool) error {
+	cons, err := c.bus.JS.OrderedConsumer(ctx, subjects.StreamEvents, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{subjects.JobEvents(id)},
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return errors.Wrap(err, "read events")
+	}
+	if !live {
+		return drain(cons, fn)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return errors.Wrap(err, "follow events")
+	}
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	defer it.Stop()
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return errors.Wrap(err, "follow events")
+		}
+		var ev events.Event
+		if json.Unmarshal(msg.Data(), &ev) != nil {
+			continue
+		}
+		if !fn(ev) {
+			return nil
+		}
+	}
+}
+
+// drain reads what the consumer has now and returns.
+func drain(cons jetstream.Consumer, fn func(events.Event) bool) error {
+	for {
+		batch, err := cons.FetchNoWait(256)
+		if err != nil {
+			return errors.Wrap(err, "read events")
+		}
+		n := 0
+		for msg := range batch.Messages() {
+			n++
+			var ev events.Event
+			if json.Unmarshal(msg.Data(), &ev) != nil {
+				continue
+			}
+			if !fn(ev) {
+				return nil
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
+			return errors.Wrap(err, "read events")
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}

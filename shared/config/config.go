@@ -1,0 +1,92 @@
+// Package config holds what every service process needs to start: where
+// NATS and etcd are, how to log, and the timing knobs shared across
+// services. Each service embeds Base in its own Config.
+package config
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/store"
+)
+
+// Default addresses (those of `lockstep dev`).
+const (
+	DefaultNATS = "nats://127.0.0.1:4222"
+	DefaultEtcd = "http://127.0.0.1:2379"
+)
+
+// Base is the configuration common to every service.
+type Base struct {
+	NATSURL string
+	Etcd    string
+	// StreamReplicas is the JetStream replication factor (3 on a cluster).
+	StreamReplicas int
+	// Instance names this replica in logs and NATS connection names.
+	Instance string
+	Log      *slog.Logger
+}
+
+// Register adds the common flags to fs.
+func (b *Base) Register(fs *flag.FlagSet) {
+	fs.StringVar(&b.NATSURL, "nats", DefaultNATS, "NATS server URL(s), comma-separated")
+	fs.StringVar(&b.Etcd, "etcd", DefaultEtcd, "etcd endpoint(s), comma-separated")
+	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "JetStream stream replicas (3 on a NATS cluster)")
+	fs.StringVar(&b.Instance, "instance", "", "name of this replica (default: host name)")
+}
+
+// Validate checks the common fields.
+func (b *Base) Validate() error {
+	switch {
+	case b.NATSURL == "":
+		return errors.New("--nats: a NATS URL is required")
+	case b.Etcd == "":
+		return errors.New("--etcd: an etcd endpoint is required")
+	case b.StreamReplicas < 1 || b.StreamReplicas > 5:
+		return errors.Newf("--stream-replicas: %d is not between 1 and 5", b.StreamReplicas)
+	}
+	return nil
+}
+
+// Logger returns the configured logger, or the default one.
+func (b *Base) Logger() *slog.Logger {
+	if b.Log != nil {
+		return b.Log
+	}
+	return slog.Default()
+}
+
+// Clients connects to NATS (declaring the streams) and etcd.
+func (b *Base) Clients(ctx context.Context, service string) (*bus.Bus, *clientv3.Client, error) {
+	name := "lockstep-" + service
+	if b.Instance != "" {
+		name += "-" + b.Instance
+	}
+	bs, err := bus.Connect(ctx, b.NATSURL, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := bs.EnsureStreams(ctx, bus.StreamOptions{Replicas: b.StreamReplicas}); err != nil {
+		bs.Close()
+		return nil, nil, err
+	}
+	cli, err := store.Connect(ctx, b.Etcd)
+	if err != nil {
+		bs.Close()
+		return nil, nil, err
+	}
+	return bs, cli, nil
+}
+
+// Durations shared by several services.
+const (
+	// ReconcileInterval is how often services re-check etcd against the job
+	// records, catching anything a missed watch event left behind.
+	ReconcileInterval = 5 * time.Second
+)

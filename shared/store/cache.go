@@ -1,0 +1,159 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Cache mirrors every key under a prefix, decoded as T, kept current by an
+// etcd watch. It resynchronises from a fresh Get whenever the watch breaks
+// (compaction, leader change), so it never silently drifts.
+type Cache[T any] struct {
+	cli    *clientv3.Client
+	prefix string
+	log    *slog.Logger
+	// OnChange, when set, is called after every applied change with the key,
+	// the new value (nil on delete) and the previous value (nil if none).
+	OnChange func(key string, val, prev *T)
+
+	mu    sync.RWMutex
+	items map[string]T
+	rev   int64
+	ready chan struct{}
+}
+
+// NewCache builds a cache; Run starts it.
+func NewCache[T any](cli *clientv3.Client, prefix string, log *slog.Logger) *Cache[T] {
+	return &Cache[T]{cli: cli, prefix: prefix, log: log, items: map[string]T{}, ready: make(chan struct{})}
+}
+
+// Ready is closed once the first full load is done.
+func (c *Cache[T]) Ready() <-chan struct{} { return c.ready }
+
+// Snapshot copies the current items.
+func (c *Cache[T]) Snapshot() map[string]T {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[string]T, len(c.items))
+	for k, v := range c.items {
+		out[k] = v
+	}
+	return out
+}
+
+// Get returns one item.
+func (c *Cache[T]) Get(key string) (T, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	v, ok := c.items[key]
+	return v, ok
+}
+
+// Run keeps the cache current until ctx ends.
+func (c *Cache[T]) Run(ctx context.Context) {
+	once := sync.Once{}
+	for ctx.Err() == nil {
+		if err := c.load(ctx); err != nil {
+			c.log.Warn("cache load failed", "prefix", c.prefix, "err", err)
+			sleep(ctx, time.Second)
+			continue
+		}
+		once.Do(func() { close(c.ready) })
+		c.watch(ctx)
+	}
+}
+
+func (c *Cache[T]) load(ctx context.Context) error {
+	resp, err := c.cli.Get(ctx, c.prefix, clientv3.WithPrefix())
+	if err != nil {
+		return errors.Wrapf(err, "list %s", c.prefix)
+	}
+	fresh := make(map[string]T, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		var v T
+		if err := json.Unmarshal(kv.Value, &v); err != nil {
+			c.log.Warn("skipping undecodable key", "key", string(kv.Key), "err", err)
+			continue
+		}
+		fresh[string(kv.Key)] = v
+	}
+	c.mu.Lock()
+	old := c.items
+	c.items = fresh
+	c.rev = resp.Header.Revision
+	c.mu.Unlock()
+	if c.OnChange != nil {
+		for k, v := range fresh {
+			v := v
+			if p, ok := old[k]; ok {
+				c.OnChange(k, &v, &p)
+			} else {
+				c.OnChange(k, &v, nil)
+			}
+		}
+		for k, p := range old {
+			if _, ok := fresh[k]; !ok {
+				p := p
+				c.OnChange(k, nil, &p)
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Cache[T]) watch(ctx context.Context) {
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	c.mu.RLock()
+	from := c.rev + 1
+	c.mu.RUnlock()
+	for resp := range c.cli.Watch(wctx, c.prefix, clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithPrevKV()) {
+		if err := resp.Err(); err != nil {
+			c.log.Warn("watch broken, reloading", "prefix", c.prefix, "err", err)
+			return
+		}
+		for _, ev := range resp.Events {
+			c.apply(ev)
+		}
+	}
+}
+
+func (c *Cache[T]) apply(ev *clientv3.Event) {
+	key := string(ev.Kv.Key)
+	var prev *T
+	c.mu.Lock()
+	if p, ok := c.items[key]; ok {
+		prev = &p
+	}
+	var val *T
+	if ev.Type == clientv3.EventTypePut {
+		var v T
+		if err := json.Unmarshal(ev.Kv.Value, &v); err != nil {
+			c.mu.Unlock()
+			c.log.Warn("skipping undecodable key", "key", key, "err", err)
+			return
+		}
+		c.items[key] = v
+		val = &v
+	} else {
+		delete(c.items, key)
+	}
+	c.rev = ev.Kv.ModRevision
+	c.mu.Unlock()
+	if c.OnChange != nil {
+		c.OnChange(key, val, prev)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
