@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,7 +28,7 @@ func startCluster(t *testing.T, nodes int) (*devcluster.Cluster, *client.Client)
 	ctx := context.Background()
 	c, err := devcluster.Start(ctx, devcluster.Config{
 		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
-		Nodes: nodes, GPUsPerNode: 8, Leaves: 2, NoFsync: true,
+		Nodes: nodes, GPUsPerNode: 8, Leaves: 2, NoFsync: true, Log: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		t.Fatalf("start dev cluster: %v", err)

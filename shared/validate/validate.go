@@ -76,23 +76,26 @@ func (s *Schema) Check(raw []byte) []FieldError {
 	}
 	p := message.NewPrinter(language.English)
 	var out []FieldError
-	collect(ve, p, &out)
+	collect(ve, p, "", &out)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Field < out[j].Field })
 	return dedupe(out)
 }
 
 // collect gathers the leaves of the cause tree: the specific violations,
 // not the "doesn't validate against schema" wrappers above them.
-func collect(e *jsonschema.ValidationError, p *message.Printer, out *[]FieldError) {
+// Some keywords (propertyNames) validate a detached value whose location is
+// empty; such a leaf inherits the nearest located ancestor's field.
+func collect(e *jsonschema.ValidationError, p *message.Printer, parent string, out *[]FieldError) {
+	field := strings.Join(e.InstanceLocation, ".")
+	if field == "" {
+		field = parent
+	}
 	if len(e.Causes) == 0 {
-		*out = append(*out, FieldError{
-			Field:   strings.Join(e.InstanceLocation, "."),
-			Message: e.ErrorKind.LocalizedString(p),
-		})
+		*out = append(*out, FieldError{Field: field, Message: e.ErrorKind.LocalizedString(p)})
 		return
 	}
 	for _, c := range e.Causes {
-		collect(c, p, out)
+		collect(c, p, field, out)
 	}
 }
 

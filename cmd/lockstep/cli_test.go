@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockstep-dev/lockstep/services/devcluster"
+)
+
+func startDevCluster(t *testing.T) string {
+	t.Helper()
+	c, err := devcluster.Start(context.Background(), devcluster.Config{
+		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
+		Nodes: 2, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	return c.NATSURL
+}
+
+func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(context.Background(), &cliEnv{stdout: &o, stderr: &e, stdin: strings.NewReader("")}, args)
+	return o.String(), e.String(), code
+}
+
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCLITour(t *testing.T) {
+	url := startDevCluster(t)
+	spec := writeFile(t, "job.yaml", "name: tour\ngang: {nodes: 2, gpusPerNode: 8}\ncommand: [sh, -c, 'echo hello from $RANK']\n")
+	out, errOut, code := cli(t, "submit", spec, "--wait", "--nats", url)
+	if code != 0 {
+		t.Fatalf("submit --wait exit %d: %s %s", code, out, errOut)
+	}
+	id := strings.TrimSpace(out)
+	if !strings.HasPrefix(id, "tour-") {
+		t.Errorf("job ID %q should derive from the name", id)
+	}
+	for _, want := range []string{"admitted", "reserved", "running", "succeeded"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("--wait output lacks %s:\n%s", want, errOut)
+		}
+	}
+
+	out, _, code = cli(t, "queue", "-a", "-o", "json", "--nats", url)
+	var rows []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != 1 || rows[0]["id"] != id || rows[0]["state"] != "succeeded" {
+		t.Errorf("queue -a -o json = %d %s", code, out)
+	}
+
+	out, _, code = cli(t, "describe", id, "-o", "json", "--nats", url)
+	var d map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &d) != nil {
+		t.Fatalf("describe -o json = %d %s", code, out)
+	}
+	if d["id"] != id || d["state"] != "succeeded" || len(d["events"].([]any)) != 4 {
+		t.Errorf("describe json lacks id/state/events: %s", out)
+	}
+
+	out, _, code = cli(t, "logs", id, "--rank", "3", "--nats", url)
+	if code != 0 || strings.TrimSpace(out) != "hello from 3" {
+		t.Errorf("logs --rank 3 = %d %q", code, out)
+	}
+	out, _, _ = cli(t, "logs", id, "--nats", url)
+	if strings.Count(out, "hello from") != 16 || !strings.Contains(out, "[rank 15] hello from 15") {
+		t.Errorf("logs of all ranks:\n%s", out)
+	}
+}
+
+func TestCLISubmitBadSpecNamesTheField(t *testing.T) {
+	spec := writeFile(t, "bad.json", `{"gang":{"nodes":0,"gpusPerNode":8},"command":["x"]}`)
+	// No cluster needed: the CLI validates before it connects.
+	_, errOut, code := cli(t, "submit", spec, "--nats", "nats://127.0.0.1:1")
+	if code == 0 || !strings.Contains(errOut, "gang.nodes") {
+		t.Errorf("exit %d, stderr %q: want an error naming gang.nodes", code, errOut)
+	}
+}
+
+func TestCLIUsageErrors(t *testing.T) {
+	if _, errOut, code := cli(t, "frobnicate"); code != 2 || !strings.Contains(errOut, "unknown command") {
+		t.Errorf("unknown command: %d %q", code, errOut)
+	}
+	if _, errOut, code := cli(t, "queue", "-o", "xml"); code != 2 || !strings.Contains(errOut, "-o") {
+		t.Errorf("bad -o: %d %q", code, errOut)
+	}
+	if _, _, code := cli(t, "describe"); code != 2 {
+		t.Errorf("describe without ID: %d", code)
+	}
+	if out, _, code := cli(t, "--help"); code != 0 || !strings.Contains(out, "submit") {
+		t.Errorf("--help: %d %q", code, out)
+	}
+}
+
+func TestCLICancelRunningJob(t *testing.T) {
+	url := startDevCluster(t)
+	spec := writeFile(t, "long.json", `{"id":"long-1","gang":{"nodes":1,"gpusPerNode":8},"command":["sleep","300"]}`)
+	if _, errOut, code := cli(t, "submit", spec, "--nats", url); code != 0 {
+		t.Fatal(errOut)
+	}
+	if _, errOut, code := cli(t, "cancel", "long-1", "--reason", "changed my mind", "--nats", url); code != 0 {
+		t.Fatal(errOut)
+	}
+	// --wait on an already-cancelled job replays its events and exits 1.
+	_, errOut, code := cli(t, "submit", writeFile(t, "again.json", `{"id":"long-1","gang":{"nodes":1,"gpusPerNode":8},"command":["sleep","300"]}`), "--wait", "--nats", url)
+	if code != 1 || !strings.Contains(errOut, "changed my mind") {
+		t.Errorf("exit %d, stderr %q: want cancelled with the reason", code, errOut)
+	}
+	if _, errOut, code := cli(t, "cancel", "no-such-job", "--nats", url); code == 0 || !strings.Contains(errOut, "not found") {
+		t.Errorf("cancel of unknown job: %d %q", code, errOut)
+	}
+}

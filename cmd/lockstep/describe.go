@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/client"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/jobspec"
+)
+
+// description is `describe -o json`.
+type description struct {
+	ID          string            `json:"id"`
+	State       domain.State      `json:"state"`
+	Reason      string            `json:"reason,omitempty"`
+	Attempt     int               `json:"attempt"`
+	Restarts    int               `json:"restarts"`
+	MaxRestarts int               `json:"maxRestarts"`
+	ExitCode    *int              `json:"exitCode,omitempty"`
+	SubmittedAt time.Time         `json:"submittedAt"`
+	RunningAt   time.Time         `json:"runningAt,omitzero"`
+	EndedAt     time.Time         `json:"endedAt,omitzero"`
+	Spec        jobspec.Spec      `json:"spec"`
+	Placement   *domain.Placement `json:"placement,omitempty"`
+	Events      []events.Event    `json:"events"`
+}
+
+func runDescribe(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "describe", "ID [flags]", "Show a job: state, spec, placement per rank and its event timeline.")
+	nats := natsFlag(fs)
+	out := outputFlag(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("describe takes one job ID")
+	}
+	if err := checkOutput(*out); err != nil {
+		return err
+	}
+	c, err := client.Dial(ctx, *nats)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	j, err := c.Job(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	evs, err := c.Events(ctx, j.ID)
+	if err != nil {
+		return err
+	}
+	d := description{
+		ID: j.ID, State: j.State, Reason: j.Reason, Attempt: j.Attempt, Restarts: j.Restarts,
+		MaxRestarts: j.Spec.MaxRestarts(), ExitCode: j.ExitCode, SubmittedAt: j.SubmittedAt,
+		RunningAt: j.RunningAt, EndedAt: j.EndedAt, Spec: j.Spec, Placement: j.Placement, Events: evs,
+	}
+	if d.Events == nil {
+		d.Events = []events.Event{}
+	}
+	if *out == "json" {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d)
+	}
+	printDescription(env.stdout, d)
+	return nil
+}
+
+func printDescription(w io.Writer, d description) {
+	fmt.Fprintf(w, "Job:        %s (%s)\n", d.ID, d.Spec.Name)
+	fmt.Fprintf(w, "State:      %s", d.State)
+	if d.Reason != "" {
+		fmt.Fprintf(w, " — %s", d.Reason)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Queue:      %s (priority %d)\n", d.Spec.Queue, d.Spec.Priority)
+	fmt.Fprintf(w, "Gang:       %d nodes × %d GPUs, %d ranks per node\n", d.Spec.Gang.Nodes, d.Spec.Gang.GPUsPerNode, d.Spec.Gang.TasksPerNode)
+	fmt.Fprintf(w, "Command:    %s\n", strings.Join(d.Spec.Command, " "))
+	fmt.Fprintf(w, "Attempt:    %d (restarts %d of %d)\n", d.Attempt, d.Restarts, d.MaxRestarts)
+	if d.ExitCode != nil {
+		fmt.Fprintf(w, "Exit code:  %d\n", *d.ExitCode)
+	}
+	fmt.Fprintf(w, "Submitted:  %s\n", d.SubmittedAt.Local().Format(time.RFC3339))
+	if !d.RunningAt.IsZero() {
+		fmt.Fprintf(w, "Running:    %s (%s after submit)\n", d.RunningAt.Local().Format(time.RFC3339), d.RunningAt.Sub(d.SubmittedAt).Round(time.Millisecond))
+	}
+	if d.Placement != nil {
+		fmt.Fprintf(w, "\nPlacement:  master %s:%d, leaves %s\n", d.Placement.MasterAddr, d.Placement.MasterPort, strings.Join(d.Placement.Leaves, ","))
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  RANK\tNODE\tNODE_RANK\tLOCAL_RANK\tGPUS")
+		for _, np := range d.Placement.Nodes {
+			for _, r := range np.Ranks {
+				fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%s\n", r.Rank, np.Node, np.NodeRank, r.LocalRank, ints(r.GPUs))
+			}
+		}
+		_ = tw.Flush()
+	}
+	fmt.Fprintln(w, "\nEvents:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, ev := range d.Events {
+		fmt.Fprintf(tw, "  %s\t+%s\t%s\t%s\n", ev.Time.Local().Format("15:04:05.000"),
+			ev.Time.Sub(d.SubmittedAt).Round(time.Millisecond), ev.Type, eventDetail(ev))
+	}
+	_ = tw.Flush()
+}
+
+func ints(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/lockstep-dev/lockstep/services/devcluster"
+)
+
+func runDev(ctx context.Context, env *cliEnv, args []string) error {
+	cfg := devcluster.Config{}
+	fs := newFlags(env, "dev", "[flags]",
+		"Run the whole system in one process: embedded NATS (JetStream, on disk) and etcd,\n"+
+			"the five services, and simulated nodes whose ranks are real processes.\n"+
+			"State survives restarts on the same --data-dir.")
+	fs.StringVar(&cfg.DataDir, "data-dir", devcluster.DefaultDataDir(), "where NATS, etcd and rank logs keep their data")
+	fs.StringVar(&cfg.NATSListen, "nats-listen", "127.0.0.1:4222", "NATS client address")
+	fs.StringVar(&cfg.EtcdListen, "etcd-listen", "127.0.0.1:2379", "etcd client address")
+	fs.IntVar(&cfg.Nodes, "nodes", 8, "simulated nodes")
+	fs.IntVar(&cfg.GPUsPerNode, "gpus-per-node", 8, "simulated GPUs per node")
+	fs.IntVar(&cfg.Leaves, "leaves", 2, "leaf switches the nodes are spread over")
+	fs.DurationVar(&cfg.NodeTTL, "node-ttl", 0, "node lease TTL (default 10s)")
+	fs.DurationVar(&cfg.LaunchTimeout, "launch-timeout", 0, "launch barrier timeout (default 60s)")
+	fs.IntVar(&cfg.Replicas, "replicas", 1, "replicas of admission, placement, gang and drain")
+	verbose := fs.Bool("v", false, "log every service's info messages (default: warnings only)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("dev takes no arguments, got %q", fs.Args())
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("--data-dir: %w", err)
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	cfg.Log = newLeveledLogger(env, level)
+
+	c, err := devcluster.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, `Lockstep dev cluster is up.
+  NATS       %s
+  etcd       %s
+  nodes      %d × %d GPUs over %d leaf switches
+  data dir   %s
+
+Try:  lockstep submit docs/examples/hello.json --wait
+      lockstep queue
+Ctrl-C stops it; state is kept in the data dir.
+`, c.NATSURL, c.EtcdEndpoint, cfg.Nodes, cfg.GPUsPerNode, cfg.Leaves, cfg.DataDir)
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(env.stdout, "stopping…")
+	case err = <-c.Errors():
+	}
+	c.Stop()
+	return err
+}
+
+// newLeveledLogger logs text to a terminal and JSON otherwise.
+func newLeveledLogger(env *cliEnv, level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if f, ok := env.stderr.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return slog.New(slog.NewTextHandler(env.stderr, opts))
+		}
+	}
+	return slog.New(slog.NewJSONHandler(env.stderr, opts))
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/cockroachdb/errors"
+)
+
+// exitError carries a specific exit code (e.g. submit --wait of a failed job).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// report prints an error with its hints, once, at the CLI edge.
+func report(w io.Writer, err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(w, "lockstep:", ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(w, "lockstep:", err)
+	for _, h := range errors.GetAllHints(err) {
+		fmt.Fprintln(w, "hint:", h)
+	}
+	if errors.As(err, new(*usageError)) {
+		return 2
+	}
+	return 1
+}
+
+// usageError is a bad command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lockstep-dev/lockstep/shared/client"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+func runLogs(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "logs", "ID [flags]", "Print a job's rank output (stdout and stderr), every rank prefixed, or one rank.")
+	nats := natsFlag(fs)
+	rank := fs.Int("rank", -1, "only this rank")
+	follow := fs.Bool("f", false, "keep following new output")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("logs takes one job ID")
+	}
+	c, err := client.Dial(ctx, *nats)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	id := pos[0]
+	if _, err := c.Job(ctx, id); err != nil {
+		return err
+	}
+	filter := subjects.JobLogs(id)
+	if *rank >= 0 {
+		filter = subjects.RankLogs(id, *rank)
+	}
+	cons, err := c.Bus().JS.OrderedConsumer(ctx, subjects.StreamLogs, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return err
+	}
+	prefix := *rank < 0
+	for {
+		batch, err := cons.FetchNoWait(512)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for msg := range batch.Messages() {
+			n++
+			if prefix {
+				// Subject: ...logs.<job>.<rank>.<stream>
+				parts := strings.Split(msg.Subject(), ".")
+				fmt.Fprintf(env.stdout, "[rank %s] ", parts[len(parts)-2])
+			}
+			_, _ = env.stdout.Write(msg.Data())
+		}
+		if n > 0 {
+			continue
+		}
+		if !*follow {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

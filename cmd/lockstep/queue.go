@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/client"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+)
+
+func runQueue(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "queue", "[flags]", "List jobs (pending and running; -a for all), oldest first.")
+	nats := natsFlag(fs)
+	out := outputFlag(fs)
+	all := fs.Bool("a", false, "include finished jobs")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := checkOutput(*out); err != nil {
+		return err
+	}
+	c, err := client.Dial(ctx, *nats)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	jobs, err := c.Jobs(ctx)
+	if err != nil {
+		return err
+	}
+	shown := jobs[:0]
+	for _, j := range jobs {
+		if *all || !j.State.Terminal() {
+			shown = append(shown, j)
+		}
+	}
+	sort.Slice(shown, func(a, b int) bool {
+		if !shown[a].SubmittedAt.Equal(shown[b].SubmittedAt) {
+			return shown[a].SubmittedAt.Before(shown[b].SubmittedAt)
+		}
+		return shown[a].ID < shown[b].ID
+	})
+	if *out == "json" {
+		rows := make([]queueRow, len(shown))
+		for i, j := range shown {
+			rows[i] = rowOf(j)
+		}
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tQUEUE\tSTATE\tNODESxGPUS\tAGE\tREASON")
+	now := time.Now()
+	for _, j := range shown {
+		r := rowOf(j)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Queue, r.State, r.Shape,
+			age(now.Sub(j.SubmittedAt)), r.Reason)
+	}
+	return tw.Flush()
+}
+
+type queueRow struct {
+	ID          string       `json:"id"`
+	Name        string       `json:"name"`
+	Queue       string       `json:"queue"`
+	State       domain.State `json:"state"`
+	Shape       string       `json:"shape"`
+	Priority    int          `json:"priority"`
+	SubmittedAt time.Time    `json:"submittedAt"`
+	Reason      string       `json:"reason,omitempty"`
+}
+
+func rowOf(j domain.Job) queueRow {
+	return queueRow{
+		ID: j.ID, Name: j.Spec.Name, Queue: j.Spec.Queue, State: j.State, Priority: j.Spec.Priority,
+		Shape:       fmt.Sprintf("%dx%d", j.Spec.Gang.Nodes, j.Spec.Gang.GPUsPerNode),
+		SubmittedAt: j.SubmittedAt, Reason: j.Reason,
+	}
+}
+
+// age renders a duration like squeue's TIME column.
+func age(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}

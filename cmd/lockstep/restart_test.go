@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/client"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/testenv"
+)
+
+// buildBinary compiles lockstep once per test run.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lockstep")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type devProc struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+}
+
+func startDev(t *testing.T, bin, dir, natsAddr, etcdAddr string) *devProc {
+	t.Helper()
+	cmd := exec.Command(bin, "dev", "--data-dir", dir, "--nats-listen", natsAddr, "--etcd-listen", etcdAddr,
+		"--nodes", "2", "--leaves", "1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &devProc{cmd: cmd, stderr: &stderr}
+	t.Cleanup(func() { p.kill() })
+	testenv.Eventually(t, 60*time.Second, func() error {
+		if strings.Contains(stdout.String(), "is up") {
+			return nil
+		}
+		if cmd.ProcessState != nil {
+			return fmt.Errorf("dev exited: %s", stderr.String())
+		}
+		return fmt.Errorf("not up yet: %s", stderr.String())
+	})
+	return p
+}
+
+// kill is kill -9 of the whole process group.
+func (p *devProc) kill() {
+	if p.cmd.Process != nil {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = p.cmd.Wait()
+	}
+}
+
+// TestDevRestartLosesNoJob kills the whole dev system with SIGKILL while
+// one job runs and two wait, restarts it on the same data dir, and checks
+// that every job is still there: the running one requeued with a reason,
+// the pending ones still pending, and that the rank processes died with it.
+func TestDevRestartLosesNoJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	natsAddr, etcdAddr := freePort(t), freePort(t)
+	dev := startDev(t, bin, dir, natsAddr, etcdAddr)
+
+	ctx := context.Background()
+	cl, err := client.Dial(ctx, "nats://"+natsAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := "lockstep-restart-" + filepath.Base(dir)
+	spec := `{"gang":{"nodes":2,"gpusPerNode":8},"command":["sh","-c","sleep 300 # ` + marker + `"]}`
+	var ids []string
+	for range 3 {
+		id, err := cl.Submit(ctx, []byte(spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		j, err := cl.Job(ctx, ids[0])
+		if err != nil || j.State != domain.StateRunning {
+			return fmt.Errorf("first job not running: %v %s", err, j.State)
+		}
+		return nil
+	})
+	cl.Close()
+
+	dev.kill()
+	// Ranks never outlive their agent.
+	testenv.Eventually(t, 10*time.Second, func() error {
+		out, _ := exec.Command("pgrep", "-f", marker).Output()
+		if len(bytes.TrimSpace(out)) > 0 {
+			return fmt.Errorf("rank processes survived: %s", out)
+		}
+		return nil
+	})
+
+	startDev(t, bin, dir, natsAddr, etcdAddr)
+	cl, err = client.Dial(ctx, "nats://"+natsAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	testenv.Eventually(t, 60*time.Second, func() error {
+		first, err := cl.Job(ctx, ids[0])
+		if err != nil {
+			return err
+		}
+		if first.Restarts != 1 || first.Attempt != 2 {
+			return fmt.Errorf("first job: attempt %d restarts %d state %s reason %q", first.Attempt, first.Restarts, first.State, first.Reason)
+		}
+		return nil
+	})
+	for _, id := range ids {
+		j, err := cl.Job(ctx, id)
+		if err != nil {
+			t.Fatalf("job %s lost after restart: %v", id, err)
+		}
+		if j.State.Terminal() {
+			t.Errorf("job %s ended (%s: %s); it should be pending or running", id, j.State, j.Reason)
+		}
+	}
+	evs, err := cl.Events(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var requeue string
+	for _, ev := range evs {
+		if ev.Type == "requeued" {
+			requeue = ev.Reason
+		}
+	}
+	if !strings.Contains(requeue, "lost") {
+		t.Errorf("requeued event reason %q should say the ranks were lost", requeue)
+	}
+	for _, id := range ids {
+		if err := cl.Cancel(ctx, id, "test over"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		for _, id := range ids {
+			if j, err := cl.Job(ctx, id); err != nil || j.State != domain.StateCancelled {
+				return fmt.Errorf("job %s not cancelled: %v", id, err)
+			}
+		}
+		return nil
+	})
+	_ = os.Remove(bin)
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/services/admission"
+	"github.com/lockstep-dev/lockstep/services/agent"
+	"github.com/lockstep-dev/lockstep/services/drain"
+	"github.com/lockstep-dev/lockstep/services/gang"
+	"github.com/lockstep-dev/lockstep/services/placement"
+	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/store"
+)
+
+// serviceFlags parses the flags every service takes, plus extra ones.
+func serviceFlags(env *cliEnv, name, summary string, args []string, extra func(*flag.FlagSet)) (config.Base, error) {
+	var b config.Base
+	fs := newFlags(env, name, "[flags]", summary)
+	b.Register(fs)
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return b, err
+	}
+	if fs.NArg() > 0 {
+		return b, usagef("%s takes no arguments, got %q", name, fs.Args())
+	}
+	if b.Instance == "" {
+		b.Instance, _ = os.Hostname()
+	}
+	b.Log = newLogger(env)
+	return b, b.Validate()
+}
+
+func runAdmission(ctx context.Context, env *cliEnv, args []string) error {
+	b, err := serviceFlags(env, "admission", "Consume submissions, validate them, record accepted jobs.", args, nil)
+	if err != nil {
+		return err
+	}
+	return admission.Run(ctx, admission.Config{Base: b})
+}
+
+func runPlacement(ctx context.Context, env *cliEnv, args []string) error {
+	var timeout time.Duration
+	b, err := serviceFlags(env, "placement", "Propose placements for pending jobs (one leader, others stand by).", args, func(fs *flag.FlagSet) {
+		fs.DurationVar(&timeout, "proposal-timeout", 10*time.Second, "reconsider a job whose proposal got no answer after this long")
+	})
+	if err != nil {
+		return err
+	}
+	return placement.Run(ctx, placement.Config{Base: b, ProposalTimeout: timeout})
+}
+
+func runGang(ctx context.Context, env *cliEnv, args []string) error {
+	var ttl, launch time.Duration
+	b, err := serviceFlags(env, "gang", "Reserve gangs all-or-nothing in etcd and own their allocations.", args, func(fs *flag.FlagSet) {
+		fs.DurationVar(&ttl, "reservation-ttl", store.DefaultReservationTTL, "reservation lease TTL (claims of a crashed gang service vanish after this)")
+		fs.DurationVar(&launch, "launch-timeout", store.DefaultLaunchTimeout, "release and requeue a gang not fully running after this long")
+	})
+	if err != nil {
+		return err
+	}
+	return gang.Run(ctx, gang.Config{Base: b, ReservationTTL: ttl, LaunchTimeout: launch})
+}
+
+func runDrain(ctx context.Context, env *cliEnv, args []string) error {
+	b, err := serviceFlags(env, "drain", "Stop gangs that must stop: cancellation.", args, nil)
+	if err != nil {
+		return err
+	}
+	return drain.Run(ctx, drain.Config{Base: b})
+}
+
+func runAgent(ctx context.Context, env *cliEnv, args []string) error {
+	var cfg agent.Config
+	host, _ := os.Hostname()
+	b, err := serviceFlags(env, "agent", "Register this node and run the ranks assigned to it.", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&cfg.Node.Name, "name", host, "node name")
+		fs.StringVar(&cfg.Node.Addr, "addr", host, "address other nodes reach this one at (MASTER_ADDR)")
+		fs.IntVar(&cfg.Node.GPUs, "gpus", 8, "number of GPUs (simulated: indices only)")
+		fs.StringVar(&cfg.Node.Leaf, "leaf", "", "leaf (ToR) switch label")
+		fs.StringVar(&cfg.Node.Spine, "spine", "", "spine switch label")
+		fs.StringVar(&cfg.Node.Block, "block", "", "block (NVLink domain) label")
+		fs.StringVar(&cfg.DataDir, "data-dir", "/var/lib/lockstep", "rank working directories and logs")
+		fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", store.DefaultNodeTTL, "node lease TTL: the node is declared down this long after the agent stops renewing")
+		fs.DurationVar(&cfg.StopGrace, "stop-grace", 5*time.Second, "time between SIGTERM and SIGKILL when stopping ranks")
+	})
+	if err != nil {
+		return err
+	}
+	cfg.Base = b
+	return agent.Run(ctx, cfg)
+}
+
+// newLogger is the services' logger: info and above.
+func newLogger(env *cliEnv) *slog.Logger { return newLeveledLogger(env, slog.LevelInfo) }

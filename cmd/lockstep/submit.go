@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cockroachdb/errors"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/client"
+	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/jobspec"
+)
+
+func runSubmit(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "submit", "FILE [flags]",
+		"Submit a job spec (JSON, or YAML for .yaml/.yml files; FILE - reads stdin).\n"+
+			"Prints the job ID. With --wait, follows the job's events and exits 0 if it\n"+
+			"succeeds, 1 if it fails, is cancelled or rejected.")
+	nats := natsFlag(fs)
+	wait := fs.Bool("wait", false, "follow the job's events until it ends")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("submit takes one FILE, got %d arguments", len(pos))
+	}
+	raw, err := readSpec(env, pos[0])
+	if err != nil {
+		return err
+	}
+	// Validate before connecting: a bad spec is the user's to fix first.
+	if _, err := jobspec.Parse(raw); err != nil {
+		return err
+	}
+	c, err := client.Dial(ctx, *nats)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	id, err := c.Submit(ctx, raw)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(env.stdout, id)
+	if !*wait {
+		return nil
+	}
+	return waitForEnd(ctx, env, c, id)
+}
+
+// waitForEnd prints each event of a job until a final one.
+func waitForEnd(ctx context.Context, env *cliEnv, c *client.Client, id string) error {
+	var final events.Event
+	err := c.Follow(ctx, id, func(ev events.Event) bool {
+		fmt.Fprintf(env.stderr, "%s  %-10s %s\n", ev.Time.Local().Format("15:04:05.000"), ev.Type, eventDetail(ev))
+		switch ev.Type {
+		case events.Succeeded, events.Failed, events.Cancelled, events.Rejected:
+			final = ev
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if final.Type == events.Succeeded {
+		return nil
+	}
+	return &exitError{code: 1, msg: fmt.Sprintf("job %s %s: %s", id, final.Type, final.Reason)}
+}
+
+func eventDetail(ev events.Event) string {
+	switch {
+	case ev.Placement != nil && (ev.Type == events.Reserved || ev.Type == events.Running):
+		return fmt.Sprintf("attempt %d on %s (leaves %s)", ev.Attempt,
+			strings.Join(ev.Placement.NodeNames(), ","), strings.Join(ev.Placement.Leaves, ","))
+	case ev.Node != "":
+		return "node " + ev.Node + " " + ev.Reason
+	}
+	return ev.Reason
+}
+
+// readSpec reads a spec file and returns JSON.
+func readSpec(env *cliEnv, path string) ([]byte, error) {
+	var raw []byte
+	var err error
+	if path == "-" {
+		raw, err = io.ReadAll(io.LimitReader(env.stdin, 4<<20))
+	} else {
+		raw, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, errors.Wrap(err, "read job spec")
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".yaml" && ext != ".yml" {
+		return raw, nil
+	}
+	var doc any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return nil, errors.Wrapf(err, "%s is not valid YAML", path)
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil, errors.Wrapf(err, "%s cannot be expressed as JSON", path)
+	}
+	return out, nil
+}
