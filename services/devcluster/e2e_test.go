@@ -108,22 +108,27 @@ func TestTwoNodeGangEndToEnd(t *testing.T) {
 		t.Errorf("2-node gang on a cluster with 2 free nodes per leaf should use one leaf, got %+v", job.Placement)
 	}
 
-	// Events in order.
-	evs, err := cl.Events(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Events in order. The record changes before the event is published,
+	// so wait for the last one.
 	var types []string
-	for _, ev := range evs {
-		types = append(types, string(ev.Type))
-		raw, _ := json.Marshal(ev)
-		if err := events.Check(raw); err != nil {
-			t.Errorf("event %s: %v", ev.Type, err)
+	testenv.Eventually(t, 10*time.Second, func() error {
+		evs, err := cl.Events(ctx, id)
+		if err != nil {
+			return err
 		}
-	}
-	if got, want := strings.Join(types, ","), "admitted,reserved,running,succeeded"; got != want {
-		t.Errorf("events = %s, want %s", got, want)
-	}
+		types = types[:0]
+		for _, ev := range evs {
+			types = append(types, string(ev.Type))
+			raw, _ := json.Marshal(ev)
+			if err := events.Check(raw); err != nil {
+				t.Errorf("event %s: %v", ev.Type, err)
+			}
+		}
+		if got, want := strings.Join(types, ","), "admitted,reserved,running,succeeded"; got != want {
+			return fmt.Errorf("events = %s, want %s", got, want)
+		}
+		return nil
+	})
 
 	// Nothing left claimed.
 	cli, err := store.Connect(ctx, c.EtcdEndpoint)

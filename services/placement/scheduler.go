@@ -22,6 +22,7 @@ import (
 // scheduler is the leader's loop: caches fed by etcd watches and the jobs
 // KV watch, and a cycle that runs whenever any of them changes.
 type scheduler struct {
+	etcd *clientv3.Client
 	bus  *bus.Bus
 	jobs *jobs.Store
 	cfg  Config
@@ -50,7 +51,7 @@ type proposal struct {
 
 func newScheduler(b *bus.Bus, cli *clientv3.Client, js *jobs.Store, cfg Config, log *slog.Logger) *scheduler {
 	s := &scheduler{
-		bus: b, jobs: js, cfg: cfg, log: log,
+		etcd: cli, bus: b, jobs: js, cfg: cfg, log: log,
 		nodes:     store.NewCache[domain.Node](cli, store.NodesPrefix, log),
 		inventory: store.NewCache[domain.Node](cli, store.InventoryPrefix, log),
 		claims:    store.NewCache[domain.Claim](cli, store.ClaimsPrefix, log),
@@ -137,6 +138,7 @@ func (s *scheduler) followJobs(ctx context.Context, w jetstream.KeyWatcher) {
 // cycle runs one scheduling pass over the pending queue.
 func (s *scheduler) cycle(ctx context.Context) {
 	now := s.cfg.Now()
+	store.CatchUp(ctx, s.etcd, 200*time.Millisecond, s.nodes, s.inventory, s.claims, s.ports)
 	snap := s.snapshot()
 
 	s.mu.Lock()

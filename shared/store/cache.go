@@ -47,6 +47,13 @@ func (c *Cache[T]) Snapshot() map[string]T {
 	return out
 }
 
+// Rev is the etcd revision the cache is known to be current at.
+func (c *Cache[T]) Rev() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.rev
+}
+
 // Get returns one item.
 func (c *Cache[T]) Get(key string) (T, bool) {
 	c.mu.RLock()
@@ -113,7 +120,8 @@ func (c *Cache[T]) watch(ctx context.Context) {
 	c.mu.RLock()
 	from := c.rev + 1
 	c.mu.RUnlock()
-	for resp := range c.cli.Watch(wctx, c.prefix, clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithPrevKV()) {
+	for resp := range c.cli.Watch(wctx, c.prefix, clientv3.WithPrefix(), clientv3.WithRev(from),
+		clientv3.WithPrevKV(), clientv3.WithProgressNotify()) {
 		if err := resp.Err(); err != nil {
 			c.log.Warn("watch broken, reloading", "prefix", c.prefix, "err", err)
 			return
@@ -121,6 +129,11 @@ func (c *Cache[T]) watch(ctx context.Context) {
 		for _, ev := range resp.Events {
 			c.apply(ev)
 		}
+		// A response (with events or a progress notification) means the
+		// cache has seen everything up to its header revision.
+		c.mu.Lock()
+		c.rev = max(c.rev, resp.Header.Revision)
+		c.mu.Unlock()
 	}
 }
 
@@ -144,7 +157,7 @@ func (c *Cache[T]) apply(ev *clientv3.Event) {
 	} else {
 		delete(c.items, key)
 	}
-	c.rev = ev.Kv.ModRevision
+	c.rev = max(c.rev, ev.Kv.ModRevision)
 	c.mu.Unlock()
 	if c.OnChange != nil {
 		c.OnChange(key, val, prev)
@@ -155,5 +168,42 @@ func sleep(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-time.After(d):
+	}
+}
+
+// CatchUp waits until every cache has seen etcd's current revision, so a
+// decision made right after is made on a view at least as new as any write
+// that completed before the call. It asks the server for progress
+// notifications; past timeout it gives up quietly (the caller's decisions
+// are re-validated at commit anyway).
+func CatchUp(ctx context.Context, cli *clientv3.Client, timeout time.Duration, caches ...interface{ Rev() int64 }) bool {
+	resp, err := cli.Get(ctx, Prefix+"catch-up", clientv3.WithCountOnly())
+	if err != nil {
+		return false
+	}
+	target := resp.Header.Revision
+	deadline := time.Now().Add(timeout)
+	asked := false
+	for {
+		behind := false
+		for _, c := range caches {
+			if c.Rev() < target {
+				behind = true
+				break
+			}
+		}
+		if !behind {
+			return true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		if !asked {
+			// Same metadata as the caches' watches, so the request reaches
+			// their stream.
+			_ = cli.RequestProgress(clientv3.WithRequireLeader(ctx))
+			asked = true
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
