@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/client"
+	"github.com/lockstep-dev/lockstep/shared/errs"
 )
 
 func runCancel(ctx context.Context, env *cliEnv, args []string) error {
@@ -23,8 +25,18 @@ func runCancel(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer c.Close()
-	if _, err := c.Job(ctx, pos[0]); err != nil {
-		return err
+	// A job submitted a moment ago may not be admitted yet; give it a
+	// little time before calling the ID unknown.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		_, err := c.Job(ctx, pos[0])
+		if err == nil {
+			break
+		}
+		if !errs.IsNotFound(err) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	if err := c.Cancel(ctx, pos[0], *reason); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/domain"
@@ -24,6 +25,7 @@ type admitter struct {
 	bus       *bus.Bus
 	jobs      *jobs.Store
 	inventory *store.Cache[domain.Node]
+	etcd      *clientv3.Client
 	now       func() time.Time
 	log       *slog.Logger
 }
@@ -51,7 +53,7 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 	if spec.Name == "" {
 		spec.Name = id
 	}
-	if reason, ok := a.fitsCluster(spec); !ok {
+	if reason, ok := a.fitsCluster(ctx, spec); !ok {
 		return a.reject(ctx, id, msgID, spec, "gang: "+reason, md.Timestamp, now)
 	}
 
@@ -98,7 +100,17 @@ func (a *admitter) reject(ctx context.Context, id, msgID string, spec jobspec.Sp
 // fitsCluster rejects a gang no amount of waiting can place: it runs the
 // real placement on the whole inventory (every node up and empty). With no
 // inventory yet, it cannot judge and admits.
-func (a *admitter) fitsCluster(spec jobspec.Spec) (string, bool) {
+func (a *admitter) fitsCluster(ctx context.Context, spec jobspec.Spec) (string, bool) {
+	if reason, ok := a.fitsInventory(spec); ok {
+		return reason, ok
+	}
+	// Before rejecting, make sure the inventory view is not just behind a
+	// node that registered a moment ago.
+	store.CatchUp(ctx, a.etcd, time.Second, a.inventory)
+	return a.fitsInventory(spec)
+}
+
+func (a *admitter) fitsInventory(spec jobspec.Spec) (string, bool) {
 	nodes := a.inventory.Snapshot()
 	if len(nodes) == 0 {
 		return "", true

@@ -47,7 +47,7 @@ func Run(ctx context.Context, cfg Config) error {
 	inv := store.NewCache[domain.Node](cli, store.InventoryPrefix, log)
 	go inv.Run(ctx)
 
-	a := &admitter{bus: b, jobs: js, inventory: inv, now: cfg.Now, log: log}
+	a := &admitter{bus: b, jobs: js, inventory: inv, etcd: cli, now: cfg.Now, log: log}
 	if a.now == nil {
 		a.now = time.Now
 	}

@@ -21,12 +21,32 @@ func (s *service) handleReport(ctx context.Context, msg jetstream.Msg) error {
 	if err := json.Unmarshal(msg.Data(), &r); err != nil || r.JobID == "" || r.Node == "" {
 		return errs.MarkPermanent(errors.Newf("malformed agent report: %v", err))
 	}
+	// Reports of one gang race each other (one per node, handled by several
+	// workers and replicas); a lost compare-and-set is simply re-applied.
+	for i := 0; ; i++ {
+		err := s.applyReport(ctx, r)
+		if !errs.IsConflict(err) || i == 20 {
+			return err
+		}
+	}
+}
+
+func (s *service) applyReport(ctx context.Context, r domain.Report) error {
 	a, rev, found, err := store.GetAllocation(ctx, s.etcd, r.JobID)
 	if err != nil {
 		return err
 	}
 	if !found || a.Attempt != r.Attempt {
 		return nil // released already, or an older attempt: nothing to do
+	}
+	if (r.Kind == domain.ReportExited || r.Kind == domain.ReportFailed) && !a.Started[r.Node] {
+		// Reports of one node can overtake each other across workers; an
+		// exit implies the start. Record it (possibly passing the barrier
+		// and announcing running), then re-apply the exit.
+		if err := s.started(ctx, a, rev, r.Node); err != nil {
+			return err
+		}
+		return errs.MarkConflict(errors.New("re-apply exit after recording start"))
 	}
 	switch r.Kind {
 	case domain.ReportStarted:
@@ -136,6 +156,13 @@ func (s *service) fail(ctx context.Context, a domain.Allocation, reason string, 
 // announces: a crash in between leaves an allocation of a finished job,
 // which the reconciler releases.
 func (s *service) finish(ctx context.Context, a domain.Allocation, state domain.State, t events.Type, reason string, code *int) error {
+	if a.State == domain.AllocRunning {
+		// The worker that passed the barrier may not have recorded it on the
+		// job yet; running must precede the end in the record and events.
+		if err := s.announceRunning(ctx, a); err != nil {
+			return err
+		}
+	}
 	now := s.cfg.Now().UTC()
 	job, _, err := s.jobs.Update(ctx, a.JobID, func(j *domain.Job) (bool, error) {
 		return j.Finish(a.Attempt, state, reason, code, now), nil

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
@@ -80,29 +78,23 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 		clientv3.Compare(clientv3.CreateRevision(store.AllocKey(job.ID)), "=", 0))
 
 	now := s.cfg.Now().UTC()
-	lease, err := s.etcd.Grant(ctx, int64(s.cfg.ReservationTTL.Seconds()))
-	if err != nil {
-		return domain.Allocation{}, nil, errors.Wrap(err, "grant reservation lease")
-	}
+	lease := s.lease()
 	alloc := domain.Allocation{
 		JobID: job.ID, Attempt: prop.Attempt, State: domain.AllocReserved, Placement: p,
-		Lease: int64(lease.ID), ReservedAt: now, LaunchDeadline: now.Add(s.cfg.LaunchTimeout),
+		Lease: int64(lease), ReservedAt: now, LaunchDeadline: now.Add(s.cfg.LaunchTimeout),
 		NodeEpochs: epochs,
 	}
 	resp, err := s.etcd.Txn(ctx).
 		If(cmps...).
-		Then(store.AllocationPuts(alloc, assignments(job, alloc), clientv3.WithLease(lease.ID))...).
+		Then(store.AllocationPuts(alloc, assignments(job, alloc), clientv3.WithLease(lease))...).
 		Else(conflictReads(p, job.ID)...).
 		Commit()
 	if err != nil {
-		_, _ = s.etcd.Revoke(context.WithoutCancel(ctx), lease.ID)
 		return domain.Allocation{}, nil, errors.Wrapf(err, "reserve job %s", errors.Safe(job.ID))
 	}
 	if !resp.Succeeded {
-		_, _ = s.etcd.Revoke(ctx, lease.ID)
 		return domain.Allocation{}, namedConflicts(resp, p, job.ID), nil
 	}
-	go s.holdLease(ctx, alloc)
 	return alloc, nil, nil
 }
 
@@ -195,37 +187,4 @@ func (s *service) conflict(ctx context.Context, job domain.Job, conflicts []stri
 	ev := events.ForJob(events.Conflict, updated, s.cfg.Now())
 	ev.Reason, ev.Conflicts = reason, conflicts
 	return s.bus.PublishEvent(ctx, ev)
-}
-
-// holdLease keeps a reservation lease alive while its gang launches. It
-// stops when the allocation is durable (running) or gone; at the launch
-// deadline the reconciler releases the gang. If this process dies, the
-// lease expires within ReservationTTL and etcd drops every claim at once.
-func (s *service) holdLease(ctx context.Context, a domain.Allocation) {
-	lease := clientv3.LeaseID(a.Lease)
-	interval := s.cfg.ReservationTTL / 3
-	for {
-		cur, _, found, err := store.GetAllocation(ctx, s.etcd, a.JobID)
-		switch {
-		case err != nil:
-			s.log.Warn("launch watch failed", "job", a.JobID, "err", err)
-		case !found || cur.Attempt != a.Attempt || cur.State == domain.AllocRunning:
-			// Durable or released: the lease holds nothing of ours any more.
-			_, _ = s.etcd.Revoke(ctx, lease)
-			return
-		case s.cfg.Now().After(cur.LaunchDeadline):
-			s.launchTimeout(ctx, cur)
-			return
-		default:
-			if _, err := s.etcd.KeepAliveOnce(ctx, lease); err != nil {
-				s.log.Warn("reservation lease lost", "job", a.JobID, "lease", strconv.FormatInt(a.Lease, 16), "err", err)
-				return
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(interval):
-		}
-	}
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/config"
@@ -37,7 +38,9 @@ import (
 // Config configures a gang replica.
 type Config struct {
 	config.Base
-	// ReservationTTL is the reservation lease TTL.
+	// ReservationTTL is the TTL of this replica's reservation lease: every
+	// gang it reserved and that has not yet passed the launch barrier is
+	// released this long after the replica dies.
 	ReservationTTL time.Duration
 	// LaunchTimeout bounds reserved → every rank running.
 	LaunchTimeout time.Duration
@@ -82,6 +85,8 @@ type service struct {
 	bus  *bus.Bus
 	etcd *clientv3.Client
 	jobs *jobs.Store
+	// lease is the reservation lease of the current etcd session.
+	lease func() clientv3.LeaseID
 }
 
 // Run serves until ctx ends.
@@ -102,18 +107,54 @@ func Run(ctx context.Context, cfg Config) error {
 		return errors.Wrap(err, "gang")
 	}
 	s := &service{cfg: cfg, log: log, bus: b, etcd: cli, jobs: js}
+	// One session (lease) per replica holds all of its reservations until
+	// they pass the launch barrier. Losing it (a partition longer than the
+	// TTL) loses those reservations; serve again on a new one.
+	for ctx.Err() == nil {
+		sess, err := concurrency.NewSession(cli, concurrency.WithTTL(int(cfg.ReservationTTL/time.Second)), concurrency.WithContext(ctx))
+		if err != nil {
+			log.Warn("etcd session failed, retrying", "err", err)
+			sleep(ctx, time.Second)
+			continue
+		}
+		s.lease = sess.Lease
+		sctx, cancel := context.WithCancel(ctx)
+		go func() {
+			select {
+			case <-sess.Done():
+				log.Warn("reservation lease lost; in-flight reservations will be requeued")
+			case <-sctx.Done():
+			}
+			cancel()
+		}()
+		err = s.serve(sctx)
+		cancel()
+		// Leave the lease to expire rather than revoke it: a gang about to
+		// pass its launch barrier can still be made durable by another
+		// replica meanwhile.
+		sess.Orphan()
+		if err != nil && ctx.Err() == nil {
+			log.Warn("gang stopped, restarting", "err", err)
+			sleep(ctx, time.Second)
+		}
+	}
+	return nil
+}
 
+// serve runs the consumers, the node watch and the reconciler until ctx ends.
+func (s *service) serve(ctx context.Context) error {
+	b, cli, log := s.bus, s.etcd, s.log
 	reserveDone, err := b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamWork, Durable: subjects.DurableGang, Filter: subjects.Reserve,
+		Stream: subjects.StreamWork, Durable: subjects.DurableGang, Filter: subjects.Reserve, Workers: 4,
 	}, log, s.handleProposal)
 	if err != nil {
-		return errors.Wrap(err, "gang")
+		return err
 	}
 	reportDone, err := b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamWork, Durable: subjects.DurableReports, Filter: subjects.Report,
+		Stream: subjects.StreamWork, Durable: subjects.DurableReports, Filter: subjects.Report, Workers: 4,
 	}, log, s.handleReport)
 	if err != nil {
-		return errors.Wrap(err, "gang")
+		return err
 	}
 	nodes := store.NewCache[domain.Node](cli, store.NodesPrefix, log)
 	nodes.OnChange = func(key string, val, prev *domain.Node) {
@@ -123,8 +164,15 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	go nodes.Run(ctx)
 	go s.reconcileLoop(ctx)
-	log.Info("gang running")
+	log.Info("gang running", "lease", int64(s.lease()))
 	<-reserveDone
 	<-reportDone
 	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
 }

@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -24,6 +25,10 @@ type ConsumerSpec struct {
 	Filter  string
 	// AckWait is how long a message may be in flight before redelivery.
 	AckWait time.Duration
+	// Workers is how many messages this replica handles at once (default 1).
+	// Handlers must then tolerate concurrent calls, as they must anyway for
+	// replicas.
+	Workers int
 }
 
 // Consume runs h over a durable pull consumer until ctx ends. Replicas of a
@@ -57,19 +62,28 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 		<-ctx.Done()
 		it.Stop()
 	}()
-	go func() {
-		defer close(finished)
-		for {
-			msg, err := it.Next()
-			if err != nil {
-				if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-					return
+	var wg sync.WaitGroup
+	for range max(spec.Workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				// MessagesContext.Next is safe for concurrent use.
+				msg, err := it.Next()
+				if err != nil {
+					if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+						return
+					}
+					log.Warn("consumer fetch failed", "consumer", spec.Durable, "err", err)
+					continue
 				}
-				log.Warn("consumer fetch failed", "consumer", spec.Durable, "err", err)
-				continue
+				settle(ctx, log, spec.Durable, msg, h(ctx, msg))
 			}
-			settle(ctx, log, spec.Durable, msg, h(ctx, msg))
-		}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(finished)
 	}()
 	return finished, nil
 }
