@@ -33,6 +33,7 @@ var commands = map[string]command{
 	"describe":  {"show a job: spec, placement per rank, event timeline", runDescribe},
 	"logs":      {"print a job's rank output", runLogs},
 	"cancel":    {"cancel a job", runCancel},
+	"check":     {"verify the scheduler's safety invariants (exit 1 on violation)", runCheck},
 	"admission": {"run the admission service", runAdmission},
 	"placement": {"run the placement service", runPlacement},
 	"gang":      {"run the gang reservation service", runGang},

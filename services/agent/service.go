@@ -139,6 +139,9 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 	go func() { watchErr <- a.followAssignments(ectx, node.Epoch) }()
 	select {
 	case <-ctx.Done():
+		if config.Crashed(ctx) {
+			return nil // a crashed agent says no goodbye: the lease expires
+		}
 		// Clean stop: give the node back now rather than at lease expiry.
 		rctx, rc := context.WithTimeout(context.Background(), 2*time.Second)
 		_, _ = a.etcd.Revoke(rctx, lease.ID)

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 
@@ -40,9 +41,11 @@ type Config struct {
 	Nodes       int
 	GPUsPerNode int
 	Leaves      int
-	// NodeTTL and LaunchTimeout override the service defaults when set.
-	NodeTTL       time.Duration
-	LaunchTimeout time.Duration
+	// NodeTTL, LaunchTimeout and ReservationTTL override the service
+	// defaults when set.
+	NodeTTL        time.Duration
+	LaunchTimeout  time.Duration
+	ReservationTTL time.Duration
 	// Replicas runs this many copies of admission, placement, gang and drain.
 	Replicas int
 	// NoFsync turns etcd fsync off (tests only).
@@ -78,10 +81,17 @@ type Cluster struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	errs   chan error
+	ctx    context.Context
 
-	mu     sync.Mutex
-	agents map[string]context.CancelFunc
-	actx   context.Context
+	mu    sync.Mutex
+	procs map[string]*proc
+}
+
+// proc is one service instance: it can be killed and started again.
+type proc struct {
+	run    func(context.Context) error
+	cancel context.CancelCauseFunc
+	done   chan struct{}
 }
 
 // Start brings the cluster up and returns once every service has started.
@@ -112,20 +122,20 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	c := &Cluster{
 		NATSURL: ns.URL(), EtcdEndpoint: es.Endpoint(), cfg: cfg, nats: ns, etcd: es,
-		cancel: cancel, errs: make(chan error, 64), agents: map[string]context.CancelFunc{}, actx: cctx,
+		cancel: cancel, errs: make(chan error, 64), ctx: cctx, procs: map[string]*proc{},
 	}
 	for i := range cfg.Replicas {
 		inst := fmt.Sprintf("dev-%d", i+1)
-		c.spawn(cctx, "admission", func(ctx context.Context) error {
+		c.add(fmt.Sprintf("admission-%d", i+1), func(ctx context.Context) error {
 			return admission.Run(ctx, admission.Config{Base: c.base(inst)})
 		})
-		c.spawn(cctx, "placement", func(ctx context.Context) error {
+		c.add(fmt.Sprintf("placement-%d", i+1), func(ctx context.Context) error {
 			return placement.Run(ctx, placement.Config{Base: c.base(inst)})
 		})
-		c.spawn(cctx, "gang", func(ctx context.Context) error {
-			return gang.Run(ctx, gang.Config{Base: c.base(inst), LaunchTimeout: cfg.LaunchTimeout})
+		c.add(fmt.Sprintf("gang-%d", i+1), func(ctx context.Context) error {
+			return gang.Run(ctx, gang.Config{Base: c.base(inst), LaunchTimeout: cfg.LaunchTimeout, ReservationTTL: cfg.ReservationTTL})
 		})
-		c.spawn(cctx, "drain", func(ctx context.Context) error {
+		c.add(fmt.Sprintf("drain-%d", i+1), func(ctx context.Context) error {
 			return drain.Run(ctx, drain.Config{Base: c.base(inst)})
 		})
 	}
@@ -180,38 +190,83 @@ func (c *Cluster) base(instance string) config.Base {
 	return config.Base{NATSURL: c.NATSURL, Etcd: c.EtcdEndpoint, StreamReplicas: 1, Instance: instance, Log: c.cfg.Log}
 }
 
-func (c *Cluster) spawn(ctx context.Context, name string, run func(context.Context) error) {
+// add registers a service instance and starts it.
+func (c *Cluster) add(name string, run func(context.Context) error) {
+	c.mu.Lock()
+	c.procs[name] = &proc{run: run}
+	c.mu.Unlock()
+	c.Start(name)
+}
+
+// Start (re)starts a registered service instance that is not running.
+func (c *Cluster) Start(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.procs[name]
+	if p == nil || (p.done != nil && !closed(p.done)) {
+		return
+	}
+	ctx, cancel := context.WithCancelCause(c.ctx)
+	p.cancel, p.done = cancel, make(chan struct{})
+	done := p.done
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		if err := run(ctx); err != nil && ctx.Err() == nil {
+		defer close(done)
+		if err := p.run(ctx); err != nil && ctx.Err() == nil {
 			c.cfg.Log.Error("service stopped", "service", name, "err", err)
 			c.errs <- errors.Wrapf(err, "%s", name)
 		}
 	}()
 }
 
-// StartAgent runs an agent for one simulated node.
-func (c *Cluster) StartAgent(n domain.Node) {
-	actx, cancel := context.WithCancel(c.actx)
+// Kill stops a service instance as a crash would (no graceful goodbyes)
+// and waits until it has stopped.
+func (c *Cluster) Kill(name string) { c.stop(name, config.ErrSimulatedCrash) }
+
+// StopService stops a service instance cleanly and waits until it has stopped.
+func (c *Cluster) StopService(name string) { c.stop(name, context.Canceled) }
+
+func (c *Cluster) stop(name string, cause error) {
 	c.mu.Lock()
-	c.agents[n.Name] = cancel
+	p := c.procs[name]
 	c.mu.Unlock()
+	if p == nil || p.done == nil {
+		return
+	}
+	p.cancel(cause)
+	<-p.done
+}
+
+// Services lists the registered service instances, sorted.
+func (c *Cluster) Services() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.procs))
+	for n := range c.procs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// AgentName is the service name of a node's agent.
+func AgentName(node string) string { return "agent-" + node }
+
+// StartAgent registers and runs an agent for one simulated node.
+func (c *Cluster) StartAgent(n domain.Node) {
 	dir := filepath.Join(c.cfg.DataDir, "nodes", n.Name)
-	c.spawn(actx, "agent "+n.Name, func(ctx context.Context) error {
+	c.add(AgentName(n.Name), func(ctx context.Context) error {
 		return agent.Run(ctx, agent.Config{Base: c.base(n.Name), Node: n, DataDir: dir, LeaseTTL: c.cfg.NodeTTL})
 	})
 }
 
-// StopAgent stops one node's agent (and its ranks), as a crash would from
-// the cluster's point of view once the lease is revoked.
-func (c *Cluster) StopAgent(name string) {
-	c.mu.Lock()
-	cancel := c.agents[name]
-	delete(c.agents, name)
-	c.mu.Unlock()
-	if cancel != nil {
-		cancel()
+func closed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -156,3 +156,8 @@ func parseEnv(s string) map[string]string {
 	}
 	return m
 }
+
+// nodeEvents reads every event of one node.
+func nodeEvents(cl *client.Client, node string) ([]events.Event, error) {
+	return cl.NodeEvents(context.Background(), node)
+}

@@ -56,7 +56,7 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 	// Read each node's registration: the transaction pins its revision, so a
 	// node that re-registered (new epoch) in between fails the compare.
 	epochs := map[string]int64{}
-	var cmps []clientv3.Cmp
+	revs := map[string]int64{}
 	for _, np := range p.Nodes {
 		var n domain.Node
 		found, rev, err := store.GetJSON(ctx, s.etcd, store.NodeKey(np.Node), &n)
@@ -66,17 +66,8 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 		if !found {
 			return domain.Allocation{}, []string{np.Node + " (down)"}, nil
 		}
-		epochs[np.Node] = n.Epoch
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(store.NodeKey(np.Node)), "=", rev))
-		for _, g := range np.GPUs {
-			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(store.ClaimKey(np.Node, g)), "=", 0))
-		}
+		epochs[np.Node], revs[np.Node] = n.Epoch, rev
 	}
-	portKey := store.PortKey(p.MasterAddr, p.MasterPort)
-	cmps = append(cmps,
-		clientv3.Compare(clientv3.CreateRevision(portKey), "=", 0),
-		clientv3.Compare(clientv3.CreateRevision(store.AllocKey(job.ID)), "=", 0))
-
 	now := s.cfg.Now().UTC()
 	lease := s.lease()
 	alloc := domain.Allocation{
@@ -84,31 +75,14 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 		Lease: int64(lease), ReservedAt: now, LaunchDeadline: now.Add(s.cfg.LaunchTimeout),
 		NodeEpochs: epochs,
 	}
-	resp, err := s.etcd.Txn(ctx).
-		If(cmps...).
-		Then(store.AllocationPuts(alloc, assignments(job, alloc), clientv3.WithLease(lease))...).
-		Else(conflictReads(p, job.ID)...).
-		Commit()
+	ok, resp, err := store.Reserve(ctx, s.etcd, alloc, assignments(job, alloc), revs, lease)
 	if err != nil {
-		return domain.Allocation{}, nil, errors.Wrapf(err, "reserve job %s", errors.Safe(job.ID))
+		return domain.Allocation{}, nil, err
 	}
-	if !resp.Succeeded {
+	if !ok {
 		return domain.Allocation{}, namedConflicts(resp, p, job.ID), nil
 	}
 	return alloc, nil, nil
-}
-
-// conflictReads fetch, in the failed branch, what stood in the way.
-func conflictReads(p domain.Placement, jobID string) []clientv3.Op {
-	var ops []clientv3.Op
-	for _, np := range p.Nodes {
-		ops = append(ops, clientv3.OpGet(store.NodeKey(np.Node), clientv3.WithKeysOnly()))
-		for _, g := range np.GPUs {
-			ops = append(ops, clientv3.OpGet(store.ClaimKey(np.Node, g)))
-		}
-	}
-	ops = append(ops, clientv3.OpGet(store.PortKey(p.MasterAddr, p.MasterPort)), clientv3.OpGet(store.AllocKey(jobID)))
-	return ops
 }
 
 // namedConflicts turns the failed branch's reads into "node-3/gpu2 held by

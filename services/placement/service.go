@@ -78,6 +78,10 @@ func Run(ctx context.Context, cfg Config) error {
 			log.Warn("scheduler stopped", "err", err)
 		}
 		cancel()
+		if config.Crashed(ctx) {
+			sess.Orphan() // no goodbye: the leader key expires with the lease
+			return nil
+		}
 		resignCtx, rc := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = el.Resign(resignCtx)
 		rc()

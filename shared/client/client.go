@@ -138,6 +138,19 @@ func (c *Client) Events(ctx context.Context, id string) ([]events.Event, error) 
 	return out, err
 }
 
+// NodeEvents returns a node's events so far, oldest first.
+func (c *Client) NodeEvents(ctx context.Context, node string) ([]events.Event, error) {
+	var out []events.Event
+	cons, err := c.bus.JS.OrderedConsumer(ctx, subjects.StreamEvents, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{subjects.NodeEvent(node, "*")},
+	})
+	if err != nil {
+		return nil, errors.Wrap(err, "read node events")
+	}
+	err = drain(cons, func(ev events.Event) bool { out = append(out, ev); return true })
+	return out, err
+}
+
 // Follow calls fn for each event of a job, past ones first, then new ones
 // as they arrive, until fn returns false or ctx ends.
 func (c *Client) Follow(ctx context.Context, id string, fn func(events.Event) bool) error {

@@ -90,3 +90,12 @@ const (
 	// records, catching anything a missed watch event left behind.
 	ReconcileInterval = 5 * time.Second
 )
+
+// ErrSimulatedCrash is the cancellation cause with which an in-process
+// cluster (devcluster, fault tests) stops a service as if it crashed: the
+// service skips its goodbyes (revoking its lease, resigning leadership), so
+// the rest of the system sees what it would see after a kill -9.
+var ErrSimulatedCrash = errors.New("simulated crash")
+
+// Crashed reports whether ctx was cancelled to simulate a crash.
+func Crashed(ctx context.Context) bool { return errors.Is(context.Cause(ctx), ErrSimulatedCrash) }
