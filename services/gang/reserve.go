@@ -23,20 +23,14 @@ func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 	if err := json.Unmarshal(msg.Data(), &prop); err != nil || len(prop.Placement.Nodes) == 0 {
 		return errs.MarkPermanent(errors.Newf("malformed proposal: %v", err))
 	}
-	job, _, err := s.jobs.Get(ctx, prop.JobID)
+	job, rev, err := s.proposedJob(ctx, prop)
 	if errs.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if existing, _, found, err := store.GetAllocation(ctx, s.etcd, prop.JobID); err != nil {
-		return err
-	} else if found && existing.Attempt == prop.Attempt {
-		// Redelivered after our own commit: finish what we started.
-		return s.afterReserve(ctx, job, existing)
-	}
-	if job.State != domain.StatePending || job.Attempt != prop.Attempt {
+	if job.Attempt != prop.Attempt || (job.State != domain.StatePending && !job.State.Active()) {
 		return nil // stale: the job moved on
 	}
 	alloc, conflicts, err := s.reserve(ctx, job, prop)
@@ -44,9 +38,27 @@ func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 		return err
 	}
 	if len(conflicts) > 0 {
-		return s.conflict(ctx, job, conflicts)
+		// Redelivered after our own commit? Then finish what we started.
+		if existing, _, found, err := store.GetAllocation(ctx, s.etcd, prop.JobID); err != nil {
+			return err
+		} else if found && existing.Attempt == prop.Attempt {
+			return s.afterReserve(ctx, job, rev, existing)
+		}
+		if job.State != domain.StatePending {
+			return nil
+		}
+		return s.conflict(ctx, job, rev, conflicts)
 	}
-	return s.afterReserve(ctx, job, alloc)
+	return s.afterReserve(ctx, job, rev, alloc)
+}
+
+// proposedJob is the job record the proposal was made on, or a fresh read
+// when the proposal does not carry it.
+func (s *service) proposedJob(ctx context.Context, prop domain.Proposal) (domain.Job, uint64, error) {
+	if prop.Job != nil && prop.JobRevision > 0 && prop.Job.ID == prop.JobID {
+		return *prop.Job, prop.JobRevision, nil
+	}
+	return s.jobs.Get(ctx, prop.JobID)
 }
 
 // reserve runs the all-or-nothing transaction. It returns the allocation on
@@ -58,10 +70,14 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 	epochs := map[string]int64{}
 	revs := map[string]int64{}
 	for _, np := range p.Nodes {
-		var n domain.Node
-		found, rev, err := store.GetJSON(ctx, s.etcd, store.NodeKey(np.Node), &n)
-		if err != nil {
-			return domain.Allocation{}, nil, err
+		// The watch cache is nearly always current; when it is not, the
+		// compare fails and the job is simply proposed again.
+		n, rev, found := s.nodes.GetRev(store.NodeKey(np.Node))
+		if !found {
+			var err error
+			if found, rev, err = store.GetJSON(ctx, s.etcd, store.NodeKey(np.Node), &n); err != nil {
+				return domain.Allocation{}, nil, err
+			}
 		}
 		if !found {
 			return domain.Allocation{}, []string{np.Node + " (down)"}, nil
@@ -132,27 +148,33 @@ func assignments(job domain.Job, a domain.Allocation) []domain.Assignment {
 
 // afterReserve records the reservation on the job and announces it. It is
 // safe to repeat.
-func (s *service) afterReserve(ctx context.Context, job domain.Job, a domain.Allocation) error {
-	updated, _, err := s.jobs.Update(ctx, job.ID, func(j *domain.Job) (bool, error) {
+//
+// The event and the record update both follow the etcd commit and do not
+// depend on each other, so they travel together: this is the hot path of
+// every reservation. (If the job was cancelled meanwhile, "reserved" was
+// still true when published; the release follows.)
+func (s *service) afterReserve(ctx context.Context, job domain.Job, rev uint64, a domain.Allocation) error {
+	ev := events.ForJob(events.Reserved, job, a.ReservedAt)
+	ev.Attempt, ev.Placement = a.Attempt, &a.Placement
+	announced := s.bus.PublishEventAsync(ctx, ev)
+	updated, _, err := s.jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
 		return j.Reserve(a.Attempt, a.Placement, a.ReservedAt), nil
 	})
 	if err != nil {
-		return err
+		return errors.CombineErrors(err, announced())
 	}
 	if updated.Attempt != a.Attempt || !updated.State.Active() {
 		// Cancelled or requeued while we reserved: give the GPUs back.
-		return store.ReleaseJob(ctx, s.etcd, job.ID, a.Attempt)
+		return errors.CombineErrors(store.ReleaseJob(ctx, s.etcd, job.ID, a.Attempt), announced())
 	}
-	ev := events.ForJob(events.Reserved, updated, a.ReservedAt)
-	ev.Placement = &a.Placement
-	return s.bus.PublishEvent(ctx, ev)
+	return announced()
 }
 
 // conflict sends the job back to placement with the slots named.
-func (s *service) conflict(ctx context.Context, job domain.Job, conflicts []string) error {
+func (s *service) conflict(ctx context.Context, job domain.Job, rev uint64, conflicts []string) error {
 	s.log.Info("reservation conflict", "job", job.ID, "attempt", job.Attempt, "conflicts", conflicts)
 	reason := strings.Join(conflicts, "; ")
-	updated, changed, err := s.jobs.Update(ctx, job.ID, func(j *domain.Job) (bool, error) {
+	updated, changed, err := s.jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
 		return j.Conflict(job.Attempt, reason), nil
 	})
 	if err != nil || !changed {

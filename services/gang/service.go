@@ -44,6 +44,10 @@ type Config struct {
 	ReservationTTL time.Duration
 	// LaunchTimeout bounds reserved → every rank running.
 	LaunchTimeout time.Duration
+	// Workers is how many proposals (and, separately, reports) one replica
+	// handles at once. Reservations are fsync-bound in etcd, which batches
+	// concurrent transactions, so a few in flight multiply throughput.
+	Workers int
 	// ReconcileInterval is how often etcd and job records are re-checked.
 	ReconcileInterval time.Duration
 	// Now is the clock; nil means time.Now.
@@ -56,6 +60,9 @@ func (c *Config) defaults() {
 	}
 	if c.LaunchTimeout == 0 {
 		c.LaunchTimeout = store.DefaultLaunchTimeout
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
 	}
 	if c.ReconcileInterval == 0 {
 		c.ReconcileInterval = config.ReconcileInterval
@@ -79,6 +86,9 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// DefaultWorkers is the default of Config.Workers.
+const DefaultWorkers = 8
+
 type service struct {
 	cfg  Config
 	log  *slog.Logger
@@ -87,6 +97,9 @@ type service struct {
 	jobs *jobs.Store
 	// lease is the reservation lease of the current etcd session.
 	lease func() clientv3.LeaseID
+	// nodes mirrors node registrations (for reservation compares and node
+	// loss).
+	nodes *store.Cache[domain.Node]
 }
 
 // Run serves until ctx ends.
@@ -144,25 +157,30 @@ func Run(ctx context.Context, cfg Config) error {
 // serve runs the consumers, the node watch and the reconciler until ctx ends.
 func (s *service) serve(ctx context.Context) error {
 	b, cli, log := s.bus, s.etcd, s.log
+	s.nodes = store.NewCache[domain.Node](cli, store.NodesPrefix, log)
+	s.nodes.OnChange = func(key string, val, prev *domain.Node) {
+		if val == nil && prev != nil {
+			go s.nodeDown(ctx, *prev)
+		}
+	}
+	go s.nodes.Run(ctx)
+	select {
+	case <-s.nodes.Ready():
+	case <-ctx.Done():
+		return nil
+	}
 	reserveDone, err := b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamWork, Durable: subjects.DurableGang, Filter: subjects.Reserve, Workers: 4,
+		Stream: subjects.StreamWork, Durable: subjects.DurableGang, Filter: subjects.Reserve, Workers: s.cfg.Workers,
 	}, log, s.handleProposal)
 	if err != nil {
 		return err
 	}
 	reportDone, err := b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamWork, Durable: subjects.DurableReports, Filter: subjects.Report, Workers: 4,
+		Stream: subjects.StreamWork, Durable: subjects.DurableReports, Filter: subjects.Report, Workers: s.cfg.Workers,
 	}, log, s.handleReport)
 	if err != nil {
 		return err
 	}
-	nodes := store.NewCache[domain.Node](cli, store.NodesPrefix, log)
-	nodes.OnChange = func(key string, val, prev *domain.Node) {
-		if val == nil && prev != nil {
-			go s.nodeDown(ctx, *prev)
-		}
-	}
-	go nodes.Run(ctx)
 	go s.reconcileLoop(ctx)
 	log.Info("gang running", "lease", int64(s.lease()))
 	<-reserveDone

@@ -37,6 +37,8 @@ type scheduler struct {
 
 	mu      sync.Mutex
 	pending map[string]domain.Job
+	// revs holds the KV revision each pending record was seen at.
+	revs map[string]uint64
 	// inflight holds proposals not yet answered; their GPUs are treated as
 	// taken so one cycle never offers a GPU twice.
 	inflight map[string]proposal
@@ -58,6 +60,7 @@ func newScheduler(b *bus.Bus, cli *clientv3.Client, js *jobs.Store, cfg Config, 
 		ports:     store.NewCache[domain.Claim](cli, store.PortsPrefix, log),
 		kick:      make(chan struct{}, 1),
 		pending:   map[string]domain.Job{},
+		revs:      map[string]uint64{},
 		inflight:  map[string]proposal{},
 	}
 	kick := func(string, *domain.Node, *domain.Node) { s.poke() }
@@ -125,7 +128,7 @@ func (s *scheduler) followJobs(ctx context.Context, w jetstream.KeyWatcher) {
 			} else if j, err := jobs.Decode(e.Value()); err != nil {
 				s.log.Warn("undecodable job record", "job", e.Key(), "err", err)
 			} else if j.State == domain.StatePending {
-				s.pending[j.ID] = j
+				s.pending[j.ID], s.revs[j.ID] = j, e.Revision()
 			} else {
 				delete(s.pending, j.ID)
 			}
@@ -197,7 +200,10 @@ func sortQueue(q []domain.Job) {
 }
 
 func (s *scheduler) propose(ctx context.Context, j domain.Job, p domain.Placement, now time.Time) {
-	prop := domain.Proposal{JobID: j.ID, Attempt: j.Attempt, Placement: p, ProposedAt: now}
+	s.mu.Lock()
+	rev := s.revs[j.ID]
+	s.mu.Unlock()
+	prop := domain.Proposal{JobID: j.ID, Attempt: j.Attempt, Placement: p, ProposedAt: now, Job: &j, JobRevision: rev}
 	msgID := fmt.Sprintf("propose.%s.%d.%d", j.ID, j.Attempt, j.Conflicts)
 	if err := s.bus.PublishJSON(ctx, subjects.Reserve, msgID, prop); err != nil {
 		s.log.Warn("proposal not sent", "job", j.ID, "err", err)
@@ -222,7 +228,7 @@ func (s *scheduler) explain(ctx context.Context, j domain.Job, reason string) {
 	}
 	if changed {
 		s.mu.Lock()
-		s.pending[j.ID] = updated
+		s.pending[j.ID], s.revs[j.ID] = updated, 0 // the watch brings the new revision
 		s.mu.Unlock()
 	}
 }

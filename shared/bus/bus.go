@@ -74,6 +74,35 @@ func (b *Bus) PublishEvent(ctx context.Context, ev events.Event) error {
 	return b.PublishJSON(ctx, ev.Subject(), ev.DedupID(), ev)
 }
 
+// PublishEventAsync starts publishing an event and returns a function that
+// waits for the stream's ack. It lets a caller overlap the announcement with
+// other work that does not depend on it.
+func (b *Bus) PublishEventAsync(ctx context.Context, ev events.Event) func() error {
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return func() error { return errors.Wrapf(err, "encode %s event", ev.Type) }
+	}
+	msg := nats.NewMsg(ev.Subject())
+	msg.Data = data
+	msg.Header.Set(subjects.HeaderMsgID, ev.DedupID())
+	fut, err := b.JS.PublishMsgAsync(msg)
+	if err != nil {
+		return func() error { return errors.Wrapf(err, "publish to %s", ev.Subject()) }
+	}
+	return func() error {
+		ctx, cancel := withDefaultTimeout(ctx, 10*time.Second)
+		defer cancel()
+		select {
+		case <-fut.Ok():
+			return nil
+		case err := <-fut.Err():
+			return errors.Wrapf(err, "publish to %s", ev.Subject())
+		case <-ctx.Done():
+			return errors.Wrapf(ctx.Err(), "publish to %s", ev.Subject())
+		}
+	}
+}
+
 // withDefaultTimeout adds a deadline only when the caller set none.
 func withDefaultTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {

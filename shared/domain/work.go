@@ -8,6 +8,11 @@ type Proposal struct {
 	Attempt    int       `json:"attempt"`
 	Placement  Placement `json:"placement"`
 	ProposedAt time.Time `json:"proposedAt"`
+	// Job and JobRevision are the record placement decided on, so gang can
+	// skip re-reading it; the revision makes gang's update a compare-and-set
+	// that fails (and falls back to a fresh read) if the job changed since.
+	Job         *Job   `json:"job,omitempty"`
+	JobRevision uint64 `json:"jobRevision,omitempty"`
 }
 
 // ReportKind is what an agent says about its part of a gang.

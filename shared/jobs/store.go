@@ -65,6 +65,27 @@ func (s *Store) Create(ctx context.Context, j domain.Job) error {
 // It may be called several times (after lost races) and must be pure.
 type Mutator func(j *domain.Job) (changed bool, err error)
 
+// UpdateAt is Update starting from a record the caller already read (at
+// rev), saving a read on the common path where nobody raced.
+func (s *Store) UpdateAt(ctx context.Context, j domain.Job, rev uint64, fn Mutator) (domain.Job, bool, error) {
+	changed, err := fn(&j)
+	if err != nil || !changed {
+		return j, false, err
+	}
+	data, err := json.Marshal(j)
+	if err != nil {
+		return j, false, errors.Wrapf(err, "encode job %s", errors.Safe(j.ID))
+	}
+	_, err = s.kv.Update(ctx, j.ID, data, rev)
+	if err == nil {
+		return j, true, nil
+	}
+	if !isWrongRevision(err) {
+		return j, false, errors.Wrapf(err, "update job %s", errors.Safe(j.ID))
+	}
+	return s.Update(ctx, j.ID, fn)
+}
+
 // Update applies fn with compare-and-set, retrying on lost races. It returns
 // the job as stored afterwards and whether fn changed it.
 func (s *Store) Update(ctx context.Context, id string, fn Mutator) (domain.Job, bool, error) {

@@ -24,13 +24,14 @@ type Cache[T any] struct {
 
 	mu    sync.RWMutex
 	items map[string]T
+	revs  map[string]int64 // ModRevision per key
 	rev   int64
 	ready chan struct{}
 }
 
 // NewCache builds a cache; Run starts it.
 func NewCache[T any](cli *clientv3.Client, prefix string, log *slog.Logger) *Cache[T] {
-	return &Cache[T]{cli: cli, prefix: prefix, log: log, items: map[string]T{}, ready: make(chan struct{})}
+	return &Cache[T]{cli: cli, prefix: prefix, log: log, items: map[string]T{}, revs: map[string]int64{}, ready: make(chan struct{})}
 }
 
 // Ready is closed once the first full load is done.
@@ -52,6 +53,14 @@ func (c *Cache[T]) Rev() int64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.rev
+}
+
+// GetRev returns one item with the ModRevision it was written at.
+func (c *Cache[T]) GetRev(key string) (T, int64, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	v, ok := c.items[key]
+	return v, c.revs[key], ok
 }
 
 // Get returns one item.
@@ -82,6 +91,7 @@ func (c *Cache[T]) load(ctx context.Context) error {
 		return errors.Wrapf(err, "list %s", c.prefix)
 	}
 	fresh := make(map[string]T, len(resp.Kvs))
+	revs := make(map[string]int64, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		var v T
 		if err := json.Unmarshal(kv.Value, &v); err != nil {
@@ -89,10 +99,11 @@ func (c *Cache[T]) load(ctx context.Context) error {
 			continue
 		}
 		fresh[string(kv.Key)] = v
+		revs[string(kv.Key)] = kv.ModRevision
 	}
 	c.mu.Lock()
 	old := c.items
-	c.items = fresh
+	c.items, c.revs = fresh, revs
 	c.rev = resp.Header.Revision
 	c.mu.Unlock()
 	if c.OnChange != nil {
@@ -153,9 +164,11 @@ func (c *Cache[T]) apply(ev *clientv3.Event) {
 			return
 		}
 		c.items[key] = v
+		c.revs[key] = ev.Kv.ModRevision
 		val = &v
 	} else {
 		delete(c.items, key)
+		delete(c.revs, key)
 	}
 	c.rev = max(c.rev, ev.Kv.ModRevision)
 	c.mu.Unlock()
