@@ -325,14 +325,28 @@ func TestRandomFaults(t *testing.T) {
 	})
 	rng := rand.New(rand.NewPCG(seed, seed))
 	var ids []string
+	// Two long jobs get cancelled mid-way (cancel under faults); the rest
+	// must succeed however often their gang is lost.
+	cancelled := map[string]bool{"f-0": true, "f-1": true}
 	for i := range jobsN {
+		secs := 1 + rng.IntN(2)
+		if cancelled[fmt.Sprintf("f-%d", i)] {
+			secs = 300
+		}
 		ids = append(ids, h.submit(fmt.Sprintf(
 			`{"id":"f-%d","gang":{"nodes":%d,"gpusPerNode":%d},"command":["sleep","%d"],"restartPolicy":{"maxRestarts":50}}`,
-			i, 1+rng.IntN(2), []int{4, 8}[rng.IntN(2)], 1+rng.IntN(2))))
+			i, 1+rng.IntN(2), []int{4, 8}[rng.IntN(2)], secs)))
 	}
 	services := h.c.Services()
 	var log []string
 	for r := range rounds {
+		if r == rounds/2 {
+			for id := range cancelled {
+				if err := h.cl.Cancel(context.Background(), id, "fault test"); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 		victim := services[rng.IntN(len(services))]
 		time.Sleep(time.Duration(200+rng.IntN(500)) * time.Millisecond)
 		h.c.Kill(victim)
@@ -340,14 +354,26 @@ func TestRandomFaults(t *testing.T) {
 		h.c.Start(victim)
 		log = append(log, fmt.Sprintf("%d:%s", r, victim))
 	}
-	t.Logf("seed %d, %d fault rounds: %s", seed, rounds, strings.Join(log, " "))
+	// Last round: everything at once, agents included.
+	for _, s := range services {
+		h.c.Kill(s)
+	}
+	time.Sleep(time.Second)
+	for _, s := range services {
+		h.c.Start(s)
+	}
+	t.Logf("seed %d, %d single-service fault rounds then one kill-all: %s", seed, rounds, strings.Join(log, " "))
 
 	states := map[domain.State]int{}
 	for _, id := range ids {
 		j := h.waitFor(id, 120*time.Second, func(j domain.Job) bool { return j.State.Terminal() })
 		states[j.State]++
-		if j.State != domain.StateSucceeded {
-			t.Errorf("%s ended %s: %s", id, j.State, j.Reason)
+		want := domain.StateSucceeded
+		if cancelled[id] {
+			want = domain.StateCancelled
+		}
+		if j.State != want {
+			t.Errorf("%s ended %s (%s), want %s", id, j.State, j.Reason, want)
 		}
 	}
 	t.Logf("outcomes: %v", states)
