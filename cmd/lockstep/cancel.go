@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/client"
+	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
 )
 
@@ -13,6 +14,7 @@ func runCancel(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "cancel", "ID [flags]", "Cancel a job: stop every rank, release its GPUs.")
 	nats := natsFlag(fs)
 	reason := fs.String("reason", "", "why (shown in describe)")
+	checkpoint := fs.Bool("checkpoint", false, "let a running job checkpoint first (its grace period), then cancel")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -25,22 +27,33 @@ func runCancel(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer c.Close()
-	// A job submitted a moment ago may not be admitted yet; give it a
-	// little time before calling the ID unknown.
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		_, err := c.Job(ctx, pos[0])
-		if err == nil {
-			break
+	if _, err := waitJob(ctx, c, pos[0]); err != nil {
+		return err
+	}
+	if *checkpoint {
+		r := *reason
+		if r == "" {
+			r = "cancelled by user after a checkpoint"
 		}
-		if !errs.IsNotFound(err) || time.Now().After(deadline) {
+		if err := c.Drain(ctx, pos[0], domain.DrainCancel, domain.ThenCancel, r); err != nil {
 			return err
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err := c.Cancel(ctx, pos[0], *reason); err != nil {
+	} else if err := c.Cancel(ctx, pos[0], *reason); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "cancel requested for %s\n", pos[0])
 	return nil
+}
+
+// waitJob reads a job, giving one submitted a moment ago a little time to
+// be admitted before calling its ID unknown.
+func waitJob(ctx context.Context, c *client.Client, id string) (domain.Job, error) {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		j, err := c.Job(ctx, id)
+		if err == nil || !errs.IsNotFound(err) || time.Now().After(deadline) {
+			return j, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

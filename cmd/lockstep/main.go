@@ -27,19 +27,24 @@ type cliEnv struct {
 }
 
 var commands = map[string]command{
-	"dev":       {"run the whole system in one process (embedded NATS and etcd, simulated nodes)", runDev},
-	"submit":    {"submit a job spec (JSON or YAML file, - for stdin)", runSubmit},
-	"queue":     {"list jobs, like squeue", runQueue},
-	"describe":  {"show a job: spec, placement per rank, event timeline", runDescribe},
-	"logs":      {"print a job's rank output", runLogs},
-	"cancel":    {"cancel a job", runCancel},
-	"check":     {"verify the scheduler's safety invariants (exit 1 on violation)", runCheck},
-	"admission": {"run the admission service", runAdmission},
-	"placement": {"run the placement service", runPlacement},
-	"gang":      {"run the gang reservation service", runGang},
-	"agent":     {"run a node agent", runAgent},
-	"drain":     {"run the drain service", runDrain},
-	"version":   {"print the version", runVersion},
+	"dev":        {"run the whole system in one process (embedded NATS and etcd, simulated nodes)", runDev},
+	"submit":     {"submit a job spec (JSON or YAML file, - for stdin)", runSubmit},
+	"queue":      {"list jobs, like squeue", runQueue},
+	"describe":   {"show a job: spec, placement per rank, event timeline", runDescribe},
+	"logs":       {"print a job's rank output", runLogs},
+	"cancel":     {"cancel a job", runCancel},
+	"check":      {"verify the scheduler's safety invariants (exit 1 on violation)", runCheck},
+	"checkpoint": {"checkpoint a running job and requeue it", runCheckpoint},
+	"ckpt-done":  {"acknowledge a checkpoint (run by a training rank)", runCkptDone},
+	"node":       {"node drain|resume|list", runNode},
+	"admission":  {"run the admission service", runAdmission},
+	"placement":  {"run the placement service", runPlacement},
+	"gang":       {"run the gang reservation service", runGang},
+	"agent":      {"run a node agent", runAgent},
+	"drain":      {"run the drain service", runDrain},
+	"version":    {"print the version", runVersion},
+
+	"healthcheck": {"exit 0 if NATS, etcd or an HTTP endpoint answers (container health checks)", runHealthcheck},
 }
 
 // version is set at build time with -ldflags "-X main.version=...".

@@ -96,3 +96,10 @@ func age(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
+
+// writeJSON prints v as indented JSON.
+func writeJSON(env *cliEnv, v any) error {
+	enc := json.NewEncoder(env.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -24,6 +24,8 @@ func runSubmit(ctx context.Context, env *cliEnv, args []string) error {
 			"succeeds, 1 if it fails, is cancelled or rejected.")
 	nats := natsFlag(fs)
 	wait := fs.Bool("wait", false, "follow the job's events until it ends")
+	here, _ := os.Getwd()
+	workdir := fs.String("workdir", here, "ranks' working directory when the spec sets none (\"\" for a fresh one per attempt)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -44,7 +46,7 @@ func runSubmit(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer c.Close()
-	id, err := c.Submit(ctx, raw)
+	id, err := c.Submit(ctx, raw, client.SubmitOptions{Workdir: *workdir})
 	if err != nil {
 		return err
 	}

@@ -116,12 +116,17 @@ func (a *admitter) fitsInventory(spec jobspec.Spec) (string, bool) {
 		return "", true
 	}
 	snap := placement.EmptyCluster(nodes)
-	res := placement.Place(snap, placement.RequestFor(spec.ID, spec))
+	// A hard constraint the whole cluster cannot meet is final; soft ones
+	// (preferred levels, maxSwitches) only delay, so judge them as expired.
+	res := placement.Place(snap, placement.RequestFor(spec.ID, spec), farFuture, 0)
 	if res.Code == placement.Unschedulable {
-		return res.Reason, false
+		return res.Detail, false
 	}
 	return "", true
 }
+
+// farFuture is a "now" past every wait, for judging feasibility.
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // claimedID pulls a usable "id" out of a spec that failed validation, so
 // the rejection lands on the subject the submitter watches.

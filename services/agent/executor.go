@@ -42,6 +42,8 @@ type localGang struct {
 	stopping chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
+	// drainSignalled is the drain (by request time) already signalled.
+	drainSignalled time.Time
 }
 
 func newExecutor(cfg Config, b *bus.Bus, log *slog.Logger, report func(context.Context, domain.Report)) *executor {
@@ -88,7 +90,10 @@ func (e *executor) start(as domain.Assignment) error {
 	for _, r := range as.Ranks {
 		cmd := exec.Command(as.Command[0], as.Command[1:]...)
 		cmd.Dir = dir
-		cmd.Env = rankEnv(as, r, e.cfg.Node.Name)
+		if as.Workdir != "" {
+			cmd.Dir = as.Workdir
+		}
+		cmd.Env = rankEnv(as, r, e.cfg.Node.Name, e.cfg.NATSURL, ackFile(dir, r.Rank))
 		cmd.SysProcAttr = procAttr()
 		logFile := filepath.Join(dir, "rank-"+strconv.Itoa(r.Rank)+".log")
 		cmd.Stdout = e.newSink(as.JobID, r.Rank, "stdout", logFile)
@@ -208,12 +213,25 @@ func (e *executor) signalAll(g *localGang, sig syscall.Signal) {
 
 // rankEnv is the agent's environment, then the spec's env, then what
 // Lockstep sets (which wins: a spec cannot fake its rank).
-func rankEnv(as domain.Assignment, r domain.Rank, node string) []string {
+func rankEnv(as domain.Assignment, r domain.Rank, node, natsURL, ack string) []string {
 	env := os.Environ()
 	for k, v := range as.Env {
 		env = append(env, k+"="+v)
 	}
+	resumeFrom, resumeStep := "", ""
+	if as.Resume != nil {
+		resumeFrom, resumeStep = as.Resume.Path, strconv.FormatInt(as.Resume.Step, 10)
+	}
+	if len(r.CPUs) > 0 {
+		env = append(env, "LOCKSTEP_CPUS="+joinInts(r.CPUs))
+	}
 	return append(env,
+		"LOCKSTEP_NATS="+natsURL,
+		"LOCKSTEP_RESTART_COUNT="+strconv.Itoa(as.RestartCount),
+		"LOCKSTEP_RESUME_FROM="+resumeFrom,
+		"LOCKSTEP_RESUME_STEP="+resumeStep,
+		"LOCKSTEP_CHECKPOINT_DIR="+as.CheckpointDir,
+		"LOCKSTEP_CHECKPOINT_ACK="+ack,
 		"MASTER_ADDR="+as.MasterAddr,
 		"MASTER_PORT="+strconv.Itoa(as.MasterPort),
 		"WORLD_SIZE="+strconv.Itoa(as.WorldSize),

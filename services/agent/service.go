@@ -90,6 +90,7 @@ func Run(ctx context.Context, cfg Config) error {
 	a := &agent{cfg: cfg, log: log, bus: b, etcd: cli}
 	a.exec = newExecutor(cfg, b, log, a.report)
 	defer a.exec.stopAll("agent shutting down")
+	go a.followDrains(ctx)
 
 	// Each pass is one registration (epoch). Losing the lease ends it: stop
 	// everything, register again.

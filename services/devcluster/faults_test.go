@@ -109,6 +109,22 @@ func (h *harness) events(id string) []events.Event {
 	return evs
 }
 
+// waitEvent waits for a job's first event of a type.
+func (h *harness) waitEvent(id string, typ events.Type) events.Event {
+	h.t.Helper()
+	var found events.Event
+	testenv.Eventually(h.t, 10*time.Second, func() error {
+		for _, ev := range h.events(id) {
+			if ev.Type == typ {
+				found = ev
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s event for %s yet", typ, id)
+	})
+	return found
+}
+
 // checkInvariants fails the test on any violation that persists.
 func (h *harness) checkInvariants() {
 	h.t.Helper()
@@ -232,7 +248,7 @@ func TestLaunchTimeoutReleasesEverything(t *testing.T) {
 	if _, err := h.etcd.KeepAlive(ctx, lease.ID); err != nil {
 		t.Fatal(err)
 	}
-	hung := domain.Node{Name: "hung", Addr: "127.0.0.1", GPUs: 8, Leaf: "leaf-1", Epoch: int64(lease.ID)}
+	hung := domain.Node{Name: "hung", Addr: "127.0.0.1", GPUs: 8, Leaf: "leaf-1", Spine: "spine-1", Epoch: int64(lease.ID)}
 	if _, err := h.etcd.Txn(ctx).Then(
 		clientv3.OpPut(store.NodeKey("hung"), store.MustJSON(hung), clientv3.WithLease(lease.ID)),
 		clientv3.OpPut(store.InventoryKey("hung"), store.MustJSON(hung)),

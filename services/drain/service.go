@@ -1,27 +1,29 @@
-// Package drain stops running gangs that must stop for a reason other than
-// finishing. In this version that is cancellation: it consumes cancel
-// requests, ends the job as cancelled, releases its allocation (agents stop
-// the ranks whose assignments vanish) and emits cancelled. Checkpoint
-// draining builds on the same path.
+// Package drain stops running gangs that must stop before they finish, and
+// makes that stop cheap: it asks every rank to checkpoint, releases the GPUs
+// as soon as the acknowledgements are in (or at the grace deadline), and
+// requeues the job to resume from its last acknowledged checkpoint.
+//
+// Triggers: lockstep checkpoint / cancel --checkpoint (lockstep.v1.jobs.drain),
+// preemption (placement publishes drain requests for its victims), node
+// drain (etcd nodestate/<node>), and time limits (job records). A plain
+// cancel (lockstep.v1.jobs.cancel) stops at once.
+//
+// Drain state lives in etcd (drains/<job>), so any replica finishes a drain
+// another one started; acks are answered by whichever replica receives them.
 package drain
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"time"
 
 	"github.com/cockroachdb/errors"
-	"github.com/nats-io/nats.go/jetstream"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/errs"
-	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
-	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 )
@@ -29,6 +31,9 @@ import (
 // Config configures a drain replica.
 type Config struct {
 	config.Base
+	// CheckInterval is how often deadlines, time limits and node drains are
+	// looked at.
+	CheckInterval time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -39,6 +44,13 @@ type service struct {
 	bus  *bus.Bus
 	etcd *clientv3.Client
 	jobs *jobs.Store
+
+	drains    *store.Cache[domain.DrainRecord]
+	nodeState *store.Cache[domain.NodeState]
+	inventory *store.Cache[domain.Node]
+	live      *store.Cache[domain.Node]
+	allocs    *store.Cache[domain.Allocation]
+	running   *runningJobs
 }
 
 // Run serves until ctx ends.
@@ -48,6 +60,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.CheckInterval == 0 {
+		cfg.CheckInterval = 250 * time.Millisecond
 	}
 	log := cfg.Logger().With("service", "drain")
 	b, cli, err := cfg.Clients(ctx, "drain")
@@ -60,59 +75,52 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return errors.Wrap(err, "drain")
 	}
-	s := &service{cfg: cfg, log: log, bus: b, etcd: cli, jobs: js}
-	done, err := b.Consume(ctx, bus.ConsumerSpec{
+	s := &service{
+		cfg: cfg, log: log, bus: b, etcd: cli, jobs: js,
+		drains:    store.NewCache[domain.DrainRecord](cli, store.DrainsPrefix, log),
+		nodeState: store.NewCache[domain.NodeState](cli, store.NodeStatePrefix, log),
+		inventory: store.NewCache[domain.Node](cli, store.InventoryPrefix, log),
+		live:      store.NewCache[domain.Node](cli, store.NodesPrefix, log),
+		allocs:    store.NewCache[domain.Allocation](cli, store.AllocPrefix, log),
+		running:   newRunningJobs(),
+	}
+	for _, c := range []interface{ Run(context.Context) }{s.drains, s.nodeState, s.allocs, s.inventory, s.live} {
+		go c.Run(ctx)
+	}
+	go s.followJobs(ctx)
+
+	cancelDone, err := b.Consume(ctx, bus.ConsumerSpec{
 		Stream: subjects.StreamJobs, Durable: subjects.DurableDrain, Filter: subjects.Cancel,
 	}, log, s.handleCancel)
 	if err != nil {
 		return errors.Wrap(err, "drain")
 	}
-	log.Info("drain running")
-	<-done
-	return nil
-}
-
-// unknownJobRetries bounds how long a cancel for a job not (yet) admitted
-// is retried: a cancel published right after its submit may overtake it.
-const unknownJobRetries = 20
-
-// handleCancel cancels one job. Cancelling a finished job changes nothing.
-func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg) error {
-	var req domain.CancelRequest
-	if err := json.Unmarshal(msg.Data(), &req); err != nil || !jobspec.ValidID(req.JobID) {
-		return errs.MarkPermanent(errors.Newf("malformed cancel request (want {\"jobId\": ...}): %v", err))
-	}
-	reason := req.Reason
-	if reason == "" {
-		reason = "cancelled by user"
-	}
-	now := s.cfg.Now().UTC()
-	var attempt int
-	job, changed, err := s.jobs.Update(ctx, req.JobID, func(j *domain.Job) (bool, error) {
-		attempt = j.Attempt
-		return j.Finish(-1, domain.StateCancelled, reason, nil, now), nil
-	})
-	if errs.IsNotFound(err) {
-		if md, mdErr := msg.Metadata(); mdErr == nil && md.NumDelivered < unknownJobRetries {
-			return err // not admitted yet, perhaps: retry with backoff
-		}
-		return errs.MarkPermanent(err)
-	}
+	drainDone, err := b.Consume(ctx, bus.ConsumerSpec{
+		Stream: subjects.StreamJobs, Durable: subjects.DurableDrainReqs, Filter: subjects.Drain, Workers: 4,
+	}, log, s.handleDrainRequest)
 	if err != nil {
-		return err
+		return errors.Wrap(err, "drain")
 	}
-	// Release whatever the job holds, whether or not this delivery made the
-	// change (a previous one may have crashed before releasing).
-	if job.State == domain.StateCancelled {
-		if err := store.ReleaseJob(ctx, s.etcd, job.ID, attempt); err != nil {
-			return err
-		}
+	nodesDone, err := b.Consume(ctx, bus.ConsumerSpec{
+		Stream: subjects.StreamJobs, Durable: subjects.DurableNodeAdmin, Filter: subjects.NodesAll,
+	}, log, s.handleNodeRequest)
+	if err != nil {
+		return errors.Wrap(err, "drain")
 	}
-	if !changed {
-		return nil
+	sub, err := b.NC.QueueSubscribe(subjects.CheckpointAck, subjects.QueueDrain, s.handleAck(ctx))
+	if err != nil {
+		return errors.Wrap(err, "drain: subscribe to acks")
 	}
-	s.log.Info("job cancelled", "job", job.ID, "reason", reason)
-	ev := events.ForJob(events.Cancelled, job, now)
-	ev.Reason = reason
-	return s.bus.PublishEvent(ctx, ev)
+	defer func() { _ = sub.Unsubscribe() }()
+	listSub, err := b.NC.QueueSubscribe(subjects.NodeList, subjects.QueueDrain, s.handleNodeList)
+	if err != nil {
+		return errors.Wrap(err, "drain: subscribe to node list")
+	}
+	defer func() { _ = listSub.Unsubscribe() }()
+	go s.watchLoop(ctx)
+	log.Info("drain running")
+	<-cancelDone
+	<-drainDone
+	<-nodesDone
+	return nil
 }

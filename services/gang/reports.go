@@ -48,6 +48,17 @@ func (s *service) applyReport(ctx context.Context, r domain.Report) error {
 		}
 		return errs.MarkConflict(errors.New("re-apply exit after recording start"))
 	}
+	if r.Kind == domain.ReportExited || r.Kind == domain.ReportFailed {
+		job, _, err := s.jobs.Get(ctx, r.JobID)
+		if err != nil {
+			return err
+		}
+		if job.Drain != nil && job.Attempt == a.Attempt {
+			// Draining: ranks exiting is the drain's business (typically a
+			// trainer that checkpointed and quit). Record it; drain ends it.
+			return s.recordExit(ctx, a, rev, r.Node, r.ExitCode)
+		}
+	}
 	switch r.Kind {
 	case domain.ReportStarted:
 		return s.started(ctx, a, rev, r.Node)
@@ -127,24 +138,35 @@ func (s *service) exited(ctx context.Context, a domain.Allocation, rev int64, r 
 		code := r.ExitCode
 		return s.fail(ctx, a, fmt.Sprintf("ranks on node %s exited with code %d", r.Node, code), &code)
 	}
-	if a.Exited == nil {
-		a.Exited = map[string]int{}
-	}
-	a.Exited[r.Node] = 0
+	a.Exited = withExit(a.Exited, r.Node, 0)
 	if !a.AllExited() {
-		resp, err := s.etcd.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(store.AllocKey(a.JobID)), "=", rev)).
-			Then(clientv3.OpPut(store.AllocKey(a.JobID), store.MustJSON(a), clientv3.WithIgnoreLease())).Commit()
-		if err != nil {
-			return errors.Wrapf(err, "record ranks exited for job %s", errors.Safe(a.JobID))
-		}
-		if !resp.Succeeded {
-			return errs.MarkConflict(errors.Newf("allocation of job %s changed; retrying report", errors.Safe(a.JobID)))
-		}
-		return nil
+		return s.recordExit(ctx, a, rev, r.Node, 0)
 	}
 	zero := 0
 	return s.finish(ctx, a, domain.StateSucceeded, events.Succeeded, "", &zero)
+}
+
+// recordExit stores one node's exit on the allocation.
+func (s *service) recordExit(ctx context.Context, a domain.Allocation, rev int64, node string, code int) error {
+	a.Exited = withExit(a.Exited, node, code)
+	resp, err := s.etcd.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(store.AllocKey(a.JobID)), "=", rev)).
+		Then(clientv3.OpPut(store.AllocKey(a.JobID), store.MustJSON(a), clientv3.WithIgnoreLease())).Commit()
+	if err != nil {
+		return errors.Wrapf(err, "record ranks exited for job %s", errors.Safe(a.JobID))
+	}
+	if !resp.Succeeded {
+		return errs.MarkConflict(errors.Newf("allocation of job %s changed; retrying report", errors.Safe(a.JobID)))
+	}
+	return nil
+}
+
+func withExit(m map[string]int, node string, code int) map[string]int {
+	if m == nil {
+		m = map[string]int{}
+	}
+	m[node] = code
+	return m
 }
 
 // fail ends the gang as failed and releases it on every node.
@@ -177,7 +199,7 @@ func (s *service) finish(ctx context.Context, a domain.Allocation, state domain.
 		return nil
 	}
 	ev := events.ForJob(t, job, job.EndedAt)
-	ev.Reason, ev.ExitCode = job.Reason, job.ExitCode
+	ev.Reason, ev.ExitCode, ev.Timing = job.Reason, job.ExitCode, &job.Timing
 	return s.bus.PublishEvent(ctx, ev)
 }
 
@@ -203,10 +225,10 @@ func (s *service) requeue(ctx context.Context, a domain.Allocation, reason strin
 	s.log.Info("gang lost", "job", a.JobID, "attempt", a.Attempt, "reason", reason, "failed", failed)
 	if failed {
 		ev := events.ForJob(events.Failed, job, now)
-		ev.Attempt, ev.Reason = a.Attempt, job.Reason
+		ev.Attempt, ev.Reason, ev.Timing = a.Attempt, job.Reason, &job.Timing
 		return s.bus.PublishEvent(ctx, ev)
 	}
 	ev := events.ForJob(events.Requeued, job, now)
-	ev.Attempt, ev.Reason = a.Attempt, reason
+	ev.Attempt, ev.Reason, ev.Timing = a.Attempt, reason, &job.Timing
 	return s.bus.PublishEvent(ctx, ev)
 }

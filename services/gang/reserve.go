@@ -141,6 +141,8 @@ func assignments(job domain.Job, a domain.Allocation) []domain.Assignment {
 			NodeRank: np.NodeRank, NNodes: len(p.Nodes), WorldSize: p.WorldSize(),
 			MasterAddr: p.MasterAddr, MasterPort: p.MasterPort, Ranks: np.Ranks,
 			Command: job.Spec.Command, Env: job.Spec.Env,
+			RestartCount: a.Attempt - 1, Resume: job.LastCheckpoint, CheckpointDir: job.Spec.Checkpoint.Dir,
+			Workdir: job.Spec.Workdir,
 		})
 	}
 	return out

@@ -3,6 +3,7 @@ package placement
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"sort"
 	"sync"
@@ -171,7 +172,7 @@ func (s *scheduler) cycle(ctx context.Context) {
 		if busy {
 			continue
 		}
-		res := placement.Place(snap, placement.RequestFor(j.ID, j.Spec))
+		res := placement.Place(snap, placement.RequestForJob(j), now, seedFor(j))
 		switch res.Code {
 		case placement.Placed:
 			s.propose(ctx, j, *res.Placement, now)
@@ -282,4 +283,12 @@ func (s *scheduler) snapshot() *placement.Snapshot {
 	}
 	snap.Sort()
 	return snap
+}
+
+// seedFor derives a decision's seed from the job and attempt, so the same
+// decision can be replayed (STYLE rule 17).
+func seedFor(j domain.Job) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(j.ID))
+	return h.Sum64() ^ uint64(j.Attempt)
 }

@@ -22,8 +22,8 @@ func Streams(o StreamOptions) []jetstream.StreamConfig {
 	return []jetstream.StreamConfig{
 		{
 			Name:        subjects.StreamJobs,
-			Description: "Lockstep job requests: submissions and cancels",
-			Subjects:    []string{subjects.JobsAll},
+			Description: "Lockstep requests: submissions, cancels, drains, node drains",
+			Subjects:    []string{subjects.JobsAll, subjects.NodesAll},
 			Retention:   jetstream.WorkQueuePolicy,
 			Storage:     jetstream.FileStorage,
 			Replicas:    r,

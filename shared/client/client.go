@@ -50,25 +50,48 @@ func (c *Client) Close() { c.bus.Close() }
 // Bus exposes the connection for advanced callers (tests, load tests).
 func (c *Client) Bus() *bus.Bus { return c.bus }
 
+// SubmitOptions adjust a submission.
+type SubmitOptions struct {
+	// Workdir, when set and the spec has none, becomes the ranks' working
+	// directory (the CLI passes the directory it runs in, like sbatch).
+	Workdir string
+}
+
 // Submit validates a spec locally (same rules as admission), fills in an ID
 // when it has none, and publishes it. The returned ID is the job's ID; the
 // publish ack means the submission is durably accepted.
-func (c *Client) Submit(ctx context.Context, raw []byte) (string, error) {
+func (c *Client) Submit(ctx context.Context, raw []byte, opts ...SubmitOptions) (string, error) {
 	spec, err := jobspec.Parse(raw)
 	if err != nil {
 		return "", err
 	}
+	var o SubmitOptions
+	for _, opt := range opts {
+		o = opt
+	}
+	fill := map[string]any{}
 	if spec.ID == "" {
 		// Give the job its ID here so the caller can follow its events
 		// before admission has seen it.
+		spec.ID = NewID(spec.Name)
+		fill["id"] = spec.ID
+	}
+	if spec.Workdir == "" && o.Workdir != "" {
+		fill["workdir"] = o.Workdir
+	}
+	if len(fill) > 0 {
 		var m map[string]any
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return "", errors.Wrap(err, "re-encode spec")
 		}
-		spec.ID = NewID(spec.Name)
-		m["id"] = spec.ID
+		for k, v := range fill {
+			m[k] = v
+		}
 		if raw, err = json.Marshal(m); err != nil {
 			return "", errors.Wrap(err, "re-encode spec")
+		}
+		if _, err := jobspec.Parse(raw); err != nil {
+			return "", err
 		}
 	}
 	msg := nats.NewMsg(subjects.Submit)
@@ -217,5 +240,72 @@ func drain(cons jetstream.Consumer, fn func(events.Event) bool) error {
 		if n == 0 {
 			return nil
 		}
+	}
+}
+
+// Drain asks for a running job to checkpoint, then be requeued or
+// cancelled (domain.ThenRequeue / ThenCancel).
+func (c *Client) Drain(ctx context.Context, id string, kind domain.DrainKind, then domain.DrainThen, reason string) error {
+	if !jobspec.ValidID(id) {
+		return errors.Newf("%q is not a valid job ID", id)
+	}
+	msgID := "drain." + id + "." + time.Now().UTC().Format(time.RFC3339Nano)
+	return c.bus.PublishJSON(ctx, subjects.Drain, msgID, domain.DrainRequest{JobID: id, Kind: kind, Then: then, Reason: reason})
+}
+
+// DrainNode takes a node out of service: no new work, running gangs
+// checkpoint-drained and rescheduled. ResumeNode undoes it.
+func (c *Client) DrainNode(ctx context.Context, node, reason string) error {
+	return c.nodeRequest(ctx, subjects.NodeDrain, node, reason)
+}
+
+// ResumeNode returns a drained node to service.
+func (c *Client) ResumeNode(ctx context.Context, node string) error {
+	return c.nodeRequest(ctx, subjects.NodeResume, node, "")
+}
+
+func (c *Client) nodeRequest(ctx context.Context, subject, node, reason string) error {
+	if !subjects.Token(node) {
+		return errors.Newf("%q is not a valid node name", node)
+	}
+	msgID := subject + "." + node + "." + time.Now().UTC().Format(time.RFC3339Nano)
+	return c.bus.PublishJSON(ctx, subject, msgID, domain.NodeRequest{Node: node, Reason: reason})
+}
+
+// Nodes lists every node with its state and GPU use (answered by a drain
+// replica).
+func (c *Client) Nodes(ctx context.Context) ([]domain.NodeInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	msg, err := c.bus.NC.RequestWithContext(ctx, subjects.NodeList, nil)
+	if err != nil {
+		return nil, errors.WithHint(errors.Wrap(err, "list nodes"), "is a drain service running?")
+	}
+	var out []domain.NodeInfo
+	return out, errors.Wrap(json.Unmarshal(msg.Data, &out), "decode node list")
+}
+
+// Ack sends a rank's checkpoint acknowledgement and returns the drain
+// service's verdict. A request that reaches a replica just as it stops gets
+// no answer, so each try is short and the ack (idempotent) is sent again,
+// for up to 20 seconds.
+func (c *Client) Ack(ctx context.Context, ack domain.CheckpointAck) (domain.AckReply, error) {
+	data, err := json.Marshal(ack)
+	if err != nil {
+		return domain.AckReply{}, err
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		msg, err := c.bus.NC.RequestWithContext(tctx, subjects.CheckpointAck, data)
+		cancel()
+		if err == nil {
+			var reply domain.AckReply
+			return reply, errors.Wrap(json.Unmarshal(msg.Data, &reply), "decode ack reply")
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return domain.AckReply{}, errors.WithHint(errors.Wrap(err, "send checkpoint ack"), "is a drain service running?")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

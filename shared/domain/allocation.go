@@ -67,6 +67,13 @@ type Assignment struct {
 	Ranks      []Rank            `json:"ranks"`
 	Command    []string          `json:"command"`
 	Env        map[string]string `json:"env,omitempty"`
+	// RestartCount is how many times the job was requeued before this
+	// attempt; Resume is the checkpoint to resume from (nil: start fresh).
+	RestartCount  int            `json:"restartCount"`
+	Resume        *CheckpointRef `json:"resume,omitempty"`
+	CheckpointDir string         `json:"checkpointDir,omitempty"`
+	// Workdir is where ranks run; empty means the attempt's own directory.
+	Workdir string `json:"workdir,omitempty"`
 }
 
 // Claim is the value of a GPU or port claim key.

@@ -18,12 +18,14 @@ const (
 	StateFailed    State = "failed"
 	StateCancelled State = "cancelled"
 	StateRejected  State = "rejected"
+	// StateTimeout: the job reached its time limit (after a checkpoint drain).
+	StateTimeout State = "timeout"
 )
 
 // Terminal reports whether no further transition can happen.
 func (s State) Terminal() bool {
 	switch s {
-	case StateSucceeded, StateFailed, StateCancelled, StateRejected:
+	case StateSucceeded, StateFailed, StateCancelled, StateRejected, StateTimeout:
 		return true
 	}
 	return false
@@ -60,6 +62,14 @@ type Job struct {
 	Placement *Placement `json:"placement,omitempty"`
 	// ExitCode is set when the gang ran to an exit.
 	ExitCode *int `json:"exitCode,omitempty"`
+
+	// Drain is set while the gang is being drained.
+	Drain *Drain `json:"drain,omitempty"`
+	// LastCheckpoint is the last acknowledged checkpoint: the next attempt
+	// resumes from it (LOCKSTEP_RESUME_FROM).
+	LastCheckpoint *CheckpointRef `json:"lastCheckpoint,omitempty"`
+	// Timing holds η's terms, accumulated over attempts.
+	Timing Timing `json:"timing"`
 
 	MsgID       string    `json:"msgId,omitempty"`
 	SubmittedAt time.Time `json:"submittedAt"`

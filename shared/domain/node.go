@@ -1,5 +1,7 @@
 package domain
 
+import "time"
+
 // Node is what an agent registers about its machine.
 type Node struct {
 	Name string `json:"name"`
@@ -24,4 +26,27 @@ type NUMANode struct {
 	ID   int   `json:"id"`
 	GPUs []int `json:"gpus"`
 	CPUs []int `json:"cpus"`
+}
+
+// NodeState is an operator's decision about a node (key store.NodeStateKey):
+// a drained node gets no new work and its gangs are checkpoint-drained.
+type NodeState struct {
+	Drained bool      `json:"drained"`
+	Reason  string    `json:"reason,omitempty"`
+	Since   time.Time `json:"since"`
+}
+
+// NodeRequest is an operator's drain or resume of a node.
+type NodeRequest struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// NodeInfo is one row of `lockstep node list`.
+type NodeInfo struct {
+	Node     Node      `json:"node"`
+	Up       bool      `json:"up"`
+	State    NodeState `json:"state"`
+	GPUsUsed int       `json:"gpusUsed"`
+	Jobs     []string  `json:"jobs,omitempty"`
 }

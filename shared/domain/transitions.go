@@ -15,6 +15,7 @@ func (j *Job) Reserve(attempt int, p Placement, now time.Time) bool {
 		return false
 	}
 	j.State, j.Reason, j.Placement, j.ReservedAt = StateReserved, "", &p, now
+	j.Timing.GangWait = nonNegative(now.Sub(j.PendingSince))
 	return true
 }
 
@@ -24,6 +25,69 @@ func (j *Job) Run(attempt int, now time.Time) bool {
 		return false
 	}
 	j.State, j.RunningAt = StateRunning, now
+	j.Timing.SchedLatency += nonNegative(now.Sub(j.PendingSince))
+	return true
+}
+
+// stopClock closes the running interval of the current attempt: compute
+// up to the drain request (or now), and the drain itself.
+func (j *Job) stopClock(now time.Time) {
+	if j.State != StateRunning || j.RunningAt.IsZero() {
+		return
+	}
+	computeEnd := now
+	if j.Drain != nil {
+		computeEnd = j.Drain.RequestedAt
+		d := nonNegative(now.Sub(j.Drain.RequestedAt))
+		j.Timing.Drain += d
+		j.Timing.LastDrain = d
+	}
+	j.Timing.Compute += nonNegative(computeEnd.Sub(j.RunningAt))
+}
+
+func nonNegative(d time.Duration) time.Duration { return max(d, 0) }
+
+// StartDrain records a drain request on an active attempt. A second request
+// while one is in progress changes nothing, except that a cancel wins over
+// a requeue or a timeout (the job will not come back).
+func (j *Job) StartDrain(attempt int, d Drain) bool {
+	if !j.State.Active() || j.Attempt != attempt {
+		return false
+	}
+	if j.Drain != nil {
+		if d.Then == ThenCancel && j.Drain.Then != ThenCancel {
+			j.Drain.Then, j.Drain.Reason = ThenCancel, j.Drain.Reason+"; then "+d.Reason
+			return true
+		}
+		return false
+	}
+	j.Drain = &d
+	return true
+}
+
+// EndDrain completes a drain: the resources are released; the job is
+// requeued (charging no restart: nothing failed), cancelled or timed out.
+// ckpt, when not nil, is the checkpoint the drain produced.
+func (j *Job) EndDrain(attempt int, ckpt *CheckpointRef, reason string, now time.Time) bool {
+	if j.Drain == nil || j.Attempt != attempt || !j.State.Active() {
+		return false
+	}
+	j.stopClock(now)
+	if ckpt != nil {
+		j.LastCheckpoint = ckpt
+	}
+	then := j.Drain.Then
+	j.Drain = nil
+	switch then {
+	case ThenRequeue:
+		j.Attempt++
+		j.State, j.Reason, j.Placement, j.PendingSince = StatePending, reason, nil, now
+		j.ReservedAt, j.RunningAt = time.Time{}, time.Time{}
+	case ThenCancel:
+		j.State, j.Reason, j.EndedAt = StateCancelled, reason, now
+	case ThenTimeout:
+		j.State, j.Reason, j.EndedAt = StateTimeout, reason, now
+	}
 	return true
 }
 
@@ -33,7 +97,8 @@ func (j *Job) Finish(attempt int, state State, reason string, exitCode *int, now
 	if j.State.Terminal() || (attempt >= 0 && j.Attempt != attempt) {
 		return false
 	}
-	j.State, j.Reason, j.ExitCode, j.EndedAt = state, reason, exitCode, now
+	j.stopClock(now)
+	j.State, j.Reason, j.ExitCode, j.EndedAt, j.Drain = state, reason, exitCode, now, nil
 	return true
 }
 
@@ -44,6 +109,8 @@ func (j *Job) Requeue(attempt int, reason string, now time.Time) (changed, faile
 	if !j.State.Active() || j.Attempt != attempt {
 		return false, false
 	}
+	j.stopClock(now)
+	j.Drain = nil
 	if j.Restarts >= j.Spec.MaxRestarts() {
 		j.State, j.EndedAt = StateFailed, now
 		j.Reason = reason + " (restart budget of " + strconv.Itoa(j.Spec.MaxRestarts()) + " spent)"

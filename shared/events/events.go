@@ -31,12 +31,21 @@ const (
 	Failed    Type = "failed"
 	Cancelled Type = "cancelled"
 	Requeued  Type = "requeued"
+	// Draining: the gang was asked to checkpoint (signal sent); the event
+	// is also the per-job control message scripts can subscribe to.
+	Draining Type = "draining"
+	// Checkpointed: every expected rank acknowledged its checkpoint.
+	Checkpointed Type = "checkpointed"
+	// Timeout: the job reached its time limit and was drained.
+	Timeout Type = "timeout"
 )
 
 // Node event types.
 const (
-	NodeUp   Type = "node-up"
-	NodeDown Type = "node-down"
+	NodeUp      Type = "node-up"
+	NodeDown    Type = "node-down"
+	NodeDrained Type = "node-drained"
+	NodeResumed Type = "node-resumed"
 )
 
 // Event is the envelope of every event.
@@ -56,11 +65,17 @@ type Event struct {
 	Placement *domain.Placement `json:"placement,omitempty"`
 	// Epoch distinguishes repeated node events (the registration's lease).
 	Epoch int64 `json:"epoch,omitempty"`
+	// Drain details (draining, checkpointed).
+	Drain      *domain.Drain         `json:"drain,omitempty"`
+	Signal     string                `json:"signal,omitempty"`
+	Checkpoint *domain.CheckpointRef `json:"checkpoint,omitempty"`
+	// Timing, on final events and requeues: η's terms so far.
+	Timing *domain.Timing `json:"timing,omitempty"`
 }
 
 // Subject is where the event is published.
 func (e Event) Subject() string {
-	if e.Type == NodeUp || e.Type == NodeDown {
+	if e.IsNodeEvent() {
 		return subjects.NodeEvent(e.Node, string(e.Type))
 	}
 	return subjects.JobEvent(e.JobID, string(e.Type))
@@ -73,12 +88,23 @@ func (e Event) DedupID() string {
 	switch e.Type {
 	case NodeUp, NodeDown:
 		return fmt.Sprintf("node.%s.%s.%d", e.Node, e.Type, e.Epoch)
+	case NodeDrained, NodeResumed:
+		return fmt.Sprintf("node.%s.%s.%d", e.Node, e.Type, e.Time.UnixNano())
 	case Conflict:
 		// Several conflicts can hit one attempt; each is its own event. A
 		// re-emitted conflict is informational, so a duplicate is harmless.
 		return fmt.Sprintf("job.%s.%d.%s.%d", e.JobID, e.Attempt, e.Type, e.Time.UnixNano())
 	}
 	return fmt.Sprintf("job.%s.%d.%s", e.JobID, e.Attempt, e.Type)
+}
+
+// IsNodeEvent reports whether the event is about a node, not a job.
+func (e Event) IsNodeEvent() bool {
+	switch e.Type {
+	case NodeUp, NodeDown, NodeDrained, NodeResumed:
+		return true
+	}
+	return false
 }
 
 // ForJob starts a job event of the given type.

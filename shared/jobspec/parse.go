@@ -78,18 +78,43 @@ func (s Spec) semanticChecks() []validate.FieldError {
 		out = append(out, validate.Errorf("gang.tasksPerNode",
 			"%d ranks cannot share %d GPUs evenly; tasksPerNode must divide gpusPerNode", s.Gang.TasksPerNode, s.Gang.GPUsPerNode))
 	}
-	if s.TimeLimit != "" {
-		d, err := time.ParseDuration(s.TimeLimit)
-		switch {
-		case err != nil:
-			out = append(out, validate.Errorf("timeLimit", "%v", err))
-		case d <= 0:
-			out = append(out, validate.Errorf("timeLimit", "must be positive"))
-		case d > 365*24*time.Hour:
-			out = append(out, validate.Errorf("timeLimit", "%s is more than a year", d))
+	for _, d := range []struct{ field, value string }{
+		{"timeLimit", s.TimeLimit},
+		{"topology.waitForSwitches", s.Topology.WaitForSwitches},
+		{"topology.preferredWait", s.Topology.PreferredWait},
+		{"checkpoint.gracePeriod", s.Checkpoint.GracePeriod},
+	} {
+		if fe, ok := checkDuration(d.field, d.value); !ok {
+			out = append(out, fe)
 		}
 	}
+	if s.Topology.WaitForSwitches != "" && s.Topology.MaxSwitches == 0 {
+		out = append(out, validate.Errorf("topology.waitForSwitches", "only means something with topology.maxSwitches"))
+	}
+	if s.Topology.PreferredWait != "" && s.Topology.Preferred == "" {
+		out = append(out, validate.Errorf("topology.preferredWait", "only means something with topology.preferred"))
+	}
+	if s.Topology.MaxSwitches > s.Gang.Nodes {
+		out = append(out, validate.Errorf("topology.maxSwitches", "%d is more than the gang's %d nodes", s.Topology.MaxSwitches, s.Gang.Nodes))
+	}
 	return out
+}
+
+// checkDuration validates an optional positive duration of at most a year.
+func checkDuration(field, value string) (validate.FieldError, bool) {
+	if value == "" {
+		return validate.FieldError{}, true
+	}
+	d, err := time.ParseDuration(value)
+	switch {
+	case err != nil:
+		return validate.Errorf(field, "%v", err), false
+	case d <= 0:
+		return validate.Errorf(field, "must be positive"), false
+	case d > 365*24*time.Hour:
+		return validate.Errorf(field, "%s is more than a year", d), false
+	}
+	return validate.FieldError{}, true
 }
 
 // idPattern is the job-ID rule (a DNS label), also in the schema.

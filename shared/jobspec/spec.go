@@ -12,8 +12,11 @@ type Spec struct {
 	Gang          Gang              `json:"gang"`
 	Command       []string          `json:"command"`
 	Env           map[string]string `json:"env,omitempty"`
+	Workdir       string            `json:"workdir,omitempty"`
 	TimeLimit     string            `json:"timeLimit,omitempty"`
 	RestartPolicy RestartPolicy     `json:"restartPolicy"`
+	Topology      Topology          `json:"topology"`
+	Checkpoint    Checkpoint        `json:"checkpoint"`
 }
 
 // Gang is the shape of the gang: nodes × gpusPerNode, split into
@@ -23,17 +26,43 @@ type Gang struct {
 	GPUsPerNode  int `json:"gpusPerNode"`
 	TasksPerNode int `json:"tasksPerNode,omitempty"`
 	CPUsPerTask  int `json:"cpusPerTask,omitempty"`
+	// GPUBind is "closest" (GPUs and cores of a rank on one NUMA node) or
+	// "none".
+	GPUBind string `json:"gpuBind,omitempty"`
+}
+
+// Topology constrains placement over the switch tree.
+type Topology struct {
+	MaxSwitches     int    `json:"maxSwitches,omitempty"`
+	WaitForSwitches string `json:"waitForSwitches,omitempty"`
+	Required        string `json:"required,omitempty"`
+	Preferred       string `json:"preferred,omitempty"`
+	PreferredWait   string `json:"preferredWait,omitempty"`
+}
+
+// Checkpoint says how the job checkpoints when it must stop early.
+type Checkpoint struct {
+	Signal      string `json:"signal,omitempty"`
+	GracePeriod string `json:"gracePeriod,omitempty"`
+	Dir         string `json:"dir,omitempty"`
+	// Ack is "all" (every rank acknowledges) or "rank0".
+	Ack string `json:"ack,omitempty"`
 }
 
 // RestartPolicy bounds how often a job is requeued after losing its gang.
 type RestartPolicy struct {
 	MaxRestarts *int `json:"maxRestarts,omitempty"`
+	// RequeueOnTimeLimit requeues (after a checkpoint) a job that reached
+	// its time limit instead of ending it as timeout.
+	RequeueOnTimeLimit bool `json:"requeueOnTimeLimit,omitempty"`
 }
 
 // Defaults.
 const (
 	DefaultQueue       = "default"
 	DefaultMaxRestarts = 3
+	DefaultSignal      = "SIGUSR1"
+	DefaultGrace       = 120 * time.Second
 	// MaxSpecBytes bounds a submission; larger ones are rejected.
 	MaxSpecBytes = 256 << 10
 )
@@ -58,5 +87,38 @@ func (s Spec) MaxRestarts() int {
 // Limit is the parsed time limit; zero means none.
 func (s Spec) Limit() time.Duration {
 	d, _ := time.ParseDuration(s.TimeLimit) // validated by Parse
+	return d
+}
+
+// Grace is the checkpoint grace period.
+func (s Spec) Grace() time.Duration {
+	if s.Checkpoint.GracePeriod == "" {
+		return DefaultGrace
+	}
+	d, _ := time.ParseDuration(s.Checkpoint.GracePeriod) // validated by Parse
+	return d
+}
+
+// Signal is the checkpoint signal's name.
+func (s Spec) Signal() string {
+	if s.Checkpoint.Signal == "" {
+		return DefaultSignal
+	}
+	return s.Checkpoint.Signal
+}
+
+// SwitchWait is how long the job waits for maxSwitches; 0 with maxSwitches
+// set means indefinitely (reported by the second result).
+func (s Spec) SwitchWait() (time.Duration, bool) {
+	if s.Topology.WaitForSwitches == "" {
+		return 0, false
+	}
+	d, _ := time.ParseDuration(s.Topology.WaitForSwitches)
+	return d, true
+}
+
+// PreferredWait is how long the preferred level is waited for.
+func (s Spec) PreferredWait() time.Duration {
+	d, _ := time.ParseDuration(s.Topology.PreferredWait)
 	return d
 }

@@ -2,170 +2,162 @@ package placement
 
 import (
 	"fmt"
-	"sort"
-
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/jobspec"
+	"time"
 )
 
-// Code says whether a gang was placed, and if not, whether waiting helps.
-type Code string
-
-const (
-	// Placed: Result.Placement is valid.
-	Placed Code = "Placed"
-	// Wait: the gang fits the cluster but not its free GPUs now.
-	Wait Code = "Wait"
-	// Unschedulable: the gang can never fit this cluster.
-	Unschedulable Code = "Unschedulable"
-)
-
-// Request is the part of a job placement needs.
-type Request struct {
-	JobID        string `json:"jobId"`
-	Nodes        int    `json:"nodes"`
-	GPUsPerNode  int    `json:"gpusPerNode"`
-	TasksPerNode int    `json:"tasksPerNode"`
-	CPUsPerTask  int    `json:"cpusPerTask,omitempty"`
-}
-
-// RequestFor extracts a Request from a spec.
-func RequestFor(jobID string, s jobspec.Spec) Request {
-	return Request{
-		JobID:        jobID,
-		Nodes:        s.Gang.Nodes,
-		GPUsPerNode:  s.Gang.GPUsPerNode,
-		TasksPerNode: s.Gang.TasksPerNode,
-		CPUsPerTask:  s.Gang.CPUsPerTask,
-	}
-}
-
-// Result is a decision with its explanation.
-type Result struct {
-	Code      Code              `json:"code"`
-	Placement *domain.Placement `json:"placement,omitempty"`
-	// Reason explains Wait and Unschedulable in numbers.
-	Reason string `json:"reason,omitempty"`
-}
-
-// Place chooses nodes and GPU indices for a gang on snap. It prefers the
-// fewest leaf switches, and among those, leaves already partly used
-// (best fit), keeping whole leaves free for big gangs. The same snapshot and
-// request always give the same answer.
-func Place(snap *Snapshot, req Request) Result {
-	if req.Nodes <= 0 || req.GPUsPerNode <= 0 || req.TasksPerNode <= 0 {
-		return Result{Code: Unschedulable, Reason: "gang has no GPUs"}
-	}
-	fitTotal, fitNow := 0, 0
-	var candidates []NodeView
-	for _, nv := range snap.Nodes {
-		if nv.Node.GPUs >= req.GPUsPerNode {
-			fitTotal++
-		}
-		if nv.Up && len(nv.Free) >= req.GPUsPerNode {
-			fitNow++
-			candidates = append(candidates, nv)
+// Place chooses nodes, GPUs, cores and a MASTER_PORT for a gang on snap.
+// It is a pure function of its arguments: no I/O, no clock (now is the
+// decision time, used only for the bounded waits), no global randomness
+// (seed only orders candidates that are equal in every respect), so the
+// same inputs always give the same Result. It reads snap and caches a
+// derived index in it, but does not change the cluster state; call Take
+// to commit the result. See doc.go for the algorithm.
+func Place(snap *Snapshot, req Request, now time.Time, seed uint64) Result {
+	req, err := req.normalized()
+	if err != nil {
+		return Result{
+			Code: Unschedulable, ReasonCode: ReasonInvalidRequest,
+			Reason: ReasonInvalidRequest + ": " + err.Error(), Detail: err.Error(),
 		}
 	}
-	if fitTotal < req.Nodes {
-		return Result{Code: Unschedulable, Reason: fmt.Sprintf(
-			"needs %d nodes with %d GPUs; the cluster has %d such nodes", req.Nodes, req.GPUsPerNode, fitTotal)}
+	x := snap.prepared()
+	if x.err != nil {
+		return Result{
+			Code: Error, ReasonCode: ReasonTopologyError,
+			Reason: ReasonTopologyError + ": node labels are inconsistent",
+			Detail: x.err.Error(),
+		}
 	}
-	if fitNow < req.Nodes {
-		return Result{Code: Wait, Reason: fmt.Sprintf(
-			"%s: needs %d nodes with %d free GPUs; %d have them now", domain.ReasonResources, req.Nodes, req.GPUsPerNode, fitNow)}
-	}
-	chosen := chooseNodes(candidates, req)
-	port, ok := freePort(snap, chosen[0].Node.Addr)
-	if !ok {
-		return Result{Code: Wait, Reason: fmt.Sprintf("%s: no free MASTER_PORT on %s", domain.ReasonResources, chosen[0].Node.Addr)}
-	}
-	p := build(chosen, req, port)
-	return Result{Code: Placed, Placement: &p}
+	d := &decision{snap: snap, x: x, req: req, now: now, seed: seed}
+	d.cur = newSearcher(evaluate(newCycleState(snap, x, req, false)), seed)
+	defer d.cur.e.recycle()
+	return d.place()
 }
 
-// chooseNodes groups candidates by leaf and fills the gang from as few
-// leaves as possible: first the single leaf that fits with the least room
-// to spare, else leaves in order of most fitting nodes.
-func chooseNodes(cands []NodeView, req Request) []NodeView {
-	byLeaf := map[string][]NodeView{}
-	var leaves []string
-	for _, nv := range cands {
-		if _, ok := byLeaf[nv.Node.Leaf]; !ok {
-			leaves = append(leaves, nv.Node.Leaf)
-		}
-		byLeaf[nv.Node.Leaf] = append(byLeaf[nv.Node.Leaf], nv)
+// decision is one Place call.
+type decision struct {
+	snap *Snapshot
+	x    *index
+	req  Request
+	now  time.Time
+	seed uint64
+	cur  *searcher // on the free resources now
+	capS *searcher // on the whole cluster, idle; built on demand
+}
+
+func (d *decision) capacity() *searcher {
+	if d.capS == nil {
+		d.capS = newSearcher(capacityEval(d.snap, d.x, d.req), d.seed)
 	}
-	// Within a leaf, prefer nodes with the fewest free GPUs (best fit).
-	for _, l := range leaves {
-		ns := byLeaf[l]
-		sort.SliceStable(ns, func(i, j int) bool {
-			if len(ns[i].Free) != len(ns[j].Free) {
-				return len(ns[i].Free) < len(ns[j].Free)
+	return d.capS
+}
+
+// soft is a constraint with a bounded wait: maxSwitches or preferred.
+type soft struct {
+	name     string // for explanations: "maxSwitches 1", "preferred leaf"
+	code     string // reason code while waiting
+	apply    func(constraint) constraint
+	deadline time.Time
+	waiting  bool   // the wait runs and the constraint can be met at all
+	never    string // why it can never be met on this cluster, if so
+}
+
+// blocking names the waiting constraint the gang waits for: the first
+// without which (the others kept) it would place now.
+func (d *decision) blocking(hard constraint, waiting []*soft) *soft {
+	for _, s := range waiting {
+		con := hard
+		for _, o := range waiting {
+			if o != s {
+				con = o.apply(con)
 			}
-			return ns[i].Node.Name < ns[j].Node.Name
+		}
+		if _, ok := d.cur.search(con); ok {
+			return s
+		}
+	}
+	return waiting[0]
+}
+
+func (d *decision) softs() []*soft {
+	t := d.req.Topology
+	var out []*soft
+	if t.Preferred != LevelNone {
+		out = append(out, &soft{
+			name: "preferred " + string(t.Preferred), code: ReasonWaitingForTopology,
+			apply:    func(c constraint) constraint { return c.with(t.Preferred) },
+			deadline: d.req.PendingSince.Add(t.PreferredWait),
 		})
 	}
-	best := ""
-	for _, l := range leaves {
-		if len(byLeaf[l]) >= req.Nodes && (best == "" || len(byLeaf[l]) < len(byLeaf[best]) ||
-			(len(byLeaf[l]) == len(byLeaf[best]) && l < best)) {
-			best = l
-		}
-	}
-	if best != "" {
-		return byLeaf[best][:req.Nodes]
-	}
-	sort.SliceStable(leaves, func(i, j int) bool {
-		if len(byLeaf[leaves[i]]) != len(byLeaf[leaves[j]]) {
-			return len(byLeaf[leaves[i]]) > len(byLeaf[leaves[j]])
-		}
-		return leaves[i] < leaves[j]
-	})
-	var out []NodeView
-	for _, l := range leaves {
-		for _, nv := range byLeaf[l] {
-			if len(out) == req.Nodes {
-				return out
-			}
-			out = append(out, nv)
-		}
+	if t.MaxSwitches > 0 {
+		out = append(out, &soft{
+			name: fmt.Sprintf("maxSwitches %d", t.MaxSwitches), code: ReasonWaitingForSwitches,
+			apply:    func(c constraint) constraint { return c.withMaxLeaves(t.MaxSwitches) },
+			deadline: d.req.PendingSince.Add(t.WaitForSwitches),
+		})
 	}
 	return out
 }
 
-// build assigns GPU indices and ranks: node rank follows the chosen order,
-// ranks are dense, each rank gets GPUsPerNode/TasksPerNode GPUs.
-func build(nodes []NodeView, req Request, port int) domain.Placement {
-	per := req.GPUsPerNode / req.TasksPerNode
-	p := domain.Placement{MasterAddr: nodes[0].Node.Addr, MasterPort: port}
-	leafSeen := map[string]bool{}
-	rank := 0
-	for i, nv := range nodes {
-		gpus := append([]int(nil), nv.Free[:req.GPUsPerNode]...)
-		np := domain.NodePlacement{Node: nv.Node.Name, NodeRank: i, GPUs: gpus}
-		for local := 0; local < req.TasksPerNode; local++ {
-			np.Ranks = append(np.Ranks, domain.Rank{
-				Rank: rank, LocalRank: local, GPUs: append([]int(nil), gpus[local*per:(local+1)*per]...),
-			})
-			rank++
+// place applies the constraints in order:
+//  1. the required level and every soft constraint;
+//  2. failing that, soft constraints whose wait is over, or that can never
+//     be met on this cluster, are dropped (keeping as many as still
+//     place), and a placement found so is marked Relaxed;
+//  3. failing that, the gang waits: for a soft constraint still waiting if
+//     it would place without it, else for resources (or for its required
+//     level); it is Unschedulable when even the idle cluster cannot hold
+//     it within the required level.
+func (d *decision) place() Result {
+	hard := constraint{}.with(d.req.Topology.Required)
+	softs := d.softs()
+	full := hard
+	for _, s := range softs {
+		full = s.apply(full)
+	}
+	if ch, ok := d.cur.search(full); ok {
+		return d.placed(ch, nil)
+	}
+	keep := hard
+	var waiting, dropped []*soft
+	for _, s := range softs {
+		if _, ok := d.capacity().search(s.apply(hard)); !ok {
+			s.never = d.explainMiss(d.capacity(), s.apply(hard))
 		}
-		p.Nodes = append(p.Nodes, np)
-		if !leafSeen[nv.Node.Leaf] {
-			leafSeen[nv.Node.Leaf] = true
-			p.Leaves = append(p.Leaves, nv.Node.Leaf)
+		s.waiting = s.never == "" && d.now.Before(s.deadline)
+		if s.waiting {
+			waiting = append(waiting, s)
+			keep = s.apply(keep)
+		} else {
+			dropped = append(dropped, s)
 		}
 	}
-	return p
-}
-
-func freePort(snap *Snapshot, addr string) (int, bool) {
-	base, count := snap.PortBase, snap.PortCount
-	used := snap.UsedPorts[addr]
-	for p := base; p < base+count; p++ {
-		if !used[p] {
-			return p, true
+	if len(dropped) > 0 {
+		// Keep as many dropped constraints as still place: with two, try
+		// each alone (preferred first) before neither.
+		if len(dropped) == 2 {
+			for k, s := range dropped {
+				if ch, ok := d.cur.search(s.apply(keep)); ok {
+					return d.placed(ch, dropped[1-k:2-k])
+				}
+			}
+		}
+		if ch, ok := d.cur.search(keep); ok {
+			return d.placed(ch, dropped)
 		}
 	}
-	return 0, false
+	if len(waiting) > 0 {
+		if _, ok := d.cur.search(hard); ok {
+			return d.waitFor(d.blocking(hard, waiting), keep)
+		}
+	}
+	if _, ok := d.capacity().search(hard); !ok {
+		return d.unschedulable(hard)
+	}
+	if hard != (constraint{}) {
+		if _, ok := d.cur.search(constraint{}); ok {
+			return d.wait(ReasonRequiredTopology, hard)
+		}
+	}
+	return d.wait(ReasonResources, hard)
 }

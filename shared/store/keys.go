@@ -9,6 +9,8 @@
 //	ports/<addr>/<port>       domain.Claim for MASTER_PORT, same lifetime as GPU claims
 //	alloc/<job>               domain.Allocation, same lifetime as claims
 //	assign/<node>/<job>       domain.Assignment, same lifetime as claims
+//	drains/<job>              domain.DrainRecord, no lease: a drain in progress
+//	nodestate/<node>          domain.NodeState, no lease: an operator's drain of a node
 //	election/<service>        concurrency.Election keys for singletons
 package store
 
@@ -30,7 +32,15 @@ const (
 	AllocPrefix     = Prefix + "alloc/"
 	AssignPrefix    = Prefix + "assign/"
 	ElectionPrefix  = Prefix + "election/"
+	DrainsPrefix    = Prefix + "drains/"
+	NodeStatePrefix = Prefix + "nodestate/"
 )
+
+// DrainKey is a job's drain record.
+func DrainKey(job string) string { return DrainsPrefix + job }
+
+// NodeStateKey is a node's administrative state.
+func NodeStateKey(node string) string { return NodeStatePrefix + node }
 
 // Lease and timing defaults.
 const (

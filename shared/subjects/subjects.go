@@ -38,8 +38,23 @@ const (
 	Submit = prefix + ".jobs.submit"
 	// Cancel carries a cancel request ({"jobId": ..., "reason": ...}).
 	Cancel = prefix + ".jobs.cancel"
+	// Drain carries a drain request (domain.DrainRequest): checkpoint, then
+	// requeue or cancel.
+	Drain = prefix + ".jobs.drain"
+	// CheckpointAck is a request/reply subject (core NATS, answered by the
+	// drain replicas as a queue group): a rank's "checkpoint done".
+	CheckpointAck = prefix + ".drain.ack"
 	// JobsAll matches every request subject.
 	JobsAll = prefix + ".jobs.>"
+
+	// NodeDrain and NodeResume carry an operator's node drain and resume
+	// (domain.NodeRequest); NodesAll matches both.
+	NodeDrain  = prefix + ".nodes.drain"
+	NodeResume = prefix + ".nodes.resume"
+	NodesAll   = prefix + ".nodes.>"
+	// NodeList is a request/reply subject answered by drain replicas with
+	// every node's state and GPU use.
+	NodeList = prefix + ".admin.nodes"
 
 	// EventsAll matches every event.
 	EventsAll = prefix + ".events.>"
@@ -69,6 +84,10 @@ const (
 	DurableGang      = "gang-reserve"
 	DurableReports   = "gang-report"
 	DurableDrain     = "drain-cancel"
+	DurableDrainReqs = "drain-requests"
+	DurableNodeAdmin = "drain-nodes"
+	// QueueDrain is the queue group of drain replicas answering acks.
+	QueueDrain = "drain"
 )
 
 // Header keys.

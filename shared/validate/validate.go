@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -87,6 +88,11 @@ func (s *Schema) Check(raw []byte) []FieldError {
 // empty; such a leaf inherits the nearest located ancestor's field.
 func collect(e *jsonschema.ValidationError, p *message.Printer, parent string, out *[]FieldError) {
 	field := strings.Join(e.InstanceLocation, ".")
+	if _, ok := e.ErrorKind.(*kind.PropertyNames); ok {
+		// The library shares (and later overwrites) the instance location
+		// slice of propertyNames errors; the schema location is reliable.
+		field = fieldFromSchemaURL(e.SchemaURL)
+	}
 	if field == "" {
 		field = parent
 	}
@@ -97,6 +103,21 @@ func collect(e *jsonschema.ValidationError, p *message.Printer, parent string, o
 	for _, c := range e.Causes {
 		collect(c, p, field, out)
 	}
+}
+
+// fieldFromSchemaURL turns ".../schema.json#/properties/env/propertyNames"
+// into "env".
+func fieldFromSchemaURL(u string) string {
+	_, frag, _ := strings.Cut(u, "#")
+	parts := strings.Split(frag, "/")
+	var names []string
+	for i := 0; i+1 < len(parts); i++ {
+		if parts[i] == "properties" {
+			names = append(names, parts[i+1])
+			i++
+		}
+	}
+	return strings.Join(names, ".")
 }
 
 func dedupe(in []FieldError) []FieldError {

@@ -1,0 +1,175 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+// The checkpoint half of draining, on the node: when a drain record appears
+// for a gang running here, send its ranks the checkpoint signal once, then
+// watch each expected rank's ack file (LOCKSTEP_CHECKPOINT_ACK) and forward
+// what it says to the drain service. A rank may also acknowledge itself
+// with `lockstep ckpt-done`; both end up as the same request.
+
+// followDrains runs until ctx ends.
+func (a *agent) followDrains(ctx context.Context) {
+	drains := store.NewCache[domain.DrainRecord](a.etcd, store.DrainsPrefix, a.log)
+	drains.OnChange = func(_ string, rec, _ *domain.DrainRecord) {
+		if rec != nil {
+			a.exec.checkpoint(ctx, *rec, a.sendAck)
+		}
+	}
+	drains.Run(ctx)
+}
+
+// signals maps the spec's signal names.
+var signals = map[string]syscall.Signal{
+	"SIGUSR1": syscall.SIGUSR1, "SIGUSR2": syscall.SIGUSR2, "SIGTERM": syscall.SIGTERM,
+	"SIGINT": syscall.SIGINT, "SIGHUP": syscall.SIGHUP,
+}
+
+// checkpoint signals the local ranks of a draining gang (once per drain)
+// and starts watching their ack files.
+func (e *executor) checkpoint(ctx context.Context, rec domain.DrainRecord, send func(context.Context, domain.CheckpointAck) error) {
+	e.mu.Lock()
+	g, ok := e.gangs[rec.JobID]
+	if !ok || g.as.Attempt != rec.Attempt || g.drainSignalled.Equal(rec.Drain.RequestedAt) {
+		e.mu.Unlock()
+		return
+	}
+	g.drainSignalled = rec.Drain.RequestedAt
+	e.mu.Unlock()
+
+	sig, ok := signals[rec.Signal]
+	if !ok {
+		sig = syscall.SIGUSR1
+	}
+	e.log.Info("asking ranks to checkpoint", "job", rec.JobID, "signal", rec.Signal, "reason", rec.Drain.Reason)
+	e.signalAll(g, sig)
+
+	expected := map[int]bool{}
+	for _, r := range rec.Expected {
+		expected[r] = true
+	}
+	dir := filepath.Join(e.cfg.DataDir, "jobs", rec.JobID, strconv.Itoa(rec.Attempt))
+	for _, r := range g.as.Ranks {
+		if expected[r.Rank] {
+			go e.watchAck(ctx, g, ackFile(dir, r.Rank), domain.CheckpointAck{JobID: rec.JobID, Attempt: rec.Attempt, Rank: r.Rank}, send)
+		}
+	}
+}
+
+// watchAck polls one rank's ack file until it has content (then forwards
+// it), the gang is gone, or ctx ends.
+func (e *executor) watchAck(ctx context.Context, g *localGang, path string, ack domain.CheckpointAck, send func(context.Context, domain.CheckpointAck) error) {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.done:
+			// Ranks exited; a last look, since a rank may write and exit.
+		case <-t.C:
+		}
+		raw, err := os.ReadFile(path)
+		if err == nil && len(strings.TrimSpace(string(raw))) > 0 {
+			step, ckptPath, perr := ParseAck(raw)
+			if perr != nil {
+				e.log.Warn("unreadable checkpoint ack file", "file", path, "err", perr)
+				return
+			}
+			ack.Step, ack.Path = step, ckptPath
+			if err := send(ctx, ack); err != nil {
+				e.log.Warn("checkpoint ack refused", "job", ack.JobID, "rank", ack.Rank, "err", err)
+			}
+			return
+		}
+		if isClosed(g.done) {
+			return
+		}
+	}
+}
+
+// ackFile is where a rank writes its acknowledgement.
+func ackFile(dir string, rank int) string {
+	return filepath.Join(dir, "checkpoint-ack-rank-"+strconv.Itoa(rank))
+}
+
+// ParseAck reads an ack file. Accepted forms, so a shell script can write
+// one with echo: JSON {"step": 120, "path": "/ckpt/120"}; "step=120
+// path=/ckpt/120"; or a bare step number.
+func ParseAck(raw []byte) (step int64, path string, err error) {
+	s := strings.TrimSpace(string(raw))
+	if strings.HasPrefix(s, "{") {
+		var v struct {
+			Step *int64 `json:"step"`
+			Path string `json:"path"`
+		}
+		if err := json.Unmarshal([]byte(s), &v); err != nil || v.Step == nil {
+			return 0, "", errors.Newf("want {\"step\": N, \"path\": \"...\"}, got %q", s)
+		}
+		return *v.Step, v.Path, nil
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, "", nil
+	}
+	found := false
+	for _, f := range strings.Fields(s) {
+		k, v, ok := strings.Cut(f, "=")
+		switch {
+		case !ok:
+			return 0, "", errors.Newf("want step=N path=P, got %q", f)
+		case k == "step":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return 0, "", errors.Newf("step %q is not a number", v)
+			}
+			step, found = n, true
+		case k == "path":
+			path = v
+		}
+	}
+	if !found {
+		return 0, "", errors.Newf("no step in %q", s)
+	}
+	return step, path, nil
+}
+
+// sendAck forwards an ack to the drain service and waits for its verdict,
+// retrying while no drain replica answers.
+func (a *agent) sendAck(ctx context.Context, ack domain.CheckpointAck) error {
+	data, _ := json.Marshal(ack)
+	for i := range 20 {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		msg, err := a.bus.NC.RequestWithContext(rctx, subjects.CheckpointAck, data)
+		cancel()
+		if err == nil {
+			var reply domain.AckReply
+			if err := json.Unmarshal(msg.Data, &reply); err != nil {
+				return errors.Wrap(err, "decode ack reply")
+			}
+			if !reply.OK {
+				return errors.New(reply.Error)
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		sleep(ctx, time.Duration(i+1)*100*time.Millisecond)
+	}
+	return errors.New("no drain service answered")
+}

@@ -1,0 +1,74 @@
+package drain
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/store"
+)
+
+// handleAck answers checkpoint acknowledgements (request/reply). An ack that
+// does not match a drain in progress (no drain, another attempt, a rank not
+// asked to acknowledge) is refused and changes nothing. The last expected
+// ack completes the drain before the reply.
+func (s *service) handleAck(ctx context.Context) nats.MsgHandler {
+	return func(msg *nats.Msg) {
+		reply := s.ack(ctx, msg.Data)
+		data, _ := json.Marshal(reply)
+		_ = msg.Respond(data)
+	}
+}
+
+func (s *service) ack(ctx context.Context, data []byte) domain.AckReply {
+	var a domain.CheckpointAck
+	if err := json.Unmarshal(data, &a); err != nil || !jobspec.ValidID(a.JobID) {
+		return domain.AckReply{Error: fmt.Sprintf("malformed ack (want {\"jobId\", \"attempt\", \"rank\", \"step\", \"path\"}): %v", err)}
+	}
+	for range 20 {
+		var rec domain.DrainRecord
+		found, rev, err := store.GetJSON(ctx, s.etcd, store.DrainKey(a.JobID), &rec)
+		switch {
+		case err != nil:
+			return domain.AckReply{Error: err.Error()}
+		case !found:
+			return domain.AckReply{Error: fmt.Sprintf("job %s is not draining: nothing to acknowledge", a.JobID)}
+		case rec.Attempt != a.Attempt:
+			return domain.AckReply{Error: fmt.Sprintf("job %s is draining attempt %d, not %d", a.JobID, rec.Attempt, a.Attempt)}
+		case !slices.Contains(rec.Expected, a.Rank):
+			return domain.AckReply{Error: fmt.Sprintf("rank %d of job %s is not asked to acknowledge (ack: %v)", a.Rank, a.JobID, rec.Expected)}
+		}
+		if prev, ok := rec.Acks[a.Rank]; ok && prev.Step == a.Step && prev.Path == a.Path {
+			return domain.AckReply{OK: true, Complete: rec.Acked()}
+		}
+		if rec.Acks == nil {
+			rec.Acks = map[int]domain.CheckpointRef{}
+		}
+		rec.Acks[a.Rank] = domain.CheckpointRef{Step: a.Step, Path: a.Path, Rank: a.Rank, Attempt: a.Attempt, At: s.cfg.Now().UTC()}
+		resp, err := s.etcd.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(store.DrainKey(a.JobID)), "=", rev)).
+			Then(clientv3.OpPut(store.DrainKey(a.JobID), store.MustJSON(rec))).Commit()
+		if err != nil {
+			return domain.AckReply{Error: errors.Wrap(err, "record ack").Error()}
+		}
+		if !resp.Succeeded {
+			continue // another rank's ack landed first
+		}
+		if rec.Acked() {
+			if err := s.completeDrain(ctx, rec, fmt.Sprintf("checkpoint acknowledged at step %d", rec.Latest().Step)); err != nil {
+				// The watch loop finishes it; the ack itself is recorded.
+				s.log.Warn("drain completion failed; will retry", "job", a.JobID, "err", err)
+			}
+			return domain.AckReply{OK: true, Complete: true}
+		}
+		return domain.AckReply{OK: true}
+	}
+	return domain.AckReply{Error: "drain record kept changing; retry"}
+}

@@ -1,0 +1,70 @@
+package drain
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/errs"
+	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/store"
+)
+
+// unknownJobRetries bounds how long a request for a job not (yet) admitted
+// is retried: a cancel published right after its submit may overtake it.
+const unknownJobRetries = 20
+
+// handleCancel cancels one job at once (no checkpoint). Cancelling a
+// finished job changes nothing.
+func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg) error {
+	var req domain.CancelRequest
+	if err := json.Unmarshal(msg.Data(), &req); err != nil || !jobspec.ValidID(req.JobID) {
+		return errs.MarkPermanent(errors.Newf("malformed cancel request (want {\"jobId\": ...}): %v", err))
+	}
+	reason := req.Reason
+	if reason == "" {
+		reason = "cancelled by user"
+	}
+	now := s.cfg.Now().UTC()
+	var attempt int
+	job, changed, err := s.jobs.Update(ctx, req.JobID, func(j *domain.Job) (bool, error) {
+		attempt = j.Attempt
+		return j.Finish(-1, domain.StateCancelled, reason, nil, now), nil
+	})
+	if errs.IsNotFound(err) {
+		return retryUnknown(msg, err)
+	}
+	if err != nil {
+		return err
+	}
+	// Release whatever the job holds, whether or not this delivery made the
+	// change (a previous one may have crashed before releasing).
+	if job.State == domain.StateCancelled {
+		if err := store.ReleaseJob(ctx, s.etcd, job.ID, attempt); err != nil {
+			return err
+		}
+		if err := s.forgetDrain(ctx, job.ID); err != nil {
+			return err
+		}
+	}
+	if !changed {
+		return nil
+	}
+	s.log.Info("job cancelled", "job", job.ID, "reason", reason)
+	ev := events.ForJob(events.Cancelled, job, now)
+	ev.Attempt, ev.Reason, ev.Timing = attempt, reason, &job.Timing
+	return s.bus.PublishEvent(ctx, ev)
+}
+
+// retryUnknown retries a request about an unknown job a bounded number of
+// times (it may not be admitted yet), then drops it.
+func retryUnknown(msg jetstream.Msg, err error) error {
+	if md, mdErr := msg.Metadata(); mdErr == nil && md.NumDelivered < unknownJobRetries {
+		return err
+	}
+	return errs.MarkPermanent(err)
+}

@@ -1,0 +1,228 @@
+package drain
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go/jetstream"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/errs"
+	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/store"
+)
+
+// handleDrainRequest starts a drain asked for on lockstep.v1.jobs.drain.
+func (s *service) handleDrainRequest(ctx context.Context, msg jetstream.Msg) error {
+	var req domain.DrainRequest
+	if err := json.Unmarshal(msg.Data(), &req); err != nil || !jobspec.ValidID(req.JobID) {
+		return errs.MarkPermanent(errors.Newf("malformed drain request: %v", err))
+	}
+	if err := validRequest(req); err != nil {
+		return errs.MarkPermanent(err)
+	}
+	err := s.startDrain(ctx, req)
+	if errs.IsNotFound(err) {
+		return retryUnknown(msg, err)
+	}
+	return err
+}
+
+func validRequest(req domain.DrainRequest) error {
+	switch req.Kind {
+	case domain.DrainCancel, domain.DrainCheckpoint, domain.DrainPreempt, domain.DrainNode, domain.DrainTimeLimit:
+	default:
+		return errors.Newf("drain request for %s: unknown kind %q", req.JobID, req.Kind)
+	}
+	switch req.Then {
+	case domain.ThenRequeue, domain.ThenCancel, domain.ThenTimeout:
+	default:
+		return errors.Newf("drain request for %s: unknown then %q", req.JobID, req.Then)
+	}
+	return nil
+}
+
+// startDrain begins draining a job: the drain record goes to etcd (agents
+// see it and signal the ranks), then the job record, then the draining
+// event. A job not running yet has nothing to checkpoint: a cancel ends it,
+// anything else waits for it to run (a pending job is simply not started).
+// Asking twice makes one drain.
+func (s *service) startDrain(ctx context.Context, req domain.DrainRequest) error {
+	now := s.cfg.Now().UTC()
+	job, rev, err := s.jobs.Get(ctx, req.JobID)
+	if err != nil {
+		return err
+	}
+	reason := req.Reason
+	if reason == "" {
+		reason = string(req.Kind)
+	}
+	switch {
+	case job.State.Terminal():
+		return nil
+	case job.State == domain.StatePending || job.State == domain.StateReserved:
+		if req.Then != domain.ThenCancel {
+			return nil
+		}
+		return s.cancelNow(ctx, job.ID, reason)
+	}
+	d := domain.Drain{Kind: req.Kind, Then: req.Then, Reason: reason, RequestedAt: now, Deadline: now.Add(job.Spec.Grace())}
+	rec := domain.DrainRecord{JobID: job.ID, Attempt: job.Attempt, Drain: d, Signal: job.Spec.Signal(), Expected: expectedAcks(job)}
+	created, err := s.createRecord(ctx, rec)
+	if err != nil {
+		return err
+	}
+	if !created {
+		// A drain is under way: only a cancel can change its outcome.
+		if req.Then != domain.ThenCancel {
+			return nil
+		}
+		return s.upgradeToCancel(ctx, job.ID, reason)
+	}
+	updated, changed, err := s.jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
+		return j.StartDrain(rec.Attempt, d), nil
+	})
+	if err != nil {
+		return err
+	}
+	if !changed && (updated.Drain == nil || updated.Attempt != rec.Attempt) {
+		// The attempt ended meanwhile: nothing to drain.
+		return s.forgetDrain(ctx, job.ID)
+	}
+	s.log.Info("draining", "job", job.ID, "attempt", rec.Attempt, "reason", reason, "then", req.Then, "grace", job.Spec.Grace())
+	ev := events.ForJob(events.Draining, updated, now)
+	ev.Reason, ev.Drain, ev.Signal = reason, &d, rec.Signal
+	return s.bus.PublishEvent(ctx, ev)
+}
+
+// expectedAcks lists the ranks that must acknowledge.
+func expectedAcks(j domain.Job) []int {
+	if j.Spec.Checkpoint.Ack == "rank0" {
+		return []int{0}
+	}
+	out := make([]int, j.Spec.Ranks())
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// createRecord writes the drain record unless one exists for the job.
+func (s *service) createRecord(ctx context.Context, rec domain.DrainRecord) (bool, error) {
+	key := store.DrainKey(rec.JobID)
+	resp, err := s.etcd.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, store.MustJSON(rec))).Commit()
+	if err != nil {
+		return false, errors.Wrapf(err, "record drain of %s", errors.Safe(rec.JobID))
+	}
+	return resp.Succeeded, nil
+}
+
+func (s *service) upgradeToCancel(ctx context.Context, jobID, reason string) error {
+	for range 10 {
+		var rec domain.DrainRecord
+		found, rev, err := store.GetJSON(ctx, s.etcd, store.DrainKey(jobID), &rec)
+		if err != nil || !found || rec.Drain.Then == domain.ThenCancel {
+			return err
+		}
+		rec.Drain.Then = domain.ThenCancel
+		rec.Drain.Reason += "; then " + reason
+		resp, err := s.etcd.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(store.DrainKey(jobID)), "=", rev)).
+			Then(clientv3.OpPut(store.DrainKey(jobID), store.MustJSON(rec))).Commit()
+		if err != nil {
+			return errors.Wrap(err, "upgrade drain to cancel")
+		}
+		if resp.Succeeded {
+			_, _, err = s.jobs.Update(ctx, jobID, func(j *domain.Job) (bool, error) {
+				return j.StartDrain(rec.Attempt, rec.Drain), nil
+			})
+			return err
+		}
+	}
+	return errs.MarkConflict(errors.Newf("drain record of %s kept changing", errors.Safe(jobID)))
+}
+
+// cancelNow cancels a job that has nothing to checkpoint.
+func (s *service) cancelNow(ctx context.Context, jobID, reason string) error {
+	now := s.cfg.Now().UTC()
+	var attempt int
+	job, changed, err := s.jobs.Update(ctx, jobID, func(j *domain.Job) (bool, error) {
+		attempt = j.Attempt
+		return j.Finish(-1, domain.StateCancelled, reason, nil, now), nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := store.ReleaseJob(ctx, s.etcd, jobID, attempt); err != nil {
+		return err
+	}
+	if !changed {
+		return nil
+	}
+	ev := events.ForJob(events.Cancelled, job, now)
+	ev.Attempt, ev.Reason, ev.Timing = attempt, reason, &job.Timing
+	return s.bus.PublishEvent(ctx, ev)
+}
+
+// completeDrain ends a drain: every ack is in, the ranks exited, or the
+// grace period ran out. Record first, then release (agents stop the ranks),
+// then drop the drain record, then announce; each step is safe to repeat.
+func (s *service) completeDrain(ctx context.Context, rec domain.DrainRecord, why string) error {
+	now := s.cfg.Now().UTC()
+	var ckpt *domain.CheckpointRef
+	if rec.Acked() {
+		ckpt = rec.Latest()
+	}
+	reason := rec.Drain.Reason + ": " + why
+	var before domain.Job
+	job, changed, err := s.jobs.Update(ctx, rec.JobID, func(j *domain.Job) (bool, error) {
+		if j.Drain == nil && j.State.Active() && j.Attempt == rec.Attempt {
+			d := rec.Drain // the record got written, the job update did not
+			j.Drain = &d
+		}
+		before = *j
+		if ckpt == nil && j.LastCheckpoint != nil && rec.Drain.Then == domain.ThenRequeue {
+			reason += fmt.Sprintf("; resuming from the last good checkpoint (step %d)", j.LastCheckpoint.Step)
+		}
+		return j.EndDrain(rec.Attempt, ckpt, reason, now), nil
+	})
+	if err != nil && !errs.IsNotFound(err) {
+		return err
+	}
+	if err := store.ReleaseJob(ctx, s.etcd, rec.JobID, rec.Attempt); err != nil {
+		return err
+	}
+	if err := s.forgetDrain(ctx, rec.JobID); err != nil {
+		return err
+	}
+	if !changed {
+		return nil
+	}
+	s.log.Info("drained", "job", rec.JobID, "attempt", rec.Attempt, "why", why, "then", rec.Drain.Then,
+		"drain", job.Timing.LastDrain, "checkpointed", ckpt != nil)
+	if ckpt != nil {
+		ev := events.ForJob(events.Checkpointed, before, now)
+		ev.Checkpoint = ckpt
+		if err := s.bus.PublishEvent(ctx, ev); err != nil {
+			return err
+		}
+	}
+	t := map[domain.DrainThen]events.Type{
+		domain.ThenRequeue: events.Requeued, domain.ThenCancel: events.Cancelled, domain.ThenTimeout: events.Timeout,
+	}[rec.Drain.Then]
+	ev := events.ForJob(t, job, now)
+	ev.Attempt, ev.Reason, ev.Timing, ev.Checkpoint = rec.Attempt, reason, &job.Timing, job.LastCheckpoint
+	return s.bus.PublishEvent(ctx, ev)
+}
+
+// forgetDrain deletes a job's drain record.
+func (s *service) forgetDrain(ctx context.Context, jobID string) error {
+	_, err := s.etcd.Delete(ctx, store.DrainKey(jobID))
+	return errors.Wrapf(err, "delete drain record of %s", errors.Safe(jobID))
+}

@@ -1,0 +1,73 @@
+package drain
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+
+	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/errs"
+	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+// handleNodeRequest drains or resumes a node for maintenance. A drained
+// node gets no new work (placement skips it) and its running gangs are
+// checkpoint-drained and requeued elsewhere by the watch loop.
+func (s *service) handleNodeRequest(ctx context.Context, msg jetstream.Msg) error {
+	var req domain.NodeRequest
+	if err := json.Unmarshal(msg.Data(), &req); err != nil || !subjects.Token(req.Node) {
+		return errs.MarkPermanent(errors.Newf("malformed node request: %v", err))
+	}
+	now := s.cfg.Now().UTC()
+	var ev events.Event
+	switch msg.Subject() {
+	case subjects.NodeDrain:
+		st := domain.NodeState{Drained: true, Reason: req.Reason, Since: now}
+		if _, err := s.etcd.Put(ctx, store.NodeStateKey(req.Node), store.MustJSON(st)); err != nil {
+			return errors.Wrapf(err, "drain node %s", req.Node)
+		}
+		ev = events.Event{Type: events.NodeDrained, Node: req.Node, Reason: req.Reason, Time: now}
+	case subjects.NodeResume:
+		if _, err := s.etcd.Delete(ctx, store.NodeStateKey(req.Node)); err != nil {
+			return errors.Wrapf(err, "resume node %s", req.Node)
+		}
+		ev = events.Event{Type: events.NodeResumed, Node: req.Node, Reason: req.Reason, Time: now}
+	default:
+		return errs.MarkPermanent(errors.Newf("unknown node request subject %s", msg.Subject()))
+	}
+	s.log.Info("node state changed", "node", req.Node, "event", ev.Type, "reason", req.Reason)
+	return s.bus.PublishEvent(ctx, ev)
+}
+
+// handleNodeList answers `lockstep node list` from the watch caches.
+func (s *service) handleNodeList(msg *nats.Msg) {
+	data, _ := json.Marshal(nodeList(s.inventory.Snapshot(), s.live.Snapshot(), s.nodeState.Snapshot(), s.allocs.Snapshot()))
+	_ = msg.Respond(data)
+}
+
+// nodeList joins inventory, liveness, admin state and allocations.
+func nodeList(inv, live map[string]domain.Node, states map[string]domain.NodeState, allocs map[string]domain.Allocation) []domain.NodeInfo {
+	used := map[string]int{}
+	jobsOn := map[string][]string{}
+	for _, a := range allocs {
+		for _, np := range a.Placement.Nodes {
+			used[np.Node] += len(np.GPUs)
+			jobsOn[np.Node] = append(jobsOn[np.Node], a.JobID)
+		}
+	}
+	var out []domain.NodeInfo
+	for _, n := range inv {
+		_, up := live[store.NodeKey(n.Name)]
+		info := domain.NodeInfo{Node: n, Up: up, State: states[store.NodeStateKey(n.Name)], GPUsUsed: used[n.Name], Jobs: jobsOn[n.Name]}
+		sort.Strings(info.Jobs)
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node.Name < out[j].Node.Name })
+	return out
+}

@@ -1,0 +1,104 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/jobs"
+	"github.com/lockstep-dev/lockstep/shared/store"
+)
+
+// runningJobs mirrors the active jobs from the jobs KV watch.
+type runningJobs struct {
+	mu   sync.Mutex
+	jobs map[string]domain.Job
+}
+
+func newRunningJobs() *runningJobs { return &runningJobs{jobs: map[string]domain.Job{}} }
+
+func (r *runningJobs) snapshot() []domain.Job {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]domain.Job, 0, len(r.jobs))
+	for _, j := range r.jobs {
+		out = append(out, j)
+	}
+	return out
+}
+
+func (s *service) followJobs(ctx context.Context) {
+	for ctx.Err() == nil {
+		w, err := s.jobs.Watch(ctx)
+		if err != nil {
+			s.log.Warn("jobs watch failed, retrying", "err", err)
+			time.Sleep(time.Second)
+			continue
+		}
+		for e := range w.Updates() {
+			if e == nil {
+				continue
+			}
+			s.running.mu.Lock()
+			j, err := jobs.Decode(e.Value())
+			if e.Operation() == jetstream.KeyValuePut && err == nil && j.State.Active() {
+				s.running.jobs[j.ID] = j
+			} else {
+				delete(s.running.jobs, e.Key())
+			}
+			s.running.mu.Unlock()
+		}
+		_ = w.Stop()
+	}
+}
+
+// watchLoop finishes drains whose deadline passed or whose ranks exited,
+// drops records of gangs that went away on their own, and starts drains
+// for time limits and drained nodes. Every replica runs it; each action is
+// idempotent.
+func (s *service) watchLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.CheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := s.cfg.Now()
+		for _, rec := range s.drains.Snapshot() {
+			a, found := s.allocs.Get(store.AllocKey(rec.JobID))
+			var err error
+			switch {
+			case !found || a.Attempt != rec.Attempt:
+				err = s.forgetGone(ctx, rec)
+			case now.After(rec.Drain.Deadline):
+				err = s.completeDrain(ctx, rec, fmt.Sprintf("grace period of %s expired; ranks killed", rec.Drain.Deadline.Sub(rec.Drain.RequestedAt).Round(time.Second)))
+			case a.AllExited():
+				err = s.completeDrain(ctx, rec, "ranks exited")
+			}
+			if err != nil {
+				s.log.Warn("drain step failed; will retry", "job", rec.JobID, "err", err)
+			}
+		}
+		for _, req := range dueDrains(s.running.snapshot(), s.allocs.Snapshot(), s.nodeState.Snapshot(), now) {
+			if err := s.startDrain(ctx, req); err != nil {
+				s.log.Warn("drain not started; will retry", "job", req.JobID, "err", err)
+			}
+		}
+	}
+}
+
+// forgetGone drops the record of a drain whose gang ended by itself (node
+// loss, failure) — unless the allocation is merely not in the cache yet.
+func (s *service) forgetGone(ctx context.Context, rec domain.DrainRecord) error {
+	a, _, found, err := store.GetAllocation(ctx, s.etcd, rec.JobID)
+	if err != nil || (found && a.Attempt == rec.Attempt) {
+		return err
+	}
+	return s.forgetDrain(ctx, rec.JobID)
+}

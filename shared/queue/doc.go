@@ -1,0 +1,58 @@
+// Package queue is Lockstep's queue policy: which pending jobs start now,
+// and why each of the others waits. It is pure: a plan is a function of
+// the Input (a placement snapshot, the pending and running jobs, the queue
+// configuration, recent usage, now and a seed), with no I/O and no clock,
+// so the placement service, `lockstep queue`, `submit --test-only` and the
+// simulator share it, and a plan replays from its JSON input.
+//
+// # PlanBackfill
+//
+//  1. Order (order.go): higher priority first; within a priority, the queue
+//     with the lowest fair-share key, decayed GPU-hours / weight
+//     (DecayedUsage, half-life DefaultHalfLife unless configured
+//     otherwise), first; then submission time; then queue and job ID.
+//  2. Quota (quota.go): a job whose queue already holds G GPUs (running,
+//     plus what this plan starts) waits with QuotaExceeded when G + its
+//     GPUs exceeds the queue's GPUQuota. A job larger than the quota could
+//     never start; ExceedsQuota lets admission reject it.
+//  3. Until a reservation exists, each job that placement can place on the
+//     free resources starts, and its resources are taken. The first job
+//     that cannot start (placement says Wait) gets the reservation: the
+//     earliest time it could start and where, found by releasing running
+//     jobs in order of expected end (start + time limit) on a copy of the
+//     free resources and re-running placement (reserve.go). Jobs without a
+//     time limit never end for this purpose; if the job fits only once
+//     they end, the reservation's start is unknown but its resources are
+//     still held. If the job cannot get a reservation at all (its nodes
+//     are down), the next blocked job may.
+//  4. After the reservation (EASY backfill), a job that fits now starts
+//     only if it cannot delay the reservation: it ends, by its own time
+//     limit, before the reserved start; or it fits in the free resources
+//     minus the reservation's placement (the "shadow"). Otherwise it waits
+//     with Priority. Jobs that do not fit at all wait with placement's
+//     reason (Resources, WaitingForSwitches, RequiredTopology, ...).
+//
+// Starting jobs never moves the reservation later, so a big gang is
+// delayed at most until the jobs running when it reached the head of the
+// queue end: it cannot starve behind a stream of small jobs.
+// PlanFIFOSkip, the baseline, starts whatever fits in priority order and
+// skips the rest; TestBigGangDoesNotStarve shows the difference.
+//
+// # Worked example
+//
+// Four 8-GPU nodes in one leaf; now 14:00. r1 runs on n1 until 14:30, r2
+// on n2 until 15:00. Pending, all priority 0 in one queue, in submission
+// order: A (3 nodes), B (1 node, 20m limit), C (1 node, 2h limit), D (1
+// node, no limit).
+//
+//   - A does not fit (2 free nodes). Releasing r1 at 14:30 frees n1, and
+//     A fits on n1, n3, n4: A waits with "Reserved (starts ≈ 14:30)".
+//   - B fits now and ends by 14:20, before 14:30: it starts (backfilled),
+//     on n3 or n4, although A's reservation holds them.
+//   - C fits on the node B left, but runs until 16:00 and the shadow (free
+//     now minus n1, n3, n4) is empty: it waits with Priority. So does D,
+//     which has no time limit.
+//
+// Under PlanFIFOSkip, B and C start at once, and at 14:30 D takes n1: A
+// waits until D ends, which may be never. (TestWorkedExample.)
+package queue

@@ -1,0 +1,110 @@
+package queue
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/placement"
+)
+
+// reserve finds the earliest time j could start and where, assuming every
+// running job (including those this plan started) ends at its expected
+// end: on a copy of the free resources it releases running jobs in order
+// of expected end and asks placement, at each candidate time, whether j
+// fits. The candidate times are those ends and the deadlines of j's own
+// topology waits (a wait running out can make j placeable without any
+// release). Whether j fits only grows with time (more released, waits
+// nearer their end), so a binary search over the candidates finds the
+// first. When even the last candidate fails, jobs without a time limit are
+// released too: if j fits then, the reservation has an unknown start; if
+// not (nodes down or drained), there is none.
+func (pl *planner) reserve(j PendingJob) (*Reservation, bool) {
+	now := pl.in.Now
+	type ending struct {
+		at  time.Time
+		job RunningJob
+	}
+	var finite []ending
+	var forever []RunningJob
+	for _, r := range pl.running {
+		if end, ok := r.ExpectedEnd(); ok {
+			finite = append(finite, ending{at: later(end, now), job: r})
+		} else {
+			forever = append(forever, r)
+		}
+	}
+	slices.SortFunc(finite, func(a, b ending) int {
+		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.job.ID, b.job.ID))
+	})
+	var times []time.Time
+	for _, e := range finite {
+		times = append(times, e.at)
+	}
+	t := j.Request.Topology
+	for _, w := range []time.Duration{t.WaitForSwitches, t.PreferredWait} {
+		if d := j.Request.PendingSince.Add(w); w > 0 && d.After(now) {
+			times = append(times, d)
+		}
+	}
+	slices.SortFunc(times, time.Time.Compare)
+	times = slices.CompactFunc(times, time.Time.Equal)
+
+	future := newPlacer(pl.real.snap.Clone(), pl.in.Seed)
+	released := 0
+	moveTo := func(at time.Time) {
+		target := 0
+		for target < len(finite) && !finite[target].at.After(at) {
+			target++
+		}
+		for ; released < target; released++ {
+			future.release(finite[released].job.Placement)
+		}
+		for ; released > target; released-- {
+			future.take(finite[released-1].job.Placement)
+		}
+	}
+	waits := func() []string {
+		ids := make([]string, released)
+		for i := range released {
+			ids[i] = finite[i].job.ID
+		}
+		return ids
+	}
+	lo, hi := 0, len(times)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		moveTo(times[mid])
+		if future.place(j, times[mid]).Code == placement.Placed {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if lo < len(times) {
+		moveTo(times[lo])
+		r := future.place(j, times[lo])
+		return &Reservation{JobID: j.ID, Start: times[lo], Placement: *r.Placement, Waits: waits()}, true
+	}
+	last := now
+	if len(times) > 0 {
+		last = times[len(times)-1]
+	}
+	moveTo(last)
+	ids := waits()
+	for _, r := range forever {
+		future.release(r.Placement)
+		ids = append(ids, r.ID)
+	}
+	if r := future.place(j, last); r.Code == placement.Placed {
+		return &Reservation{JobID: j.ID, Placement: *r.Placement, Waits: ids}, true
+	}
+	return nil, false
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

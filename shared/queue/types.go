@@ -1,0 +1,184 @@
+package queue
+
+import (
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/placement"
+)
+
+// PendingJob is a job waiting to start.
+type PendingJob struct {
+	ID          string    `json:"id"`
+	Queue       string    `json:"queue"`
+	Priority    int       `json:"priority"`
+	SubmittedAt time.Time `json:"submittedAt"`
+	// TimeLimit bounds the run; 0 means none, and planning then treats
+	// the job as never ending.
+	TimeLimit time.Duration `json:"timeLimit,omitempty"`
+	// Request is the gang; its PendingSince starts the topology waits.
+	Request placement.Request `json:"request"`
+}
+
+// GPUs is the job's GPU count.
+func (j PendingJob) GPUs() int { return j.Request.GPUs() }
+
+// RunningJob is a job holding GPUs (reserved or running).
+type RunningJob struct {
+	ID        string           `json:"id"`
+	Queue     string           `json:"queue"`
+	Placement domain.Placement `json:"placement"`
+	// GPUs counts against the queue's quota; 0 means Placement.GPUCount().
+	GPUs      int           `json:"gpus,omitempty"`
+	StartedAt time.Time     `json:"startedAt"`
+	TimeLimit time.Duration `json:"timeLimit,omitempty"` // 0: no limit
+}
+
+// GPUCount is the job's GPUs for quota purposes.
+func (j RunningJob) GPUCount() int {
+	if j.GPUs > 0 {
+		return j.GPUs
+	}
+	return j.Placement.GPUCount()
+}
+
+// ExpectedEnd is StartedAt+TimeLimit; false when the job has no limit.
+func (j RunningJob) ExpectedEnd() (time.Time, bool) {
+	if j.TimeLimit <= 0 {
+		return time.Time{}, false
+	}
+	return j.StartedAt.Add(j.TimeLimit), true
+}
+
+// QueueConfig is one queue's policy.
+type QueueConfig struct {
+	// GPUQuota caps the GPUs the queue's jobs hold at once; 0: no cap.
+	GPUQuota int `json:"gpuQuota,omitempty"`
+	// Weight is the queue's fair-share weight; 0 means 1.
+	Weight float64 `json:"weight,omitempty"`
+}
+
+func (q QueueConfig) weight() float64 {
+	if q.Weight <= 0 {
+		return 1
+	}
+	return q.Weight
+}
+
+// Config is the queue policy's configuration.
+type Config struct {
+	Queues map[string]QueueConfig `json:"queues,omitempty"`
+	// Default applies to queues not listed.
+	Default QueueConfig `json:"default,omitzero"`
+}
+
+// Queue returns the configuration of a queue.
+func (c Config) Queue(name string) QueueConfig {
+	if q, ok := c.Queues[name]; ok {
+		return q
+	}
+	return c.Default
+}
+
+// Input is everything one plan depends on. It round-trips through JSON,
+// so a plan can be replayed (see Input.Marshal).
+type Input struct {
+	Snapshot *placement.Snapshot `json:"snapshot"`
+	Pending  []PendingJob        `json:"pending"`
+	Running  []RunningJob        `json:"running"`
+	Config   Config              `json:"config"`
+	// Usage is each queue's recent use in decayed GPU-hours (DecayedUsage).
+	Usage map[string]float64 `json:"usage,omitempty"`
+	Now   time.Time          `json:"now"`
+	Seed  uint64             `json:"seed"`
+}
+
+// Action is what a plan says to do with a pending job.
+type Action string
+
+const (
+	// Start: propose Decision.Placement now.
+	Start Action = "Start"
+	// Pending: keep waiting, for Decision.Reason.
+	Pending Action = "Pending"
+)
+
+// Reason codes of pending decisions, besides placement's
+// (WaitingForSwitches, WaitingForTopology, RequiredTopology, NoNodes,
+// InvalidRequest, TopologyError).
+const (
+	// ReasonPriority: the job could start now but would delay the
+	// reserved job ahead of it.
+	ReasonPriority = domain.ReasonPriority
+	// ReasonResources: the job does not fit the free resources.
+	ReasonResources = domain.ReasonResources
+	// ReasonQuotaExceeded: starting it would put its queue over quota.
+	ReasonQuotaExceeded = "QuotaExceeded"
+	// ReasonReserved: the job holds the plan's reservation.
+	ReasonReserved = "Reserved"
+)
+
+// Decision is the plan for one pending job.
+type Decision struct {
+	JobID  string `json:"jobId"`
+	Queue  string `json:"queue"`
+	Action Action `json:"action"`
+	// Placement is set for Start.
+	Placement *domain.Placement `json:"placement,omitempty"`
+	// ReasonCode is one of the Reason* codes (or placement's) for Pending,
+	// "" for Start.
+	ReasonCode string `json:"reasonCode,omitempty"`
+	// Reason is short, for `lockstep queue`: "Reserved (starts ≈ 14:02)".
+	Reason string `json:"reason,omitempty"`
+	// Detail says why in numbers, for `lockstep describe`.
+	Detail string `json:"detail,omitempty"`
+	// Relaxed: the placement dropped a soft topology constraint.
+	Relaxed bool `json:"relaxed,omitempty"`
+	// Backfilled: the job starts ahead of the reserved job.
+	Backfilled bool `json:"backfilled,omitempty"`
+}
+
+// Reservation is the earliest start the plan holds for its top blocked
+// job.
+type Reservation struct {
+	JobID string `json:"jobId"`
+	// Start is when the job is expected to start; zero when unknown
+	// (running jobs without time limits must end first).
+	Start     time.Time        `json:"start,omitzero"`
+	Placement domain.Placement `json:"placement"`
+	// Waits lists the running jobs that must end first, by expected end.
+	Waits []string `json:"waits,omitempty"`
+}
+
+// Known reports whether the start time is known.
+func (r Reservation) Known() bool { return !r.Start.IsZero() }
+
+// Plan is a policy's answer for every pending job, in policy order.
+type Plan struct {
+	Decisions   []Decision   `json:"decisions"`
+	Reservation *Reservation `json:"reservation,omitempty"`
+}
+
+// Starts returns the Start decisions, in order.
+func (p Plan) Starts() []Decision {
+	var out []Decision
+	for _, d := range p.Decisions {
+		if d.Action == Start {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Find returns the decision for a job.
+func (p Plan) Find(jobID string) (Decision, bool) {
+	for _, d := range p.Decisions {
+		if d.JobID == jobID {
+			return d, true
+		}
+	}
+	return Decision{}, false
+}
+
+// Policy is a planning function; PlanBackfill and PlanFIFOSkip are two.
+type Policy func(Input) Plan
