@@ -20,6 +20,7 @@ type description struct {
 	ID          string            `json:"id"`
 	State       domain.State      `json:"state"`
 	Reason      string            `json:"reason,omitempty"`
+	Detail      string            `json:"detail,omitempty"`
 	Attempt     int               `json:"attempt"`
 	Restarts    int               `json:"restarts"`
 	MaxRestarts int               `json:"maxRestarts"`
@@ -60,7 +61,7 @@ func runDescribe(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	d := description{
-		ID: j.ID, State: j.State, Reason: j.Reason, Attempt: j.Attempt, Restarts: j.Restarts,
+		ID: j.ID, State: j.State, Reason: j.Reason, Detail: j.Detail, Attempt: j.Attempt, Restarts: j.Restarts,
 		MaxRestarts: j.Spec.MaxRestarts(), ExitCode: j.ExitCode, SubmittedAt: j.SubmittedAt,
 		RunningAt: j.RunningAt, EndedAt: j.EndedAt, Spec: j.Spec, Placement: j.Placement, Events: evs,
 	}
@@ -83,6 +84,9 @@ func printDescription(w io.Writer, d description) {
 		fmt.Fprintf(w, " — %s", d.Reason)
 	}
 	fmt.Fprintln(w)
+	if d.Detail != "" {
+		fmt.Fprintf(w, "Why:        %s\n", d.Detail)
+	}
 	fmt.Fprintf(w, "Queue:      %s (priority %d)\n", d.Spec.Queue, d.Spec.Priority)
 	fmt.Fprintf(w, "Gang:       %d nodes × %d GPUs, %d ranks per node\n", d.Spec.Gang.Nodes, d.Spec.Gang.GPUsPerNode, d.Spec.Gang.TasksPerNode)
 	fmt.Fprintf(w, "Command:    %s\n", strings.Join(d.Spec.Command, " "))

@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/lockstep-dev/lockstep/services/devcluster"
+	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/topology"
 )
 
 func runDev(ctx context.Context, env *cliEnv, args []string) error {
@@ -25,8 +27,19 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	fs.DurationVar(&cfg.LaunchTimeout, "launch-timeout", 0, "launch barrier timeout (default 60s)")
 	fs.IntVar(&cfg.Replicas, "replicas", 1, "replicas of admission, placement, gang and drain")
 	verbose := fs.Bool("v", false, "log every service's info messages (default: warnings only)")
+	topoFile := fs.String("topology", "", "switch tree file (YAML, Slurm topology.conf or Lingjun CSV); default: from the simulated nodes' labels")
+	queuesFile := fs.String("queues", "", "queue policy file: quotas and fair-share weights")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var err error
+	if cfg.Queues, err = config.LoadQueues(*queuesFile); err != nil {
+		return err
+	}
+	if *topoFile != "" {
+		if cfg.Topology, err = topology.LoadFile(*topoFile); err != nil {
+			return fmt.Errorf("--topology: %w", err)
+		}
 	}
 	if fs.NArg() > 0 {
 		return usagef("dev takes no arguments, got %q", fs.Args())

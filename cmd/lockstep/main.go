@@ -37,6 +37,7 @@ var commands = map[string]command{
 	"checkpoint": {"checkpoint a running job and requeue it", runCheckpoint},
 	"ckpt-done":  {"acknowledge a checkpoint (run by a training rank)", runCkptDone},
 	"node":       {"node drain|resume|list", runNode},
+	"topology":   {"print the switch tree with free/total GPUs per switch", runTopology},
 	"admission":  {"run the admission service", runAdmission},
 	"placement":  {"run the placement service", runPlacement},
 	"gang":       {"run the gang reservation service", runGang},

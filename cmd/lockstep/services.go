@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/lockstep-dev/lockstep/services/placement"
 	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/topology"
 )
 
 // serviceFlags parses the flags every service takes, plus extra ones.
@@ -38,22 +40,41 @@ func serviceFlags(env *cliEnv, name, summary string, args []string, extra func(*
 }
 
 func runAdmission(ctx context.Context, env *cliEnv, args []string) error {
-	b, err := serviceFlags(env, "admission", "Consume submissions, validate them, record accepted jobs.", args, nil)
-	if err != nil {
-		return err
-	}
-	return admission.Run(ctx, admission.Config{Base: b})
-}
-
-func runPlacement(ctx context.Context, env *cliEnv, args []string) error {
-	var timeout time.Duration
-	b, err := serviceFlags(env, "placement", "Propose placements for pending jobs (one leader, others stand by).", args, func(fs *flag.FlagSet) {
-		fs.DurationVar(&timeout, "proposal-timeout", 10*time.Second, "reconsider a job whose proposal got no answer after this long")
+	var queuesFile string
+	b, err := serviceFlags(env, "admission", "Consume submissions, validate them, record accepted jobs.", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&queuesFile, "queues", "", "queue policy file (quotas): a job bigger than its queue's quota is rejected")
 	})
 	if err != nil {
 		return err
 	}
-	return placement.Run(ctx, placement.Config{Base: b, ProposalTimeout: timeout})
+	queues, err := config.LoadQueues(queuesFile)
+	if err != nil {
+		return err
+	}
+	return admission.Run(ctx, admission.Config{Base: b, Queues: queues})
+}
+
+func runPlacement(ctx context.Context, env *cliEnv, args []string) error {
+	var timeout time.Duration
+	var topoFile, queuesFile string
+	b, err := serviceFlags(env, "placement", "Propose placements for pending jobs (one leader, others stand by).", args, func(fs *flag.FlagSet) {
+		fs.DurationVar(&timeout, "proposal-timeout", 10*time.Second, "reconsider a job whose proposal got no answer after this long")
+		fs.StringVar(&topoFile, "topology", "", "switch tree: YAML, Slurm topology.conf, or the Lingjun CSV (default: from node labels)")
+		fs.StringVar(&queuesFile, "queues", "", "queue policy file: quotas and fair-share weights")
+	})
+	if err != nil {
+		return err
+	}
+	cfg := placement.Config{Base: b, ProposalTimeout: timeout}
+	if cfg.Queues, err = config.LoadQueues(queuesFile); err != nil {
+		return err
+	}
+	if topoFile != "" {
+		if cfg.Topology, err = topology.LoadFile(topoFile); err != nil {
+			return fmt.Errorf("--topology: %w", err)
+		}
+	}
+	return placement.Run(ctx, cfg)
 }
 
 func runGang(ctx context.Context, env *cliEnv, args []string) error {

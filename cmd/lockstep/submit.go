@@ -24,6 +24,7 @@ func runSubmit(ctx context.Context, env *cliEnv, args []string) error {
 			"succeeds, 1 if it fails, is cancelled or rejected.")
 	nats := natsFlag(fs)
 	wait := fs.Bool("wait", false, "follow the job's events until it ends")
+	testOnly := fs.Bool("test-only", false, "print where and when the job would start, without submitting it (like sbatch --test-only)")
 	here, _ := os.Getwd()
 	workdir := fs.String("workdir", here, "ranks' working directory when the spec sets none (\"\" for a fresh one per attempt)")
 	pos, err := parseInterspersed(fs, args)
@@ -46,6 +47,9 @@ func runSubmit(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer c.Close()
+	if *testOnly {
+		return printTestOnly(ctx, env, c, raw)
+	}
 	id, err := c.Submit(ctx, raw, client.SubmitOptions{Workdir: *workdir})
 	if err != nil {
 		return err
@@ -114,4 +118,30 @@ func readSpec(env *cliEnv, path string) ([]byte, error) {
 		return nil, errors.Wrapf(err, "%s cannot be expressed as JSON", path)
 	}
 	return out, nil
+}
+
+func printTestOnly(ctx context.Context, env *cliEnv, c *client.Client, raw []byte) error {
+	r, err := c.TestOnly(ctx, raw)
+	if err != nil {
+		return err
+	}
+	if r.Error != "" {
+		return &exitError{code: 1, msg: r.Error}
+	}
+	where := ""
+	if r.Placement != nil {
+		where = fmt.Sprintf(" on %s (leaves %s)", strings.Join(r.Placement.NodeNames(), ","), strings.Join(r.Placement.Leaves, ","))
+	}
+	switch {
+	case r.Start:
+		fmt.Fprintf(env.stdout, "would start now%s\n", where)
+	case !r.StartsAt.IsZero():
+		fmt.Fprintf(env.stdout, "would start ≈ %s%s\n", r.StartsAt.Local().Format("2006-01-02 15:04"), where)
+	default:
+		fmt.Fprintf(env.stdout, "would wait: %s\n", r.Reason)
+	}
+	if r.Detail != "" {
+		fmt.Fprintf(env.stdout, "  %s\n", r.Detail)
+	}
+	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/placement"
+	"github.com/lockstep-dev/lockstep/shared/queue"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 )
@@ -26,6 +27,7 @@ type admitter struct {
 	jobs      *jobs.Store
 	inventory *store.Cache[domain.Node]
 	etcd      *clientv3.Client
+	queues    queue.Config
 	now       func() time.Time
 	log       *slog.Logger
 }
@@ -52,6 +54,9 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 	spec.ID = id
 	if spec.Name == "" {
 		spec.Name = id
+	}
+	if reason, exceeds := queue.ExceedsQuota(a.queues, spec.Queue, spec.GPUs()); exceeds {
+		return a.reject(ctx, id, msgID, spec, "queue: "+reason, md.Timestamp, now)
 	}
 	if reason, ok := a.fitsCluster(ctx, spec); !ok {
 		return a.reject(ctx, id, msgID, spec, "gang: "+reason, md.Timestamp, now)

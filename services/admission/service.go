@@ -17,6 +17,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
+	"github.com/lockstep-dev/lockstep/shared/queue"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 )
@@ -24,6 +25,9 @@ import (
 // Config configures an admission replica.
 type Config struct {
 	config.Base
+	// Queues holds the queue quotas: a job bigger than its queue's quota
+	// can never run and is rejected.
+	Queues queue.Config
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -47,7 +51,7 @@ func Run(ctx context.Context, cfg Config) error {
 	inv := store.NewCache[domain.Node](cli, store.InventoryPrefix, log)
 	go inv.Run(ctx)
 
-	a := &admitter{bus: b, jobs: js, inventory: inv, etcd: cli, now: cfg.Now, log: log}
+	a := &admitter{bus: b, jobs: js, inventory: inv, etcd: cli, queues: cfg.Queues, now: cfg.Now, log: log}
 	if a.now == nil {
 		a.now = time.Now
 	}

@@ -28,7 +28,9 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/embedded"
+	"github.com/lockstep-dev/lockstep/shared/queue"
 	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/topology"
 )
 
 // Config shapes the dev cluster.
@@ -48,6 +50,10 @@ type Config struct {
 	ReservationTTL time.Duration
 	// Replicas runs this many copies of admission, placement, gang and drain.
 	Replicas int
+	// Topology is the switch tree (nil: from the simulated nodes' labels);
+	// Queues the queue policy.
+	Topology *topology.Topology
+	Queues   queue.Config
 	// NoFsync turns etcd fsync off (tests only).
 	NoFsync bool
 	Log     *slog.Logger
@@ -127,10 +133,10 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	for i := range cfg.Replicas {
 		inst := fmt.Sprintf("dev-%d", i+1)
 		c.add(fmt.Sprintf("admission-%d", i+1), func(ctx context.Context) error {
-			return admission.Run(ctx, admission.Config{Base: c.base(inst)})
+			return admission.Run(ctx, admission.Config{Base: c.base(inst), Queues: cfg.Queues})
 		})
 		c.add(fmt.Sprintf("placement-%d", i+1), func(ctx context.Context) error {
-			return placement.Run(ctx, placement.Config{Base: c.base(inst)})
+			return placement.Run(ctx, placement.Config{Base: c.base(inst), Topology: cfg.Topology, Queues: cfg.Queues})
 		})
 		c.add(fmt.Sprintf("gang-%d", i+1), func(ctx context.Context) error {
 			return gang.Run(ctx, gang.Config{Base: c.base(inst), LaunchTimeout: cfg.LaunchTimeout, ReservationTTL: cfg.ReservationTTL})

@@ -167,7 +167,7 @@ func TestAcksAreCheckedAndDrainsDeduplicated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h.waitFor(id, 10*time.Second, func(j domain.Job) bool { return j.Drain != nil })
+	h.waitFor(id, 30*time.Second, func(j domain.Job) bool { return j.Drain != nil })
 	for _, bad := range []domain.CheckpointAck{
 		{JobID: id, Attempt: 7, Rank: 0, Step: 5},             // another attempt
 		{JobID: id, Attempt: 1, Rank: 1, Step: 5},             // not asked: ack is rank0
@@ -185,7 +185,7 @@ func TestAcksAreCheckedAndDrainsDeduplicated(t *testing.T) {
 	if err != nil || !reply.OK || !reply.Complete {
 		t.Fatalf("valid ack: %+v %v", reply, err)
 	}
-	j := h.waitFor(id, 10*time.Second, func(j domain.Job) bool { return j.Attempt == 2 })
+	j := h.waitFor(id, 30*time.Second, func(j domain.Job) bool { return j.Attempt == 2 })
 	if j.LastCheckpoint == nil || j.LastCheckpoint.Step != 42 {
 		t.Errorf("resume point = %+v, want step 42", j.LastCheckpoint)
 	}
@@ -209,9 +209,9 @@ func TestDrainFinishedByAnotherReplica(t *testing.T) {
 	if err := h.cl.Drain(ctx, id, domain.DrainCheckpoint, domain.ThenCancel, "handover"); err != nil {
 		t.Fatal(err)
 	}
-	h.waitFor(id, 10*time.Second, func(j domain.Job) bool { return j.Drain != nil })
+	h.waitFor(id, 30*time.Second, func(j domain.Job) bool { return j.Drain != nil })
 	h.c.Kill("drain-1") // whichever started it, one replica is gone now
-	testenv.Eventually(t, 10*time.Second, func() error {
+	testenv.Eventually(t, 30*time.Second, func() error {
 		reply, err := h.cl.Ack(ctx, domain.CheckpointAck{JobID: id, Attempt: 1, Rank: 0, Step: 9})
 		if err != nil {
 			return err
@@ -221,7 +221,7 @@ func TestDrainFinishedByAnotherReplica(t *testing.T) {
 		}
 		return nil
 	})
-	j := h.waitFor(id, 10*time.Second, func(j domain.Job) bool { return j.State.Terminal() })
+	j := h.waitFor(id, 30*time.Second, func(j domain.Job) bool { return j.State.Terminal() })
 	if j.State != domain.StateCancelled || j.LastCheckpoint == nil || j.LastCheckpoint.Step != 9 {
 		t.Errorf("want cancelled after checkpoint 9, got %s %+v", j.State, j.LastCheckpoint)
 	}

@@ -113,7 +113,7 @@ func (h *harness) events(id string) []events.Event {
 func (h *harness) waitEvent(id string, typ events.Type) events.Event {
 	h.t.Helper()
 	var found events.Event
-	testenv.Eventually(h.t, 10*time.Second, func() error {
+	testenv.Eventually(h.t, 30*time.Second, func() error {
 		for _, ev := range h.events(id) {
 			if ev.Type == typ {
 				found = ev

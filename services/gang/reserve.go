@@ -42,14 +42,14 @@ func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 		if existing, _, found, err := store.GetAllocation(ctx, s.etcd, prop.JobID); err != nil {
 			return err
 		} else if found && existing.Attempt == prop.Attempt {
-			return s.afterReserve(ctx, job, rev, existing)
+			return s.afterReserve(ctx, job, rev, existing, prop.Note)
 		}
 		if job.State != domain.StatePending {
 			return nil
 		}
 		return s.conflict(ctx, job, rev, conflicts)
 	}
-	return s.afterReserve(ctx, job, rev, alloc)
+	return s.afterReserve(ctx, job, rev, alloc, prop.Note)
 }
 
 // proposedJob is the job record the proposal was made on, or a fresh read
@@ -155,9 +155,9 @@ func assignments(job domain.Job, a domain.Allocation) []domain.Assignment {
 // depend on each other, so they travel together: this is the hot path of
 // every reservation. (If the job was cancelled meanwhile, "reserved" was
 // still true when published; the release follows.)
-func (s *service) afterReserve(ctx context.Context, job domain.Job, rev uint64, a domain.Allocation) error {
+func (s *service) afterReserve(ctx context.Context, job domain.Job, rev uint64, a domain.Allocation, note string) error {
 	ev := events.ForJob(events.Reserved, job, a.ReservedAt)
-	ev.Attempt, ev.Placement = a.Attempt, &a.Placement
+	ev.Attempt, ev.Placement, ev.Reason = a.Attempt, &a.Placement, note
 	announced := s.bus.PublishEventAsync(ctx, ev)
 	updated, _, err := s.jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
 		return j.Reserve(a.Attempt, a.Placement, a.ReservedAt), nil

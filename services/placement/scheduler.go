@@ -2,10 +2,8 @@ package placement
 
 import (
 	"context"
-	"fmt"
 	"hash/fnv"
 	"log/slog"
-	"sort"
 	"sync"
 	"time"
 
@@ -15,9 +13,8 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
-	"github.com/lockstep-dev/lockstep/shared/placement"
+	"github.com/lockstep-dev/lockstep/shared/queue"
 	"github.com/lockstep-dev/lockstep/shared/store"
-	"github.com/lockstep-dev/lockstep/shared/subjects"
 )
 
 // scheduler is the leader's loop: caches fed by etcd watches and the jobs
@@ -33,16 +30,27 @@ type scheduler struct {
 	inventory *store.Cache[domain.Node]
 	claims    *store.Cache[domain.Claim]
 	ports     *store.Cache[domain.Claim]
+	allocs    *store.Cache[domain.Allocation]
+	nodeState *store.Cache[domain.NodeState]
 
 	kick chan struct{}
 
-	mu      sync.Mutex
-	pending map[string]domain.Job
-	// revs holds the KV revision each pending record was seen at.
-	revs map[string]uint64
+	mu sync.Mutex
+	// active holds every pending, reserved or running job, with the KV
+	// revision it was seen at.
+	active map[string]seenJob
+	// usage holds the GPU use of jobs that ran, for fair share.
+	usage map[string]queue.UsageRecord
 	// inflight holds proposals not yet answered; their GPUs are treated as
 	// taken so one cycle never offers a GPU twice.
 	inflight map[string]proposal
+	// preempting holds, per preemptor, the victims asked to drain.
+	preempting map[string]preemption
+}
+
+type seenJob struct {
+	job domain.Job
+	rev uint64
 }
 
 type proposal struct {
@@ -55,21 +63,37 @@ type proposal struct {
 func newScheduler(b *bus.Bus, cli *clientv3.Client, js *jobs.Store, cfg Config, log *slog.Logger) *scheduler {
 	s := &scheduler{
 		etcd: cli, bus: b, jobs: js, cfg: cfg, log: log,
-		nodes:     store.NewCache[domain.Node](cli, store.NodesPrefix, log),
-		inventory: store.NewCache[domain.Node](cli, store.InventoryPrefix, log),
-		claims:    store.NewCache[domain.Claim](cli, store.ClaimsPrefix, log),
-		ports:     store.NewCache[domain.Claim](cli, store.PortsPrefix, log),
-		kick:      make(chan struct{}, 1),
-		pending:   map[string]domain.Job{},
-		revs:      map[string]uint64{},
-		inflight:  map[string]proposal{},
+		nodes:      store.NewCache[domain.Node](cli, store.NodesPrefix, log),
+		inventory:  store.NewCache[domain.Node](cli, store.InventoryPrefix, log),
+		claims:     store.NewCache[domain.Claim](cli, store.ClaimsPrefix, log),
+		ports:      store.NewCache[domain.Claim](cli, store.PortsPrefix, log),
+		allocs:     store.NewCache[domain.Allocation](cli, store.AllocPrefix, log),
+		nodeState:  store.NewCache[domain.NodeState](cli, store.NodeStatePrefix, log),
+		kick:       make(chan struct{}, 1),
+		active:     map[string]seenJob{},
+		usage:      map[string]queue.UsageRecord{},
+		inflight:   map[string]proposal{},
+		preempting: map[string]preemption{},
 	}
-	kick := func(string, *domain.Node, *domain.Node) { s.poke() }
-	s.nodes.OnChange = kick
-	s.inventory.OnChange = kick
-	s.claims.OnChange = func(string, *domain.Claim, *domain.Claim) { s.poke() }
-	s.ports.OnChange = s.claims.OnChange
+	pokeNode := func(string, *domain.Node, *domain.Node) { s.poke() }
+	pokeClaim := func(string, *domain.Claim, *domain.Claim) { s.poke() }
+	s.nodes.OnChange, s.inventory.OnChange = pokeNode, pokeNode
+	s.claims.OnChange, s.ports.OnChange = pokeClaim, pokeClaim
+	s.allocs.OnChange = func(string, *domain.Allocation, *domain.Allocation) { s.poke() }
+	s.nodeState.OnChange = func(string, *domain.NodeState, *domain.NodeState) { s.poke() }
 	return s
+}
+
+func (s *scheduler) caches() []interface {
+	Run(context.Context)
+	Ready() <-chan struct{}
+	Rev() int64
+} {
+	return []interface {
+		Run(context.Context)
+		Ready() <-chan struct{}
+		Rev() int64
+	}{s.nodes, s.inventory, s.claims, s.ports, s.allocs, s.nodeState}
 }
 
 func (s *scheduler) poke() {
@@ -80,12 +104,12 @@ func (s *scheduler) poke() {
 }
 
 func (s *scheduler) run(ctx context.Context) error {
-	for _, c := range []interface{ Run(context.Context) }{s.nodes, s.inventory, s.claims, s.ports} {
+	for _, c := range s.caches() {
 		go c.Run(ctx)
 	}
-	for _, ready := range []<-chan struct{}{s.nodes.Ready(), s.inventory.Ready(), s.claims.Ready(), s.ports.Ready()} {
+	for _, c := range s.caches() {
 		select {
-		case <-ready:
+		case <-c.Ready():
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -96,6 +120,11 @@ func (s *scheduler) run(ctx context.Context) error {
 	}
 	defer func() { _ = w.Stop() }()
 	go s.followJobs(ctx, w)
+	stopAdmin, err := s.serveAdmin(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
 
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -110,7 +139,8 @@ func (s *scheduler) run(ctx context.Context) error {
 	}
 }
 
-// followJobs mirrors pending jobs from the KV watch.
+// followJobs mirrors the active jobs and the usage of finished ones from
+// the KV watch.
 func (s *scheduler) followJobs(ctx context.Context, w jetstream.KeyWatcher) {
 	for {
 		select {
@@ -124,14 +154,23 @@ func (s *scheduler) followJobs(ctx context.Context, w jetstream.KeyWatcher) {
 				continue // end of the initial replay
 			}
 			s.mu.Lock()
-			if e.Operation() != jetstream.KeyValuePut {
-				delete(s.pending, e.Key())
-			} else if j, err := jobs.Decode(e.Value()); err != nil {
+			j, err := jobs.Decode(e.Value())
+			switch {
+			case e.Operation() != jetstream.KeyValuePut:
+				delete(s.active, e.Key())
+			case err != nil:
 				s.log.Warn("undecodable job record", "job", e.Key(), "err", err)
-			} else if j.State == domain.StatePending {
-				s.pending[j.ID], s.revs[j.ID] = j, e.Revision()
-			} else {
-				delete(s.pending, j.ID)
+			case j.State == domain.StatePending || j.State.Active():
+				s.active[j.ID] = seenJob{job: j, rev: e.Revision()}
+			default:
+				delete(s.active, j.ID)
+			}
+			if err == nil && !j.RunningAt.IsZero() {
+				rec := queue.UsageRecord{Queue: j.Spec.Queue, GPUs: j.Spec.GPUs(), Start: j.RunningAt}
+				if j.State.Terminal() {
+					rec.End = j.EndedAt
+				}
+				s.usage[j.ID] = rec
 			}
 			s.mu.Unlock()
 			s.poke()
@@ -139,156 +178,10 @@ func (s *scheduler) followJobs(ctx context.Context, w jetstream.KeyWatcher) {
 	}
 }
 
-// cycle runs one scheduling pass over the pending queue.
-func (s *scheduler) cycle(ctx context.Context) {
-	now := s.cfg.Now()
-	store.CatchUp(ctx, s.etcd, 200*time.Millisecond, s.nodes, s.inventory, s.claims, s.ports)
-	snap := s.snapshot()
-
-	s.mu.Lock()
-	queue := make([]domain.Job, 0, len(s.pending))
-	for _, j := range s.pending {
-		queue = append(queue, j)
-	}
-	// Forget answered or expired proposals; keep the rest as taken.
-	for id, p := range s.inflight {
-		j, ok := s.pending[id]
-		if !ok || j.Attempt != p.attempt || j.Conflicts != p.conflicts || now.After(p.deadline) {
-			delete(s.inflight, id)
-			continue
-		}
-		snap.Take(p.placement)
-	}
-	s.mu.Unlock()
-
-	sortQueue(queue)
-	for _, j := range queue {
-		if ctx.Err() != nil {
-			return
-		}
-		s.mu.Lock()
-		_, busy := s.inflight[j.ID]
-		s.mu.Unlock()
-		if busy {
-			continue
-		}
-		res := placement.Place(snap, placement.RequestForJob(j), now, seedFor(j))
-		switch res.Code {
-		case placement.Placed:
-			s.propose(ctx, j, *res.Placement, now)
-			snap.Take(*res.Placement)
-		default:
-			reason := res.Reason
-			if res.Code == placement.Unschedulable {
-				reason = fmt.Sprintf("%s: %s", domain.ReasonNoNodes, res.Reason)
-			}
-			s.explain(ctx, j, reason)
-		}
-	}
-}
-
-// sortQueue orders jobs by priority (high first), then submission time.
-func sortQueue(q []domain.Job) {
-	sort.Slice(q, func(a, b int) bool {
-		if q[a].Spec.Priority != q[b].Spec.Priority {
-			return q[a].Spec.Priority > q[b].Spec.Priority
-		}
-		if !q[a].SubmittedAt.Equal(q[b].SubmittedAt) {
-			return q[a].SubmittedAt.Before(q[b].SubmittedAt)
-		}
-		return q[a].ID < q[b].ID
-	})
-}
-
-func (s *scheduler) propose(ctx context.Context, j domain.Job, p domain.Placement, now time.Time) {
-	s.mu.Lock()
-	rev := s.revs[j.ID]
-	s.mu.Unlock()
-	prop := domain.Proposal{JobID: j.ID, Attempt: j.Attempt, Placement: p, ProposedAt: now, Job: &j, JobRevision: rev}
-	msgID := fmt.Sprintf("propose.%s.%d.%d", j.ID, j.Attempt, j.Conflicts)
-	if err := s.bus.PublishJSON(ctx, subjects.Reserve, msgID, prop); err != nil {
-		s.log.Warn("proposal not sent", "job", j.ID, "err", err)
-		return
-	}
-	s.mu.Lock()
-	s.inflight[j.ID] = proposal{attempt: j.Attempt, conflicts: j.Conflicts, placement: p, deadline: now.Add(s.cfg.ProposalTimeout)}
-	s.mu.Unlock()
-}
-
-// explain records why a job is still pending, when the reason changed.
-func (s *scheduler) explain(ctx context.Context, j domain.Job, reason string) {
-	if j.Reason == reason {
-		return
-	}
-	updated, changed, err := s.jobs.Update(ctx, j.ID, func(cur *domain.Job) (bool, error) {
-		return cur.SetPendingReason(j.Attempt, reason), nil
-	})
-	if err != nil {
-		s.log.Warn("pending reason not recorded", "job", j.ID, "err", err)
-		return
-	}
-	if changed {
-		s.mu.Lock()
-		s.pending[j.ID], s.revs[j.ID] = updated, 0 // the watch brings the new revision
-		s.mu.Unlock()
-	}
-}
-
-// snapshot builds placement's view: every inventoried node, up when its
-// liveness key exists, with claimed GPUs removed.
-func (s *scheduler) snapshot() *placement.Snapshot {
-	live := s.nodes.Snapshot()
-	inv := s.inventory.Snapshot()
-	claims := s.claims.Snapshot()
-	used := map[string]map[int]bool{}
-	for key := range claims {
-		if node, gpu, ok := store.ParseClaimKey(key); ok {
-			if used[node] == nil {
-				used[node] = map[int]bool{}
-			}
-			used[node][gpu] = true
-		}
-	}
-	snap := &placement.Snapshot{
-		UsedPorts: map[string]map[int]bool{},
-		PortBase:  store.MasterPortBase, PortCount: store.MasterPortCount,
-	}
-	for key := range s.ports.Snapshot() {
-		if addr, port, ok := store.ParsePortKey(key); ok {
-			if snap.UsedPorts[addr] == nil {
-				snap.UsedPorts[addr] = map[int]bool{}
-			}
-			snap.UsedPorts[addr][port] = true
-		}
-	}
-	seen := map[string]bool{}
-	add := func(n domain.Node, up bool) {
-		if seen[n.Name] {
-			return
-		}
-		seen[n.Name] = true
-		var free []int
-		for g := 0; g < n.GPUs; g++ {
-			if !used[n.Name][g] {
-				free = append(free, g)
-			}
-		}
-		snap.Nodes = append(snap.Nodes, placement.NodeView{Node: n, Free: free, Up: up})
-	}
-	for _, n := range live {
-		add(n, true)
-	}
-	for _, n := range inv {
-		add(n, false)
-	}
-	snap.Sort()
-	return snap
-}
-
 // seedFor derives a decision's seed from the job and attempt, so the same
 // decision can be replayed (STYLE rule 17).
-func seedFor(j domain.Job) uint64 {
+func seedFor(id string, attempt int) uint64 {
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(j.ID))
-	return h.Sum64() ^ uint64(j.Attempt)
+	_, _ = h.Write([]byte(id))
+	return h.Sum64() ^ uint64(attempt)
 }

@@ -15,7 +15,9 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
+	"github.com/lockstep-dev/lockstep/shared/queue"
 	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/topology"
 )
 
 // Config configures a placement replica.
@@ -24,6 +26,11 @@ type Config struct {
 	// ProposalTimeout is how long a proposal may stay unanswered before the
 	// job is considered again.
 	ProposalTimeout time.Duration
+	// Topology is the operator's switch tree (a topology file); nil means
+	// the tree comes from the nodes' labels. Where both exist, the file wins.
+	Topology *topology.Topology
+	// Queues holds quotas and fair-share weights.
+	Queues queue.Config
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }

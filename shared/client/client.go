@@ -309,3 +309,28 @@ func (c *Client) Ack(ctx context.Context, ack domain.CheckpointAck) (domain.AckR
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestOnly asks the placement leader where and when a spec would start, as
+// `sbatch --test-only` does, without submitting it.
+func (c *Client) TestOnly(ctx context.Context, raw []byte) (domain.TestOnlyReply, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	msg, err := c.bus.NC.RequestWithContext(ctx, subjects.TestOnly, raw)
+	if err != nil {
+		return domain.TestOnlyReply{}, errors.WithHint(errors.Wrap(err, "ask placement"), "is a placement service running (and elected)?")
+	}
+	var reply domain.TestOnlyReply
+	return reply, errors.Wrap(json.Unmarshal(msg.Data, &reply), "decode placement reply")
+}
+
+// Topology returns the placement leader's rendering of the switch tree
+// with free/total GPUs per switch.
+func (c *Client) Topology(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	msg, err := c.bus.NC.RequestWithContext(ctx, subjects.TopologyView, nil)
+	if err != nil {
+		return "", errors.WithHint(errors.Wrap(err, "ask placement"), "is a placement service running (and elected)?")
+	}
+	return string(msg.Data), nil
+}

@@ -53,6 +53,9 @@ type Job struct {
 	State State `json:"state"`
 	// Reason explains a pending state ("Resources: ...") or a final one.
 	Reason string `json:"reason,omitempty"`
+	// Detail says why in numbers, for describe ("16 GPUs free in 1 leaf
+	// would need 2 nodes; best now spans 2 leaves").
+	Detail string `json:"detail,omitempty"`
 	// Attempt counts placements: every requeue starts a new attempt, and
 	// work for an older attempt is ignored.
 	Attempt int `json:"attempt"`

@@ -14,7 +14,7 @@ func (j *Job) Reserve(attempt int, p Placement, now time.Time) bool {
 	if j.State != StatePending || j.Attempt != attempt {
 		return false
 	}
-	j.State, j.Reason, j.Placement, j.ReservedAt = StateReserved, "", &p, now
+	j.State, j.Reason, j.Detail, j.Placement, j.ReservedAt = StateReserved, "", "", &p, now
 	j.Timing.GangWait = nonNegative(now.Sub(j.PendingSince))
 	return true
 }
@@ -134,10 +134,10 @@ func (j *Job) Conflict(attempt int, reason string) bool {
 }
 
 // SetPendingReason updates the explanation of a pending attempt.
-func (j *Job) SetPendingReason(attempt int, reason string) bool {
-	if j.State != StatePending || j.Attempt != attempt || j.Reason == reason {
+func (j *Job) SetPendingReason(attempt int, reason, detail string) bool {
+	if j.State != StatePending || j.Attempt != attempt || (j.Reason == reason && j.Detail == detail) {
 		return false
 	}
-	j.Reason = reason
+	j.Reason, j.Detail = reason, detail
 	return true
 }

@@ -13,6 +13,9 @@ type Proposal struct {
 	// that fails (and falls back to a fresh read) if the job changed since.
 	Job         *Job   `json:"job,omitempty"`
 	JobRevision uint64 `json:"jobRevision,omitempty"`
+	// Note explains the placement when it is worth saying (a relaxed
+	// topology constraint, a backfill); gang puts it on the reserved event.
+	Note string `json:"note,omitempty"`
 }
 
 // ReportKind is what an agent says about its part of a gang.
@@ -46,4 +49,16 @@ type Report struct {
 type CancelRequest struct {
 	JobID  string `json:"jobId"`
 	Reason string `json:"reason,omitempty"`
+}
+
+// TestOnlyReply answers `lockstep submit --test-only`.
+type TestOnlyReply struct {
+	// Start is true when the job would start now.
+	Start     bool       `json:"start"`
+	Placement *Placement `json:"placement,omitempty"`
+	// StartsAt is the reserved start when the job would wait for one.
+	StartsAt time.Time `json:"startsAt,omitzero"`
+	Reason   string    `json:"reason,omitempty"`
+	Detail   string    `json:"detail,omitempty"`
+	Error    string    `json:"error,omitempty"`
 }

@@ -83,16 +83,36 @@ type Request struct {
 	PendingSince time.Time `json:"pendingSince,omitzero"`
 }
 
+// DefaultSwitchWait is how long maxSwitches is waited for when the spec
+// gives no waitForSwitches: Slurm's default max_switch_wait.
+const DefaultSwitchWait = 5 * time.Minute
+
 // RequestFor extracts a Request from a spec. PendingSince is not part of a
 // spec: set it from the job (or use RequestForJob).
 func RequestFor(jobID string, s jobspec.Spec) Request {
-	return Request{
+	r := Request{
 		JobID:        jobID,
 		Nodes:        s.Gang.Nodes,
 		GPUsPerNode:  s.Gang.GPUsPerNode,
 		TasksPerNode: s.Gang.TasksPerNode,
 		CPUsPerTask:  s.Gang.CPUsPerTask,
+		Topology: Constraints{
+			MaxSwitches:   s.Topology.MaxSwitches,
+			Required:      Level(s.Topology.Required),
+			Preferred:     Level(s.Topology.Preferred),
+			PreferredWait: s.PreferredWait(),
+		},
 	}
+	if s.Gang.GPUBind == string(BindClosest) {
+		r.GPUBind = BindClosest
+	}
+	if r.Topology.MaxSwitches > 0 {
+		r.Topology.WaitForSwitches = DefaultSwitchWait
+		if d, ok := s.SwitchWait(); ok {
+			r.Topology.WaitForSwitches = d
+		}
+	}
+	return r
 }
 
 // RequestForJob is RequestFor plus the job's PendingSince.

@@ -141,11 +141,16 @@ func (pl *planner) tryReserve(j PendingJob, now placement.Result) bool {
 	default:
 		detail += ", when " + listIDs(res.Waits, 3) + " end"
 	}
-	reason := fmt.Sprintf("%s (starts ≈ %s)", ReasonReserved, clock(res.Start, pl.in.Now))
+	code, reason := ReasonReserved, fmt.Sprintf("%s (starts ≈ %s)", ReasonReserved, clock(res.Start, pl.in.Now))
 	if !res.Known() {
 		reason = ReasonReserved + " (start unknown)"
 	}
-	pl.add(Decision{JobID: j.ID, Queue: j.Queue, Action: Pending, ReasonCode: ReasonReserved, Reason: reason, Detail: detail})
+	if now.ReasonCode == placement.ReasonWaitingForSwitches || now.ReasonCode == placement.ReasonWaitingForTopology {
+		// It could run now but waits by its own choice: that is the reason
+		// to show; the reservation only keeps others from taking its place.
+		code, reason = now.ReasonCode, now.Reason
+	}
+	pl.add(Decision{JobID: j.ID, Queue: j.Queue, Action: Pending, ReasonCode: code, Reason: reason, Detail: detail})
 	return true
 }
 

@@ -8,9 +8,10 @@
 // # PlanBackfill
 //
 //  1. Order (order.go): higher priority first; within a priority, the queue
-//     with the lowest fair-share key, decayed GPU-hours / weight
-//     (DecayedUsage, half-life DefaultHalfLife unless configured
-//     otherwise), first; then submission time; then queue and job ID.
+//     with the lowest fair-share key, Input.Usage[queue] / weight, first
+//     (Usage is decayed GPU-hours: the caller computes it with DecayedUsage,
+//     typically with DefaultHalfLife); then submission time; then queue and
+//     job ID.
 //  2. Quota (quota.go): a job whose queue already holds G GPUs (running,
 //     plus what this plan starts) waits with QuotaExceeded when G + its
 //     GPUs exceeds the queue's GPUQuota. A job larger than the quota could

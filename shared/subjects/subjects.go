@@ -55,6 +55,12 @@ const (
 	// NodeList is a request/reply subject answered by drain replicas with
 	// every node's state and GPU use.
 	NodeList = prefix + ".admin.nodes"
+	// TestOnly (request: a job spec) is answered by the placement leader
+	// with where and when the job would start, without submitting it.
+	TestOnly = prefix + ".admin.testonly"
+	// TopologyView is answered by the placement leader with the switch tree
+	// and free/total GPUs per switch.
+	TopologyView = prefix + ".admin.topology"
 
 	// EventsAll matches every event.
 	EventsAll = prefix + ".events.>"

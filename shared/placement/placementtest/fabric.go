@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/placement"
 	"github.com/lockstep-dev/lockstep/shared/topology"
 )
@@ -144,12 +143,4 @@ func RandomGang(r *rand.Rand, id string) placement.Request {
 		req.Topology.MaxSwitches = 1
 	}
 	return req
-}
-
-// NodeNames lists a placement's nodes.
-func NodeNames(p *domain.Placement) []string {
-	if p == nil {
-		return nil
-	}
-	return p.NodeNames()
 }

@@ -1,0 +1,133 @@
+package placement
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/placement"
+	"github.com/lockstep-dev/lockstep/shared/queue"
+	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+// cycle runs one scheduling pass: build the queue policy's input from the
+// caches, plan, then propose what starts and explain what waits.
+func (s *scheduler) cycle(ctx context.Context) {
+	now := s.cfg.Now()
+	caches := s.caches()
+	revs := make([]interface{ Rev() int64 }, len(caches))
+	for i, c := range caches {
+		revs[i] = c
+	}
+	store.CatchUp(ctx, s.etcd, 200*time.Millisecond, revs...)
+	in, seen := s.input(now)
+	plan := queue.PlanBackfill(in)
+	for _, d := range plan.Decisions {
+		if ctx.Err() != nil {
+			return
+		}
+		sj := seen[d.JobID]
+		if d.Action == queue.Start {
+			note := ""
+			if d.Relaxed || d.Backfilled {
+				note = d.Detail
+			}
+			s.propose(ctx, sj, *d.Placement, note, now)
+			continue
+		}
+		s.explain(ctx, sj.job, d.Reason, d.Detail)
+	}
+	s.preempt(ctx, in, plan, seen, now)
+}
+
+// input assembles the queue policy's input: the snapshot, running gangs
+// (allocations, plus proposals in flight), pending jobs and queue usage.
+func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob) {
+	snap := s.snapshot()
+	allocs := s.allocs.Snapshot()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := make(map[string]seenJob, len(s.active))
+	for id, sj := range s.active {
+		seen[id] = sj
+	}
+	var running []queue.RunningJob
+	for _, a := range allocs {
+		sj := seen[a.JobID]
+		running = append(running, runningJob(a.JobID, sj.job, a.Placement, startOf(sj.job, a, now)))
+	}
+	for id, p := range s.inflight {
+		sj, ok := seen[id]
+		if !ok || sj.job.State != domain.StatePending || sj.job.Attempt != p.attempt ||
+			sj.job.Conflicts != p.conflicts || now.After(p.deadline) {
+			delete(s.inflight, id)
+			continue
+		}
+		snap.Take(p.placement)
+		running = append(running, runningJob(id, sj.job, p.placement, now))
+	}
+	var pending []queue.PendingJob
+	for id, sj := range seen {
+		if sj.job.State != domain.StatePending {
+			continue
+		}
+		if _, busy := s.inflight[id]; busy {
+			continue
+		}
+		pending = append(pending, queue.PendingJob{
+			ID: id, Queue: sj.job.Spec.Queue, Priority: sj.job.Spec.Priority, SubmittedAt: sj.job.SubmittedAt,
+			TimeLimit: sj.job.Spec.Limit(), Request: placement.RequestForJob(sj.job),
+		})
+	}
+	records := make([]queue.UsageRecord, 0, len(s.usage))
+	for _, r := range s.usage {
+		records = append(records, r)
+	}
+	return queue.Input{
+		Snapshot: snap, Pending: pending, Running: running, Config: s.cfg.Queues,
+		Usage: queue.DecayedUsage(records, now, queue.DefaultHalfLife), Now: now,
+	}, seen
+}
+
+func runningJob(id string, j domain.Job, p domain.Placement, started time.Time) queue.RunningJob {
+	return queue.RunningJob{ID: id, Queue: j.Spec.Queue, Placement: p, StartedAt: started, TimeLimit: j.Spec.Limit()}
+}
+
+// startOf is when a gang started for time-limit purposes.
+func startOf(j domain.Job, a domain.Allocation, now time.Time) time.Time {
+	switch {
+	case !j.RunningAt.IsZero():
+		return j.RunningAt
+	case !a.ReservedAt.IsZero():
+		return a.ReservedAt
+	}
+	return now
+}
+
+func (s *scheduler) propose(ctx context.Context, sj seenJob, p domain.Placement, note string, now time.Time) {
+	j := sj.job
+	prop := domain.Proposal{JobID: j.ID, Attempt: j.Attempt, Placement: p, ProposedAt: now, Job: &j, JobRevision: sj.rev, Note: note}
+	msgID := fmt.Sprintf("propose.%s.%d.%d", j.ID, j.Attempt, j.Conflicts)
+	if err := s.bus.PublishJSON(ctx, subjects.Reserve, msgID, prop); err != nil {
+		s.log.Warn("proposal not sent", "job", j.ID, "err", err)
+		return
+	}
+	s.mu.Lock()
+	s.inflight[j.ID] = proposal{attempt: j.Attempt, conflicts: j.Conflicts, placement: p, deadline: now.Add(s.cfg.ProposalTimeout)}
+	s.mu.Unlock()
+}
+
+// explain records why a job is still pending, when the reason changed.
+func (s *scheduler) explain(ctx context.Context, j domain.Job, reason, detail string) {
+	if j.Reason == reason && j.Detail == detail {
+		return
+	}
+	if _, _, err := s.jobs.Update(ctx, j.ID, func(cur *domain.Job) (bool, error) {
+		return cur.SetPendingReason(j.Attempt, reason, detail), nil
+	}); err != nil {
+		s.log.Warn("pending reason not recorded", "job", j.ID, "err", err)
+	}
+}

@@ -1,0 +1,63 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+
+	"github.com/cockroachdb/errors"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/queue"
+)
+
+// LoadQueues reads the queue policy file (YAML or JSON):
+//
+//	default: {gpuQuota: 0, weight: 1}      # queues not listed
+//	queues:
+//	  research:   {gpuQuota: 64, weight: 2}
+//	  production: {weight: 4}
+//
+// An empty path means no quotas and equal weights. Unknown fields and
+// negative values are errors naming the field.
+func LoadQueues(path string) (queue.Config, error) {
+	var cfg queue.Config
+	if path == "" {
+		return cfg, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, errors.Wrap(err, "--queues")
+	}
+	var doc any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return cfg, errors.Wrapf(err, "--queues: %s is not valid YAML", path)
+	}
+	js, err := json.Marshal(doc)
+	if err != nil {
+		return cfg, errors.Wrapf(err, "--queues: %s", path)
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, errors.Wrapf(err, "--queues: %s", path)
+	}
+	check := func(name string, q queue.QueueConfig) error {
+		if q.GPUQuota < 0 {
+			return errors.Newf("--queues: %s: gpuQuota %d is negative", name, q.GPUQuota)
+		}
+		if q.Weight < 0 {
+			return errors.Newf("--queues: %s: weight %v is negative", name, q.Weight)
+		}
+		return nil
+	}
+	if err := check("default", cfg.Default); err != nil {
+		return cfg, err
+	}
+	for name, q := range cfg.Queues {
+		if err := check("queues."+name, q); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}

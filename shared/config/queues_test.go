@@ -1,0 +1,42 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLoadQueues(t *testing.T) {
+	dir := t.TempDir()
+	write := func(body string) string {
+		p := filepath.Join(dir, "q.yaml")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cfg, err := LoadQueues(write("default: {weight: 1}\nqueues:\n  research: {gpuQuota: 64, weight: 2}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := cfg.Queue("research"); q.GPUQuota != 64 || q.Weight != 2 {
+		t.Errorf("research = %+v", q)
+	}
+	if q := cfg.Queue("other"); q.Weight != 1 || q.GPUQuota != 0 {
+		t.Errorf("default = %+v", q)
+	}
+	for body, want := range map[string]string{
+		"queues:\n  a: {gpuQuotta: 3}\n": "gpuQuotta",
+		"queues:\n  a: {gpuQuota: -3}\n": "queues.a: gpuQuota -3",
+		"default: {weight: -1}\n":        "default: weight",
+		"queues: [1, 2\n":                "not valid YAML",
+	} {
+		if _, err := LoadQueues(write(body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want one mentioning %q", body, err, want)
+		}
+	}
+	if cfg, err := LoadQueues(""); err != nil || len(cfg.Queues) != 0 {
+		t.Errorf("empty path: %+v %v", cfg, err)
+	}
+}
