@@ -227,3 +227,68 @@ func TestDrainFinishedByAnotherReplica(t *testing.T) {
 	}
 	h.checkInvariants()
 }
+
+// TestDemoTrainerSurvivesPreemptionsAndANodeDrain is the issue's end-to-end
+// story: the demo trainer is preempted twice by higher-priority gangs and
+// moved once by a node drain, and still counts every step exactly once.
+func TestDemoTrainerSurvivesPreemptionsAndANodeDrain(t *testing.T) {
+	h := newHarness(t, devcluster.Config{Nodes: 3, GPUsPerNode: 2})
+	ctx := context.Background()
+	dir := t.TempDir()
+	const total = 200
+	id := h.submit(trainerSpec(t, "trainer", dir, total, ""))
+	h.waitFor(id, 30*time.Second, func(j domain.Job) bool { return j.State == domain.StateRunning })
+
+	for round := 1; round <= 2; round++ {
+		time.Sleep(700 * time.Millisecond) // let it train a little
+		hi := h.submit(fmt.Sprintf(`{"id":"urgent-%d","priority":10,"gang":{"nodes":2,"gpusPerNode":2},"command":["sleep","0.5"]}`, round))
+		h.waitFor(hi, 60*time.Second, func(j domain.Job) bool { return j.State == domain.StateSucceeded })
+		h.waitFor(id, 60*time.Second, func(j domain.Job) bool { return j.State == domain.StateRunning && j.Attempt == round+1 })
+	}
+	j := h.job(id)
+	victimNode := j.Placement.Nodes[0].Node
+	time.Sleep(700 * time.Millisecond)
+	if err := h.cl.DrainNode(ctx, victimNode, "maintenance"); err != nil {
+		t.Fatal(err)
+	}
+	j = h.waitFor(id, 60*time.Second, func(j domain.Job) bool { return j.State == domain.StateRunning && j.Attempt == 4 })
+	for _, np := range j.Placement.Nodes {
+		if np.Node == victimNode {
+			t.Errorf("rescheduled onto the drained node %s", victimNode)
+		}
+	}
+	nodes, err := h.cl.Nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if n.Node.Name == victimNode && (!n.State.Drained || n.State.Reason != "maintenance") {
+			t.Errorf("node list shows %s as %+v", victimNode, n.State)
+		}
+	}
+	if err := h.cl.ResumeNode(ctx, victimNode); err != nil {
+		t.Fatal(err)
+	}
+
+	j = h.waitFor(id, 120*time.Second, func(j domain.Job) bool { return j.State.Terminal() })
+	if j.State != domain.StateSucceeded {
+		t.Fatalf("trainer ended %s: %s", j.State, j.Reason)
+	}
+	stepsOnce(t, dir, 4, total)
+	var reasons []string
+	for _, ev := range h.events(id) {
+		if ev.Type == events.Requeued {
+			reasons = append(reasons, ev.Reason)
+		}
+	}
+	if len(reasons) != 3 || !strings.Contains(reasons[0], "preempted by urgent-1") ||
+		!strings.Contains(reasons[1], "preempted by urgent-2") || !strings.Contains(reasons[2], "drained") {
+		t.Errorf("requeue reasons %q, want two preemptions then a node drain", reasons)
+	}
+	if j.Restarts != 0 {
+		t.Errorf("preemption and drains must not spend the restart budget: restarts %d", j.Restarts)
+	}
+	t.Logf("η = %.3f over %d attempts: compute %s, scheduling %s, drains %s", j.Timing.Efficiency(), j.Attempt,
+		j.Timing.Compute.Round(time.Millisecond), j.Timing.SchedLatency.Round(time.Millisecond), j.Timing.Drain.Round(time.Millisecond))
+	h.checkInvariants()
+}

@@ -2,9 +2,14 @@ package placement
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/placement"
+	"github.com/lockstep-dev/lockstep/shared/preempt"
 	"github.com/lockstep-dev/lockstep/shared/queue"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
 )
 
 // preemption is a preemptor's outstanding request: the victims asked to
@@ -14,6 +19,82 @@ type preemption struct {
 	until   time.Time
 }
 
-// preempt is filled in by the preemption step (issue 5).
+// preempt looks at the highest-priority pending job that waits for
+// resources and, if evicting lower-priority running gangs would let it
+// start, asks the drain service to checkpoint-drain them. One preemptor at
+// a time; while its victims drain it waits and nothing else is evicted
+// for it.
 func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan, seen map[string]seenJob, now time.Time) {
+	s.mu.Lock()
+	for id, p := range s.preempting {
+		sj, ok := seen[id]
+		if !ok || sj.job.State != domain.StatePending || now.After(p.until) {
+			delete(s.preempting, id)
+		}
+	}
+	busy := len(s.preempting) > 0
+	s.mu.Unlock()
+	if busy {
+		return
+	}
+	var top *domain.Job
+	for _, d := range plan.Decisions {
+		if d.Action != queue.Pending {
+			continue
+		}
+		if d.ReasonCode != queue.ReasonResources && d.ReasonCode != queue.ReasonReserved {
+			continue
+		}
+		j := seen[d.JobID].job
+		if top == nil || j.Spec.Priority > top.Spec.Priority {
+			top = &j
+		}
+	}
+	if top == nil {
+		return
+	}
+	// Judge on what is left once this cycle's starts take their share.
+	snap := in.Snapshot.Clone()
+	for _, d := range plan.Starts() {
+		snap.Take(*d.Placement)
+	}
+	cands := s.candidates(seen, now)
+	choice, ok := preempt.Choose(snap, placement.RequestForJob(*top), top.Spec.Priority, cands, now, seedFor(top.ID, top.Attempt))
+	if !ok {
+		return
+	}
+	grace := time.Duration(0)
+	for _, v := range choice.Victims {
+		grace = max(grace, seen[v].job.Spec.Grace())
+		req := domain.DrainRequest{JobID: v, Kind: domain.DrainPreempt, Then: domain.ThenRequeue,
+			Reason: fmt.Sprintf("preempted by %s (priority %d)", top.ID, top.Spec.Priority)}
+		msgID := fmt.Sprintf("preempt.%s.%d.%s", v, seen[v].job.Attempt, top.ID)
+		if err := s.bus.PublishJSON(ctx, subjects.Drain, msgID, req); err != nil {
+			s.log.Warn("preemption not requested", "victim", v, "err", err)
+			return
+		}
+	}
+	s.log.Info("preempting", "for", top.ID, "victims", choice.Victims, "lostWork", choice.LostWork)
+	s.mu.Lock()
+	s.preempting[top.ID] = preemption{victims: choice.Victims, until: now.Add(grace + 30*time.Second)}
+	s.mu.Unlock()
+}
+
+// candidates are the running gangs (every rank started, no drain under
+// way), with the work each would lose.
+func (s *scheduler) candidates(seen map[string]seenJob, now time.Time) []preempt.Candidate {
+	var out []preempt.Candidate
+	for _, a := range s.allocs.Snapshot() {
+		sj, ok := seen[a.JobID]
+		if !ok || a.State != domain.AllocRunning || sj.job.State != domain.StateRunning ||
+			sj.job.Drain != nil || sj.job.Attempt != a.Attempt {
+			continue
+		}
+		since := sj.job.RunningAt
+		if c := sj.job.LastCheckpoint; c != nil && c.Attempt == sj.job.Attempt && c.At.After(since) {
+			since = c.At
+		}
+		out = append(out, preempt.Candidate{ID: a.JobID, Priority: sj.job.Spec.Priority, Placement: a.Placement, LostWork: now.Sub(since)})
+	}
+	return out
 }
