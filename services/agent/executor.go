@@ -109,6 +109,11 @@ func (e *executor) start(as domain.Assignment) error {
 			return errors.Wrapf(err, "start rank %d (%s)", r.Rank, as.Command[0])
 		}
 		g.procs = append(g.procs, cmd)
+		if err := pin(cmd, r.CPUs); err != nil {
+			// Simulated nodes may claim more cores than this machine has;
+			// the rank runs unpinned rather than not at all.
+			e.log.Warn("rank not pinned", "job", as.JobID, "rank", r.Rank, "err", err)
+		}
 	}
 	e.mu.Lock()
 	e.gangs[as.JobID] = g

@@ -3,6 +3,9 @@ package agent
 import (
 	"os/exec"
 	"syscall"
+
+	"github.com/cockroachdb/errors"
+	"golang.org/x/sys/unix"
 )
 
 // procAttr puts each rank in its own process group (so a stop reaches its
@@ -17,4 +20,18 @@ func signalGroup(p *exec.Cmd, sig syscall.Signal) {
 	if p.Process != nil {
 		_ = syscall.Kill(-p.Process.Pid, sig)
 	}
+}
+
+// pin binds a started rank to its cores (gpuBind closest / cpusPerTask).
+// The window between exec and pinning is the rank's first instructions;
+// everything it starts afterwards inherits the mask.
+func pin(p *exec.Cmd, cpus []int) error {
+	if len(cpus) == 0 || p.Process == nil {
+		return nil
+	}
+	var set unix.CPUSet
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	return errors.Wrapf(unix.SchedSetaffinity(p.Process.Pid, &set), "pin rank to cores %v", cpus)
 }
