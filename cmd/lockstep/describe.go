@@ -30,6 +30,8 @@ type description struct {
 	EndedAt     time.Time         `json:"endedAt,omitzero"`
 	Spec        jobspec.Spec      `json:"spec"`
 	Placement   *domain.Placement `json:"placement,omitempty"`
+	Timing      domain.Timing     `json:"timing"`
+	Efficiency  float64           `json:"efficiency"`
 	Events      []events.Event    `json:"events"`
 }
 
@@ -64,6 +66,7 @@ func runDescribe(ctx context.Context, env *cliEnv, args []string) error {
 		ID: j.ID, State: j.State, Reason: j.Reason, Detail: j.Detail, Attempt: j.Attempt, Restarts: j.Restarts,
 		MaxRestarts: j.Spec.MaxRestarts(), ExitCode: j.ExitCode, SubmittedAt: j.SubmittedAt,
 		RunningAt: j.RunningAt, EndedAt: j.EndedAt, Spec: j.Spec, Placement: j.Placement, Events: evs,
+		Timing: j.Timing, Efficiency: j.Timing.Efficiency(),
 	}
 	if d.Events == nil {
 		d.Events = []events.Event{}
@@ -97,6 +100,11 @@ func printDescription(w io.Writer, d description) {
 	fmt.Fprintf(w, "Submitted:  %s\n", d.SubmittedAt.Local().Format(time.RFC3339))
 	if !d.RunningAt.IsZero() {
 		fmt.Fprintf(w, "Running:    %s (%s after submit)\n", d.RunningAt.Local().Format(time.RFC3339), d.RunningAt.Sub(d.SubmittedAt).Round(time.Millisecond))
+	}
+	if t := d.Timing; t.Compute > 0 || t.SchedLatency > 0 {
+		fmt.Fprintf(w, "Efficiency: η %.3f = compute %s / (compute + scheduling %s + checkpoint drain %s); gang wait %s\n",
+			d.Efficiency, t.Compute.Round(time.Millisecond), t.SchedLatency.Round(time.Millisecond),
+			t.Drain.Round(time.Millisecond), t.GangWait.Round(time.Millisecond))
 	}
 	if d.Placement != nil {
 		fmt.Fprintf(w, "\nPlacement:  master %s:%d, leaves %s\n", d.Placement.MasterAddr, d.Placement.MasterPort, strings.Join(d.Placement.Leaves, ","))

@@ -38,6 +38,7 @@ var commands = map[string]command{
 	"ckpt-done":  {"acknowledge a checkpoint (run by a training rank)", runCkptDone},
 	"node":       {"node drain|resume|list", runNode},
 	"topology":   {"print the switch tree with free/total GPUs per switch", runTopology},
+	"stats":      {"cluster totals: jobs by state, cluster η, mean gang wait", runStats},
 	"admission":  {"run the admission service", runAdmission},
 	"placement":  {"run the placement service", runPlacement},
 	"gang":       {"run the gang reservation service", runGang},
