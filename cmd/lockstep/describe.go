@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -71,6 +72,9 @@ func runDescribe(ctx context.Context, env *cliEnv, args []string) error {
 	if d.Events == nil {
 		d.Events = []events.Event{}
 	}
+	// Stream order is publication order; services publish after their
+	// commits, so two services' events can land out of time order.
+	sort.SliceStable(d.Events, func(a, b int) bool { return d.Events[a].Time.Before(d.Events[b].Time) })
 	if *out == "json" {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
