@@ -11,6 +11,10 @@
 # Every step is appended to $DIR/steps-rank-$RANK.log as "step attempt", so
 # a test can check each step ran exactly once across preemptions.
 set -u
+# Install the handler first: a signal that arrives before it would kill us.
+asked=0
+trap 'asked=1' USR1
+
 dir="${LOCKSTEP_CHECKPOINT_DIR:-./checkpoints}"
 mkdir -p "$dir"
 total="${TOTAL_STEPS:-200}"
@@ -22,9 +26,6 @@ if [ -n "${LOCKSTEP_RESUME_FROM:-}" ] && [ -f "$LOCKSTEP_RESUME_FROM/rank-$RANK.
   step=$(cat "$LOCKSTEP_RESUME_FROM/rank-$RANK.step")
   echo "rank $RANK resuming from step $step (restart $LOCKSTEP_RESTART_COUNT)"
 fi
-
-asked=0
-trap 'asked=1' USR1
 
 while [ "$step" -lt "$total" ]; do
   if [ "$asked" = 1 ]; then

@@ -34,6 +34,40 @@ func trainerSpec(t *testing.T, id, ckptDir string, steps int, extra string) stri
 		"checkpoint":{"gracePeriod":"60s","dir":%q}%s}`, id, trainerScript(t), steps, ckptDir, extra)
 }
 
+// waitTraining waits until every rank has logged a step: its checkpoint
+// handler is installed by then (a signal before it would kill the rank).
+func waitTraining(t *testing.T, dir string, ranks int) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, func() error {
+		for r := range ranks {
+			raw, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("steps-rank-%d.log", r)))
+			if err != nil || len(raw) == 0 {
+				return fmt.Errorf("rank %d has not trained yet", r)
+			}
+		}
+		return nil
+	})
+}
+
+// stubborn is a gang whose ranks ignore the checkpoint signal; it writes a
+// marker once the signal is ignored, so the test drains only after that.
+func stubborn(id, out, extra string) string {
+	return fmt.Sprintf(`{"id":%q,"gang":{"nodes":1,"gpusPerNode":2},
+		"command":["sh","-c","trap '' USR1; touch %s/ready-$RANK; sleep 300"]%s}`, id, out, extra)
+}
+
+func waitReady(t *testing.T, out string, ranks int) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, func() error {
+		for r := range ranks {
+			if _, err := os.Stat(filepath.Join(out, fmt.Sprintf("ready-%d", r))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // stepsOnce checks each rank logged steps 1..total exactly once in order.
 func stepsOnce(t *testing.T, dir string, ranks, total int) {
 	t.Helper()
@@ -74,7 +108,7 @@ func TestCheckpointReleasesOnAckAndResumes(t *testing.T) {
 	const total = 150
 	id := h.submit(trainerSpec(t, "trainer", dir, total, ""))
 	h.waitFor(id, 30*time.Second, func(j domain.Job) bool { return j.State == domain.StateRunning })
-	time.Sleep(500 * time.Millisecond) // some steps
+	waitTraining(t, dir, 4)
 
 	if err := h.cl.Drain(context.Background(), id, domain.DrainCheckpoint, domain.ThenRequeue, "test checkpoint"); err != nil {
 		t.Fatal(err)
@@ -112,9 +146,10 @@ func TestCheckpointReleasesOnAckAndResumes(t *testing.T) {
 
 func TestIgnoredSignalIsKilledAtGrace(t *testing.T) {
 	h := newHarness(t, devcluster.Config{Nodes: 1, GPUsPerNode: 2})
-	id := h.submit(`{"id":"stubborn","gang":{"nodes":1,"gpusPerNode":2},
-		"command":["sh","-c","trap '' USR1; sleep 300"],"checkpoint":{"gracePeriod":"2s"}}`)
+	out := t.TempDir()
+	id := h.submit(stubborn("stubborn", out, `,"checkpoint":{"gracePeriod":"2s"}`))
 	h.waitFor(id, 30*time.Second, func(j domain.Job) bool { return j.State == domain.StateRunning })
+	waitReady(t, out, 2)
 	if err := h.cl.Drain(context.Background(), id, domain.DrainCheckpoint, domain.ThenRequeue, "test"); err != nil {
 		t.Fatal(err)
 	}
@@ -154,9 +189,10 @@ func TestTimeLimitDrainsToTimeout(t *testing.T) {
 func TestAcksAreCheckedAndDrainsDeduplicated(t *testing.T) {
 	h := newHarness(t, devcluster.Config{Nodes: 1, GPUsPerNode: 2})
 	ctx := context.Background()
-	id := h.submit(`{"id":"acky","gang":{"nodes":1,"gpusPerNode":2},"command":["sh","-c","trap '' USR1; sleep 300"],
-		"checkpoint":{"gracePeriod":"30s","ack":"rank0"}}`)
+	out := t.TempDir()
+	id := h.submit(stubborn("acky", out, `,"checkpoint":{"gracePeriod":"30s","ack":"rank0"}`))
 	h.waitFor(id, 30*time.Second, func(j domain.Job) bool { return j.State == domain.StateRunning })
+	waitReady(t, out, 2)
 
 	reply, err := h.cl.Ack(ctx, domain.CheckpointAck{JobID: id, Attempt: 1, Rank: 0, Step: 5})
 	if err != nil || reply.OK || !strings.Contains(reply.Error, "not draining") {
@@ -203,9 +239,10 @@ func TestAcksAreCheckedAndDrainsDeduplicated(t *testing.T) {
 func TestDrainFinishedByAnotherReplica(t *testing.T) {
 	h := newHarness(t, devcluster.Config{Nodes: 1, GPUsPerNode: 2, Replicas: 2})
 	ctx := context.Background()
-	id := h.submit(`{"id":"handover","gang":{"nodes":1,"gpusPerNode":2},"command":["sh","-c","trap '' USR1; sleep 300"],
-		"checkpoint":{"gracePeriod":"30s","ack":"rank0"}}`)
+	out := t.TempDir()
+	id := h.submit(stubborn("handover", out, `,"checkpoint":{"gracePeriod":"30s","ack":"rank0"}`))
 	h.waitFor(id, 30*time.Second, func(j domain.Job) bool { return j.State == domain.StateRunning })
+	waitReady(t, out, 2)
 	if err := h.cl.Drain(ctx, id, domain.DrainCheckpoint, domain.ThenCancel, "handover"); err != nil {
 		t.Fatal(err)
 	}
@@ -238,6 +275,7 @@ func TestDemoTrainerSurvivesPreemptionsAndANodeDrain(t *testing.T) {
 	const total = 200
 	id := h.submit(trainerSpec(t, "trainer", dir, total, ""))
 	h.waitFor(id, 30*time.Second, func(j domain.Job) bool { return j.State == domain.StateRunning })
+	waitTraining(t, dir, 4)
 
 	for round := 1; round <= 2; round++ {
 		time.Sleep(700 * time.Millisecond) // let it train a little
