@@ -34,6 +34,7 @@ type description struct {
 	Timing      domain.Timing     `json:"timing"`
 	Efficiency  float64           `json:"efficiency"`
 	Events      []events.Event    `json:"events"`
+	TraceID     string            `json:"traceId,omitempty"`
 }
 
 func runDescribe(ctx context.Context, env *cliEnv, args []string) error {
@@ -67,7 +68,7 @@ func runDescribe(ctx context.Context, env *cliEnv, args []string) error {
 		ID: j.ID, State: j.State, Reason: j.Reason, Detail: j.Detail, Attempt: j.Attempt, Restarts: j.Restarts,
 		MaxRestarts: j.Spec.MaxRestarts(), ExitCode: j.ExitCode, SubmittedAt: j.SubmittedAt,
 		RunningAt: j.RunningAt, EndedAt: j.EndedAt, Spec: j.Spec, Placement: j.Placement, Events: evs,
-		Timing: j.Timing, Efficiency: j.Timing.Efficiency(),
+		Timing: j.Timing, Efficiency: j.Timing.Efficiency(), TraceID: j.TraceID,
 	}
 	if d.Events == nil {
 		d.Events = []events.Event{}
@@ -104,6 +105,9 @@ func printDescription(w io.Writer, d description) {
 	fmt.Fprintf(w, "Submitted:  %s\n", d.SubmittedAt.Local().Format(time.RFC3339))
 	if !d.RunningAt.IsZero() {
 		fmt.Fprintf(w, "Running:    %s (%s after submit)\n", d.RunningAt.Local().Format(time.RFC3339), d.RunningAt.Sub(d.SubmittedAt).Round(time.Millisecond))
+	}
+	if d.TraceID != "" {
+		fmt.Fprintf(w, "Trace:      %s (lockstep trace %s)\n", d.TraceID, d.ID)
 	}
 	if t := d.Timing; t.Compute > 0 || t.SchedLatency > 0 {
 		fmt.Fprintf(w, "Efficiency: η %.3f = compute %s / (compute + scheduling %s + checkpoint drain %s); gang wait %s\n",

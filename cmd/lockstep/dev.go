@@ -26,6 +26,7 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	fs.DurationVar(&cfg.NodeTTL, "node-ttl", 0, "node lease TTL (default 10s)")
 	fs.DurationVar(&cfg.LaunchTimeout, "launch-timeout", 0, "launch barrier timeout (default 60s)")
 	fs.IntVar(&cfg.Replicas, "replicas", 1, "replicas of admission, placement, gang and drain")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", config.DevMetricsAddr, "serve /metrics, /healthz and /readyz here (\"\" to disable)")
 	verbose := fs.Bool("v", false, "log every service's info messages (default: warnings only)")
 	topoFile := fs.String("topology", "", "switch tree file (YAML, Slurm topology.conf or Lingjun CSV); default: from the simulated nodes' labels")
 	queuesFile := fs.String("queues", "", "queue policy file: quotas and fair-share weights")
@@ -57,16 +58,23 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	metrics := "off"
+	if a := c.MetricsAddr(); a != "" {
+		metrics = "http://" + a + "/metrics (also /healthz, /readyz)"
+	}
 	fmt.Fprintf(env.stdout, `Lockstep dev cluster is up.
   NATS       %s
   etcd       %s
   nodes      %d × %d GPUs over %d leaf switches
   data dir   %s
+  metrics    %s
+  traces     %s
 
 Try:  lockstep submit docs/examples/hello.json --wait
       lockstep queue
+      lockstep trace JOB_ID
 Ctrl-C stops it; state is kept in the data dir.
-`, c.NATSURL, c.EtcdEndpoint, cfg.Nodes, cfg.GPUsPerNode, cfg.Leaves, cfg.DataDir)
+`, c.NATSURL, c.EtcdEndpoint, cfg.Nodes, cfg.GPUsPerNode, cfg.Leaves, cfg.DataDir, metrics, devcluster.SpanFile(cfg.DataDir))
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(env.stdout, "stopping…")

@@ -31,6 +31,7 @@ var commands = map[string]command{
 	"submit":     {"submit a job spec (JSON or YAML file, - for stdin)", runSubmit},
 	"queue":      {"list jobs, like squeue", runQueue},
 	"describe":   {"show a job: spec, placement per rank, event timeline", runDescribe},
+	"trace":      {"print a job's trace as a waterfall (spans `lockstep dev` recorded)", runTrace},
 	"logs":       {"print a job's rank output", runLogs},
 	"cancel":     {"cancel a job", runCancel},
 	"check":      {"verify the scheduler's safety invariants (exit 1 on violation)", runCheck},
@@ -47,6 +48,8 @@ var commands = map[string]command{
 	"version":    {"print the version", runVersion},
 
 	"healthcheck": {"exit 0 if NATS, etcd or an HTTP endpoint answers (container health checks)", runHealthcheck},
+	"loadtest":    {"load-test the real services with thousands of simulated nodes (see docs/loadtest.md)", runLoadtest},
+	"simulate":    {"replay a job trace through the scheduling policy and baselines in virtual time", runSimulate},
 }
 
 // version is set at build time with -ldflags "-X main.version=...".

@@ -47,7 +47,7 @@ type devProc struct {
 func startDev(t *testing.T, bin, dir, natsAddr, etcdAddr string) *devProc {
 	t.Helper()
 	cmd := exec.Command(bin, "dev", "--data-dir", dir, "--nats-listen", natsAddr, "--etcd-listen", etcdAddr,
-		"--nodes", "2", "--leaves", "1")
+		"--nodes", "2", "--leaves", "1", "--metrics-addr", "127.0.0.1:0")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -148,19 +148,23 @@ func TestDevRestartLosesNoJob(t *testing.T) {
 			t.Errorf("job %s ended (%s: %s); it should be pending or running", id, j.State, j.Reason)
 		}
 	}
-	evs, err := cl.Events(ctx, ids[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var requeue string
-	for _, ev := range evs {
-		if ev.Type == "requeued" {
-			requeue = ev.Reason
+	// The record changes before the event is published: wait for it.
+	testenv.Eventually(t, 10*time.Second, func() error {
+		evs, err := cl.Events(ctx, ids[0])
+		if err != nil {
+			return err
 		}
-	}
-	if !strings.Contains(requeue, "lost") {
-		t.Errorf("requeued event reason %q should say the ranks were lost", requeue)
-	}
+		var requeue string
+		for _, ev := range evs {
+			if ev.Type == "requeued" {
+				requeue = ev.Reason
+			}
+		}
+		if !strings.Contains(requeue, "lost") {
+			return fmt.Errorf("requeued event reason %q should say the ranks were lost", requeue)
+		}
+		return nil
+	})
 	for _, id := range ids {
 		if err := cl.Cancel(ctx, id, "test over"); err != nil {
 			t.Fatal(err)

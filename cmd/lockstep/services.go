@@ -21,6 +21,7 @@ import (
 // serviceFlags parses the flags every service takes, plus extra ones.
 func serviceFlags(env *cliEnv, name, summary string, args []string, extra func(*flag.FlagSet)) (config.Base, error) {
 	var b config.Base
+	b.MetricsAddr = config.DefaultMetricsAddr[name]
 	fs := newFlags(env, name, "[flags]", summary)
 	b.Register(fs)
 	if extra != nil {
@@ -39,6 +40,17 @@ func serviceFlags(env *cliEnv, name, summary string, args []string, extra func(*
 	return b, b.Validate()
 }
 
+// serve runs one service with its telemetry: spans exported as the OTEL_*
+// environment says, /metrics, /healthz and /readyz on --metrics-addr.
+func serve(ctx context.Context, b config.Base, service string, run func(config.Base) error) error {
+	stop, err := b.StartTelemetry(ctx, service, version)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return run(b)
+}
+
 func runAdmission(ctx context.Context, env *cliEnv, args []string) error {
 	var queuesFile string
 	b, err := serviceFlags(env, "admission", "Consume submissions, validate them, record accepted jobs.", args, func(fs *flag.FlagSet) {
@@ -51,7 +63,9 @@ func runAdmission(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	return admission.Run(ctx, admission.Config{Base: b, Queues: queues})
+	return serve(ctx, b, "admission", func(b config.Base) error {
+		return admission.Run(ctx, admission.Config{Base: b, Queues: queues})
+	})
 }
 
 func runPlacement(ctx context.Context, env *cliEnv, args []string) error {
@@ -74,7 +88,10 @@ func runPlacement(ctx context.Context, env *cliEnv, args []string) error {
 			return fmt.Errorf("--topology: %w", err)
 		}
 	}
-	return placement.Run(ctx, cfg)
+	return serve(ctx, b, "placement", func(b config.Base) error {
+		cfg.Base = b
+		return placement.Run(ctx, cfg)
+	})
 }
 
 func runGang(ctx context.Context, env *cliEnv, args []string) error {
@@ -86,7 +103,9 @@ func runGang(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	return gang.Run(ctx, gang.Config{Base: b, ReservationTTL: ttl, LaunchTimeout: launch})
+	return serve(ctx, b, "gang", func(b config.Base) error {
+		return gang.Run(ctx, gang.Config{Base: b, ReservationTTL: ttl, LaunchTimeout: launch})
+	})
 }
 
 func runDrain(ctx context.Context, env *cliEnv, args []string) error {
@@ -94,7 +113,9 @@ func runDrain(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	return drain.Run(ctx, drain.Config{Base: b})
+	return serve(ctx, b, "drain", func(b config.Base) error {
+		return drain.Run(ctx, drain.Config{Base: b})
+	})
 }
 
 func runAgent(ctx context.Context, env *cliEnv, args []string) error {
@@ -114,8 +135,10 @@ func runAgent(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg.Base = b
-	return agent.Run(ctx, cfg)
+	return serve(ctx, b, "agent", func(b config.Base) error {
+		cfg.Base = b
+		return agent.Run(ctx, cfg)
+	})
 }
 
 // newLogger is the services' logger: info and above.

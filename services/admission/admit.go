@@ -9,6 +9,8 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/domain"
@@ -20,6 +22,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/queue"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 type admitter struct {
@@ -30,6 +33,7 @@ type admitter struct {
 	queues    queue.Config
 	now       func() time.Time
 	log       *slog.Logger
+	tel       *telemetry.Service
 }
 
 // handle admits or rejects one submission. Every path is idempotent: a
@@ -41,6 +45,9 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 	}
 	msgID := msg.Headers().Get(subjects.HeaderMsgID)
 	now := a.now()
+	if md.NumDelivered == 1 {
+		a.tel.Metrics.Submissions.Add(ctx, 1)
+	}
 
 	spec, err := jobspec.Parse(msg.Data())
 	if err != nil {
@@ -48,25 +55,33 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 			return err
 		}
 		id := jobspec.DeriveID(claimedID(msg.Data()), msgID, md.Sequence.Stream)
-		return a.reject(ctx, id, msgID, spec, err.Error(), md.Timestamp, now)
+		return a.reject(ctx, id, msgID, spec, telemetry.RejectInvalid, err.Error(), md.Timestamp, now)
 	}
 	id := jobspec.DeriveID(spec.ID, msgID, md.Sequence.Stream)
 	spec.ID = id
 	if spec.Name == "" {
 		spec.Name = id
 	}
+	ctx = telemetry.WithJob(ctx, id)
 	if reason, exceeds := queue.ExceedsQuota(a.queues, spec.Queue, spec.GPUs()); exceeds {
-		return a.reject(ctx, id, msgID, spec, "queue: "+reason, md.Timestamp, now)
+		return a.reject(ctx, id, msgID, spec, telemetry.RejectQuota, "queue: "+reason, md.Timestamp, now)
 	}
 	if reason, ok := a.fitsCluster(ctx, spec); !ok {
-		return a.reject(ctx, id, msgID, spec, "gang: "+reason, md.Timestamp, now)
+		return a.reject(ctx, id, msgID, spec, telemetry.RejectUnschedulable, "gang: "+reason, md.Timestamp, now)
 	}
 
+	// The job's trace is this span's (the submitter's, when it sent a
+	// traceparent): every service continues it from the record.
 	job := domain.Job{
 		ID: id, Spec: spec, State: domain.StatePending, Attempt: 1, MsgID: msgID,
 		SubmittedAt: md.Timestamp, PendingSince: now,
+		TraceID: telemetry.TraceID(ctx), TraceParent: telemetry.TraceParent(ctx),
 	}
-	if err := a.jobs.Create(ctx, job); err != nil {
+	trace.SpanFromContext(ctx).SetAttributes(telemetry.JobAttrs(job)...)
+	err = a.jobs.Create(ctx, job)
+	if err == nil {
+		a.tel.Metrics.Admissions.Add(ctx, 1, metric.WithAttributes(telemetry.LabelQueue.String(spec.Queue)))
+	} else {
 		if !errs.IsConflict(err) {
 			return err
 		}
@@ -87,14 +102,22 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 }
 
 // reject records a rejected job (when its ID is free) and emits rejected.
-func (a *admitter) reject(ctx context.Context, id, msgID string, spec jobspec.Spec, reason string, submitted, now time.Time) error {
-	a.log.Info("rejected submission", "job", id, "msgId", msgID, "reason", reason)
+// class is the rejection's metric label (telemetry.Reject*).
+func (a *admitter) reject(ctx context.Context, id, msgID string, spec jobspec.Spec, class, reason string, submitted, now time.Time) error {
+	ctx = telemetry.WithJob(ctx, id)
+	a.log.InfoContext(ctx, "rejected submission", "job", id, "msgId", msgID, "reason", reason)
 	spec.ID = id
 	job := domain.Job{
 		ID: id, Spec: spec, State: domain.StateRejected, Reason: reason, MsgID: msgID,
 		SubmittedAt: submitted, EndedAt: now,
+		TraceID: telemetry.TraceID(ctx), TraceParent: telemetry.TraceParent(ctx),
 	}
-	if err := a.jobs.Create(ctx, job); err != nil && !errs.IsConflict(err) {
+	trace.SpanFromContext(ctx).SetAttributes(telemetry.AttrReason.String(class))
+	err := a.jobs.Create(ctx, job)
+	switch {
+	case err == nil:
+		a.tel.Metrics.Rejections.Add(ctx, 1, metric.WithAttributes(telemetry.LabelReason.String(class)))
+	case !errs.IsConflict(err):
 		return err
 	}
 	ev := events.ForJob(events.Rejected, job, now)

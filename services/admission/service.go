@@ -51,7 +51,8 @@ func Run(ctx context.Context, cfg Config) error {
 	inv := store.NewCache[domain.Node](cli, store.InventoryPrefix, log)
 	go inv.Run(ctx)
 
-	a := &admitter{bus: b, jobs: js, inventory: inv, etcd: cli, queues: cfg.Queues, now: cfg.Now, log: log}
+	a := &admitter{bus: b, jobs: js, inventory: inv, etcd: cli, queues: cfg.Queues, now: cfg.Now, log: log,
+		tel: cfg.Instruments("admission")}
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -61,6 +62,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return errors.Wrap(err, "admission")
 	}
+	defer cfg.Ready("admission", b, cli)()
 	log.Info("admission running")
 	<-done
 	return nil

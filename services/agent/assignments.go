@@ -12,6 +12,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // followAssignments starts ranks for new assignments and stops ranks whose
@@ -63,12 +64,19 @@ func (a *agent) assigned(ctx context.Context, raw []byte, epoch int64) {
 	if a.exec.launchedBefore(as.JobID, as.Attempt) {
 		return
 	}
+	// The assignment carries the job's trace from the reservation.
+	ctx, span := telemetry.Continue(ctx, a.tel.Tracer, as.TraceParent, telemetry.SpanLaunch,
+		telemetry.AttrJobID.String(as.JobID), telemetry.AttrAttempt.Int(as.Attempt),
+		telemetry.AttrNode.String(a.cfg.Node.Name), telemetry.AttrRanks.Int(len(as.Ranks)))
+	defer span.End()
+	ctx = telemetry.WithJob(ctx, as.JobID)
 	if as.Epoch != epoch {
 		a.report(ctx, domain.Report{JobID: as.JobID, Attempt: as.Attempt, Kind: domain.ReportLost,
 			Reason: "agent restarted; these ranks are no longer running"})
 		return
 	}
-	if err := a.exec.start(as); err != nil {
+	if err := a.exec.start(ctx, as); err != nil {
+		telemetry.End(span, err)
 		a.report(ctx, domain.Report{JobID: as.JobID, Attempt: as.Attempt, Kind: domain.ReportFailed,
 			Rank: as.Ranks[0].Rank, ExitCode: 127, Reason: err.Error()})
 		return
@@ -87,7 +95,7 @@ func (a *agent) report(ctx context.Context, r domain.Report) {
 		if err == nil || ctx.Err() != nil {
 			return
 		}
-		a.log.Warn("report not published, retrying", "job", r.JobID, "kind", r.Kind, "err", err)
+		a.log.WarnContext(ctx, "report not published, retrying", "job", r.JobID, "kind", r.Kind, "err", err)
 		sleep(ctx, time.Duration(i+1)*200*time.Millisecond)
 	}
 }

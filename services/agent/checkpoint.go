@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go"
 
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // The checkpoint half of draining, on the node: when a drain record appears
@@ -52,11 +54,17 @@ func (e *executor) checkpoint(ctx context.Context, rec domain.DrainRecord, send 
 	g.drainSignalled = rec.Drain.RequestedAt
 	e.mu.Unlock()
 
+	// The drain record carries the job's trace; the acks follow under it.
+	ctx, span := telemetry.Continue(ctx, g.span.TracerProvider().Tracer(telemetry.ScopeName), rec.TraceParent,
+		telemetry.SpanSignal, telemetry.AttrJobID.String(rec.JobID), telemetry.AttrAttempt.Int(rec.Attempt),
+		telemetry.AttrNode.String(e.cfg.Node.Name), telemetry.AttrDrainKind.String(string(rec.Drain.Kind)))
+	defer span.End()
+	ctx = telemetry.WithJob(ctx, rec.JobID)
 	sig, ok := signals[rec.Signal]
 	if !ok {
 		sig = syscall.SIGUSR1
 	}
-	e.log.Info("asking ranks to checkpoint", "job", rec.JobID, "signal", rec.Signal, "reason", rec.Drain.Reason)
+	e.log.InfoContext(ctx, "asking ranks to checkpoint", "job", rec.JobID, "signal", rec.Signal, "reason", rec.Drain.Reason)
 	e.signalAll(g, sig)
 
 	expected := map[int]bool{}
@@ -88,12 +96,12 @@ func (e *executor) watchAck(ctx context.Context, g *localGang, path string, ack 
 		if err == nil && len(strings.TrimSpace(string(raw))) > 0 {
 			step, ckptPath, perr := ParseAck(raw)
 			if perr != nil {
-				e.log.Warn("unreadable checkpoint ack file", "file", path, "err", perr)
+				e.log.WarnContext(ctx, "unreadable checkpoint ack file", "file", path, "err", perr)
 				return
 			}
 			ack.Step, ack.Path = step, ckptPath
 			if err := send(ctx, ack); err != nil {
-				e.log.Warn("checkpoint ack refused", "job", ack.JobID, "rank", ack.Rank, "err", err)
+				e.log.WarnContext(ctx, "checkpoint ack refused", "job", ack.JobID, "rank", ack.Rank, "err", err)
 			}
 			return
 		}
@@ -152,9 +160,12 @@ func ParseAck(raw []byte) (step int64, path string, err error) {
 // retrying while no drain replica answers.
 func (a *agent) sendAck(ctx context.Context, ack domain.CheckpointAck) error {
 	data, _ := json.Marshal(ack)
+	req := nats.NewMsg(subjects.CheckpointAck)
+	req.Data = data
+	telemetry.Inject(ctx, req.Header)
 	for i := range 20 {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		msg, err := a.bus.NC.RequestWithContext(rctx, subjects.CheckpointAck, data)
+		msg, err := a.bus.NC.RequestMsgWithContext(rctx, req)
 		cancel()
 		if err == nil {
 			var reply domain.AckReply

@@ -13,9 +13,12 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // executor runs the ranks of the gangs assigned to this node.
@@ -44,6 +47,10 @@ type localGang struct {
 	done     chan struct{}
 	// drainSignalled is the drain (by request time) already signalled.
 	drainSignalled time.Time
+	// ctx carries the span of the ranks' run (from start to the last exit);
+	// reports about them are sent under it.
+	ctx  context.Context
+	span trace.Span
 }
 
 func newExecutor(cfg Config, b *bus.Bus, log *slog.Logger, report func(context.Context, domain.Report)) *executor {
@@ -67,8 +74,8 @@ func (e *executor) forget(jobID string) {
 }
 
 // start launches every local rank of an assignment, or none: if one fails
-// to start, those already started are killed.
-func (e *executor) start(as domain.Assignment) error {
+// to start, those already started are killed. ctx carries the launch span.
+func (e *executor) start(ctx context.Context, as domain.Assignment) error {
 	if len(as.Command) == 0 || len(as.Ranks) == 0 {
 		return errors.Newf("assignment of job %s has no command or no ranks", as.JobID)
 	}
@@ -115,11 +122,15 @@ func (e *executor) start(as domain.Assignment) error {
 			e.log.Warn("rank not pinned", "job", as.JobID, "rank", r.Rank, "err", err)
 		}
 	}
+	// The run outlives the launch (and the watch that saw it): only its
+	// trace context is kept.
+	g.ctx, g.span = telemetry.StartChild(context.WithoutCancel(ctx), telemetry.SpanRun,
+		telemetry.AttrJobID.String(as.JobID), telemetry.AttrRanks.Int(len(as.Ranks)))
 	e.mu.Lock()
 	e.gangs[as.JobID] = g
 	e.launched[as.JobID] = as.Attempt
 	e.mu.Unlock()
-	e.log.Info("ranks started", "job", as.JobID, "attempt", as.Attempt, "ranks", len(as.Ranks))
+	e.log.InfoContext(ctx, "ranks started", "job", as.JobID, "attempt", as.Attempt, "ranks", len(as.Ranks))
 	go e.supervise(g)
 	return nil
 }
@@ -140,7 +151,7 @@ func (e *executor) supervise(g *localGang) {
 			exits <- exit{rank: g.as.Ranks[i].Rank, code: exitCode(p, err)}
 		}()
 	}
-	ctx := context.Background()
+	ctx := g.ctx
 	failed := false
 	for range g.procs {
 		x := <-exits
@@ -161,7 +172,9 @@ func (e *executor) supervise(g *localGang) {
 	}
 	e.mu.Unlock()
 	close(g.done)
-	e.log.Info("ranks exited", "job", g.as.JobID, "attempt", g.as.Attempt, "failed", failed)
+	g.span.SetAttributes(attribute.Bool("lockstep.failed", failed), attribute.Bool("lockstep.stopped", isClosed(g.stopping)))
+	g.span.End()
+	e.log.InfoContext(ctx, "ranks exited", "job", g.as.JobID, "attempt", g.as.Attempt, "failed", failed)
 }
 
 // stop asks a gang's ranks to stop: SIGTERM, then SIGKILL after StopGrace.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/config"
@@ -23,6 +24,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // Config configures one agent (one node).
@@ -61,6 +63,7 @@ func (c *Config) Validate() error {
 type agent struct {
 	cfg  Config
 	log  *slog.Logger
+	tel  *telemetry.Service
 	bus  *bus.Bus
 	etcd *clientv3.Client
 	exec *executor
@@ -81,13 +84,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "jobs"), 0o755); err != nil {
 		return errors.Wrap(err, "agent data dir")
 	}
-	b, cli, err := cfg.Clients(ctx, "agent-"+cfg.Node.Name)
+	b, cli, err := cfg.Clients(ctx, "agent")
 	if err != nil {
 		return errors.Wrap(err, "agent")
 	}
 	defer b.Close()
 	defer cli.Close()
-	a := &agent{cfg: cfg, log: log, bus: b, etcd: cli}
+	a := &agent{cfg: cfg, log: log, tel: cfg.Instruments("agent"), bus: b, etcd: cli}
 	a.exec = newExecutor(cfg, b, log, a.report)
 	defer a.exec.stopAll("agent shutting down")
 	go a.followDrains(ctx)
@@ -128,6 +131,8 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 		return errors.Wrap(err, "register node")
 	}
 	a.log.Info("node registered", "epoch", node.Epoch, "gpus", node.GPUs, "leaf", node.Leaf)
+	a.tel.Metrics.NodeTransitions.Add(ectx, 1, metric.WithAttributes(telemetry.LabelEvent.String("up")))
+	defer a.cfg.Ready("agent", a.bus, a.etcd)()
 	_ = a.bus.PublishEvent(ectx, events.Event{Type: events.NodeUp, Node: node.Name, Epoch: node.Epoch, Time: time.Now().UTC()})
 
 	lost := make(chan struct{})

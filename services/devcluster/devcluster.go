@@ -18,6 +18,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/lockstep-dev/lockstep/services/admission"
 	"github.com/lockstep-dev/lockstep/services/agent"
@@ -30,6 +31,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/embedded"
 	"github.com/lockstep-dev/lockstep/shared/queue"
 	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 	"github.com/lockstep-dev/lockstep/shared/topology"
 )
 
@@ -57,6 +59,14 @@ type Config struct {
 	// NoFsync turns etcd fsync off (tests only).
 	NoFsync bool
 	Log     *slog.Logger
+	// MetricsAddr is where /metrics, /healthz and /readyz are served for the
+	// whole cluster ("" for nowhere; ":0" picks a port, see MetricsAddr).
+	MetricsAddr string
+	// Every span goes to DataDir/spans.jsonl (for `lockstep trace`) unless
+	// NoSpanFile, to SpanExporters (tests), and to an OTLP collector when
+	// OTEL_EXPORTER_OTLP_ENDPOINT is set.
+	NoSpanFile    bool
+	SpanExporters []sdktrace.SpanExporter
 }
 
 // Validate checks the shape.
@@ -88,6 +98,11 @@ type Cluster struct {
 	wg     sync.WaitGroup
 	errs   chan error
 	ctx    context.Context
+
+	tel    *telemetry.Telemetry
+	health *telemetry.Health
+	// metricsAddr is the address /metrics is served on ("" for none).
+	metricsAddr string
 
 	mu    sync.Mutex
 	procs map[string]*proc
@@ -125,10 +140,26 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		ns.Close()
 		return nil, err
 	}
+	tel, err := startTelemetry(ctx, cfg)
+	if err != nil {
+		es.Close()
+		ns.Close()
+		return nil, err
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	c := &Cluster{
 		NATSURL: ns.URL(), EtcdEndpoint: es.Endpoint(), cfg: cfg, nats: ns, etcd: es,
+		tel: tel, health: telemetry.NewHealth(),
 		cancel: cancel, errs: make(chan error, 64), ctx: cctx, procs: map[string]*proc{},
+	}
+	if cfg.MetricsAddr != "" {
+		if c.metricsAddr, err = telemetry.Serve(cctx, cfg.MetricsAddr, telemetry.Handler(tel, c.health)); err != nil {
+			cancel()
+			_ = tel.Shutdown(ctx)
+			es.Close()
+			ns.Close()
+			return nil, errors.WithHint(err, "is another `lockstep dev` running? pick another --metrics-addr")
+		}
 	}
 	for i := range cfg.Replicas {
 		inst := fmt.Sprintf("dev-%d", i+1)
@@ -154,6 +185,27 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	return c, nil
 }
+
+// startTelemetry sets up one tracer provider per service instance (each
+// with its own service.name) over shared exporters: the span file in the
+// data dir, the caller's exporters, and OTLP when the environment asks.
+func startTelemetry(ctx context.Context, cfg Config) (*telemetry.Telemetry, error) {
+	tc := telemetry.Config{Service: "dev", Instance: "dev", PerServiceNames: true, SpanExporters: cfg.SpanExporters, Log: cfg.Log}
+	if !cfg.NoSpanFile {
+		tc.SpanFile = SpanFile(cfg.DataDir)
+	}
+	return telemetry.Setup(ctx, tc)
+}
+
+// SpanFile is where a dev cluster with this data dir writes its spans.
+func SpanFile(dataDir string) string { return filepath.Join(dataDir, telemetry.SpanFileName) }
+
+// MetricsAddr is the address /metrics, /healthz and /readyz are served on
+// ("" when Config.MetricsAddr was empty).
+func (c *Cluster) MetricsAddr() string { return c.metricsAddr }
+
+// FlushSpans exports every span finished so far.
+func (c *Cluster) FlushSpans(ctx context.Context) error { return c.tel.ForceFlush(ctx) }
 
 // ensureStreams declares the streams before any service or client uses them.
 func ensureStreams(ctx context.Context, url string) error {
@@ -193,7 +245,8 @@ func (c *Cluster) waitNodes(ctx context.Context, n int) error {
 }
 
 func (c *Cluster) base(instance string) config.Base {
-	return config.Base{NATSURL: c.NATSURL, Etcd: c.EtcdEndpoint, StreamReplicas: 1, Instance: instance, Log: c.cfg.Log}
+	return config.Base{NATSURL: c.NATSURL, Etcd: c.EtcdEndpoint, StreamReplicas: 1, Instance: instance, Log: c.cfg.Log,
+		Telemetry: c.tel, Health: c.health}
 }
 
 // add registers a service instance and starts it.
@@ -283,6 +336,11 @@ func (c *Cluster) Errors() <-chan error { return c.errs }
 func (c *Cluster) Stop() {
 	c.cancel()
 	c.wg.Wait()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.tel.Shutdown(sctx); err != nil {
+		c.cfg.Log.Warn("telemetry shutdown", "err", err)
+	}
 	c.etcd.Close()
 	c.nats.Close()
 }

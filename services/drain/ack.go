@@ -13,6 +13,8 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // handleAck answers checkpoint acknowledgements (request/reply). An ack that
@@ -21,9 +23,16 @@ import (
 // ack completes the drain before the reply.
 func (s *service) handleAck(ctx context.Context) nats.MsgHandler {
 	return func(msg *nats.Msg) {
-		reply := s.ack(ctx, msg.Data)
+		// Request/reply, not JetStream: the same CONSUMER span as the bus's,
+		// child of the agent's checkpoint span.
+		mctx, span := telemetry.StartProcess(telemetry.Extract(ctx, msg.Header), s.tel.Tracer, msg.Subject, subjects.QueueDrain, "", len(msg.Data))
+		reply := s.ack(mctx, msg.Data)
 		data, _ := json.Marshal(reply)
 		_ = msg.Respond(data)
+		if reply.Error != "" {
+			span.SetAttributes(telemetry.AttrReason.String(reply.Error))
+		}
+		span.End()
 	}
 }
 
@@ -32,6 +41,7 @@ func (s *service) ack(ctx context.Context, data []byte) domain.AckReply {
 	if err := json.Unmarshal(data, &a); err != nil || !jobspec.ValidID(a.JobID) {
 		return domain.AckReply{Error: fmt.Sprintf("malformed ack (want {\"jobId\", \"attempt\", \"rank\", \"step\", \"path\"}): %v", err)}
 	}
+	ctx = telemetry.WithJob(ctx, a.JobID)
 	for range 20 {
 		var rec domain.DrainRecord
 		found, rev, err := store.GetJSON(ctx, s.etcd, store.DrainKey(a.JobID), &rec)
@@ -64,7 +74,7 @@ func (s *service) ack(ctx context.Context, data []byte) domain.AckReply {
 		if rec.Acked() {
 			if err := s.completeDrain(ctx, rec, fmt.Sprintf("checkpoint acknowledged at step %d", rec.Latest().Step)); err != nil {
 				// The watch loop finishes it; the ack itself is recorded.
-				s.log.Warn("drain completion failed; will retry", "job", a.JobID, "err", err)
+				s.log.WarnContext(ctx, "drain completion failed; will retry", "job", a.JobID, "err", err)
 			}
 			return domain.AckReply{OK: true, Complete: true}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // unknownJobRetries bounds how long a request for a job not (yet) admitted
@@ -19,8 +20,10 @@ import (
 const unknownJobRetries = 20
 
 // handleCancel cancels one job at once (no checkpoint). Cancelling a
-// finished job changes nothing.
-func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg) error {
+// finished job changes nothing. The request usually comes from outside the
+// job's trace (a CLI); the cancellation itself joins the job's trace,
+// linked to the request.
+func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg) (err error) {
 	var req domain.CancelRequest
 	if err := json.Unmarshal(msg.Data(), &req); err != nil || !jobspec.ValidID(req.JobID) {
 		return errs.MarkPermanent(errors.Newf("malformed cancel request (want {\"jobId\": ...}): %v", err))
@@ -41,6 +44,10 @@ func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg) error {
 	if err != nil {
 		return err
 	}
+	ctx, span := telemetry.Continue(ctx, s.tel.Tracer, job.TraceParent, telemetry.SpanCancel,
+		append(telemetry.JobAttrs(job), telemetry.AttrReason.String(reason))...)
+	defer func() { telemetry.End(span, err) }()
+	ctx = telemetry.WithJob(ctx, job.ID)
 	// Release whatever the job holds, whether or not this delivery made the
 	// change (a previous one may have crashed before releasing).
 	if job.State == domain.StateCancelled {
@@ -54,7 +61,8 @@ func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg) error {
 	if !changed {
 		return nil
 	}
-	s.log.Info("job cancelled", "job", job.ID, "reason", reason)
+	s.tel.Metrics.JobFinished(ctx, job)
+	s.log.InfoContext(ctx, "job cancelled", "job", job.ID, "reason", reason)
 	ev := events.ForJob(events.Cancelled, job, now)
 	ev.Attempt, ev.Reason, ev.Timing = attempt, reason, &job.Timing
 	return s.bus.PublishEvent(ctx, ev)

@@ -14,6 +14,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // handleDrainRequest starts a drain asked for on lockstep.v1.jobs.drain.
@@ -51,12 +52,19 @@ func validRequest(req domain.DrainRequest) error {
 // event. A job not running yet has nothing to checkpoint: a cancel ends it,
 // anything else waits for it to run (a pending job is simply not started).
 // Asking twice makes one drain.
-func (s *service) startDrain(ctx context.Context, req domain.DrainRequest) error {
+func (s *service) startDrain(ctx context.Context, req domain.DrainRequest) (err error) {
 	now := s.cfg.Now().UTC()
 	job, rev, err := s.jobs.Get(ctx, req.JobID)
 	if err != nil {
 		return err
 	}
+	// The drain joins the job's trace (linked to the request's when that is
+	// another), and its record carries it to the agents and to whichever
+	// replica completes it.
+	ctx, span := telemetry.Continue(ctx, s.tel.Tracer, job.TraceParent, telemetry.SpanDrain,
+		append(telemetry.JobAttrs(job), telemetry.AttrDrainKind.String(string(req.Kind)), telemetry.AttrDrainThen.String(string(req.Then)))...)
+	defer func() { telemetry.End(span, err) }()
+	ctx = telemetry.WithJob(ctx, job.ID)
 	reason := req.Reason
 	if reason == "" {
 		reason = string(req.Kind)
@@ -71,7 +79,8 @@ func (s *service) startDrain(ctx context.Context, req domain.DrainRequest) error
 		return s.cancelNow(ctx, job.ID, reason)
 	}
 	d := domain.Drain{Kind: req.Kind, Then: req.Then, Reason: reason, RequestedAt: now, Deadline: now.Add(job.Spec.Grace())}
-	rec := domain.DrainRecord{JobID: job.ID, Attempt: job.Attempt, Drain: d, Signal: job.Spec.Signal(), Expected: expectedAcks(job)}
+	rec := domain.DrainRecord{JobID: job.ID, Attempt: job.Attempt, Drain: d, Signal: job.Spec.Signal(), Expected: expectedAcks(job),
+		TraceParent: telemetry.TraceParent(ctx)}
 	created, err := s.createRecord(ctx, rec)
 	if err != nil {
 		return err
@@ -93,7 +102,7 @@ func (s *service) startDrain(ctx context.Context, req domain.DrainRequest) error
 		// The attempt ended meanwhile: nothing to drain.
 		return s.forgetDrain(ctx, job.ID)
 	}
-	s.log.Info("draining", "job", job.ID, "attempt", rec.Attempt, "reason", reason, "then", req.Then, "grace", job.Spec.Grace())
+	s.log.InfoContext(ctx, "draining", "job", job.ID, "attempt", rec.Attempt, "reason", reason, "then", req.Then, "grace", job.Spec.Grace())
 	ev := events.ForJob(events.Draining, updated, now)
 	ev.Reason, ev.Drain, ev.Signal = reason, &d, rec.Signal
 	return s.bus.PublishEvent(ctx, ev)
@@ -165,6 +174,7 @@ func (s *service) cancelNow(ctx context.Context, jobID, reason string) error {
 	if !changed {
 		return nil
 	}
+	s.tel.Metrics.JobFinished(ctx, job)
 	ev := events.ForJob(events.Cancelled, job, now)
 	ev.Attempt, ev.Reason, ev.Timing = attempt, reason, &job.Timing
 	return s.bus.PublishEvent(ctx, ev)
@@ -173,7 +183,12 @@ func (s *service) cancelNow(ctx context.Context, jobID, reason string) error {
 // completeDrain ends a drain: every ack is in, the ranks exited, or the
 // grace period ran out. Record first, then release (agents stop the ranks),
 // then drop the drain record, then announce; each step is safe to repeat.
-func (s *service) completeDrain(ctx context.Context, rec domain.DrainRecord, why string) error {
+func (s *service) completeDrain(ctx context.Context, rec domain.DrainRecord, why string) (err error) {
+	ctx, span := telemetry.Continue(ctx, s.tel.Tracer, rec.TraceParent, telemetry.SpanDrainDone,
+		telemetry.AttrJobID.String(rec.JobID), telemetry.AttrAttempt.Int(rec.Attempt),
+		telemetry.AttrDrainKind.String(string(rec.Drain.Kind)), telemetry.AttrReason.String(why))
+	defer func() { telemetry.End(span, err) }()
+	ctx = telemetry.WithJob(ctx, rec.JobID)
 	now := s.cfg.Now().UTC()
 	var ckpt *domain.CheckpointRef
 	if rec.Acked() {
@@ -204,7 +219,11 @@ func (s *service) completeDrain(ctx context.Context, rec domain.DrainRecord, why
 	if !changed {
 		return nil
 	}
-	s.log.Info("drained", "job", rec.JobID, "attempt", rec.Attempt, "why", why, "then", rec.Drain.Then,
+	s.tel.Metrics.Drained(ctx, rec.Drain.Kind, job.Timing.LastDrain)
+	if job.State.Terminal() {
+		s.tel.Metrics.JobFinished(ctx, job)
+	}
+	s.log.InfoContext(ctx, "drained", "job", rec.JobID, "attempt", rec.Attempt, "why", why, "then", rec.Drain.Then,
 		"drain", job.Timing.LastDrain, "checkpointed", ckpt != nil)
 	if ckpt != nil {
 		ev := events.ForJob(events.Checkpointed, before, now)

@@ -26,6 +26,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // Config configures a drain replica.
@@ -41,6 +42,7 @@ type Config struct {
 type service struct {
 	cfg  Config
 	log  *slog.Logger
+	tel  *telemetry.Service
 	bus  *bus.Bus
 	etcd *clientv3.Client
 	jobs *jobs.Store
@@ -76,7 +78,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return errors.Wrap(err, "drain")
 	}
 	s := &service{
-		cfg: cfg, log: log, bus: b, etcd: cli, jobs: js,
+		cfg: cfg, log: log, tel: cfg.Instruments("drain"), bus: b, etcd: cli, jobs: js,
 		drains:    store.NewCache[domain.DrainRecord](cli, store.DrainsPrefix, log),
 		nodeState: store.NewCache[domain.NodeState](cli, store.NodeStatePrefix, log),
 		inventory: store.NewCache[domain.Node](cli, store.InventoryPrefix, log),
@@ -118,6 +120,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer func() { _ = listSub.Unsubscribe() }()
 	go s.watchLoop(ctx)
+	defer s.tel.ObserveCluster(s.clusterState)()
+	defer cfg.Ready("drain", b, cli)()
 	log.Info("drain running")
 	<-cancelDone
 	<-drainDone

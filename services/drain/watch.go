@@ -13,13 +13,19 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/store"
 )
 
-// runningJobs mirrors the active jobs from the jobs KV watch.
+// runningJobs mirrors the active jobs from the jobs KV watch, and adds up
+// the η terms of finished ones (for the cluster η gauge).
 type runningJobs struct {
 	mu   sync.Mutex
 	jobs map[string]domain.Job
+	// ended holds the IDs of finished jobs whose timing is in endedTiming.
+	ended       map[string]bool
+	endedTiming domain.Timing
 }
 
-func newRunningJobs() *runningJobs { return &runningJobs{jobs: map[string]domain.Job{}} }
+func newRunningJobs() *runningJobs {
+	return &runningJobs{jobs: map[string]domain.Job{}, ended: map[string]bool{}}
+}
 
 func (r *runningJobs) snapshot() []domain.Job {
 	r.mu.Lock()
@@ -49,6 +55,11 @@ func (s *service) followJobs(ctx context.Context) {
 				s.running.jobs[j.ID] = j
 			} else {
 				delete(s.running.jobs, e.Key())
+			}
+			if err == nil && j.State.Terminal() && !s.running.ended[j.ID] {
+				s.running.ended[j.ID] = true
+				t := &s.running.endedTiming
+				t.Compute, t.SchedLatency, t.Drain = t.Compute+j.Timing.Compute, t.SchedLatency+j.Timing.SchedLatency, t.Drain+j.Timing.Drain
 			}
 			s.running.mu.Unlock()
 		}

@@ -7,11 +7,13 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // launchTimeout releases a gang that did not start in time and requeues it.
@@ -27,6 +29,7 @@ func (s *service) launchTimeout(ctx context.Context, a domain.Allocation) {
 func (s *service) nodeDown(ctx context.Context, n domain.Node) {
 	ev := events.Event{Type: events.NodeDown, Node: n.Name, Epoch: n.Epoch, Time: s.cfg.Now().UTC(),
 		Reason: "agent lease expired or agent stopped"}
+	s.tel.Metrics.NodeTransitions.Add(ctx, 1, metric.WithAttributes(telemetry.LabelEvent.String("down")))
 	if err := s.bus.PublishEvent(ctx, ev); err != nil {
 		s.log.Warn("node-down event not published", "node", n.Name, "err", err)
 	}
@@ -142,7 +145,7 @@ func (s *service) reconcile(ctx context.Context) {
 		if a, _, found, err := store.GetAllocation(ctx, s.etcd, j.ID); err != nil || (found && a.Attempt == j.Attempt) {
 			continue
 		}
-		_ = s.requeue(ctx, domain.Allocation{JobID: j.ID, Attempt: j.Attempt},
+		_ = s.requeue(ctx, domain.Allocation{JobID: j.ID, Attempt: j.Attempt, TraceParent: j.TraceParent},
 			"reservation lost: its lease expired before every rank was running")
 	}
 }

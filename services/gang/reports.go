@@ -8,11 +8,13 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // handleReport applies one agent report to the job's allocation.
@@ -21,6 +23,9 @@ func (s *service) handleReport(ctx context.Context, msg jetstream.Msg) error {
 	if err := json.Unmarshal(msg.Data(), &r); err != nil || r.JobID == "" || r.Node == "" {
 		return errs.MarkPermanent(errors.Newf("malformed agent report: %v", err))
 	}
+	ctx = telemetry.WithJob(ctx, r.JobID)
+	trace.SpanFromContext(ctx).SetAttributes(telemetry.AttrAttempt.Int(r.Attempt),
+		telemetry.AttrNode.String(r.Node), telemetry.AttrReport.String(string(r.Kind)))
 	// Reports of one gang race each other (one per node, handled by several
 	// workers and replicas); a lost compare-and-set is simply re-applied.
 	for i := 0; ; i++ {
@@ -117,11 +122,14 @@ func (s *service) started(ctx context.Context, a domain.Allocation, rev int64, n
 
 func (s *service) announceRunning(ctx context.Context, a domain.Allocation) error {
 	now := s.cfg.Now().UTC()
-	job, _, err := s.jobs.Update(ctx, a.JobID, func(j *domain.Job) (bool, error) {
+	job, changed, err := s.jobs.Update(ctx, a.JobID, func(j *domain.Job) (bool, error) {
 		return j.Run(a.Attempt, now), nil
 	})
 	if err != nil {
 		return err
+	}
+	if changed {
+		s.tel.Metrics.JobRunning(ctx, job)
 	}
 	if job.Attempt != a.Attempt || job.State != domain.StateRunning {
 		return nil
@@ -186,11 +194,14 @@ func (s *service) finish(ctx context.Context, a domain.Allocation, state domain.
 		}
 	}
 	now := s.cfg.Now().UTC()
-	job, _, err := s.jobs.Update(ctx, a.JobID, func(j *domain.Job) (bool, error) {
+	job, changed, err := s.jobs.Update(ctx, a.JobID, func(j *domain.Job) (bool, error) {
 		return j.Finish(a.Attempt, state, reason, code, now), nil
 	})
 	if err != nil {
 		return err
+	}
+	if changed {
+		s.tel.Metrics.JobFinished(ctx, job)
 	}
 	if err := store.ReleaseJob(ctx, s.etcd, a.JobID, a.Attempt); err != nil {
 		return err
@@ -204,8 +215,14 @@ func (s *service) finish(ctx context.Context, a domain.Allocation, state domain.
 }
 
 // requeue sends the job back to the queue (or fails it when its restart
-// budget is spent), then releases the old allocation.
-func (s *service) requeue(ctx context.Context, a domain.Allocation, reason string) error {
+// budget is spent), then releases the old allocation. It often runs with no
+// message behind it (reconciler, node loss): its span joins the job's trace
+// through the allocation.
+func (s *service) requeue(ctx context.Context, a domain.Allocation, reason string) (err error) {
+	ctx, span := telemetry.Continue(ctx, s.tel.Tracer, a.TraceParent, telemetry.SpanRequeue,
+		telemetry.AttrJobID.String(a.JobID), telemetry.AttrAttempt.Int(a.Attempt), telemetry.AttrReason.String(reason))
+	defer func() { telemetry.End(span, err) }()
+	ctx = telemetry.WithJob(ctx, a.JobID)
 	now := s.cfg.Now().UTC()
 	var failed bool
 	job, changed, err := s.jobs.Update(ctx, a.JobID, func(j *domain.Job) (bool, error) {
@@ -222,8 +239,9 @@ func (s *service) requeue(ctx context.Context, a domain.Allocation, reason strin
 	if !changed {
 		return nil
 	}
-	s.log.Info("gang lost", "job", a.JobID, "attempt", a.Attempt, "reason", reason, "failed", failed)
+	s.log.InfoContext(ctx, "gang lost", "job", a.JobID, "attempt", a.Attempt, "reason", reason, "failed", failed)
 	if failed {
+		s.tel.Metrics.JobFinished(ctx, job)
 		ev := events.ForJob(events.Failed, job, now)
 		ev.Attempt, ev.Reason, ev.Timing = a.Attempt, job.Reason, &job.Timing
 		return s.bus.PublishEvent(ctx, ev)

@@ -6,15 +6,19 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // handleProposal reserves one proposal, all or nothing.
@@ -23,6 +27,7 @@ func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 	if err := json.Unmarshal(msg.Data(), &prop); err != nil || len(prop.Placement.Nodes) == 0 {
 		return errs.MarkPermanent(errors.Newf("malformed proposal: %v", err))
 	}
+	ctx = telemetry.WithJob(ctx, prop.JobID)
 	job, rev, err := s.proposedJob(ctx, prop)
 	if errs.IsNotFound(err) {
 		return nil
@@ -33,6 +38,7 @@ func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 	if job.Attempt != prop.Attempt || (job.State != domain.StatePending && !job.State.Active()) {
 		return nil // stale: the job moved on
 	}
+	trace.SpanFromContext(ctx).SetAttributes(append(telemetry.JobAttrs(job), telemetry.PlacementAttrs(prop.Placement)...)...)
 	alloc, conflicts, err := s.reserve(ctx, job, prop)
 	if err != nil {
 		return err
@@ -63,7 +69,12 @@ func (s *service) proposedJob(ctx context.Context, prop domain.Proposal) (domain
 
 // reserve runs the all-or-nothing transaction. It returns the allocation on
 // success, or the names of the slots that were taken.
-func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Proposal) (domain.Allocation, []string, error) {
+func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Proposal) (_ domain.Allocation, conflicts []string, err error) {
+	ctx, span := s.tel.Tracer.Start(ctx, telemetry.SpanReserve)
+	defer func() {
+		span.SetAttributes(telemetry.AttrConflicts.Int(len(conflicts)))
+		telemetry.End(span, err)
+	}()
 	p := prop.Placement
 	// Read each node's registration: the transaction pins its revision, so a
 	// node that re-registered (new epoch) in between fails the compare.
@@ -86,12 +97,19 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 	}
 	now := s.cfg.Now().UTC()
 	lease := s.lease()
+	// Agents continue the job's trace from the allocation's assignments.
 	alloc := domain.Allocation{
 		JobID: job.ID, Attempt: prop.Attempt, State: domain.AllocReserved, Placement: p,
 		Lease: int64(lease), ReservedAt: now, LaunchDeadline: now.Add(s.cfg.LaunchTimeout),
-		NodeEpochs: epochs,
+		NodeEpochs: epochs, TraceParent: telemetry.TraceParent(ctx),
 	}
+	start := time.Now()
 	ok, resp, err := store.Reserve(ctx, s.etcd, alloc, assignments(job, alloc), revs, lease)
+	result := map[bool]string{true: "reserved", false: "conflict"}[ok]
+	if err != nil {
+		result = "error"
+	}
+	s.tel.Metrics.ReservationTxn.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(telemetry.LabelResult.String(result)))
 	if err != nil {
 		return domain.Allocation{}, nil, err
 	}
@@ -142,7 +160,7 @@ func assignments(job domain.Job, a domain.Allocation) []domain.Assignment {
 			MasterAddr: p.MasterAddr, MasterPort: p.MasterPort, Ranks: np.Ranks,
 			Command: job.Spec.Command, Env: job.Spec.Env,
 			RestartCount: a.Attempt - 1, Resume: job.LastCheckpoint, CheckpointDir: job.Spec.Checkpoint.Dir,
-			Workdir: job.Spec.Workdir,
+			Workdir: job.Spec.Workdir, TraceParent: a.TraceParent,
 		})
 	}
 	return out
@@ -159,11 +177,14 @@ func (s *service) afterReserve(ctx context.Context, job domain.Job, rev uint64, 
 	ev := events.ForJob(events.Reserved, job, a.ReservedAt)
 	ev.Attempt, ev.Placement, ev.Reason = a.Attempt, &a.Placement, note
 	announced := s.bus.PublishEventAsync(ctx, ev)
-	updated, _, err := s.jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
+	updated, changed, err := s.jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
 		return j.Reserve(a.Attempt, a.Placement, a.ReservedAt), nil
 	})
 	if err != nil {
 		return errors.CombineErrors(err, announced())
+	}
+	if changed {
+		s.tel.Metrics.JobReserved(ctx, updated)
 	}
 	if updated.Attempt != a.Attempt || !updated.State.Active() {
 		// Cancelled or requeued while we reserved: give the GPUs back.
@@ -174,7 +195,8 @@ func (s *service) afterReserve(ctx context.Context, job domain.Job, rev uint64, 
 
 // conflict sends the job back to placement with the slots named.
 func (s *service) conflict(ctx context.Context, job domain.Job, rev uint64, conflicts []string) error {
-	s.log.Info("reservation conflict", "job", job.ID, "attempt", job.Attempt, "conflicts", conflicts)
+	s.log.InfoContext(ctx, "reservation conflict", "job", job.ID, "attempt", job.Attempt, "conflicts", conflicts)
+	trace.SpanFromContext(ctx).SetAttributes(telemetry.AttrConflicts.Int(len(conflicts)))
 	reason := strings.Join(conflicts, "; ")
 	updated, changed, err := s.jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
 		return j.Conflict(job.Attempt, reason), nil
@@ -182,6 +204,7 @@ func (s *service) conflict(ctx context.Context, job domain.Job, rev uint64, conf
 	if err != nil || !changed {
 		return err
 	}
+	s.tel.Metrics.Conflicts.Add(ctx, 1)
 	ev := events.ForJob(events.Conflict, updated, s.cfg.Now())
 	ev.Reason, ev.Conflicts = reason, conflicts
 	return s.bus.PublishEvent(ctx, ev)

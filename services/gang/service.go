@@ -33,6 +33,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // Config configures a gang replica.
@@ -92,6 +93,7 @@ const DefaultWorkers = 8
 type service struct {
 	cfg  Config
 	log  *slog.Logger
+	tel  *telemetry.Service
 	bus  *bus.Bus
 	etcd *clientv3.Client
 	jobs *jobs.Store
@@ -119,7 +121,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return errors.Wrap(err, "gang")
 	}
-	s := &service{cfg: cfg, log: log, bus: b, etcd: cli, jobs: js}
+	s := &service{cfg: cfg, log: log, tel: cfg.Instruments("gang"), bus: b, etcd: cli, jobs: js}
 	// One session (lease) per replica holds all of its reservations until
 	// they pass the launch barrier. Losing it (a partition longer than the
 	// TTL) loses those reservations; serve again on a new one.
@@ -182,6 +184,7 @@ func (s *service) serve(ctx context.Context) error {
 		return err
 	}
 	go s.reconcileLoop(ctx)
+	defer s.cfg.Ready("gang", b, cli)()
 	log.Info("gang running", "lease", int64(s.lease()))
 	<-reserveDone
 	<-reportDone

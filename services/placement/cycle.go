@@ -10,6 +10,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/queue"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // cycle runs one scheduling pass: build the queue policy's input from the
@@ -109,10 +110,19 @@ func startOf(j domain.Job, a domain.Allocation, now time.Time) time.Time {
 
 func (s *scheduler) propose(ctx context.Context, sj seenJob, p domain.Placement, note string, now time.Time) {
 	j := sj.job
+	// The decision joins the job's trace; the proposal carries it to gang.
+	ctx, span := telemetry.Continue(ctx, s.tel.Tracer, j.TraceParent, telemetry.SpanPropose,
+		append(telemetry.JobAttrs(j), telemetry.PlacementAttrs(p)...)...)
+	defer span.End()
+	ctx = telemetry.WithJob(ctx, j.ID)
+	if j.Conflicts > 0 {
+		span.SetAttributes(telemetry.AttrConflicts.Int(j.Conflicts))
+		s.tel.Metrics.Retries.Add(ctx, 1)
+	}
 	prop := domain.Proposal{JobID: j.ID, Attempt: j.Attempt, Placement: p, ProposedAt: now, Job: &j, JobRevision: sj.rev, Note: note}
 	msgID := fmt.Sprintf("propose.%s.%d.%d", j.ID, j.Attempt, j.Conflicts)
 	if err := s.bus.PublishJSON(ctx, subjects.Reserve, msgID, prop); err != nil {
-		s.log.Warn("proposal not sent", "job", j.ID, "err", err)
+		s.log.WarnContext(ctx, "proposal not sent", "job", j.ID, "err", err)
 		return
 	}
 	s.mu.Lock()

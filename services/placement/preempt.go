@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/placement"
 	"github.com/lockstep-dev/lockstep/shared/preempt"
 	"github.com/lockstep-dev/lockstep/shared/queue"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // preemption is a preemptor's outstanding request: the victims asked to
@@ -69,8 +72,14 @@ func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan
 		req := domain.DrainRequest{JobID: v, Kind: domain.DrainPreempt, Then: domain.ThenRequeue,
 			Reason: fmt.Sprintf("preempted by %s (priority %d)", top.ID, top.Spec.Priority)}
 		msgID := fmt.Sprintf("preempt.%s.%d.%s", v, seen[v].job.Attempt, top.ID)
-		if err := s.bus.PublishJSON(ctx, subjects.Drain, msgID, req); err != nil {
-			s.log.Warn("preemption not requested", "victim", v, "err", err)
+		// The request joins the victim's trace, linked to the preemptor's.
+		vctx, span := telemetry.Continue(ctx, s.tel.Tracer, seen[v].job.TraceParent, "placement.preempt",
+			telemetry.AttrJobID.String(v), telemetry.AttrReason.String(req.Reason))
+		span.AddLink(trace.Link{SpanContext: telemetry.SpanContextOf(top.TraceParent)})
+		err := s.bus.PublishJSON(vctx, subjects.Drain, msgID, req)
+		telemetry.End(span, err)
+		if err != nil {
+			s.log.WarnContext(vctx, "preemption not requested", "victim", v, "err", err)
 			return
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/queue"
 	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // scheduler is the leader's loop: caches fed by etcd watches and the jobs
@@ -25,6 +26,7 @@ type scheduler struct {
 	jobs *jobs.Store
 	cfg  Config
 	log  *slog.Logger
+	tel  *telemetry.Service
 
 	nodes     *store.Cache[domain.Node]
 	inventory *store.Cache[domain.Node]
@@ -62,7 +64,7 @@ type proposal struct {
 
 func newScheduler(b *bus.Bus, cli *clientv3.Client, js *jobs.Store, cfg Config, log *slog.Logger) *scheduler {
 	s := &scheduler{
-		etcd: cli, bus: b, jobs: js, cfg: cfg, log: log,
+		etcd: cli, bus: b, jobs: js, cfg: cfg, log: log, tel: cfg.Instruments("placement"),
 		nodes:      store.NewCache[domain.Node](cli, store.NodesPrefix, log),
 		inventory:  store.NewCache[domain.Node](cli, store.InventoryPrefix, log),
 		claims:     store.NewCache[domain.Claim](cli, store.ClaimsPrefix, log),
@@ -120,6 +122,7 @@ func (s *scheduler) run(ctx context.Context) error {
 	}
 	defer func() { _ = w.Stop() }()
 	go s.followJobs(ctx, w)
+	defer s.tel.ObserveQueues(s.queueDepths)()
 	stopAdmin, err := s.serveAdmin(ctx)
 	if err != nil {
 		return err
@@ -176,6 +179,25 @@ func (s *scheduler) followJobs(ctx context.Context, w jetstream.KeyWatcher) {
 			s.poke()
 		}
 	}
+}
+
+// queueDepths counts pending jobs by queue and pending reason, for the
+// lockstep.queue.depth gauge.
+func (s *scheduler) queueDepths() []telemetry.QueueDepth {
+	type key struct{ queue, reason string }
+	n := map[key]int{}
+	s.mu.Lock()
+	for _, sj := range s.active {
+		if sj.job.State == domain.StatePending {
+			n[key{sj.job.Spec.Queue, telemetry.PendingReason(sj.job.Reason)}]++
+		}
+	}
+	s.mu.Unlock()
+	out := make([]telemetry.QueueDepth, 0, len(n))
+	for k, jobs := range n {
+		out = append(out, telemetry.QueueDepth{Queue: k.queue, Reason: k.reason, Jobs: jobs})
+	}
+	return out
 }
 
 // seedFor derives a decision's seed from the job and attempt, so the same

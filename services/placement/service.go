@@ -57,6 +57,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return errors.Wrap(err, "placement")
 	}
+	// A standby is ready too: it serves by waiting to lead.
+	defer cfg.Ready("placement", b, cli)()
 
 	for ctx.Err() == nil {
 		sess, err := concurrency.NewSession(cli, concurrency.WithTTL(int(store.DefaultNodeTTL/time.Second)), concurrency.WithContext(ctx))

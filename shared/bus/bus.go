@@ -6,25 +6,51 @@ package bus
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // Bus is one NATS connection with its JetStream context.
 type Bus struct {
 	NC *nats.Conn
 	JS jetstream.JetStream
+
+	tracer trace.Tracer
+	mu     sync.Mutex
+	// consumers records which durable consumers of this connection are
+	// running, for readiness.
+	consumers map[string]bool
+}
+
+// Option adjusts a Bus.
+type Option func(*Bus)
+
+// WithTracerProvider makes the bus trace every publish (PRODUCER span,
+// context injected into the headers) and every consumed message (CONSUMER
+// span, child of the publisher's) with tp. Without it the bus uses the
+// global provider, a no-op unless the process installed one.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(b *Bus) {
+		if tp != nil {
+			b.tracer = tp.Tracer(telemetry.ScopeName)
+		}
+	}
 }
 
 // Connect dials NATS. name identifies the client (service and node) in
 // server monitoring. The connection reconnects forever; callers close it.
-func Connect(ctx context.Context, url, name string) (*Bus, error) {
+func Connect(ctx context.Context, url, name string, opts ...Option) (*Bus, error) {
 	nc, err := nats.Connect(url,
 		nats.Name(name),
 		nats.MaxReconnects(-1),
@@ -39,7 +65,18 @@ func Connect(ctx context.Context, url, name string) (*Bus, error) {
 		nc.Close()
 		return nil, errors.Wrap(err, "jetstream context")
 	}
-	return &Bus{NC: nc, JS: js}, nil
+	b := &Bus{NC: nc, JS: js}
+	for _, o := range opts {
+		o(b)
+	}
+	return b, nil
+}
+
+func (b *Bus) tr() trace.Tracer {
+	if b.tracer != nil {
+		return b.tracer
+	}
+	return otel.GetTracerProvider().Tracer(telemetry.ScopeName)
 }
 
 // Close drains and closes the connection.
@@ -50,17 +87,20 @@ func (b *Bus) Close() {
 }
 
 // PublishJSON publishes v as JSON to a JetStream subject with a
-// de-duplication ID (empty for none) and waits for the stream's ack.
+// de-duplication ID (empty for none) and waits for the stream's ack. The
+// trace context of ctx travels in the message's headers.
 func (b *Bus) PublishJSON(ctx context.Context, subject, msgID string, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return errors.Wrapf(err, "encode message for %s", subject)
 	}
-	msg := nats.NewMsg(subject)
-	msg.Data = data
-	if msgID != "" {
-		msg.Header.Set(subjects.HeaderMsgID, msgID)
-	}
+	return b.publish(ctx, subject, msgID, data)
+}
+
+func (b *Bus) publish(ctx context.Context, subject, msgID string, data []byte, attrs ...attribute.KeyValue) (err error) {
+	ctx, span := telemetry.StartSend(ctx, b.tr(), subject, msgID, len(data), attrs...)
+	defer func() { telemetry.End(span, err) }()
+	msg := b.newMsg(ctx, subject, msgID, data)
 	ctx, cancel := withDefaultTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := b.JS.PublishMsg(ctx, msg); err != nil {
@@ -69,27 +109,58 @@ func (b *Bus) PublishJSON(ctx context.Context, subject, msgID string, v any) err
 	return nil
 }
 
+// newMsg builds a message with its de-duplication ID and the trace context
+// of ctx in its headers.
+func (b *Bus) newMsg(ctx context.Context, subject, msgID string, data []byte) *nats.Msg {
+	msg := nats.NewMsg(subject)
+	msg.Data = data
+	if msgID != "" {
+		msg.Header.Set(subjects.HeaderMsgID, msgID)
+	}
+	telemetry.Inject(ctx, msg.Header)
+	return msg
+}
+
+// eventAttrs describe an event on its send span.
+func eventAttrs(ev events.Event) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{telemetry.AttrEventType.String(string(ev.Type))}
+	if ev.JobID != "" {
+		attrs = append(attrs, telemetry.AttrJobID.String(ev.JobID), telemetry.AttrAttempt.Int(ev.Attempt))
+	}
+	if ev.Node != "" {
+		attrs = append(attrs, telemetry.AttrNode.String(ev.Node))
+	}
+	return attrs
+}
+
 // PublishEvent publishes one event on its subject with its dedup ID.
 func (b *Bus) PublishEvent(ctx context.Context, ev events.Event) error {
-	return b.PublishJSON(ctx, ev.Subject(), ev.DedupID(), ev)
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return errors.Wrapf(err, "encode %s event", ev.Type)
+	}
+	return b.publish(ctx, ev.Subject(), ev.DedupID(), data, eventAttrs(ev)...)
 }
 
 // PublishEventAsync starts publishing an event and returns a function that
 // waits for the stream's ack. It lets a caller overlap the announcement with
-// other work that does not depend on it.
+// other work that does not depend on it. The send span ends when the
+// returned function is called, which the caller must do.
 func (b *Bus) PublishEventAsync(ctx context.Context, ev events.Event) func() error {
 	data, err := json.Marshal(ev)
 	if err != nil {
 		return func() error { return errors.Wrapf(err, "encode %s event", ev.Type) }
 	}
-	msg := nats.NewMsg(ev.Subject())
-	msg.Data = data
-	msg.Header.Set(subjects.HeaderMsgID, ev.DedupID())
+	sctx, span := telemetry.StartSend(ctx, b.tr(), ev.Subject(), ev.DedupID(), len(data), eventAttrs(ev)...)
+	msg := b.newMsg(sctx, ev.Subject(), ev.DedupID(), data)
 	fut, err := b.JS.PublishMsgAsync(msg)
 	if err != nil {
-		return func() error { return errors.Wrapf(err, "publish to %s", ev.Subject()) }
+		err = errors.Wrapf(err, "publish to %s", ev.Subject())
+		telemetry.End(span, err)
+		return func() error { return err }
 	}
-	return func() error {
+	return func() (err error) {
+		defer func() { telemetry.End(span, err) }()
 		ctx, cancel := withDefaultTimeout(ctx, 10*time.Second)
 		defer cancel()
 		select {

@@ -10,9 +10,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lockstep-dev/lockstep/shared/errs"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
-// Handler processes one message. Returning nil acks it; an error marked
+// Handler processes one message. ctx carries the message's CONSUMER span,
+// a child of the span that published it (its trace context travels in the
+// headers). Returning nil acks it; an error marked
 // permanent (errs.MarkPermanent) terminates it; any other error naks it for
 // redelivery with backoff. Handlers must be idempotent: a message can be
 // delivered again after a crash.
@@ -58,6 +62,7 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 		return nil, errors.Wrapf(err, "start consumer %s", spec.Durable)
 	}
 	finished := make(chan struct{})
+	b.setConsumer(spec.Durable, true)
 	go func() {
 		<-ctx.Done()
 		it.Stop()
@@ -77,15 +82,55 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 					log.Warn("consumer fetch failed", "consumer", spec.Durable, "err", err)
 					continue
 				}
-				settle(ctx, log, spec.Durable, msg, h(ctx, msg))
+				b.handle(ctx, log, spec.Durable, msg, h)
 			}
 		}()
 	}
 	go func() {
 		wg.Wait()
+		b.setConsumer(spec.Durable, false)
 		close(finished)
 	}()
 	return finished, nil
+}
+
+// handle runs h on one message inside its CONSUMER span, then settles it.
+func (b *Bus) handle(ctx context.Context, log *slog.Logger, durable string, msg jetstream.Msg, h Handler) {
+	hdr := msg.Headers()
+	mctx, span := telemetry.StartProcess(telemetry.Extract(ctx, hdr), b.tr(), msg.Subject(), durable,
+		hdr.Get(subjects.HeaderMsgID), len(msg.Data()))
+	err := h(mctx, msg)
+	settle(mctx, log, durable, msg, err)
+	if errs.IsPermanent(err) || ctx.Err() == nil {
+		telemetry.End(span, err)
+	} else {
+		span.End() // shutting down: not the message's fault
+	}
+}
+
+func (b *Bus) setConsumer(durable string, running bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.consumers == nil {
+		b.consumers = map[string]bool{}
+	}
+	b.consumers[durable] = running
+}
+
+// Ready reports whether the connection is up and every consumer started on
+// it still runs: a readiness check.
+func (b *Bus) Ready(context.Context) error {
+	if !b.NC.IsConnected() {
+		return errors.Newf("nats: %s", b.NC.Status())
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for d, running := range b.consumers {
+		if !running {
+			return errors.Newf("consumer %s stopped", d)
+		}
+	}
+	return nil
 }
 
 func settle(ctx context.Context, log *slog.Logger, durable string, msg jetstream.Msg, err error) {
@@ -93,7 +138,7 @@ func settle(ctx context.Context, log *slog.Logger, durable string, msg jetstream
 	case err == nil:
 		_ = msg.Ack()
 	case errs.IsPermanent(err):
-		log.Warn("dropping message", "consumer", durable, "subject", msg.Subject(), "err", err)
+		log.WarnContext(ctx, "dropping message", "consumer", durable, "subject", msg.Subject(), "err", err)
 		_ = msg.TermWithReason(err.Error())
 	case ctx.Err() != nil:
 		// Shutting down: let the message be redelivered to someone else.
@@ -104,7 +149,7 @@ func settle(ctx context.Context, log *slog.Logger, durable string, msg jetstream
 			n = md.NumDelivered
 		}
 		delay := min(time.Duration(n)*200*time.Millisecond, 5*time.Second)
-		log.Warn("message failed, will retry", "consumer", durable, "subject", msg.Subject(), "delivery", n, "err", err)
+		log.WarnContext(ctx, "message failed, will retry", "consumer", durable, "subject", msg.Subject(), "delivery", n, "err", err)
 		_ = msg.NakWithDelay(delay)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // Client talks to a Lockstep cluster through NATS.
@@ -97,6 +98,8 @@ func (c *Client) Submit(ctx context.Context, raw []byte, opts ...SubmitOptions) 
 	msg := nats.NewMsg(subjects.Submit)
 	msg.Data = raw
 	msg.Header.Set(subjects.HeaderMsgID, spec.ID)
+	// A caller tracing its pipeline gets its trace continued by the job.
+	telemetry.Inject(ctx, msg.Header)
 	if _, err := c.bus.JS.PublishMsg(ctx, msg); err != nil {
 		return "", errors.Wrap(err, "publish submission")
 	}

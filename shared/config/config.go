@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
 // Default addresses (those of `lockstep dev`).
@@ -31,6 +32,14 @@ type Base struct {
 	// Instance names this replica in logs and NATS connection names.
 	Instance string
 	Log      *slog.Logger
+	// MetricsAddr is where /metrics, /healthz and /readyz are served ("" for
+	// nowhere); see StartTelemetry.
+	MetricsAddr string
+	// Telemetry and Health are the process's tracing/metrics and readiness
+	// (set by StartTelemetry, or by devcluster for all its services); nil
+	// means no-op, as in most tests.
+	Telemetry *telemetry.Telemetry
+	Health    *telemetry.Health
 }
 
 // Register adds the common flags to fs.
@@ -39,6 +48,7 @@ func (b *Base) Register(fs *flag.FlagSet) {
 	fs.StringVar(&b.Etcd, "etcd", DefaultEtcd, "etcd endpoint(s), comma-separated")
 	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "JetStream stream replicas (3 on a NATS cluster)")
 	fs.StringVar(&b.Instance, "instance", "", "name of this replica (default: host name)")
+	fs.StringVar(&b.MetricsAddr, "metrics-addr", b.MetricsAddr, "serve /metrics, /healthz and /readyz on this address (\"\" to disable)")
 }
 
 // Validate checks the common fields.
@@ -54,21 +64,30 @@ func (b *Base) Validate() error {
 	return nil
 }
 
-// Logger returns the configured logger, or the default one.
+// Logger returns the configured logger, or the default one, adding trace
+// and span IDs (and the job, see telemetry.WithJob) to lines logged with a
+// context.
 func (b *Base) Logger() *slog.Logger {
 	if b.Log != nil {
-		return b.Log
+		return telemetry.Logger(b.Log)
 	}
-	return slog.Default()
+	return telemetry.Logger(slog.Default())
 }
 
-// Clients connects to NATS (declaring the streams) and etcd.
+// Instruments returns this replica's tracer and metric instruments for a
+// service (no-ops when Telemetry is nil).
+func (b *Base) Instruments(service string) *telemetry.Service {
+	return b.Telemetry.Service(service, b.Instance)
+}
+
+// Clients connects to NATS (declaring the streams) and etcd. The bus traces
+// with the service's tracer.
 func (b *Base) Clients(ctx context.Context, service string) (*bus.Bus, *clientv3.Client, error) {
 	name := "lockstep-" + service
 	if b.Instance != "" {
 		name += "-" + b.Instance
 	}
-	bs, err := bus.Connect(ctx, b.NATSURL, name)
+	bs, err := bus.Connect(ctx, b.NATSURL, name, bus.WithTracerProvider(b.Instruments(service).TracerProvider))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -30,6 +30,10 @@ type Allocation struct {
 	Exited  map[string]int  `json:"exited,omitempty"`
 	// NodeEpochs pins each node's registration at reservation time.
 	NodeEpochs map[string]int64 `json:"nodeEpochs"`
+	// TraceParent is the W3C traceparent of the reservation, so work on the
+	// allocation that no message carries (launch timeout, node loss) joins
+	// the job's trace.
+	TraceParent string `json:"traceParent,omitempty"`
 }
 
 // AllStarted reports whether every node of the gang reported started.
@@ -74,6 +78,9 @@ type Assignment struct {
 	CheckpointDir string         `json:"checkpointDir,omitempty"`
 	// Workdir is where ranks run; empty means the attempt's own directory.
 	Workdir string `json:"workdir,omitempty"`
+	// TraceParent is the W3C traceparent of the reservation: the agent's
+	// launch span continues the job's trace from it.
+	TraceParent string `json:"traceParent,omitempty"`
 }
 
 // Claim is the value of a GPU or port claim key.

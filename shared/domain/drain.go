@@ -76,6 +76,9 @@ type DrainRecord struct {
 	Signal   string                `json:"signal"`
 	Expected []int                 `json:"expected"`
 	Acks     map[int]CheckpointRef `json:"acks,omitempty"`
+	// TraceParent is the W3C traceparent of the drain's start: agents and
+	// the replica that completes the drain continue the job's trace from it.
+	TraceParent string `json:"traceParent,omitempty"`
 }
 
 // Acked reports whether every expected rank has acknowledged.

@@ -76,6 +76,12 @@ type Job struct {
 
 	MsgID       string    `json:"msgId,omitempty"`
 	SubmittedAt time.Time `json:"submittedAt"`
+	// TraceID is the job's trace (one per job, from the submitting pipeline
+	// to the last rank); TraceParent is the W3C traceparent of admission's
+	// span, from which every service continues the trace when it acts on the
+	// job without a message that carries it (see docs/telemetry.md).
+	TraceID     string `json:"traceId,omitempty"`
+	TraceParent string `json:"traceParent,omitempty"`
 	// PendingSince is when the current attempt started waiting.
 	PendingSince time.Time `json:"pendingSince"`
 	ReservedAt   time.Time `json:"reservedAt,omitzero"`

@@ -70,9 +70,13 @@ const (
 	JobEventT = prefix + ".events.job.{jobId}.{type}"
 	// NodeEventsAll matches every node event.
 	NodeEventsAll = prefix + ".events.node.>"
+	// NodeEventT is the subject template of node events, used for span names.
+	NodeEventT = prefix + ".events.node.{node}.{type}"
 
 	// LogsAll matches every log line.
 	LogsAll = prefix + ".logs.>"
+	// LogsT is the subject template of rank output, used for span names.
+	LogsT = prefix + ".logs.{jobId}.{rank}.{stream}"
 )
 
 // Internal work subjects.
@@ -126,6 +130,22 @@ func JobLogs(jobID string) string { return prefix + ".logs." + jobID + ".>" }
 // RankLogs matches every log line of one rank.
 func RankLogs(jobID string, rank int) string {
 	return prefix + ".logs." + jobID + "." + strconv.Itoa(rank) + ".>"
+}
+
+// Template maps a concrete subject to its template (no IDs), the
+// low-cardinality name spans and metrics use: a job event's subject becomes
+// JobEventT, a node event's NodeEventT, a log line's LogsT. Subjects without
+// IDs (submit, reserve, report, ...) are their own template.
+func Template(subject string) string {
+	switch {
+	case strings.HasPrefix(subject, prefix+".events.job."):
+		return JobEventT
+	case strings.HasPrefix(subject, prefix+".events.node."):
+		return NodeEventT
+	case strings.HasPrefix(subject, prefix+".logs."):
+		return LogsT
+	}
+	return subject
 }
 
 // Token reports whether s is safe as one subject token: non-empty, no

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/loadtest/fabric"
+	ltreport "github.com/lockstep-dev/lockstep/loadtest/report"
+	"github.com/lockstep-dev/lockstep/loadtest/sim"
+	"github.com/lockstep-dev/lockstep/loadtest/trace"
+)
+
+func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "simulate", "[flags]",
+		"Replay a job trace on a simulated cluster, in virtual time, through the same placement and\n"+
+			"queue code the services run, under Lockstep's policy and three baselines (per-pod\n"+
+			"Kubernetes default, Volcano-like gang, Slurm-like). Writes summary.md, results.json and\n"+
+			"plots to a report folder. See docs/loadtest.md.")
+	tracePath := fs.String("trace", trace.DefaultPhilly(), "Philly-format trace (.csv or .csv.gz), or \"synthetic\"")
+	jobs := fs.Int("jobs", 0, "replay only the first N jobs (0: all)")
+	cl := clusterFlags(fs, 128, 8, 4)
+	syn := syntheticFlags(fs)
+	policies := fs.String("policies", "all", "comma-separated: per-pod, gang, slurm, lockstep (or all)")
+	seed := fs.Uint64("seed", 1, "seed (placement tie-breaks, synthetic streams)")
+	leafPen := fs.Float64("leaf-penalty", sim.DefaultLeafPenalty, "run-time stretch per extra leaf switch (negative: none)")
+	spinePen := fs.Float64("spine-penalty", sim.DefaultSpinePenalty, "run-time stretch per extra spine (negative: none)")
+	limit := fs.Float64("limit-factor", 1, "time limit = duration × factor (negative: no limits)")
+	window := fs.Int("window", sim.DefaultWindow, "pending jobs of each gang shape one pass considers")
+	switchWait := fs.Duration("switch-wait", sim.DefaultSwitchWait, "Lockstep: how long multi-node jobs wait for their fewest leaves (negative: no constraint)")
+	bf := fs.Duration("bf-interval", sim.DefaultBackfillInterval, "Slurm-like: backfill interval")
+	out := fs.String("out", "", "report folder (default loadtest/reports/<time>)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("simulate takes no arguments, got %q", fs.Args())
+	}
+	pols, err := parsePolicies(*policies)
+	if err != nil {
+		return usagef("--policies: %v", err)
+	}
+	c, err := cl.build("")
+	if err != nil {
+		return err
+	}
+	stream, name, err := loadStream(*tracePath, syn, *seed, "sim")
+	if err != nil {
+		return err
+	}
+	stream = trace.Head(stream, *jobs)
+	// The simulator allocates freely (the queue policy builds a plan per
+	// pass); collecting less often halves its run time, at the cost of
+	// some memory.
+	defer debug.SetGCPercent(debug.SetGCPercent(800))
+
+	started := time.Now()
+	dir, err := ltreport.Dir(*out, started)
+	if err != nil {
+		return err
+	}
+	rep := sim.Report{
+		Kind: "simulate", Command: ltreport.CommandLine(), Started: started.UTC(), Seed: *seed, Trace: name,
+		Stream: trace.Summarize(stream), Cluster: c.Name, Nodes: len(c.Nodes), GPUs: c.GPUs(),
+		Leaves: len(c.Leaves), Spines: len(c.Spines), Window: *window, BackfillInterval: bf.String(),
+	}
+	cpu0 := cpuTime()
+	for _, p := range pols {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		bar := ltreport.NewProgress(env.stderr, fmt.Sprintf("%-8s", p), float64(len(stream)))
+		cfg := sim.Config{
+			Cluster: c, Jobs: stream, Policy: p, Seed: *seed, LeafPenalty: *leafPen, SpinePenalty: *spinePen,
+			Window: *window, LimitFactor: *limit, SwitchWait: *switchWait, BackfillInterval: *bf,
+			Progress: func(done, _ int) { bar.Set(float64(done)) },
+		}
+		res, err := sim.Run(cfg)
+		bar.Done()
+		if err != nil {
+			return err
+		}
+		d := cfg.WithDefaults()
+		rep.LeafPenalty, rep.SpinePenalty, rep.LimitFactor, rep.SwitchWait = d.LeafPenalty, d.SpinePenalty, d.LimitFactor, d.SwitchWait.String()
+		fmt.Fprintf(env.stdout, "%-8s %s: utilization %s, queue delay mean %s (p99 %s), makespan %s, min-leaves %s, partial-gang %s GPU-h\n",
+			p, ltreport.Duration(res.Wall), ltreport.Pct(res.Utilization), ltreport.Duration(res.QueueDelay.Mean),
+			ltreport.Duration(res.QueueDelay.P99), ltreport.Duration(res.Makespan), ltreport.Pct(res.MinLeavesShare),
+			ltreport.Thousands(int(res.PartialGangGPUHours+0.5)))
+		rep.Results = append(rep.Results, res)
+	}
+	rep.CPUSeconds = (cpuTime() - cpu0).Seconds()
+	if err := rep.Write(dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "report: %s/summary.md\n", dir)
+	return nil
+}
+
+func parsePolicies(s string) ([]sim.Policy, error) {
+	if s == "all" || s == "" {
+		return sim.Policies, nil
+	}
+	var out []sim.Policy
+	for _, name := range strings.Split(s, ",") {
+		p, err := sim.ParsePolicy(strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// clusterOpts are the flags that shape a simulated cluster, shared by
+// simulate and loadtest.
+type clusterOpts struct {
+	topo                                 *string
+	nodes, gpus, perLeaf, leavesPerSpine *int
+}
+
+func clusterFlags(fs interface {
+	String(name, value, usage string) *string
+	Int(name string, value int, usage string) *int
+}, nodes, perLeaf, leavesPerSpine int) clusterOpts {
+	return clusterOpts{
+		topo:           fs.String("topology", "generated", "\"generated\" (leaf/spine tree), \"lingjun\" (the Lingjun Clos in ../shared/traces) or a topology file"),
+		nodes:          fs.Int("nodes", nodes, "simulated nodes"),
+		gpus:           fs.Int("gpus-per-node", 8, "GPUs per node"),
+		perLeaf:        fs.Int("nodes-per-leaf", perLeaf, "generated topology: nodes per leaf switch"),
+		leavesPerSpine: fs.Int("leaves-per-spine", leavesPerSpine, "generated topology: leaves per spine"),
+	}
+}
+
+func (o clusterOpts) build(prefix string) (*fabric.Cluster, error) {
+	switch *o.topo {
+	case "generated":
+		return fabric.Generated{Nodes: *o.nodes, NodesPerLeaf: *o.perLeaf, LeavesPerSpine: *o.leavesPerSpine, GPUs: *o.gpus, Prefix: prefix}.Build()
+	case "lingjun":
+		path := trace.DefaultLingjun()
+		if path == "" {
+			return nil, errors.New("--topology lingjun: ../shared/traces/alibaba_lingjun2023_topo.csv.gz not found beside the repository")
+		}
+		return fabric.LoadLingjun(path, *o.nodes, *o.gpus, prefix)
+	default:
+		return fabric.LoadLingjun(*o.topo, *o.nodes, *o.gpus, prefix)
+	}
+}
+
+// syntheticOpts are the flags of a generated job stream.
+type syntheticOpts struct {
+	rate             *float64
+	count            *int
+	span             *time.Duration
+	sizes, durations *string
+	constrained      *float64
+	switchWait       *time.Duration
+	poisson          *bool
+}
+
+func syntheticFlags(fs interface {
+	String(name, value, usage string) *string
+	Int(name string, value int, usage string) *int
+	Float64(name string, value float64, usage string) *float64
+	Duration(name string, value time.Duration, usage string) *time.Duration
+	Bool(name string, value bool, usage string) *bool
+}) syntheticOpts {
+	return syntheticOpts{
+		rate:        fs.Float64("rate", 100, "synthetic stream: arrivals per second (open loop)"),
+		count:       fs.Int("count", 0, "synthetic stream: number of jobs (0: bounded by --span)"),
+		span:        fs.Duration("span", 30*time.Second, "synthetic stream: submit for this long"),
+		sizes:       fs.String("sizes", "1x8:50,2x8:30,4x8:15,8x8:5", "synthetic stream: gang sizes NODESxGPUS:weight"),
+		durations:   fs.String("durations", "1s:50,2s:30,4s:20", "synthetic stream: run times DURATION:weight"),
+		constrained: fs.Float64("constrained", 0, "synthetic stream: share of multi-node jobs asking for one leaf (maxSwitches 1)"),
+		switchWait:  fs.Duration("constrained-wait", 10*time.Second, "synthetic stream: how long constrained jobs wait for one leaf"),
+		poisson:     fs.Bool("poisson", false, "synthetic stream: exponential inter-arrival times instead of a fixed interval"),
+	}
+}
+
+// loadStream reads a trace, or generates a synthetic stream when path is
+// "synthetic"; it returns the jobs and a name for reports.
+func loadStream(path string, o syntheticOpts, seed uint64, prefix string) ([]trace.Job, string, error) {
+	if path != "synthetic" {
+		if path == "" {
+			return nil, "", errors.New("--trace: ../shared/traces/philly2017_microsoft.csv.gz not found beside the repository; give a path or \"synthetic\"")
+		}
+		jobs, err := trace.Load(path)
+		return trace.Rebase(jobs), path, err
+	}
+	sizes, err := trace.ParseSizes(*o.sizes)
+	if err != nil {
+		return nil, "", usagef("--sizes: %v", err)
+	}
+	durs, err := trace.ParseDurations(*o.durations)
+	if err != nil {
+		return nil, "", usagef("--durations: %v", err)
+	}
+	s := trace.Synthetic{
+		Rate: *o.rate, Count: *o.count, Span: *o.span, Poisson: *o.poisson, Sizes: sizes, Durations: durs,
+		ConstrainedShare: *o.constrained, SwitchWait: *o.switchWait, Prefix: prefix, Seed: seed,
+	}
+	jobs, err := s.Generate()
+	if err != nil {
+		return nil, "", usagef("synthetic stream: %v", err)
+	}
+	return jobs, fmt.Sprintf("synthetic (%g jobs/s, sizes %s, durations %s)", *o.rate, *o.sizes, *o.durations), nil
+}
+
+// cpuTime is the process's user plus system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/services/devcluster"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
+)
+
+// runTrace prints a job's trace from the span file `lockstep dev` writes in
+// its data dir: no collector and no running cluster needed. (With services
+// exporting over OTLP, the same trace is in the collector's UI.)
+func runTrace(_ context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "trace", "JOB_ID [flags]",
+		"Print a job's trace as a waterfall: every span of every service, from the\n"+
+			"submission to the last rank, with its start offset and duration. Reads the\n"+
+			"spans `lockstep dev` keeps in its data dir (spans.jsonl).")
+	dataDir := fs.String("data-dir", devcluster.DefaultDataDir(), "`DIR` where lockstep dev keeps its data (its --data-dir)")
+	width := fs.Int("width", 40, "width of the bars")
+	out := outputFlag(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("trace takes one job ID")
+	}
+	if err := checkOutput(*out); err != nil {
+		return err
+	}
+	if *width < 10 || *width > 200 {
+		return usagef("--width: %d is not between 10 and 200", *width)
+	}
+	file := devcluster.SpanFile(*dataDir)
+	all, err := telemetry.ReadSpanFile(file)
+	if err != nil {
+		return errors.WithHint(err, "spans are recorded by `lockstep dev`; give its --data-dir")
+	}
+	traces := jobTraces(all, pos[0])
+	if len(traces) == 0 {
+		return &exitError{code: 1, msg: fmt.Sprintf("no spans of job %s in %s (spans are written about a second after they end)", pos[0], file)}
+	}
+	if *out == "json" {
+		var spans []telemetry.SpanRecord
+		for _, t := range traces {
+			spans = append(spans, t.spans...)
+		}
+		return writeJSON(env, spans)
+	}
+	for i, t := range traces {
+		if i > 0 {
+			fmt.Fprintln(env.stdout)
+		}
+		printWaterfall(env.stdout, pos[0], t, all, *width)
+	}
+	return nil
+}
+
+// jobTrace is the spans of one trace that involves the job.
+type jobTrace struct {
+	id    string
+	spans []telemetry.SpanRecord
+}
+
+// jobTraces finds the traces with a span tagged with the job's ID (one,
+// unless the trace was cut, e.g. a sampler dropped part of it), each with
+// every span of that trace, oldest trace first.
+func jobTraces(all []telemetry.SpanRecord, jobID string) []jobTrace {
+	ids := map[string]bool{}
+	for _, s := range all {
+		if s.Attr(string(telemetry.AttrJobID)) == jobID {
+			ids[s.TraceID] = true
+		}
+	}
+	byTrace := map[string][]telemetry.SpanRecord{}
+	seen := map[string]bool{}
+	for _, s := range all {
+		if ids[s.TraceID] && !seen[s.SpanID] {
+			seen[s.SpanID] = true
+			byTrace[s.TraceID] = append(byTrace[s.TraceID], s)
+		}
+	}
+	out := make([]jobTrace, 0, len(byTrace))
+	for id, spans := range byTrace {
+		sort.SliceStable(spans, func(i, j int) bool { return spans[i].Start.Before(spans[j].Start) })
+		out = append(out, jobTrace{id: id, spans: spans})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].spans[0].Start.Before(out[j].spans[0].Start) })
+	return out
+}
+
+// row is one line of the waterfall.
+type row struct {
+	span  telemetry.SpanRecord
+	depth int
+}
+
+// treeRows orders spans depth-first, children by start time. Spans whose
+// parent is not in the trace (the submitter's own span) are roots.
+func treeRows(spans []telemetry.SpanRecord) []row {
+	present := map[string]bool{}
+	for _, s := range spans {
+		present[s.SpanID] = true
+	}
+	children := map[string][]telemetry.SpanRecord{}
+	var roots []telemetry.SpanRecord
+	for _, s := range spans {
+		if s.ParentSpanID == "" || !present[s.ParentSpanID] {
+			roots = append(roots, s)
+			continue
+		}
+		children[s.ParentSpanID] = append(children[s.ParentSpanID], s)
+	}
+	var rows []row
+	var walk func(s telemetry.SpanRecord, depth int)
+	walk = func(s telemetry.SpanRecord, depth int) {
+		rows = append(rows, row{span: s, depth: depth})
+		for _, c := range children[s.SpanID] {
+			walk(c, depth+1)
+		}
+	}
+	for _, r := range roots {
+		walk(r, 0)
+	}
+	return rows
+}
+
+func printWaterfall(w io.Writer, jobID string, t jobTrace, all []telemetry.SpanRecord, width int) {
+	rows := treeRows(t.spans)
+	t0, t1 := t.spans[0].Start, t.spans[0].End
+	for _, s := range t.spans {
+		if s.Start.Before(t0) {
+			t0 = s.Start
+		}
+		if s.End.After(t1) {
+			t1 = s.End
+		}
+	}
+	total := max(t1.Sub(t0), time.Microsecond)
+	byID := map[string]telemetry.SpanRecord{}
+	for _, s := range all {
+		byID[s.SpanID] = s
+	}
+	fmt.Fprintf(w, "trace %s  job %s  %d spans  %s\n\n", t.id, jobID, len(t.spans), fmtDur(total))
+
+	type line struct{ svc, name, start, dur, bar string }
+	lines := []line{{"SERVICE", "SPAN", "START", "DURATION", ""}}
+	for _, r := range rows {
+		s := r.span
+		name := strings.Repeat("  ", r.depth) + s.Name + spanNote(s)
+		if s.Status == "error" {
+			name += " ✗"
+		}
+		lines = append(lines, line{svc: serviceOf(s), name: name, start: "+" + fmtDur(s.Start.Sub(t0)),
+			dur: fmtDur(s.End.Sub(s.Start)), bar: bar(s.Start.Sub(t0), s.End.Sub(s.Start), total, width)})
+		for _, l := range s.Links {
+			if ls, ok := byID[l.SpanID]; ok {
+				lines = append(lines, line{svc: serviceOf(ls), name: strings.Repeat("  ", r.depth+1) + "↔ link: " + ls.Name + " (trace " + short(l.TraceID) + ")",
+					start: "+" + fmtDur(ls.Start.Sub(t0)), dur: fmtDur(ls.End.Sub(ls.Start))})
+			}
+		}
+	}
+	var ws [4]int
+	for _, l := range lines {
+		for i, c := range []string{l.svc, l.name, l.start, l.dur} {
+			ws[i] = max(ws[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, l := range lines {
+		fmt.Fprintf(w, "%s  %s  %s  %s  %s\n", pad(l.svc, ws[0], false), pad(l.name, ws[1], false),
+			pad(l.start, ws[2], true), pad(l.dur, ws[3], true), l.bar)
+	}
+}
+
+// serviceOf is a span's service without the "lockstep-" prefix; agents
+// show their node.
+func serviceOf(s telemetry.SpanRecord) string {
+	svc := strings.TrimPrefix(s.Service, "lockstep-")
+	if svc == "agent" {
+		if n := s.Attr(string(telemetry.AttrNode)); n != "" {
+			return svc + " " + n
+		}
+		if s.Instance != "" {
+			return svc + " " + s.Instance
+		}
+	}
+	return svc
+}
+
+// spanNote adds what the name leaves out: the event or report type.
+func spanNote(s telemetry.SpanRecord) string {
+	for _, k := range []string{string(telemetry.AttrEventType), string(telemetry.AttrReport)} {
+		if v := s.Attr(k); v != "" {
+			return " (" + v + ")"
+		}
+	}
+	return ""
+}
+
+// bar draws a span's extent on a line of width cells.
+func bar(start, dur, total time.Duration, width int) string {
+	from := int(float64(start) / float64(total) * float64(width))
+	n := int(float64(dur)/float64(total)*float64(width) + 0.5)
+	from = min(max(from, 0), width-1)
+	n = min(max(n, 1), width-from)
+	return "│" + strings.Repeat(" ", from) + strings.Repeat("█", n) + strings.Repeat(" ", width-from-n) + "│"
+}
+
+func pad(s string, w int, right bool) string {
+	gap := strings.Repeat(" ", max(w-utf8.RuneCountInString(s), 0))
+	if right {
+		return gap + s
+	}
+	return s + gap
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+	case d < time.Second:
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+	case d < time.Minute:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8] + "…"
+	}
+	return id
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Submits docs/examples/hello.json to the running compose cluster through
+# its published NATS ports, with the host-built CLI, and waits for it to
+# succeed (exit 0) or fail (non-zero).
+#
+# Usage: deploy/smoke.sh [SPEC]
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+spec=${1:-$ROOT/docs/examples/hello.json}
+[[ -x $LOCKSTEP ]] || die "$LOCKSTEP is missing: run deploy/build.sh (or deploy/up.sh) first"
+started=$SECONDS
+# --workdir "": the ranks run in containers, where the directory this
+# script runs in does not exist; each attempt gets a fresh one instead.
+timeout 180 "$LOCKSTEP" submit "$spec" --wait --workdir "" --nats "$NATS_HOST_URLS"
+log "smoke job succeeded in $((SECONDS - started))s"

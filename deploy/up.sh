@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Builds the images (build.sh), starts the compose cluster and waits until
+# every container is healthy: NATS and etcd first (the services wait for
+# them through depends_on), then every service and all 8 agents registered.
+#
+# Usage: deploy/up.sh [--no-build] [--no-jaeger] [--timeout SECONDS]
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+build=1 timeout=240 build_args=() services=()
+while (($#)); do
+  case $1 in
+    --no-build) build=0 ;;
+    --no-jaeger) build_args+=(--no-jaeger) ;;
+    --timeout) timeout=$2; shift ;;
+    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument $1 (see --help)" ;;
+  esac
+  shift
+done
+if [[ " ${build_args[*]-} " == *" --no-jaeger "* ]]; then
+  # Every service but jaeger (nothing depends on it).
+  mapfile -t services < <(compose config --services | grep -vx jaeger)
+fi
+
+started=$SECONDS
+if [[ $build == 1 ]]; then
+  "$DEPLOY/build.sh" ${build_args[@]+"${build_args[@]}"}
+fi
+log "docker compose up"
+compose up -d --remove-orphans ${services[@]+"${services[@]}"}
+
+# Wait for every container of the project to report healthy.
+deadline=$((SECONDS + timeout))
+while :; do
+  mapfile -t ids < <(compose ps -q)
+  pending=()
+  for id in "${ids[@]}"; do
+    st=$(docker inspect -f '{{.Name}} {{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{else}}no-healthcheck{{end}}' "$id")
+    read -r name state health <<<"$st"
+    if [[ $state != running || ($health != healthy && $health != no-healthcheck) ]]; then
+      pending+=("${name#/}:$state/$health")
+    fi
+  done
+  if ((${#ids[@]} > 0 && ${#pending[@]} == 0)); then
+    break
+  fi
+  if ((SECONDS > deadline)); then
+    log "not healthy after ${timeout}s: ${pending[*]}"
+    for p in "${pending[@]}"; do
+      name=${p%%:*}
+      log "--- $name: last health check / log lines"
+      docker inspect -f '{{if .State.Health}}{{range .State.Health.Log}}{{.Output}}{{end}}{{end}}' "$name" | tail -3 >&2 || true
+      docker logs --tail 5 "$name" 2>&1 | sed 's/^/    /' >&2 || true
+    done
+    exit 1
+  fi
+  sleep 1
+done
+log "cluster healthy: ${#ids[@]} containers, $((SECONDS - started))s"
+cat >&2 <<MSG
+  NATS:      $NATS_HOST_URLS
+  etcd:      $ETCD_HOST_URLS
+  Jaeger UI: http://127.0.0.1:16686
+  try:       $LOCKSTEP submit docs/examples/hello.json --wait --workdir "" --nats $NATS_HOST_URLS
+MSG

@@ -1,0 +1,154 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+// timeline is what the events said about one job.
+type timeline struct {
+	submitted, acked time.Time
+	admitted         time.Time
+	reserved         time.Time
+	running          time.Time
+	ended            time.Time
+	final            events.Type // succeeded, failed, cancelled, rejected
+	conflicts        int
+	requeues         int
+	leaves           int
+	events           int
+}
+
+// follower records the events of the run's jobs (IDs starting with
+// prefix) from one ordered consumer.
+type follower struct {
+	prefix string
+
+	mu    sync.Mutex
+	jobs  map[string]*timeline
+	other int // events of jobs not ours
+	// runningAt lists every running event's time, for throughput.
+	runningAt []time.Time
+	finished  int
+	changed   chan struct{}
+}
+
+func newFollower(prefix string) *follower {
+	return &follower{prefix: prefix, jobs: map[string]*timeline{}, changed: make(chan struct{}, 1)}
+}
+
+// start subscribes from now on; events published earlier are not ours.
+func (f *follower) start(ctx context.Context, b *bus.Bus) (stop func(), err error) {
+	cons, err := b.JS.OrderedConsumer(ctx, subjects.StreamEvents, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{subjects.JobEventsAll},
+		DeliverPolicy:  jetstream.DeliverNewPolicy,
+	})
+	if err != nil {
+		return nil, errors.Wrap(err, "follow job events")
+	}
+	cc, err := cons.Consume(func(msg jetstream.Msg) {
+		var ev events.Event
+		if json.Unmarshal(msg.Data(), &ev) == nil {
+			f.record(ev)
+		}
+	})
+	if err != nil {
+		return nil, errors.Wrap(err, "follow job events")
+	}
+	return cc.Stop, nil
+}
+
+func (f *follower) submitted(id string, at time.Time) {
+	f.mu.Lock()
+	tl := f.get(id)
+	tl.submitted = at
+	f.mu.Unlock()
+}
+
+func (f *follower) acked(id string, at time.Time) {
+	f.mu.Lock()
+	f.get(id).acked = at
+	f.mu.Unlock()
+}
+
+func (f *follower) get(id string) *timeline {
+	tl := f.jobs[id]
+	if tl == nil {
+		tl = &timeline{}
+		f.jobs[id] = tl
+	}
+	return tl
+}
+
+func (f *follower) record(ev events.Event) {
+	if !strings.HasPrefix(ev.JobID, f.prefix) {
+		f.mu.Lock()
+		f.other++
+		f.mu.Unlock()
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	tl := f.get(ev.JobID)
+	tl.events++
+	first := func(t *time.Time) {
+		if t.IsZero() {
+			*t = ev.Time
+		}
+	}
+	switch ev.Type {
+	case events.Admitted:
+		first(&tl.admitted)
+	case events.Reserved:
+		first(&tl.reserved)
+		if ev.Placement != nil {
+			tl.leaves = len(ev.Placement.Leaves)
+		}
+	case events.Running:
+		if tl.running.IsZero() {
+			f.runningAt = append(f.runningAt, ev.Time)
+		}
+		first(&tl.running)
+	case events.Conflict:
+		tl.conflicts++
+	case events.Requeued:
+		tl.requeues++
+	case events.Succeeded, events.Failed, events.Cancelled, events.Rejected, events.Timeout:
+		if tl.final == "" {
+			tl.final, tl.ended = ev.Type, ev.Time
+			f.finished++
+			select {
+			case f.changed <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// done counts jobs with a final event.
+func (f *follower) done() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.finished
+}
+
+// snapshot copies the timelines.
+func (f *follower) snapshot() map[string]timeline {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]timeline, len(f.jobs))
+	for id, tl := range f.jobs {
+		out[id] = *tl
+	}
+	return out
+}

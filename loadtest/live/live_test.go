@@ -1,0 +1,88 @@
+package live
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/loadtest/fabric"
+	"github.com/lockstep-dev/lockstep/loadtest/trace"
+)
+
+// A small live run against the real services (embedded cluster): every
+// submitted job is accounted for in the events seen, latencies are
+// non-negative and ordered, and the ratio to raw etcd is computed.
+func TestSmallLiveRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	c, err := fabric.Generated{Nodes: 64, NodesPerLeaf: 8, LeavesPerSpine: 4, GPUs: 8, Prefix: "vn"}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes, _ := trace.ParseSizes("1x8:2,2x8:2,4x8:1")
+	durs, _ := trace.ParseDurations("200ms:1,500ms:1")
+	jobs, err := trace.Synthetic{Rate: 20, Span: 2 * time.Second, Sizes: sizes, Durations: durs,
+		ConstrainedShare: 0.5, SwitchWait: time.Second, Seed: 1}.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Config{
+		DataDir: t.TempDir(), NoFsync: true, Cluster: c, Jobs: jobs, NodesPerLease: 20,
+		RawTxns: 50, Drain: time.Minute, Deadline: 90 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.BookkeepingOK() {
+		t.Fatalf("bookkeeping: %v", res.Bookkeeping)
+	}
+	if res.Submitted != len(jobs) || res.Succeeded != len(jobs) || res.Admitted != len(jobs) {
+		t.Errorf("submitted %d, admitted %d, succeeded %d of %d", res.Submitted, res.Admitted, res.Succeeded, len(jobs))
+	}
+	for _, d := range [][]float64{res.AdmittedMs, res.ReservedMs, res.RunningMs} {
+		for _, x := range d {
+			if x < 0 {
+				t.Fatalf("negative latency %g ms", x)
+			}
+		}
+	}
+	if res.ToAdmitted.P50 > res.ToRunning.P50 || res.ToReserved.Max > res.ToRunning.Max+1 {
+		t.Errorf("latencies out of order: admitted %+v, reserved %+v, running %+v", res.ToAdmitted, res.ToReserved, res.ToRunning)
+	}
+	if res.RawPerSec <= 0 || res.RatioToRaw <= 0 {
+		t.Errorf("raw %g Txn/s, ratio %g", res.RawPerSec, res.RatioToRaw)
+	}
+	// Every node of every gang started and exited once.
+	var ranks int64
+	for _, j := range jobs {
+		ranks += int64(j.Nodes)
+	}
+	if res.Agents.Started != ranks || res.Agents.Exited != ranks || res.Agents.PublishFailures != 0 {
+		t.Errorf("agents %+v, want %d started and exited", res.Agents, ranks)
+	}
+	if !res.Usage.Measured || res.Usage.CPUSeconds <= 0 {
+		t.Errorf("usage not measured: %+v", res.Usage)
+	}
+	if err := (Report{Kind: "loadtest", Result: res}).Write(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHelpers(t *testing.T) {
+	if got := runTime([]string{"sleep", "1.5"}); got != 1500*time.Millisecond {
+		t.Errorf("runTime(sleep 1.5) = %v", got)
+	}
+	if got := runTime([]string{"true"}); got != time.Second {
+		t.Errorf("runTime(true) = %v", got)
+	}
+	if n, j, ok := splitAssignKey("/lockstep/v1/assign/vn-00001/lt-x-1"); !ok || n != "vn-00001" || j != "lt-x-1" {
+		t.Errorf("splitAssignKey = %q %q %v", n, j, ok)
+	}
+	jobs := []trace.Job{{Nodes: 1, GPUsPerNode: 8}, {Nodes: 4, GPUsPerNode: 8}, {Nodes: 4, GPUsPerNode: 8}, {Nodes: 2, GPUsPerNode: 8}}
+	if s := commonShape(jobs); s.String() != "4x8" {
+		t.Errorf("commonShape = %s, want 4x8", s)
+	}
+}

@@ -1,0 +1,117 @@
+package live
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/loadtest/report"
+	"github.com/lockstep-dev/lockstep/loadtest/stats"
+)
+
+// Report is what a `lockstep loadtest` run writes to results.json.
+type Report struct {
+	Kind    string    `json:"kind"` // "loadtest"
+	Command string    `json:"command"`
+	Started time.Time `json:"started"`
+	Seed    uint64    `json:"seed"`
+	Stream  string    `json:"stream"`
+	Cluster string    `json:"cluster"`
+	Result  *Result   `json:"result"`
+}
+
+// Write puts summary.md, results.json and the plots in dir.
+func (rep Report) Write(dir string) error {
+	if err := report.WriteJSON(dir, "results.json", rep); err != nil {
+		return err
+	}
+	r := rep.Result
+	var cdf []report.Series
+	for _, s := range []struct {
+		name string
+		xs   []float64
+	}{{"submit → admitted", r.AdmittedMs}, {"submit → reserved", r.ReservedMs}, {"submit → all ranks running", r.RunningMs}} {
+		x, y := stats.CDF(s.xs, 500)
+		cdf = append(cdf, report.Series{Name: s.name, X: x, Y: y})
+	}
+	if err := report.LinePlot(filepath.Join(dir, "latency-cdf.png"), "Latency (CDF)", "milliseconds (log)", "fraction of jobs", cdf, true); err != nil {
+		return err
+	}
+	tp := report.Series{Name: "jobs reaching running"}
+	for sec, n := range r.RunningPerSecond {
+		tp.X = append(tp.X, float64(sec))
+		tp.Y = append(tp.Y, float64(n))
+	}
+	if err := report.LinePlot(filepath.Join(dir, "throughput.png"), "Throughput", "seconds since the first submission", "jobs/s", []report.Series{tp}, false); err != nil {
+		return err
+	}
+	return report.WriteText(dir, "summary.md", rep.Summary())
+}
+
+// Summary renders summary.md.
+func (rep Report) Summary() string {
+	r := rep.Result
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Load test: %d virtual nodes, %s\n\n", r.Nodes, rep.Stream)
+	fmt.Fprintf(&b, "- command: `%s`\n- seed: %d\n- started: %s\n- cluster: %s (%s GPUs; %d nodes per etcd lease)\n",
+		rep.Command, rep.Seed, rep.Started.Format(time.RFC3339), rep.Cluster, report.Thousands(r.GPUs), r.NodesPerLease)
+	fmt.Fprintf(&b, "- services: %s (NATS %s, etcd %s)\n\n", r.Mode, r.NATS, r.Etcd)
+
+	t := report.Table{Header: []string{"jobs", "offered/s", "submitted", "admitted", "rejected", "running", "succeeded", "failed", "unfinished"}}
+	t.Add(report.Thousands(r.Jobs), fmt.Sprintf("%.0f", r.OfferedRate), report.Thousands(r.Submitted), report.Thousands(r.Admitted),
+		r.Rejected, report.Thousands(r.Running), report.Thousands(r.Succeeded), r.Failed, r.Unfinished)
+	b.WriteString(t.String() + "\n")
+
+	lt := report.Table{Header: []string{"latency from submit", "p50", "p90", "p99", "max", "n"}}
+	for _, x := range []struct {
+		name string
+		d    stats.Dist
+	}{{"→ admitted", r.ToAdmitted}, {"→ reserved", r.ToReserved}, {"→ all ranks running", r.ToRunning}} {
+		lt.Add(x.name, ms(x.d.P50), ms(x.d.P90), ms(x.d.P99), ms(x.d.Max), report.Thousands(x.d.N))
+	}
+	b.WriteString(lt.String() + "\n")
+
+	tt := report.Table{Header: []string{"throughput", "value"}}
+	tt.Add("sustained jobs reaching running /s (submission window, first 10 % excluded)", fmt.Sprintf("%.1f", r.SustainedPerSec))
+	tt.Add("sustained reservations /s (same window)", fmt.Sprintf("%.1f", r.ReservedPerSec))
+	tt.Add("all running jobs / (first submit → last running)", fmt.Sprintf("%.1f", r.OverallPerSec))
+	tt.Add("backlog at the last submission (submitted − running)", report.Thousands(r.Backlog))
+	if r.RawPerSec > 0 {
+		tt.Add(fmt.Sprintf("raw etcd reservation Txn/s (%s gangs, %d clients; before %s, after %s)", r.RawBefore.Shape, r.RawBefore.Workers,
+			rawRate(r.RawBefore), rawRate(r.RawAfter)), fmt.Sprintf("%.0f", r.RawPerSec))
+		tt.Add("sustained reservations ÷ raw Txn/s", fmt.Sprintf("%.2f", r.RatioToRaw))
+	}
+	tt.Add("conflict events / conflicts in job records / jobs with conflicts", fmt.Sprintf("%d / %d / %d", r.Conflicts, r.ConflictsRecorded, r.JobsWithConflicts))
+	tt.Add("requeues", fmt.Sprint(r.Requeues))
+	b.WriteString(tt.String() + "\n")
+
+	if r.Usage.Measured {
+		fmt.Fprintf(&b, "Process (NATS + etcd + services + this harness) during the load: %.1f CPU s over %.1f s = %.2f cores; "+
+			"peak Go heap %.0f MiB, Go runtime memory %.0f MiB, peak RSS %.0f MiB.\n\n",
+			r.Usage.CPUSeconds, r.Usage.WallSeconds, r.Usage.Cores, r.Usage.PeakHeapMiB, r.Usage.PeakSysMiB, r.Usage.PeakRSSMiB)
+	} else {
+		b.WriteString("Service CPU and memory: not measured (external cluster).\n\n")
+	}
+	fmt.Fprintf(&b, "Virtual agents: %d started, %d exited, %d lost reports; %d report publishes failed.\n\n",
+		r.Agents.Started, r.Agents.Exited, r.Agents.Lost, r.Agents.PublishFailures)
+	if r.BookkeepingOK() {
+		fmt.Fprintf(&b, "Bookkeeping: every one of the %s submitted jobs was seen admitted and ended.\n", report.Thousands(r.Submitted))
+	} else {
+		b.WriteString("Bookkeeping problems:\n\n")
+		for _, p := range r.Bookkeeping {
+			b.WriteString("- " + p + "\n")
+		}
+	}
+	b.WriteString("\nPlots: `latency-cdf.png`, `throughput.png`.\n")
+	return b.String()
+}
+
+func ms(x float64) string { return fmt.Sprintf("%.0f ms", x) }
+
+func rawRate(r *RawResult) string {
+	if r == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f", r.PerSec)
+}

@@ -1,0 +1,231 @@
+package live
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/loadtest/stats"
+	"github.com/lockstep-dev/lockstep/shared/events"
+)
+
+// Result is one load test's measurements. Latencies are in milliseconds,
+// from the harness's submit call to the event's time.
+type Result struct {
+	RunID string `json:"runId"`
+	// Mode is "embedded" (devcluster in this process) or "external".
+	Mode          string `json:"mode"`
+	NATS          string `json:"nats"`
+	Etcd          string `json:"etcd"`
+	Nodes         int    `json:"nodes"`
+	GPUs          int    `json:"gpus"`
+	NodesPerLease int    `json:"nodesPerLease"`
+
+	// The stream as offered.
+	Jobs        int     `json:"jobs"`
+	OfferedRate float64 `json:"offeredPerSec"`
+	SubmitSpan  float64 `json:"submitSpanS"`
+
+	Submitted    int `json:"submitted"`
+	Acked        int `json:"acked"`
+	SubmitErrors int `json:"submitErrors"`
+	Admitted     int `json:"admitted"`
+	Rejected     int `json:"rejected"`
+	Reserved     int `json:"reserved"`
+	Running      int `json:"running"`
+	Succeeded    int `json:"succeeded"`
+	Failed       int `json:"failed"`
+	Cancelled    int `json:"cancelled"`
+	// Unfinished jobs had no final event when the run stopped.
+	Unfinished  int  `json:"unfinished"`
+	DeadlineHit bool `json:"deadlineHit"`
+
+	ToAdmitted stats.Dist `json:"submitToAdmittedMs"`
+	ToReserved stats.Dist `json:"submitToReservedMs"`
+	ToRunning  stats.Dist `json:"submitToRunningMs"`
+
+	// SustainedPerSec: jobs reaching running per second over the
+	// submission window minus its first tenth (warm-up); OverallPerSec:
+	// all running jobs over first submit → last running. ReservedPerSec is
+	// SustainedPerSec for reservations.
+	SustainedPerSec float64 `json:"sustainedRunningPerSec"`
+	OverallPerSec   float64 `json:"overallRunningPerSec"`
+	ReservedPerSec  float64 `json:"sustainedReservedPerSec"`
+	// Backlog is submitted minus running at the last submission.
+	Backlog int `json:"backlogAtLastSubmit"`
+
+	// Conflicts counts conflict events; ConflictsRecorded sums the job
+	// records' Conflicts; JobsWithConflicts counts jobs with any.
+	Conflicts         int `json:"conflictEvents"`
+	ConflictsRecorded int `json:"conflictsRecorded"`
+	JobsWithConflicts int `json:"jobsWithConflicts"`
+	Requeues          int `json:"requeues"`
+
+	RawBefore *RawResult `json:"rawBefore,omitempty"`
+	RawAfter  *RawResult `json:"rawAfter,omitempty"`
+	// RawPerSec is the mean raw rate; RatioToRaw is ReservedPerSec over it.
+	RawPerSec  float64 `json:"rawTxnPerSec"`
+	RatioToRaw float64 `json:"ratioToRaw"`
+
+	Usage  Usage      `json:"usage"`
+	Agents AgentStats `json:"agents"`
+
+	// Bookkeeping is empty when every submitted job is accounted for in
+	// the events seen; otherwise it lists what is not.
+	Bookkeeping []string `json:"bookkeeping,omitempty"`
+
+	// RunningPerSecond counts jobs reaching running in each second since
+	// the first submission.
+	RunningPerSecond []int `json:"runningPerSecond"`
+
+	// Samples for the plots (ms).
+	AdmittedMs []float64 `json:"-"`
+	ReservedMs []float64 `json:"-"`
+	RunningMs  []float64 `json:"-"`
+}
+
+// AgentStats counts the virtual agents' work.
+type AgentStats struct {
+	Started         int64 `json:"started"`
+	Exited          int64 `json:"exited"`
+	Lost            int64 `json:"lost"`
+	PublishFailures int64 `json:"publishFailures"`
+}
+
+// BookkeepingOK reports whether every submitted job was accounted for.
+func (r *Result) BookkeepingOK() bool { return len(r.Bookkeeping) == 0 }
+
+func (r *Result) compute(cfg Config, t0 time.Time, s *submission, f *follower, records map[string]int) {
+	r.Jobs = len(cfg.Jobs)
+	if n := len(cfg.Jobs); n > 1 {
+		r.SubmitSpan = (cfg.Jobs[n-1].Submit - cfg.Jobs[0].Submit).Seconds()
+		if r.SubmitSpan > 0 {
+			r.OfferedRate = float64(n-1) / r.SubmitSpan
+		}
+	}
+	r.Submitted, r.Acked, r.SubmitErrors = s.submitted, s.acked, s.failed
+	tls := f.snapshot()
+	ms := func(a, b time.Time) float64 { return float64(b.Sub(a)) / float64(time.Millisecond) }
+	var problems []string
+	missing := 0
+	note := func(format string, args ...any) {
+		if len(problems) < 20 {
+			problems = append(problems, fmt.Sprintf(format, args...))
+		}
+	}
+	var lastRunning time.Time
+	winLo := t0.Add(time.Duration(0.1 * float64(s.last.Sub(t0))))
+	var inWinRun, inWinRes int
+	for _, id := range s.ids {
+		tl, ok := tls[id]
+		if !ok || (tl.admitted.IsZero() && tl.final != events.Rejected) {
+			missing++
+			note("job %s: no admitted or rejected event", id)
+			continue
+		}
+		if tl.final == events.Rejected {
+			r.Rejected++
+			continue
+		}
+		r.Admitted++
+		r.AdmittedMs = append(r.AdmittedMs, ms(tl.submitted, tl.admitted))
+		if !tl.reserved.IsZero() {
+			r.Reserved++
+			r.ReservedMs = append(r.ReservedMs, ms(tl.submitted, tl.reserved))
+			if !tl.reserved.Before(winLo) && !tl.reserved.After(s.last) {
+				inWinRes++
+			}
+		}
+		if !tl.running.IsZero() {
+			r.Running++
+			r.RunningMs = append(r.RunningMs, ms(tl.submitted, tl.running))
+			if tl.running.After(lastRunning) {
+				lastRunning = tl.running
+			}
+			if !tl.running.Before(winLo) && !tl.running.After(s.last) {
+				inWinRun++
+			}
+			if !tl.running.After(s.last) {
+				r.Backlog--
+			}
+		}
+		switch tl.final {
+		case events.Succeeded:
+			r.Succeeded++
+		case events.Failed:
+			r.Failed++
+			note("job %s failed", id)
+		case events.Cancelled:
+			r.Cancelled++
+		case "":
+			r.Unfinished++
+		}
+		r.Conflicts += tl.conflicts
+		r.Requeues += tl.requeues
+		if tl.conflicts > 0 {
+			r.JobsWithConflicts++
+		}
+		if !tl.running.IsZero() && (tl.reserved.IsZero() || tl.running.Before(tl.reserved)) {
+			note("job %s: running without or before reserved", id)
+		}
+		for _, x := range []time.Time{tl.admitted, tl.reserved, tl.running} {
+			if !x.IsZero() && x.Before(tl.submitted) {
+				note("job %s: an event precedes its submission (clock skew?)", id)
+				break
+			}
+		}
+	}
+	r.Backlog += r.Submitted
+	if r.Unfinished > 0 {
+		note("%d jobs had not ended when the run stopped", r.Unfinished)
+	}
+	if missing > 0 {
+		note("%d submitted jobs never seen admitted or rejected", missing)
+	}
+	if r.SubmitErrors > 0 {
+		note("%d submissions failed", r.SubmitErrors)
+	}
+	if seen := len(tls); seen > len(s.ids) {
+		note("%d events for jobs this run did not submit", seen-len(s.ids))
+	}
+	r.Bookkeeping = problems
+	for _, c := range records {
+		r.ConflictsRecorded += c
+	}
+	r.ToAdmitted, r.ToReserved, r.ToRunning = stats.Summarize(r.AdmittedMs), stats.Summarize(r.ReservedMs), stats.Summarize(r.RunningMs)
+	if w := s.last.Sub(winLo).Seconds(); w > 0 {
+		r.SustainedPerSec = float64(inWinRun) / w
+		r.ReservedPerSec = float64(inWinRes) / w
+	}
+	if d := lastRunning.Sub(t0).Seconds(); d > 0 {
+		r.OverallPerSec = float64(r.Running) / d
+	}
+	var raws []float64
+	for _, raw := range []*RawResult{r.RawBefore, r.RawAfter} {
+		if raw != nil {
+			raws = append(raws, raw.PerSec)
+		}
+	}
+	if len(raws) > 0 {
+		for _, x := range raws {
+			r.RawPerSec += x
+		}
+		r.RawPerSec /= float64(len(raws))
+		r.RatioToRaw = r.ReservedPerSec / r.RawPerSec
+	}
+	f.mu.Lock()
+	times := slices.Clone(f.runningAt)
+	f.mu.Unlock()
+	sort.Slice(times, func(a, b int) bool { return times[a].Before(times[b]) })
+	for _, t := range times {
+		sec := int(t.Sub(t0) / time.Second)
+		if sec < 0 {
+			continue
+		}
+		for len(r.RunningPerSecond) <= sec {
+			r.RunningPerSecond = append(r.RunningPerSecond, 0)
+		}
+		r.RunningPerSecond[sec]++
+	}
+}

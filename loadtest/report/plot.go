@@ -1,0 +1,94 @@
+package report
+
+import (
+	"math"
+
+	"github.com/cockroachdb/errors"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// Series is one named line.
+type Series struct {
+	Name string
+	X, Y []float64
+}
+
+// LinePlot writes a PNG line chart. logX puts the X axis on a log scale
+// (non-positive X values are moved to the smallest positive one).
+func LinePlot(path, title, xLabel, yLabel string, series []Series, logX bool) error {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xLabel, yLabel
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Add(plotter.NewGrid())
+	minPos := math.Inf(1)
+	for _, s := range series {
+		for _, x := range s.X {
+			if x > 0 && x < minPos {
+				minPos = x
+			}
+		}
+	}
+	for i, s := range series {
+		if len(s.X) == 0 {
+			continue
+		}
+		xys := make(plotter.XYs, len(s.X))
+		for k := range s.X {
+			x := s.X[k]
+			if logX && x <= 0 {
+				x = minPos
+			}
+			xys[k] = plotter.XY{X: x, Y: s.Y[k]}
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return errors.Wrapf(err, "plot %s", s.Name)
+		}
+		l.Color = plotutil.DarkColors[i%len(plotutil.DarkColors)]
+		l.Width = vg.Points(1.5)
+		l.Dashes = plotutil.Dashes(i)
+		p.Add(l)
+		p.Legend.Add(s.Name, l)
+	}
+	if logX && !math.IsInf(minPos, 1) {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	return errors.Wrapf(p.Save(8*vg.Inch, 4.5*vg.Inch, path), "save %s", path)
+}
+
+// BarGroup is one named set of bar heights, one per category.
+type BarGroup struct {
+	Name   string
+	Values []float64
+}
+
+// BarPlot writes a PNG grouped bar chart over the given categories.
+func BarPlot(path, title, xLabel, yLabel string, categories []string, groups []BarGroup) error {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xLabel, yLabel
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	w := vg.Points(float64(60) / float64(max(len(groups), 1)))
+	for i, g := range groups {
+		vals := make(plotter.Values, len(categories))
+		copy(vals, g.Values)
+		b, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return errors.Wrapf(err, "bars %s", g.Name)
+		}
+		b.Color = plotutil.DarkColors[i%len(plotutil.DarkColors)]
+		b.LineStyle.Width = 0
+		b.Offset = w * vg.Length(float64(i)-float64(len(groups)-1)/2)
+		p.Add(b)
+		p.Legend.Add(g.Name, b)
+	}
+	p.NominalX(categories...)
+	p.Legend.ThumbnailWidth = vg.Points(12)
+	p.Y.Min = 0
+	return errors.Wrapf(p.Save(8*vg.Inch, 4.5*vg.Inch, path), "save %s", path)
+}

@@ -1,0 +1,32 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestPlotsAndTables(t *testing.T) {
+	dir := t.TempDir()
+	if err := LinePlot(filepath.Join(dir, "cdf.png"), "t", "x", "y",
+		[]Series{{Name: "a", X: []float64{0, 1, 10}, Y: []float64{0, 0.5, 1}}}, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := BarPlot(filepath.Join(dir, "bars.png"), "t", "x", "y", []string{"1", "2"},
+		[]BarGroup{{Name: "a", Values: []float64{1, 2}}, {Name: "b", Values: []float64{3, 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"cdf.png", "bars.png"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	tb := Table{Header: []string{"a", "b"}}
+	tb.Add("x", 1)
+	if got, want := tb.String(), "| a | b |\n|---|---:|\n| x | 1 |\n"; got != want {
+		t.Errorf("table %q, want %q", got, want)
+	}
+	if Thousands(111539) != "111,539" || Duration(0.25) != "250 ms" || Duration(90000) != "25.0 h" {
+		t.Error("number formatting")
+	}
+}

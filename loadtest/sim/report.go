@@ -1,0 +1,161 @@
+package sim
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/loadtest/report"
+	"github.com/lockstep-dev/lockstep/loadtest/stats"
+	"github.com/lockstep-dev/lockstep/loadtest/trace"
+)
+
+// Report is what a `lockstep simulate` run writes to results.json.
+type Report struct {
+	Kind    string      `json:"kind"` // "simulate"
+	Command string      `json:"command"`
+	Started time.Time   `json:"started"`
+	Seed    uint64      `json:"seed"`
+	Trace   string      `json:"trace"`
+	Stream  trace.Stats `json:"stream"`
+	Cluster string      `json:"cluster"`
+	Nodes   int         `json:"nodes"`
+	GPUs    int         `json:"gpus"`
+	Leaves  int         `json:"leaves"`
+	Spines  int         `json:"spines"`
+	// The model's knobs, as used.
+	LeafPenalty      float64 `json:"leafPenalty"`
+	SpinePenalty     float64 `json:"spinePenalty"`
+	LimitFactor      float64 `json:"limitFactor"`
+	Window           int     `json:"window"`
+	SwitchWait       string  `json:"switchWait"`
+	BackfillInterval string  `json:"backfillInterval"`
+	// CPUSeconds is the whole run's process CPU time.
+	CPUSeconds float64  `json:"cpuS"`
+	Results    []Result `json:"results"`
+}
+
+// Write puts summary.md, results.json and the plots in dir.
+func (r Report) Write(dir string) error {
+	if err := report.WriteJSON(dir, "results.json", r); err != nil {
+		return err
+	}
+	if err := r.plots(dir); err != nil {
+		return err
+	}
+	return report.WriteText(dir, "summary.md", r.Summary())
+}
+
+// Summary renders summary.md.
+func (r Report) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Simulation: %s on %s\n\n", filepath.Base(r.Trace), r.Cluster)
+	fmt.Fprintf(&b, "- command: `%s`\n- seed: %d\n- started: %s\n", r.Command, r.Seed, r.Started.Format(time.RFC3339))
+	fmt.Fprintf(&b, "- stream: %s jobs over %s, %s GPU-hours, %s multi-node\n", report.Thousands(r.Stream.Jobs),
+		report.Duration(r.Stream.Span.Seconds()), report.Thousands(int(r.Stream.GPUHours)), report.Thousands(r.Stream.MultiNodeJobs))
+	fmt.Fprintf(&b, "- cluster: %d nodes, %s GPUs, %d leaves, %d spines\n", r.Nodes, report.Thousands(r.GPUs), r.Leaves, r.Spines)
+	fmt.Fprintf(&b, "- model: run time ×(1 + %.2f per extra leaf + %.2f per extra spine); time limits = duration × %g; window %d jobs per shape; Lockstep switch wait %s; Slurm bf_interval %s\n\n",
+		r.LeafPenalty, r.SpinePenalty, r.LimitFactor, r.Window, r.SwitchWait, r.BackfillInterval)
+
+	t := report.Table{Header: []string{"policy", "sim time (wall)", "utilization", "busy", "util. (arrival span)",
+		"queue delay mean", "p50", "p99", "multi-node mean", "GPU-weighted mean", "JCT mean", "makespan",
+		"min-leaves share", "partial-gang GPU-h", "stretch GPU-h", "η"}}
+	for _, x := range r.Results {
+		t.Add(x.Policy, report.Duration(x.Wall), report.Pct(x.Utilization), report.Pct(x.BusyUtilization),
+			report.Pct(x.ArrivalSpanUtilization), report.Duration(x.QueueDelay.Mean), report.Duration(x.QueueDelay.P50),
+			report.Duration(x.QueueDelay.P99), report.Duration(x.MultiNodeQueueDelay), report.Duration(x.GPUWeightedQueueDelay),
+			report.Duration(x.JCT.Mean), report.Duration(x.Makespan), report.Pct(x.MinLeavesShare),
+			report.Thousands(int(x.PartialGangGPUHours+0.5)), report.Thousands(int(x.StretchGPUHours+0.5)), fmt.Sprintf("%.3f", x.Eta))
+	}
+	b.WriteString(t.String())
+	b.WriteString("\nPolicies:\n\n")
+	for _, x := range r.Results {
+		fmt.Fprintf(&b, "- **%s**: %s\n", x.Policy, x.Description)
+	}
+	if c := r.targets(); c != "" {
+		b.WriteString("\n" + c)
+	}
+	b.WriteString("\nPlots: `utilization.png` (useful GPU share over time), `queue-delay-cdf.png`, `leaves-per-job.png`.\n")
+	fmt.Fprintf(&b, "\nProcess CPU time for the whole run: %s.\n", report.Duration(r.CPUSeconds))
+	return b.String()
+}
+
+// targets checks the issue's simulator targets when Lockstep and the
+// baselines were all run.
+func (r Report) targets() string {
+	var ls *Result
+	for i := range r.Results {
+		if r.Results[i].Policy == Lockstep {
+			ls = &r.Results[i]
+		}
+	}
+	if ls == nil || len(r.Results) < 2 {
+		return ""
+	}
+	yes := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "NOT met"
+	}
+	var b strings.Builder
+	b.WriteString("Targets (Lockstep vs every baseline):\n\n")
+	util, delay := true, true
+	for _, x := range r.Results {
+		if x.Policy == Lockstep {
+			continue
+		}
+		util = util && ls.Utilization >= x.Utilization
+		delay = delay && ls.QueueDelay.Mean <= x.QueueDelay.Mean
+	}
+	fmt.Fprintf(&b, "- utilization ≥ every baseline: %s\n", yes(util))
+	fmt.Fprintf(&b, "- mean queueing delay ≤ every baseline: %s\n", yes(delay))
+	fmt.Fprintf(&b, "- zero GPU-hours idled by partial gangs: %s\n", yes(ls.PartialGangGPUHours == 0))
+	for _, x := range r.Results {
+		if x.Wall > 120 {
+			fmt.Fprintf(&b, "- %s took %s (target: under 2 minutes per policy)\n", x.Policy, report.Duration(x.Wall))
+		}
+	}
+	return b.String()
+}
+
+func (r Report) plots(dir string) error {
+	var util, cdf []report.Series
+	var groups []report.BarGroup
+	maxLeaves := 1
+	for _, x := range r.Results {
+		maxLeaves = max(maxLeaves, len(x.LeavesHistogram)-1)
+	}
+	var cats []string
+	for k := 1; k <= maxLeaves; k++ {
+		cats = append(cats, strconv.Itoa(k))
+	}
+	for _, x := range r.Results {
+		s := report.Series{Name: string(x.Policy)}
+		for b, u := range x.UsefulUtil {
+			s.X = append(s.X, (float64(b)+0.5)*x.BucketS/86400)
+			s.Y = append(s.Y, 100*u)
+		}
+		util = append(util, s)
+		cx, cy := stats.CDF(x.QueueDelays, 500)
+		cdf = append(cdf, report.Series{Name: string(x.Policy), X: cx, Y: cy})
+		g := report.BarGroup{Name: string(x.Policy), Values: make([]float64, maxLeaves)}
+		for k := 1; k < len(x.LeavesHistogram); k++ {
+			if x.MultiNodeJobs > 0 {
+				g.Values[k-1] = 100 * float64(x.LeavesHistogram[k]) / float64(x.MultiNodeJobs)
+			}
+		}
+		groups = append(groups, g)
+	}
+	if err := report.LinePlot(filepath.Join(dir, "utilization.png"), "GPUs doing useful work", "day", "% of GPUs", util, false); err != nil {
+		return err
+	}
+	if err := report.LinePlot(filepath.Join(dir, "queue-delay-cdf.png"), "Queueing delay (CDF; 0 s drawn at the smallest delay)",
+		"seconds (log)", "fraction of jobs", cdf, true); err != nil {
+		return err
+	}
+	return report.BarPlot(filepath.Join(dir, "leaves-per-job.png"), "Leaf switches per multi-node job", "leaves",
+		"% of multi-node jobs", cats, groups)
+}
