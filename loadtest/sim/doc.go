@@ -51,9 +51,14 @@
 // changed since the last pass: GPUs were released, a job arrived that fits
 // the free GPUs, or a topology wait ran out (a wake-up event). With one
 // queue this skips only passes that would start nothing; with several,
-// fair-share keys drift between passes. Each pass considers the first
-// Window pending jobs in submission order (64 by default, all policies
-// alike), as Slurm bounds backfill with bf_max_job_test.
+// fair-share keys drift between passes. The waiting jobs are kept in one
+// FIFO per gang shape; a pass is given, in submission order, the first
+// Window (64 by default) waiting jobs of every shape that fits the free
+// GPUs, plus the earliest job that does not fit (the one EASY backfill
+// reserves for). Jobs left out could not start in that pass and, under
+// these policies, change no decision; the window bounds how far back
+// backfill looks per shape, as Slurm's bf_max_job_test does. All policies
+// get the same window.
 //
 // # Metrics
 //

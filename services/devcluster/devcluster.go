@@ -152,6 +152,8 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		tel: tel, health: telemetry.NewHealth(),
 		cancel: cancel, errs: make(chan error, 64), ctx: cctx, procs: map[string]*proc{},
 	}
+	// Ready once every kind of service serves (each adds itself when up).
+	c.health.Require("admission", "placement", "gang", "drain", "agent")
 	if cfg.MetricsAddr != "" {
 		if c.metricsAddr, err = telemetry.Serve(cctx, cfg.MetricsAddr, telemetry.Handler(tel, c.health)); err != nil {
 			cancel()

@@ -264,9 +264,15 @@ func TestSubmitterTraceIsContinued(t *testing.T) {
 func TestMetricsEndpoint(t *testing.T) {
 	c, cl, _ := startTraced(t)
 	base := "http://" + c.MetricsAddr()
-	if code, body := httpGet(t, base+"/readyz"); code != 200 || !strings.Contains(body, "gang/dev-1 ok") {
-		t.Errorf("/readyz = %d %q", code, body)
-	}
+	// Start returns once the nodes registered; the services may still be
+	// binding their consumers.
+	testenv.Eventually(t, 20*time.Second, func() error {
+		if code, body := httpGet(t, base+"/readyz"); code != 200 || !strings.Contains(body, "[+] gang/dev-1 ok") ||
+			!strings.Contains(body, "[+] drain/dev-1 ok") {
+			return fmt.Errorf("/readyz = %d %q", code, body)
+		}
+		return nil
+	})
 	if code, _ := httpGet(t, base+"/healthz"); code != 200 {
 		t.Errorf("/healthz = %d", code)
 	}

@@ -35,6 +35,7 @@ func (b *Base) StartTelemetry(ctx context.Context, service, version string) (sto
 		return nil, errors.Wrap(err, "telemetry")
 	}
 	b.Telemetry, b.Health = tel, telemetry.NewHealth()
+	b.Health.Require(service)
 	sctx, cancel := context.WithCancel(ctx)
 	if b.MetricsAddr != "" {
 		addr, err := telemetry.Serve(sctx, b.MetricsAddr, telemetry.Handler(tel, b.Health))

@@ -15,13 +15,14 @@ type Check func(ctx context.Context) error
 
 // Health is a process's readiness: the services it runs each add their
 // checks (NATS connected, etcd reachable, consumers running) once they
-// serve, and remove them when they stop. The process is ready when at least
-// one service serves and every check passes. The zero value is not usable;
-// a nil *Health ignores everything (tests).
+// serve, and remove them when they stop. The process is ready when every
+// required service (Require) and at least one service serves, and every
+// check passes. Use NewHealth; a nil *Health ignores everything (tests).
 type Health struct {
-	mu    sync.Mutex
-	next  int
-	comps map[int]component
+	mu       sync.Mutex
+	next     int
+	comps    map[int]component
+	required []string
 }
 
 type component struct {
@@ -31,6 +32,18 @@ type component struct {
 
 // NewHealth returns an empty Health (not ready).
 func NewHealth() *Health { return &Health{comps: map[int]component{}} }
+
+// Require makes readiness wait for each named service ("gang") to have
+// added itself (as "gang" or "gang/<instance>"), so a process that runs
+// several services is not ready while one of them is still starting.
+func (h *Health) Require(services ...string) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.required = append(h.required, services...)
+}
 
 // Add registers a serving component and its checks; remove unregisters it.
 func (h *Health) Add(name string, checks ...Check) (remove func()) {
@@ -60,12 +73,23 @@ func (h *Health) Status(ctx context.Context) ([]string, error) {
 	for _, c := range h.comps {
 		comps = append(comps, c)
 	}
+	required := h.required
 	h.mu.Unlock()
 	if len(comps) == 0 {
 		return []string{"[-] no service is serving yet"}, errors.New("not ready: no service is serving yet")
 	}
 	sort.Slice(comps, func(i, j int) bool { return comps[i].name < comps[j].name })
 	var lines, failed []string
+	for _, svc := range required {
+		serving := false
+		for _, c := range comps {
+			serving = serving || c.name == svc || strings.HasPrefix(c.name, svc+"/")
+		}
+		if !serving {
+			lines = append(lines, "[-] "+svc+": not serving yet")
+			failed = append(failed, svc)
+		}
+	}
 	for _, c := range comps {
 		var errs []string
 		for _, check := range c.checks {

@@ -33,6 +33,7 @@ func TestEndpoints(t *testing.T) {
 	}
 	defer func() { _ = tel.Shutdown(context.Background()) }()
 	h := NewHealth()
+	h.Require("gang", "drain")
 	addr, err := Serve(ctx, "127.0.0.1:0", Handler(tel, h))
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +52,11 @@ func TestEndpoints(t *testing.T) {
 		}
 		return nil
 	})
+	if code, body := get(t, base+"/readyz"); code != 503 || !strings.Contains(body, "[-] drain: not serving yet") {
+		t.Errorf("/readyz with drain missing = %d %q", code, body)
+	}
+	removeDrain := h.Add("drain", func(context.Context) error { return nil })
+	defer removeDrain()
 	if code, body := get(t, base+"/readyz"); code != 200 || !strings.Contains(body, "[+] gang/r1 ok") {
 		t.Errorf("/readyz serving = %d %q", code, body)
 	}
