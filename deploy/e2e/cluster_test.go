@@ -184,7 +184,7 @@ func (c *cluster) waitHealthy(t *testing.T, service string, timeout time.Duratio
 func (c *cluster) heal(t *testing.T) {
 	t.Helper()
 	out := c.mustDocker(t, "ps", "-a", "--filter", "label=com.docker.compose.project="+project,
-		"--format", `{{.Names}} {{.State}} {{index .Labels "com.docker.compose.service"}} {{.Networks}}`)
+		"--format", `{{.Names}} {{.State}} {{.Label "com.docker.compose.service"}} {{.Networks}}`)
 	var services []string
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)

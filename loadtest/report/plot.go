@@ -73,7 +73,10 @@ func BarPlot(path, title, xLabel, yLabel string, categories []string, groups []B
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xLabel, yLabel
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
-	w := vg.Points(float64(60) / float64(max(len(groups), 1)))
+	// About 440 points of plot width are shared by the categories; each
+	// group of bars fills 80 % of its category's slot.
+	slot := min(80.0, 440/float64(max(len(categories), 1)))
+	w := vg.Points(0.8 * slot / float64(max(len(groups), 1)))
 	for i, g := range groups {
 		vals := make(plotter.Values, len(categories))
 		copy(vals, g.Values)

@@ -51,8 +51,10 @@ type Result struct {
 	BusyUtil   []float64 `json:"busyUtil"`
 	// Passes is the number of scheduling passes run.
 	Passes int `json:"passes"`
-	// Wall is the simulation's own run time (not deterministic).
+	// Wall and CPU are the simulation's own run time and the process's CPU
+	// time meanwhile (not deterministic).
 	Wall float64 `json:"wallS"`
+	CPU  float64 `json:"cpuS"`
 
 	// QueueDelays holds every completed job's delay (seconds), for plots.
 	QueueDelays []float64 `json:"-"`

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"syscall"
 	"time"
 )
 
@@ -12,13 +13,21 @@ func Run(cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	e := newEngine(cfg)
 	e.run()
 	r := e.m.result(e)
-	r.Wall = time.Since(start).Seconds()
+	r.Wall, r.CPU = time.Since(start).Seconds(), (cpuTime() - cpu0).Seconds()
 	if cfg.Progress != nil {
 		cfg.Progress(e.total, e.total)
 	}
 	return r, nil
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

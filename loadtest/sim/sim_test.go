@@ -159,7 +159,7 @@ func TestDeterministic(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r.Wall = 0
+			r.Wall, r.CPU = 0, 0
 			out[k], _ = json.Marshal(r)
 		}
 		if string(out[0]) != string(out[1]) {
