@@ -35,8 +35,10 @@ import (
 const (
 	natsURLs = "nats://127.0.0.1:14222,nats://127.0.0.1:14223,nats://127.0.0.1:14224"
 	etcdURLs = "http://127.0.0.1:12379,http://127.0.0.1:12380,http://127.0.0.1:12381"
-	network  = "lockstep-net"
-	project  = "lockstep"
+	// jaegerURL is Jaeger's query API and UI.
+	jaegerURL = "http://127.0.0.1:16686"
+	network   = "lockstep-net"
+	project   = "lockstep"
 	// nodeTTL is the agents' --lease-ttl.
 	nodeTTL = 5 * time.Second
 )

@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -120,7 +122,45 @@ func runProbe(t *testing.T, c *cluster, name string, fault time.Time) time.Durat
 func smoke(t *testing.T, c *cluster, name string) string {
 	ids := startLoad(t, c, name)
 	p := runProbe(t, c, name, time.Now())
-	return fmt.Sprintf("no fault: %d jobs running, probe running in %s", len(ids), ms(p))
+	// Every process exports its spans to Jaeger over OTLP.
+	var traced []string
+	eventually(t, 60*time.Second, time.Second, func() error {
+		var err error
+		if traced, err = jaegerServices(); err != nil {
+			return err
+		}
+		for _, want := range []string{"lockstep-admission", "lockstep-placement", "lockstep-gang", "lockstep-agent"} {
+			if !slices.Contains(traced, want) {
+				return fmt.Errorf("jaeger has no spans from %s yet (has %v)", want, traced)
+			}
+		}
+		return nil
+	})
+	return fmt.Sprintf("no fault: %d jobs running, probe running in %s; Jaeger has spans from %v", len(ids), ms(p), traced)
+}
+
+// jaegerServices lists the services Jaeger holds spans of, through its
+// query API on the published UI port.
+func jaegerServices() ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, jaegerURL+"/api/services", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data []string `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, err
+	}
+	slices.Sort(body.Data)
+	return body.Data, nil
 }
 
 // killNATS kills the NATS server that leads the job records' stream, then

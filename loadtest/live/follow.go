@@ -25,6 +25,7 @@ type timeline struct {
 	final            events.Type // succeeded, failed, cancelled, rejected
 	conflicts        int
 	requeues         int
+	requeueReason    string // the first one's reason code
 	leaves           int
 	events           int
 }
@@ -123,6 +124,9 @@ func (f *follower) record(ev events.Event) {
 		tl.conflicts++
 	case events.Requeued:
 		tl.requeues++
+		if tl.requeueReason == "" {
+			tl.requeueReason = reasonCode(ev.Reason)
+		}
 	case events.Succeeded, events.Failed, events.Cancelled, events.Rejected, events.Timeout:
 		if tl.final == "" {
 			tl.final, tl.ended = ev.Type, ev.Time
@@ -151,4 +155,15 @@ func (f *follower) snapshot() map[string]timeline {
 		out[id] = *tl
 	}
 	return out
+}
+
+// reasonCode is a reason's first word ("LaunchTimeout: ..." → "LaunchTimeout").
+func reasonCode(reason string) string {
+	if i := strings.IndexAny(reason, ": "); i > 0 {
+		return reason[:i]
+	}
+	if reason == "" {
+		return "(none)"
+	}
+	return reason
 }

@@ -83,7 +83,11 @@ func (rep Report) Summary() string {
 		tt.Add("sustained reservations ÷ raw Txn/s", fmt.Sprintf("%.2f", r.RatioToRaw))
 	}
 	tt.Add("conflict events / conflicts in job records / jobs with conflicts", fmt.Sprintf("%d / %d / %d", r.Conflicts, r.ConflictsRecorded, r.JobsWithConflicts))
-	tt.Add("requeues", fmt.Sprint(r.Requeues))
+	requeues := fmt.Sprint(r.Requeues)
+	if len(r.RequeueReasons) > 0 {
+		requeues += fmt.Sprintf(" %v", r.RequeueReasons)
+	}
+	tt.Add("requeues (jobs by first reason)", requeues)
 	b.WriteString(tt.String() + "\n")
 
 	if r.Usage.Measured {

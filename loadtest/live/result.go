@@ -61,6 +61,9 @@ type Result struct {
 	ConflictsRecorded int `json:"conflictsRecorded"`
 	JobsWithConflicts int `json:"jobsWithConflicts"`
 	Requeues          int `json:"requeues"`
+	// RequeueReasons counts requeued jobs by their first requeue's reason
+	// code.
+	RequeueReasons map[string]int `json:"requeueReasons,omitempty"`
 
 	RawBefore *RawResult `json:"rawBefore,omitempty"`
 	RawAfter  *RawResult `json:"rawAfter,omitempty"`
@@ -163,6 +166,12 @@ func (r *Result) compute(cfg Config, t0 time.Time, s *submission, f *follower, r
 		}
 		r.Conflicts += tl.conflicts
 		r.Requeues += tl.requeues
+		if tl.requeues > 0 {
+			if r.RequeueReasons == nil {
+				r.RequeueReasons = map[string]int{}
+			}
+			r.RequeueReasons[tl.requeueReason]++
+		}
 		if tl.conflicts > 0 {
 			r.JobsWithConflicts++
 		}
