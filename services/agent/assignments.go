@@ -29,7 +29,7 @@ func (a *agent) followAssignments(ctx context.Context, epoch int64) error {
 		a.assigned(ctx, kv.Value, epoch)
 	}
 	// Ranks running for assignments that are gone stop now.
-	a.exec.keepOnly(func(jobID string) bool { return present[store.AssignKey(a.cfg.Node.Name, jobID)] })
+	a.exec.keepOnly(func(jobID string) bool { return present[store.AssignKey(a.cfg.Node.Name, jobID)] }, "no longer assigned")
 
 	wch := a.etcd.Watch(clientv3.WithRequireLeader(ctx), prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
 	for wr := range wch {
@@ -61,7 +61,11 @@ func (a *agent) assigned(ctx context.Context, raw []byte, epoch int64) {
 		a.log.Warn("undecodable assignment", "err", err)
 		return
 	}
-	if a.exec.launchedBefore(as.JobID, as.Attempt) {
+	// An assignment of an earlier registration is never ours to run, even if
+	// this process launched it before its lease was lost: report it lost so
+	// gang requeues it. (Checked before "launched before", see stopAll.)
+	stale := as.Epoch != epoch
+	if !stale && a.exec.launchedBefore(as.JobID, as.Attempt) {
 		return
 	}
 	// The assignment carries the job's trace from the reservation.
@@ -70,7 +74,7 @@ func (a *agent) assigned(ctx context.Context, raw []byte, epoch int64) {
 		telemetry.AttrNode.String(a.cfg.Node.Name), telemetry.AttrRanks.Int(len(as.Ranks)))
 	defer span.End()
 	ctx = telemetry.WithJob(ctx, as.JobID)
-	if as.Epoch != epoch {
+	if stale {
 		a.report(ctx, domain.Report{JobID: as.JobID, Attempt: as.Attempt, Kind: domain.ReportLost,
 			Reason: "agent restarted; these ranks are no longer running"})
 		return

@@ -200,13 +200,18 @@ func (e *executor) stop(jobID, reason string) {
 }
 
 // stopAll stops every gang and waits for their ranks to exit.
+// It also forgets what was launched: stopAll ends a registration (lease
+// lost, shutdown), and assignments of that registration must be reported
+// lost, not silently skipped, if they are seen again.
 func (e *executor) stopAll(reason string) {
-	e.keepOnly(func(string) bool { return false })
-	_ = reason
+	e.keepOnly(func(string) bool { return false }, reason)
+	e.mu.Lock()
+	clear(e.launched)
+	e.mu.Unlock()
 }
 
 // keepOnly stops every gang for which keep returns false and waits for them.
-func (e *executor) keepOnly(keep func(jobID string) bool) {
+func (e *executor) keepOnly(keep func(jobID string) bool, reason string) {
 	e.mu.Lock()
 	var victims []*localGang
 	for id, g := range e.gangs {
@@ -216,7 +221,7 @@ func (e *executor) keepOnly(keep func(jobID string) bool) {
 	}
 	e.mu.Unlock()
 	for _, g := range victims {
-		e.stop(g.as.JobID, "no longer assigned")
+		e.stop(g.as.JobID, reason)
 	}
 	for _, g := range victims {
 		<-g.done
