@@ -3,7 +3,6 @@ package devcluster_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -41,7 +40,7 @@ func newHarness(t *testing.T, cfg devcluster.Config) *harness {
 		cfg.Leaves = 1
 	}
 	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
+		cfg.Log = testenv.FailureLog(t)
 	}
 	ctx := context.Background()
 	c, err := devcluster.Start(ctx, cfg)

@@ -87,7 +87,8 @@ func (s *service) reconcileLoop(ctx context.Context) {
 // reconcile compares etcd with the job records and repairs what a crash or
 // a missed watch event left behind:
 //   - an allocation whose job is finished, gone, or on another attempt is
-//     released;
+//     released (one whose attempt is still pending is a reservation being
+//     recorded, and is left alone until its launch deadline);
 //   - an allocation past its launch deadline is released and requeued;
 //   - an allocation on a node that is down is requeued;
 //   - an active job without its allocation is requeued.
@@ -112,7 +113,7 @@ func (s *service) reconcile(ctx context.Context) {
 		held[a.JobID] = a.Attempt
 		job, _, err := s.jobs.Get(ctx, a.JobID)
 		switch {
-		case errs.IsNotFound(err) || (err == nil && (job.State.Terminal() || job.Attempt != a.Attempt || !job.State.Active())):
+		case errs.IsNotFound(err) || (err == nil && (job.State.Terminal() || job.Attempt != a.Attempt)):
 			if err := store.ReleaseJob(ctx, s.etcd, a.JobID, a.Attempt); err != nil {
 				s.log.Warn("reconcile: release orphan", "job", a.JobID, "err", err)
 			}
@@ -120,6 +121,12 @@ func (s *service) reconcile(ctx context.Context) {
 			s.log.Warn("reconcile: read job", "job", a.JobID, "err", err)
 		case a.State == domain.AllocReserved && now.After(a.LaunchDeadline):
 			s.launchTimeout(ctx, a)
+		case job.State == domain.StatePending:
+			// The same attempt, still pending: a replica committed the
+			// reservation and is about to record it on the job (or crashed
+			// in between: the redelivered proposal finishes it, its lease
+			// or the launch deadline ends it). Releasing it here would
+			// kill a gang that is starting.
 		default:
 			for _, np := range a.Placement.Nodes {
 				if !up[np.Node] {

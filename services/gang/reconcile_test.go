@@ -1,0 +1,112 @@
+package gang_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/services/gang"
+	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/jobs"
+	"github.com/lockstep-dev/lockstep/shared/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/testenv"
+)
+
+// A reservation is committed before the job record says "reserved". A
+// reconciler pass that falls between the two (a replica starting while
+// another reserves, as CI once hit) must not take the allocation for an
+// orphan: it stays until its launch deadline, and is released after it.
+func TestReconcileLeavesAReservationBeingRecorded(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	js, err := jobs.Open(ctx, env.Bus.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := env.Etcd.Grant(ctx, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	clock := &testClock{now: start}
+	reserve := func(id string) {
+		t.Helper()
+		a := domain.Allocation{JobID: id, Attempt: 1, State: domain.AllocReserved, Placement: placementFor(id+"-", 0),
+			ReservedAt: start, LaunchDeadline: start.Add(time.Minute)}
+		if ok, _, err := store.Reserve(ctx, env.Etcd, a, nil, nil, lease.ID); err != nil || !ok {
+			t.Fatalf("reserve %s: ok=%v err=%v", id, ok, err)
+		}
+	}
+	// in-flight: the job is pending on the allocation's attempt.
+	spec := jobspec.Spec{ID: "in-flight", Queue: "default", Command: []string{"true"},
+		Gang: jobspec.Gang{Nodes: nodesPerGang, GPUsPerNode: gpusPerNode, TasksPerNode: gpusPerNode}}
+	if err := js.Create(ctx, domain.Job{ID: spec.ID, Spec: spec, State: domain.StatePending, Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	reserve("in-flight")
+	// orphan: no job at all. Its release shows a reconcile pass has run.
+	reserve("orphan")
+
+	base := config.Base{NATSURL: env.NATSURL, Etcd: env.EtcdEndpoint, StreamReplicas: 1, Log: slog.New(slog.DiscardHandler)}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = gang.Run(rctx, gang.Config{Base: base, ReconcileInterval: 20 * time.Millisecond, Now: clock.Now})
+	}()
+	defer func() { cancel(); <-done }()
+
+	held := func(id string) bool {
+		t.Helper()
+		_, _, found, err := store.GetAllocation(ctx, env.Etcd, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return found
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if held("orphan") {
+			return errors.New("orphan allocation not released yet")
+		}
+		return nil
+	})
+	if !held("in-flight") {
+		t.Fatal("the reconciler released a reservation whose job was about to record it")
+	}
+	clock.advance(2 * time.Minute)
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if held("in-flight") {
+			return errors.New("allocation past its launch deadline not released yet")
+		}
+		return nil
+	})
+	j, _, err := js.Get(ctx, "in-flight")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.State != domain.StatePending || j.Attempt != 1 {
+		t.Errorf("job after the release = %s attempt %d, want pending attempt 1 (placed again)", j.State, j.Attempt)
+	}
+}
+
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
