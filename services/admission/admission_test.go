@@ -184,3 +184,20 @@ func TestDuplicateSubmissionCreatesOneJob(t *testing.T) {
 		t.Errorf("dup-1 admitted %d times", n)
 	}
 }
+
+// The feasibility check reuses its view of the inventory between
+// submissions; a node added to the inventory must count at once.
+func TestAGangTooBigIsAdmittedOnceTheInventoryGrows(t *testing.T) {
+	env, _ := start(t)
+	big := []byte(`{"gang":{"nodes":3,"gpusPerNode":8},"command":["x"]}`)
+	publish(t, env, "three-before", big)
+	if ev := waitEvent(t, env, "three-before", events.Rejected); !strings.Contains(ev.Reason, "needs 3 nodes") {
+		t.Fatalf("reason = %q", ev.Reason)
+	}
+	node := domain.Node{Name: "n3", Addr: "127.0.0.1", GPUs: 8}
+	if _, err := env.Etcd.Put(context.Background(), store.InventoryKey("n3"), store.MustJSON(node)); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, env, "three-after", big)
+	waitEvent(t, env, "three-after", events.Admitted)
+}

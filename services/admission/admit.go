@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -34,6 +35,19 @@ type admitter struct {
 	now       func() time.Time
 	log       *slog.Logger
 	tel       *telemetry.Service
+	// empty is the inventory as an empty cluster, for fitsCluster.
+	empty emptyCluster
+}
+
+// emptyCluster caches the whole inventory, up and empty, with the placement
+// index Place builds on it: rebuilding both for every submission cost ≈ 2 ms
+// of CPU per job on 1,000 nodes, most of admission's time under load. It is
+// rebuilt when the inventory changes; the mutex also serializes Place,
+// which fills the snapshot's index on first use.
+type emptyCluster struct {
+	mu   sync.Mutex
+	gen  uint64
+	snap *placement.Snapshot
 }
 
 // handle admits or rejects one submission. Every path is idempotent: a
@@ -139,14 +153,20 @@ func (a *admitter) fitsCluster(ctx context.Context, spec jobspec.Spec) (string, 
 }
 
 func (a *admitter) fitsInventory(spec jobspec.Spec) (string, bool) {
-	nodes := a.inventory.Snapshot()
-	if len(nodes) == 0 {
-		return "", true
+	a.empty.mu.Lock()
+	defer a.empty.mu.Unlock()
+	// The generation is read before the nodes, so the snapshot is at least
+	// as new as the generation it is filed under.
+	if gen := a.inventory.Generation(); a.empty.snap == nil || a.empty.gen != gen {
+		nodes := a.inventory.Snapshot()
+		if len(nodes) == 0 {
+			return "", true
+		}
+		a.empty.snap, a.empty.gen = placement.EmptyCluster(nodes), gen
 	}
-	snap := placement.EmptyCluster(nodes)
 	// A hard constraint the whole cluster cannot meet is final; soft ones
 	// (preferred levels, maxSwitches) only delay, so judge them as expired.
-	res := placement.Place(snap, placement.RequestFor(spec.ID, spec), farFuture, 0)
+	res := placement.Place(a.empty.snap, placement.RequestFor(spec.ID, spec), farFuture, 0)
 	if res.Code == placement.Unschedulable {
 		return res.Detail, false
 	}

@@ -56,6 +56,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if a.now == nil {
 		a.now = time.Now
 	}
+	// Judge no submission before the inventory is loaded: an empty view
+	// admits everything, even gangs no cluster of this size can run.
+	select {
+	case <-inv.Ready():
+	case <-ctx.Done():
+		return nil
+	}
 	done, err := b.Consume(ctx, bus.ConsumerSpec{
 		Stream: subjects.StreamJobs, Durable: subjects.DurableAdmission, Filter: subjects.Submit,
 	}, log, a.handle)

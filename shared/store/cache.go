@@ -26,6 +26,7 @@ type Cache[T any] struct {
 	items map[string]T
 	revs  map[string]int64 // ModRevision per key
 	rev   int64
+	gen   uint64 // bumped on every change of items
 	ready chan struct{}
 }
 
@@ -53,6 +54,15 @@ func (c *Cache[T]) Rev() int64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.rev
+}
+
+// Generation changes whenever the items do (and only then, unlike Rev,
+// which progress notifications also move): a value derived from a Snapshot
+// stays valid while the generation read before it is current.
+func (c *Cache[T]) Generation() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.gen
 }
 
 // GetRev returns one item with the ModRevision it was written at.
@@ -105,6 +115,7 @@ func (c *Cache[T]) load(ctx context.Context) error {
 	old := c.items
 	c.items, c.revs = fresh, revs
 	c.rev = resp.Header.Revision
+	c.gen++
 	c.mu.Unlock()
 	if c.OnChange != nil {
 		for k, v := range fresh {
@@ -171,6 +182,7 @@ func (c *Cache[T]) apply(ev *clientv3.Event) {
 		delete(c.revs, key)
 	}
 	c.rev = max(c.rev, ev.Kv.ModRevision)
+	c.gen++
 	c.mu.Unlock()
 	if c.OnChange != nil {
 		c.OnChange(key, val, prev)
