@@ -178,7 +178,11 @@ func (e *executor) supervise(g *localGang) {
 }
 
 // stop asks a gang's ranks to stop: SIGTERM, then SIGKILL after StopGrace.
-func (e *executor) stop(jobID, reason string) {
+func (e *executor) stop(jobID, reason string) { e.stopWithin(jobID, reason, e.cfg.StopGrace) }
+
+// stopWithin stops a gang's ranks: SIGTERM, then SIGKILL after grace (at
+// once when grace is 0).
+func (e *executor) stopWithin(jobID, reason string, grace time.Duration) {
 	e.mu.Lock()
 	g, ok := e.gangs[jobID]
 	e.mu.Unlock()
@@ -188,11 +192,15 @@ func (e *executor) stop(jobID, reason string) {
 	g.stopOnce.Do(func() {
 		close(g.stopping)
 		e.log.Info("stopping ranks", "job", jobID, "reason", reason)
+		if grace <= 0 {
+			e.signalAll(g, syscall.SIGKILL)
+			return
+		}
 		e.signalAll(g, syscall.SIGTERM)
 		go func() {
 			select {
 			case <-g.done:
-			case <-time.After(e.cfg.StopGrace):
+			case <-time.After(grace):
 				e.signalAll(g, syscall.SIGKILL)
 			}
 		}()
@@ -203,8 +211,15 @@ func (e *executor) stop(jobID, reason string) {
 // It also forgets what was launched: stopAll ends a registration (lease
 // lost, shutdown), and assignments of that registration must be reported
 // lost, not silently skipped, if they are seen again.
-func (e *executor) stopAll(reason string) {
-	e.keepOnly(func(string) bool { return false }, reason)
+func (e *executor) stopAll(reason string) { e.endRegistration(reason, e.cfg.StopGrace) }
+
+// fenceAll kills every rank at once: the node's lease is (about to be)
+// gone, its gangs are being started elsewhere, and a rank that lingers
+// would run beside its replacement.
+func (e *executor) fenceAll(reason string) { e.endRegistration(reason, 0) }
+
+func (e *executor) endRegistration(reason string, grace time.Duration) {
+	e.stopGangs(func(string) bool { return false }, reason, grace)
 	e.mu.Lock()
 	clear(e.launched)
 	e.mu.Unlock()
@@ -212,6 +227,10 @@ func (e *executor) stopAll(reason string) {
 
 // keepOnly stops every gang for which keep returns false and waits for them.
 func (e *executor) keepOnly(keep func(jobID string) bool, reason string) {
+	e.stopGangs(keep, reason, e.cfg.StopGrace)
+}
+
+func (e *executor) stopGangs(keep func(jobID string) bool, reason string, grace time.Duration) {
 	e.mu.Lock()
 	var victims []*localGang
 	for id, g := range e.gangs {
@@ -221,7 +240,7 @@ func (e *executor) keepOnly(keep func(jobID string) bool, reason string) {
 	}
 	e.mu.Unlock()
 	for _, g := range victims {
-		e.stop(g.as.JobID, reason)
+		e.stopWithin(g.as.JobID, reason, grace)
 	}
 	for _, g := range victims {
 		<-g.done

@@ -100,7 +100,7 @@ func Run(ctx context.Context, cfg Config) error {
 	for ctx.Err() == nil {
 		if err := a.serveEpoch(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("registration lost; stopping ranks and re-registering", "err", err)
-			a.exec.stopAll("node lease lost")
+			a.exec.fenceAll("node lease lost")
 			sleep(ctx, time.Second)
 		}
 	}
@@ -110,6 +110,7 @@ func Run(ctx context.Context, cfg Config) error {
 // serveEpoch registers the node under a fresh lease and follows its
 // assignments until the lease is lost or ctx ends.
 func (a *agent) serveEpoch(ctx context.Context) error {
+	granted := time.Now() // no later than etcd starts the lease's clock
 	lease, err := a.etcd.Grant(ctx, int64(a.cfg.LeaseTTL/time.Second))
 	if err != nil {
 		return errors.Wrap(err, "grant node lease")
@@ -135,12 +136,15 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 	defer a.cfg.Ready("agent", a.bus, a.etcd)()
 	_ = a.bus.PublishEvent(ectx, events.Event{Type: events.NodeUp, Node: node.Name, Epoch: node.Epoch, Time: time.Now().UTC()})
 
-	lost := make(chan struct{})
-	go func() {
-		for range ka {
+	lost := make(chan error, 1)
+	renew := func(ctx context.Context) (time.Duration, error) {
+		resp, err := a.etcd.KeepAliveOnce(ctx, lease.ID)
+		if err != nil {
+			return 0, err
 		}
-		close(lost)
-	}()
+		return time.Duration(resp.TTL) * time.Second, nil
+	}
+	go func() { lost <- a.holdLease(ectx, ka, granted, renew) }()
 	watchErr := make(chan error, 1)
 	go func() { watchErr <- a.followAssignments(ectx, node.Epoch) }()
 	select {
@@ -153,11 +157,65 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 		_, _ = a.etcd.Revoke(rctx, lease.ID)
 		rc()
 		return nil
-	case <-lost:
-		return errors.Newf("node lease %x expired", int64(lease.ID))
+	case err := <-lost:
+		// Kill the ranks first, then give the lease back if etcd can still
+		// be reached (a frozen member, not a partition): the gangs are
+		// requeued now rather than when the lease runs out.
+		a.exec.fenceAll("node lease lost")
+		rctx, rc := context.WithTimeout(context.Background(), time.Second)
+		_, _ = a.etcd.Revoke(rctx, lease.ID)
+		rc()
+		return errors.Wrapf(err, "node lease %x", int64(lease.ID))
 	case err := <-watchErr:
 		return err
 	}
+}
+
+// holdLease follows the lease's keep-alive responses and returns when the
+// lease is lost — or is about to be: with no renewal heard for the TTL less
+// fenceMargin, the agent tries one renewal of its own (within half the
+// margin) and, failing that, gives up before etcd can expire the lease.
+// Once etcd expires it, the gang service requeues this node's gangs and
+// they start elsewhere; ranks still running here (a partition, a frozen
+// etcd member) would run beside their replacements. Each renewal restarts
+// the clock from when its response arrived, which is after etcd restarted
+// its own.
+func (a *agent) holdLease(ctx context.Context, ka <-chan *clientv3.LeaseKeepAliveResponse, granted time.Time, renew func(context.Context) (time.Duration, error)) error {
+	ttl := a.cfg.LeaseTTL
+	margin := fenceMargin(ttl)
+	fence := time.NewTimer(time.Until(granted.Add(ttl - margin)))
+	defer fence.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case resp, ok := <-ka:
+			if !ok {
+				return errors.New("expired or revoked")
+			}
+			fence.Reset(min(time.Duration(resp.TTL)*time.Second, ttl) - margin)
+		case <-fence.C:
+			// The client's own renewals may just be late (they are checked
+			// twice a second, and a busy machine delays them further).
+			rctx, cancel := context.WithTimeout(ctx, margin/2)
+			left, err := renew(rctx)
+			cancel()
+			if err != nil || left <= 0 {
+				return errors.Newf("not renewed for %s of its %s TTL (%v); fencing this node before etcd expires it", ttl-margin, ttl, err)
+			}
+			a.log.Warn("lease renewal was late; renewed it directly", "after", ttl-margin)
+			fence.Reset(min(left, ttl) - margin)
+		}
+	}
+}
+
+// fenceMargin is how long before the lease could expire in etcd the agent
+// stops its ranks: time to kill them, plus the response's travel time.
+// The etcd client renews every TTL/3 (checked twice a second), so a
+// healthy agent is never more than about TTL/3 + 0.5 s from its last
+// renewal; at most TTL/4 keeps even a 2 s TTL clear of false alarms.
+func fenceMargin(ttl time.Duration) time.Duration {
+	return min(max(ttl/5, time.Second), ttl/4)
 }
 
 func sleep(ctx context.Context, d time.Duration) {

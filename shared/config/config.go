@@ -29,6 +29,9 @@ type Base struct {
 	Etcd    string
 	// StreamReplicas is the JetStream replication factor (3 on a cluster).
 	StreamReplicas int
+	// EtcdKeepAlive is how often quiet etcd connections are pinged (see
+	// store.ConnectKeepAlive); 0 means store.DefaultKeepAlive.
+	EtcdKeepAlive time.Duration
 	// Instance names this replica in logs and NATS connection names.
 	Instance string
 	Log      *slog.Logger
@@ -46,6 +49,8 @@ type Base struct {
 func (b *Base) Register(fs *flag.FlagSet) {
 	fs.StringVar(&b.NATSURL, "nats", DefaultNATS, "NATS server URL(s), comma-separated")
 	fs.StringVar(&b.Etcd, "etcd", DefaultEtcd, "etcd endpoint(s), comma-separated")
+	fs.DurationVar(&b.EtcdKeepAlive, "etcd-keepalive", store.DefaultKeepAlive,
+		"ping quiet etcd connections this often, to notice a frozen member (etcd must allow it: its --grpc-keepalive-min-time, default 5s, at most this)")
 	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "JetStream stream replicas (3 on a NATS cluster)")
 	fs.StringVar(&b.Instance, "instance", "", "name of this replica (default: host name)")
 	fs.StringVar(&b.MetricsAddr, "metrics-addr", b.MetricsAddr, "serve /metrics, /healthz and /readyz on this address (\"\" to disable)")
@@ -58,6 +63,8 @@ func (b *Base) Validate() error {
 		return errors.New("--nats: a NATS URL is required")
 	case b.Etcd == "":
 		return errors.New("--etcd: an etcd endpoint is required")
+	case b.EtcdKeepAlive != 0 && (b.EtcdKeepAlive < 500*time.Millisecond || b.EtcdKeepAlive > time.Hour):
+		return errors.Newf("--etcd-keepalive: %s is not between 500ms and 1h", b.EtcdKeepAlive)
 	case b.StreamReplicas < 1 || b.StreamReplicas > 5:
 		return errors.Newf("--stream-replicas: %d is not between 1 and 5", b.StreamReplicas)
 	}
@@ -95,7 +102,11 @@ func (b *Base) Clients(ctx context.Context, service string) (*bus.Bus, *clientv3
 		bs.Close()
 		return nil, nil, err
 	}
-	cli, err := store.Connect(ctx, b.Etcd)
+	keepAlive := b.EtcdKeepAlive
+	if keepAlive == 0 {
+		keepAlive = store.DefaultKeepAlive
+	}
+	cli, err := store.ConnectKeepAlive(ctx, b.Etcd, keepAlive)
 	if err != nil {
 		bs.Close()
 		return nil, nil, err

@@ -11,14 +11,32 @@ import (
 	"go.uber.org/zap"
 )
 
-// Connect dials etcd (comma-separated endpoints allowed) and checks that it
-// answers.
+// DefaultKeepAlive is how often a client pings each etcd connection that
+// has been quiet. It is etcd's default --grpc-keepalive-min-time: a server
+// drops a client that pings more often than that.
+const DefaultKeepAlive = 5 * time.Second
+
+// Connect dials etcd (comma-separated endpoints allowed) with the default
+// keep-alive and checks that it answers.
 func Connect(ctx context.Context, endpoints string) (*clientv3.Client, error) {
+	return ConnectKeepAlive(ctx, endpoints, DefaultKeepAlive)
+}
+
+// ConnectKeepAlive is Connect with the keep-alive interval given. The
+// pings are what notice a member that is frozen (a hung VM, a stalled
+// disk) rather than gone: its TCP connections stay open, and without them
+// every request, watch and lease keep-alive sent to it would hang until it
+// came back. With them the connection is dropped after keepAlive plus a
+// second of silence, and the client carries on through the other members.
+func ConnectKeepAlive(ctx context.Context, endpoints string, keepAlive time.Duration) (*clientv3.Client, error) {
 	eps := strings.Split(endpoints, ",")
 	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:   eps,
-		DialTimeout: 10 * time.Second,
-		Logger:      zap.NewNop(),
+		Endpoints:            eps,
+		DialTimeout:          10 * time.Second,
+		DialKeepAliveTime:    keepAlive,
+		DialKeepAliveTimeout: time.Second,
+		PermitWithoutStream:  true,
+		Logger:               zap.NewNop(),
 	})
 	if err != nil {
 		return nil, errors.Wrapf(err, "connect to etcd at %s", endpoints)

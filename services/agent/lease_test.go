@@ -1,0 +1,105 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+func TestFenceMarginLeavesTimeToKillAndNeverOutrunsRenewals(t *testing.T) {
+	for _, tc := range []struct{ ttl, want time.Duration }{
+		{2 * time.Second, 500 * time.Millisecond},
+		{5 * time.Second, time.Second},
+		{10 * time.Second, 2 * time.Second},
+		{time.Minute, 12 * time.Second},
+	} {
+		got := fenceMargin(tc.ttl)
+		if got != tc.want {
+			t.Errorf("fenceMargin(%s) = %s, want %s", tc.ttl, got, tc.want)
+		}
+		// Renewals come every TTL/3 (+0.5 s): one may be late.
+		if tc.ttl-got < 3*tc.ttl/4 {
+			t.Errorf("TTL %s: fencing after %s would outrun the renewals", tc.ttl, tc.ttl-got)
+		}
+	}
+}
+
+// An agent that stops hearing renewals gives up its node before etcd could
+// expire the lease (TTL less the margin after the last renewal), and not
+// while renewals keep coming.
+func TestHoldLeaseFencesWhenRenewalsStop(t *testing.T) {
+	a := &agent{cfg: Config{LeaseTTL: 4 * time.Second}, log: slog.New(slog.DiscardHandler)}
+	ka := make(chan *clientv3.LeaseKeepAliveResponse)
+	done := make(chan error, 1)
+	start := time.Now()
+	var renewals atomic.Int32
+	unreachable := func(ctx context.Context) (time.Duration, error) {
+		renewals.Add(1)
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}
+	go func() { done <- a.holdLease(context.Background(), ka, start, unreachable) }()
+
+	// Renewals for twice the fencing delay (3 s): no fencing.
+	var last time.Time
+	for time.Since(start) < 6*time.Second {
+		select {
+		case ka <- &clientv3.LeaseKeepAliveResponse{TTL: 4}:
+			last = time.Now()
+		case err := <-done:
+			t.Fatalf("fenced after %s while renewals came every 200ms: %v", time.Since(start).Round(time.Millisecond), err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "fencing") {
+			t.Fatalf("err = %v, want a fencing error", err)
+		}
+		if since := time.Since(last); since < 3*time.Second {
+			t.Errorf("fenced %s after the last renewal, before TTL-margin (3s)", since)
+		}
+		if n := renewals.Load(); n != 1 {
+			t.Errorf("%d direct renewals tried before fencing, want 1", n)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no fencing 30s after renewals stopped")
+	}
+}
+
+func TestHoldLeaseReportsALeaseGone(t *testing.T) {
+	a := &agent{cfg: Config{LeaseTTL: 10 * time.Second}, log: slog.New(slog.DiscardHandler)}
+	ka := make(chan *clientv3.LeaseKeepAliveResponse)
+	close(ka)
+	err := a.holdLease(context.Background(), ka, time.Now(), nil)
+	if err == nil || !strings.Contains(err.Error(), "expired or revoked") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Late client renewals are not a lost lease: a direct renewal that works
+// keeps the node.
+func TestHoldLeaseRenewsDirectlyWhenRenewalsAreLate(t *testing.T) {
+	a := &agent{cfg: Config{LeaseTTL: 2 * time.Second}, log: slog.New(slog.DiscardHandler)}
+	ka := make(chan *clientv3.LeaseKeepAliveResponse) // the client's renewals never come
+	var renewals atomic.Int32
+	renew := func(context.Context) (time.Duration, error) {
+		if renewals.Add(1) >= 3 {
+			return 0, errors.New("etcd unreachable")
+		}
+		return 2 * time.Second, nil
+	}
+	err := a.holdLease(context.Background(), ka, time.Now(), renew)
+	if err == nil || !strings.Contains(err.Error(), "etcd unreachable") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := renewals.Load(); n != 3 {
+		t.Errorf("%d direct renewals, want 3 (two kept the node, the third failed)", n)
+	}
+}
