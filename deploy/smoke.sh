@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.sh"
 spec=${1:-$ROOT/docs/examples/hello.json}
 [[ -x $LOCKSTEP ]] || die "$LOCKSTEP is missing: run deploy/build.sh (or deploy/up.sh) first"
 started=$SECONDS
-# --workdir "": the ranks run in containers, where the directory this
-# script runs in does not exist; each attempt gets a fresh one instead.
-timeout 180 "$LOCKSTEP" submit "$spec" --wait --workdir "" --nats "$NATS_HOST_URLS"
+# The ranks run in containers, where the directory this script runs in (the
+# CLI's default workdir) does not exist: they fall back to the attempt's own.
+timeout 180 "$LOCKSTEP" submit "$spec" --wait --nats "$NATS_HOST_URLS"
 log "smoke job succeeded in $((SECONDS - started))s"

@@ -62,5 +62,5 @@ cat >&2 <<MSG
   NATS:      $NATS_HOST_URLS
   etcd:      $ETCD_HOST_URLS
   Jaeger UI: http://127.0.0.1:16686
-  try:       $LOCKSTEP submit docs/examples/hello.json --wait --workdir "" --nats $NATS_HOST_URLS
+  try:       $LOCKSTEP submit docs/examples/hello.json --wait --nats $NATS_HOST_URLS
 MSG

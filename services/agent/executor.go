@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -94,17 +95,21 @@ func (e *executor) start(ctx context.Context, as domain.Assignment) error {
 		return errors.Wrap(err, "rank working directory")
 	}
 	g := &localGang{as: as, stopping: make(chan struct{}), done: make(chan struct{})}
+	workdir, note := rankWorkdir(as.Workdir, dir, e.cfg.Node.Name)
+	if note != "" {
+		e.log.Warn("working directory unusable; using the attempt's directory", "job", as.JobID, "workdir", as.Workdir, "instead", dir)
+	}
 	for _, r := range as.Ranks {
 		cmd := exec.Command(as.Command[0], as.Command[1:]...)
-		cmd.Dir = dir
-		if as.Workdir != "" {
-			cmd.Dir = as.Workdir
-		}
+		cmd.Dir = workdir
 		cmd.Env = rankEnv(as, r, e.cfg.Node.Name, e.cfg.NATSURL, ackFile(dir, r.Rank))
 		cmd.SysProcAttr = procAttr()
 		logFile := filepath.Join(dir, "rank-"+strconv.Itoa(r.Rank)+".log")
 		cmd.Stdout = e.newSink(as.JobID, r.Rank, "stdout", logFile)
 		cmd.Stderr = e.newSink(as.JobID, r.Rank, "stderr", logFile)
+		if note != "" {
+			_, _ = io.WriteString(cmd.Stderr, note)
+		}
 		// A rank's orphaned children may hold its pipes open; do not wait
 		// for them past this.
 		cmd.WaitDelay = 2 * time.Second
@@ -251,6 +256,25 @@ func (e *executor) signalAll(g *localGang, sig syscall.Signal) {
 	for _, p := range g.procs {
 		signalGroup(p, sig)
 	}
+}
+
+// rankWorkdir picks the ranks' working directory: the one asked for (the
+// spec's, or the submitting shell's by default) if it exists on this node,
+// else — as Slurm does — the attempt's own directory, with a note for the
+// ranks' stderr saying so. A job submitted from a laptop directory that no
+// node has still runs.
+func rankWorkdir(asked, attemptDir, node string) (dir, note string) {
+	if asked == "" {
+		return attemptDir, ""
+	}
+	st, err := os.Stat(asked)
+	if err == nil && st.IsDir() {
+		return asked, ""
+	}
+	if err == nil {
+		err = errors.New("not a directory")
+	}
+	return attemptDir, fmt.Sprintf("lockstep: cannot use working directory %s on %s (%v); running in %s instead\n", asked, node, err, attemptDir)
 }
 
 // rankEnv is the agent's environment, then the spec's env, then what

@@ -161,3 +161,49 @@ func parseEnv(s string) map[string]string {
 func nodeEvents(cl *client.Client, node string) ([]events.Event, error) {
 	return cl.NodeEvents(context.Background(), node)
 }
+
+// The CLI sends the submitting shell's directory as the default working
+// directory. A node that has it runs the ranks there; one that does not
+// runs them in the attempt's own directory and says so on stderr, as
+// Slurm does, rather than failing the job.
+func TestWorkdirFallsBackWhenTheNodeLacksIt(t *testing.T) {
+	_, cl := startCluster(t, 2)
+	ctx := context.Background()
+	out, here := t.TempDir(), t.TempDir()
+	spec := func(id string) []byte {
+		return []byte(fmt.Sprintf(`{"id":%q,"gang":{"nodes":1,"gpusPerNode":1},"command":["sh","-c","pwd > %s/%s.pwd"]}`, id, out, id))
+	}
+	pwd := func(id string) string {
+		raw, err := os.ReadFile(filepath.Join(out, id+".pwd"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(raw))
+	}
+	id, err := cl.Submit(ctx, spec("wd-present"), client.SubmitOptions{Workdir: here})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, cl, id, domain.StateSucceeded, 60*time.Second)
+	if got := pwd(id); got != here {
+		t.Errorf("ranks ran in %s, want the directory asked for, %s", got, here)
+	}
+
+	missing := filepath.Join(here, "not-on-this-node")
+	id, err = cl.Submit(ctx, spec("wd-missing"), client.SubmitOptions{Workdir: missing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, cl, id, domain.StateSucceeded, 60*time.Second)
+	dir := pwd(id)
+	if !strings.HasSuffix(dir, filepath.Join("jobs", id, "1")) {
+		t.Errorf("ranks ran in %s, want the attempt's directory", dir)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "rank-0.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(log), "cannot use working directory "+missing) {
+		t.Errorf("rank log does not explain the fallback:\n%s", log)
+	}
+}
