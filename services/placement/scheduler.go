@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
@@ -48,6 +47,8 @@ type scheduler struct {
 	inflight map[string]proposal
 	// preempting holds, per preemptor, the victims asked to drain.
 	preempting map[string]preemption
+	// seenRev is the latest job-record revision the watch delivered.
+	seenRev uint64
 }
 
 type seenJob struct {
@@ -116,12 +117,7 @@ func (s *scheduler) run(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	w, err := s.jobs.Watch(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = w.Stop() }()
-	go s.followJobs(ctx, w)
+	go s.watchJobs(ctx)
 	defer s.tel.ObserveQueues(s.queueDepths)()
 	stopAdmin, err := s.serveAdmin(ctx)
 	if err != nil {
@@ -139,45 +135,6 @@ func (s *scheduler) run(ctx context.Context) error {
 		case <-tick.C:
 		}
 		s.cycle(ctx)
-	}
-}
-
-// followJobs mirrors the active jobs and the usage of finished ones from
-// the KV watch.
-func (s *scheduler) followJobs(ctx context.Context, w jetstream.KeyWatcher) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case e, ok := <-w.Updates():
-			if !ok {
-				return
-			}
-			if e == nil {
-				continue // end of the initial replay
-			}
-			s.mu.Lock()
-			j, err := jobs.Decode(e.Value())
-			switch {
-			case e.Operation() != jetstream.KeyValuePut:
-				delete(s.active, e.Key())
-			case err != nil:
-				s.log.Warn("undecodable job record", "job", e.Key(), "err", err)
-			case j.State == domain.StatePending || j.State.Active():
-				s.active[j.ID] = seenJob{job: j, rev: e.Revision()}
-			default:
-				delete(s.active, j.ID)
-			}
-			if err == nil && !j.RunningAt.IsZero() {
-				rec := queue.UsageRecord{Queue: j.Spec.Queue, GPUs: j.Spec.GPUs(), Start: j.RunningAt}
-				if j.State.Terminal() {
-					rec.End = j.EndedAt
-				}
-				s.usage[j.ID] = rec
-			}
-			s.mu.Unlock()
-			s.poke()
-		}
 	}
 }
 

@@ -153,6 +153,20 @@ func (s *Store) Watch(ctx context.Context) (jetstream.KeyWatcher, error) {
 	return w, errors.Wrap(err, "watch jobs")
 }
 
+// LastRevision is the revision of the latest change to any record: a
+// watcher that has delivered it is current.
+func (s *Store) LastRevision(ctx context.Context) (uint64, error) {
+	st, err := s.kv.Status(ctx)
+	if err != nil {
+		return 0, errors.Wrap(err, "jobs bucket status")
+	}
+	bs, ok := st.(*jetstream.KeyValueBucketStatus)
+	if !ok {
+		return 0, errors.AssertionFailedf("jobs bucket status is a %T", st)
+	}
+	return bs.StreamInfo().State.LastSeq, nil
+}
+
 // Decode parses a stored job record.
 func Decode(data []byte) (domain.Job, error) { return decode(data) }
 
