@@ -53,6 +53,9 @@ type cluster struct {
 	cl     *client.Client
 	etcd   *clientv3.Client
 	jobs   *jobs.Store
+	// jaeger is false with LOCKSTEP_E2E_JAEGER=0: no Jaeger image (its
+	// first build takes most of half an hour on two cores), no trace check.
+	jaeger bool
 
 	mu   sync.Mutex
 	want map[string]domain.State // every job submitted, and how it must end
@@ -73,14 +76,19 @@ func startCluster(t *testing.T) *cluster {
 	if build == "" {
 		build = filepath.Join(deploy, "build")
 	}
-	c := &cluster{deploy: deploy, bin: filepath.Join(build, "bin", "lockstep"), want: map[string]domain.State{}}
+	c := &cluster{deploy: deploy, bin: filepath.Join(build, "bin", "lockstep"), want: map[string]domain.State{},
+		jaeger: os.Getenv("LOCKSTEP_E2E_JAEGER") != "0"}
 
 	// A clean slate: no job, volume or container of an earlier run.
 	c.script(t, 5*time.Minute, "down.sh")
 	t.Cleanup(func() { c.teardown(t) })
 	start := time.Now()
-	c.script(t, 45*time.Minute, "up.sh") // builds first; a cold build takes minutes
-	t.Logf("deploy/up.sh (build, start, all 23 containers healthy): %s", time.Since(start).Round(time.Second))
+	var upArgs []string
+	if !c.jaeger {
+		upArgs = append(upArgs, "--no-jaeger")
+	}
+	c.script(t, 45*time.Minute, "up.sh", upArgs...) // builds first; a cold build takes minutes
+	t.Logf("deploy/up.sh %v (build, start, all containers healthy): %s", upArgs, time.Since(start).Round(time.Second))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -122,6 +122,10 @@ func runProbe(t *testing.T, c *cluster, name string, fault time.Time) time.Durat
 func smoke(t *testing.T, c *cluster, name string) string {
 	ids := startLoad(t, c, name)
 	p := runProbe(t, c, name, time.Now())
+	if !c.jaeger {
+		t.Logf("LOCKSTEP_E2E_JAEGER=0: Jaeger not built or started, its check skipped")
+		return fmt.Sprintf("no fault: %d jobs running, probe running in %s", len(ids), ms(p))
+	}
 	// Every process exports its spans to Jaeger over OTLP.
 	var traced []string
 	eventually(t, 60*time.Second, time.Second, func() error {
