@@ -44,7 +44,9 @@ func TestHoldLeaseFencesWhenRenewalsStop(t *testing.T) {
 		<-ctx.Done()
 		return 0, ctx.Err()
 	}
-	go func() { done <- a.holdLease(context.Background(), ka, start, unreachable) }()
+	go func() {
+		done <- a.holdLease(context.Background(), start, leaseKeeper{keepAlive: stream(ka), renew: unreachable})
+	}()
 
 	// Renewals for twice the fencing delay (3 s): no fencing.
 	var last time.Time
@@ -73,13 +75,52 @@ func TestHoldLeaseFencesWhenRenewalsStop(t *testing.T) {
 	}
 }
 
+// stream returns a keepAlive that hands out the given channels in turn.
+func stream(chans ...chan *clientv3.LeaseKeepAliveResponse) func(context.Context) (<-chan *clientv3.LeaseKeepAliveResponse, error) {
+	return func(context.Context) (<-chan *clientv3.LeaseKeepAliveResponse, error) {
+		if len(chans) == 0 {
+			return nil, errors.New("no more streams")
+		}
+		c := chans[0]
+		chans = chans[1:]
+		return c, nil
+	}
+}
+
 func TestHoldLeaseReportsALeaseGone(t *testing.T) {
 	a := &agent{cfg: Config{LeaseTTL: 10 * time.Second}, log: slog.New(slog.DiscardHandler)}
 	ka := make(chan *clientv3.LeaseKeepAliveResponse)
 	close(ka)
-	err := a.holdLease(context.Background(), ka, time.Now(), nil)
+	gone := func(context.Context) (time.Duration, error) { return 0, nil } // TTL 0: etcd has no such lease
+	err := a.holdLease(context.Background(), time.Now(), leaseKeeper{keepAlive: stream(ka), renew: gone})
 	if err == nil || !strings.Contains(err.Error(), "expired or revoked") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// The client closes its keep-alive stream on its own clock; if etcd still
+// renews the lease (a new leader extended it), the agent keeps its node and
+// reopens the stream.
+func TestHoldLeaseReopensAStreamTheClientGaveUpOn(t *testing.T) {
+	a := &agent{cfg: Config{LeaseTTL: 10 * time.Second}, log: slog.New(slog.DiscardHandler)}
+	first, second := make(chan *clientv3.LeaseKeepAliveResponse), make(chan *clientv3.LeaseKeepAliveResponse)
+	close(first)
+	alive := func(context.Context) (time.Duration, error) { return 10 * time.Second, nil }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- a.holdLease(ctx, time.Now(), leaseKeeper{keepAlive: stream(first, second), renew: alive})
+	}()
+	select {
+	case second <- &clientv3.LeaseKeepAliveResponse{TTL: 10}: // read: the stream was reopened
+	case err := <-done:
+		t.Fatalf("gave up the node although etcd renewed the lease: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the reopened stream was never read")
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }
 
@@ -95,7 +136,7 @@ func TestHoldLeaseRenewsDirectlyWhenRenewalsAreLate(t *testing.T) {
 		}
 		return 2 * time.Second, nil
 	}
-	err := a.holdLease(context.Background(), ka, time.Now(), renew)
+	err := a.holdLease(context.Background(), time.Now(), leaseKeeper{keepAlive: stream(ka), renew: renew})
 	if err == nil || !strings.Contains(err.Error(), "etcd unreachable") {
 		t.Fatalf("err = %v", err)
 	}

@@ -117,10 +117,6 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 	}
 	ectx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ka, err := a.etcd.KeepAlive(ectx, lease.ID)
-	if err != nil {
-		return errors.Wrap(err, "keep node lease alive")
-	}
 	node := a.cfg.Node
 	node.Epoch = int64(lease.ID)
 	inv := node
@@ -137,14 +133,19 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 	_ = a.bus.PublishEvent(ectx, events.Event{Type: events.NodeUp, Node: node.Name, Epoch: node.Epoch, Time: time.Now().UTC()})
 
 	lost := make(chan error, 1)
-	renew := func(ctx context.Context) (time.Duration, error) {
-		resp, err := a.etcd.KeepAliveOnce(ctx, lease.ID)
-		if err != nil {
-			return 0, err
-		}
-		return time.Duration(resp.TTL) * time.Second, nil
+	keeper := leaseKeeper{
+		keepAlive: func(ctx context.Context) (<-chan *clientv3.LeaseKeepAliveResponse, error) {
+			return a.etcd.KeepAlive(ctx, lease.ID)
+		},
+		renew: func(ctx context.Context) (time.Duration, error) {
+			resp, err := a.etcd.KeepAliveOnce(ctx, lease.ID)
+			if err != nil {
+				return 0, err
+			}
+			return time.Duration(resp.TTL) * time.Second, nil
+		},
 	}
-	go func() { lost <- a.holdLease(ectx, ka, granted, renew) }()
+	go func() { lost <- a.holdLease(ectx, granted, keeper) }()
 	watchErr := make(chan error, 1)
 	go func() { watchErr <- a.followAssignments(ectx, node.Epoch) }()
 	select {
@@ -171,36 +172,70 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 	}
 }
 
-// holdLease follows the lease's keep-alive responses and returns when the
-// lease is lost — or is about to be: with no renewal heard for the TTL less
-// fenceMargin, the agent tries one renewal of its own (within half the
-// margin) and, failing that, gives up before etcd can expire the lease.
-// Once etcd expires it, the gang service requeues this node's gangs and
-// they start elsewhere; ranks still running here (a partition, a frozen
-// etcd member) would run beside their replacements. Each renewal restarts
-// the clock from when its response arrived, which is after etcd restarted
-// its own.
-func (a *agent) holdLease(ctx context.Context, ka <-chan *clientv3.LeaseKeepAliveResponse, granted time.Time, renew func(context.Context) (time.Duration, error)) error {
+// leaseKeeper renews one lease: keepAlive through the etcd client's
+// keep-alive stream, renew once on a request of its own.
+type leaseKeeper struct {
+	keepAlive func(context.Context) (<-chan *clientv3.LeaseKeepAliveResponse, error)
+	renew     func(context.Context) (time.Duration, error)
+}
+
+// holdLease keeps the node's lease and returns when it is lost — or is
+// about to be: with no renewal heard for the TTL less fenceMargin, the
+// agent renews once itself (within half the margin) and, failing that,
+// gives up before etcd can expire the lease. Once etcd expires it, the
+// gang service requeues this node's gangs and they start elsewhere; ranks
+// still running here (a partition, a frozen etcd member) would run beside
+// their replacements. Each renewal restarts the clock from when its
+// response arrived, which is after etcd restarted its own.
+//
+// The client's keep-alive stream is not trusted to say the lease is gone
+// either: a renewal forwarded to a frozen etcd leader blocks the stream
+// for up to etcd's request timeout (7 s), the client then declares the
+// lease expired on its own clock — while etcd, under its new leader, has
+// extended it. So a closed stream is also checked with a renewal of its
+// own, and the stream is reopened if the lease lives.
+func (a *agent) holdLease(ctx context.Context, granted time.Time, k leaseKeeper) error {
 	ttl := a.cfg.LeaseTTL
 	margin := fenceMargin(ttl)
 	fence := time.NewTimer(time.Until(granted.Add(ttl - margin)))
 	defer fence.Stop()
+	renew := func() (time.Duration, error) {
+		rctx, cancel := context.WithTimeout(ctx, margin/2)
+		defer cancel()
+		left, err := k.renew(rctx)
+		if err == nil && left <= 0 {
+			err = errors.New("etcd says the lease is gone")
+		}
+		return left, err
+	}
+	ka, err := k.keepAlive(ctx)
+	if err != nil {
+		return errors.Wrap(err, "keep alive")
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case resp, ok := <-ka:
-			if !ok {
-				return errors.New("expired or revoked")
+			if ok {
+				fence.Reset(min(time.Duration(resp.TTL)*time.Second, ttl) - margin)
+				continue
 			}
-			fence.Reset(min(time.Duration(resp.TTL)*time.Second, ttl) - margin)
+			left, err := renew()
+			if err != nil {
+				return errors.Wrap(err, "expired or revoked")
+			}
+			if ka, err = k.keepAlive(ctx); err != nil {
+				return errors.Wrap(err, "keep alive")
+			}
+			a.log.Warn("lease keep-alive stream gave up but the lease lives; reopened it")
+			fence.Reset(min(left, ttl) - margin)
 		case <-fence.C:
-			// The client's own renewals may just be late (they are checked
-			// twice a second, and a busy machine delays them further).
-			rctx, cancel := context.WithTimeout(ctx, margin/2)
-			left, err := renew(rctx)
-			cancel()
-			if err != nil || left <= 0 {
+			// The client's renewals may just be late (they are checked twice
+			// a second, a busy machine delays them, a frozen etcd leader
+			// blocks them).
+			left, err := renew()
+			if err != nil {
 				return errors.Newf("not renewed for %s of its %s TTL (%v); fencing this node before etcd expires it", ttl-margin, ttl, err)
 			}
 			a.log.Warn("lease renewal was late; renewed it directly", "after", ttl-margin)
