@@ -113,7 +113,8 @@ func (e *executor) start(ctx context.Context, as domain.Assignment) error {
 		// A rank's orphaned children may hold its pipes open; do not wait
 		// for them past this.
 		cmd.WaitDelay = 2 * time.Second
-		if err := cmd.Start(); err != nil {
+		pinErr, err := startPinned(cmd, r.CPUs)
+		if err != nil {
 			for _, p := range g.procs {
 				signalGroup(p, syscall.SIGKILL)
 				_ = p.Wait()
@@ -121,10 +122,10 @@ func (e *executor) start(ctx context.Context, as domain.Assignment) error {
 			return errors.Wrapf(err, "start rank %d (%s)", r.Rank, as.Command[0])
 		}
 		g.procs = append(g.procs, cmd)
-		if err := pin(cmd, r.CPUs); err != nil {
+		if pinErr != nil {
 			// Simulated nodes may claim more cores than this machine has;
 			// the rank runs unpinned rather than not at all.
-			e.log.Warn("rank not pinned", "job", as.JobID, "rank", r.Rank, "err", err)
+			e.log.Warn("rank not pinned", "job", as.JobID, "rank", r.Rank, "err", pinErr)
 		}
 	}
 	// The run outlives the launch (and the watch that saw it): only its
