@@ -148,8 +148,7 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 	go func() { lost <- a.holdLease(ectx, granted, keeper) }()
 	watchErr := make(chan error, 1)
 	go func() { watchErr <- a.followAssignments(ectx, node.Epoch) }()
-	select {
-	case <-ctx.Done():
+	leave := func() error {
 		if config.Crashed(ctx) {
 			return nil // a crashed agent says no goodbye: the lease expires
 		}
@@ -158,7 +157,14 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 		_, _ = a.etcd.Revoke(rctx, lease.ID)
 		rc()
 		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return leave()
 	case err := <-lost:
+		if ctx.Err() != nil {
+			return leave() // holdLease saw the same end of ctx first
+		}
 		// Kill the ranks first, then give the lease back if etcd can still
 		// be reached (a frozen member, not a partition): the gangs are
 		// requeued now rather than when the lease runs out.
