@@ -132,20 +132,13 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 	defer a.cfg.Ready("agent", a.bus, a.etcd)()
 	_ = a.bus.PublishEvent(ectx, events.Event{Type: events.NodeUp, Node: node.Name, Epoch: node.Epoch, Time: time.Now().UTC()})
 
+	// The keeper gives the node up a fifth of the TTL before etcd could
+	// expire its lease: once etcd does, the gang service requeues this
+	// node's gangs elsewhere, and ranks still running here (a partition, a
+	// frozen etcd member) would run beside their replacements.
 	lost := make(chan error, 1)
-	keeper := leaseKeeper{
-		keepAlive: func(ctx context.Context) (<-chan *clientv3.LeaseKeepAliveResponse, error) {
-			return a.etcd.KeepAlive(ctx, lease.ID)
-		},
-		renew: func(ctx context.Context) (time.Duration, error) {
-			resp, err := a.etcd.KeepAliveOnce(ctx, lease.ID)
-			if err != nil {
-				return 0, err
-			}
-			return time.Duration(resp.TTL) * time.Second, nil
-		},
-	}
-	go func() { lost <- a.holdLease(ectx, granted, keeper) }()
+	keeper := store.NewLeaseKeeper(a.etcd, lease.ID, a.cfg.LeaseTTL, a.log)
+	go func() { lost <- keeper.Hold(ectx, granted) }()
 	watchErr := make(chan error, 1)
 	go func() { watchErr <- a.followAssignments(ectx, node.Epoch) }()
 	leave := func() error {
@@ -163,7 +156,7 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 		return leave()
 	case err := <-lost:
 		if ctx.Err() != nil {
-			return leave() // holdLease saw the same end of ctx first
+			return leave() // the keeper saw the same end of ctx first
 		}
 		// Kill the ranks first, then give the lease back if etcd can still
 		// be reached (a frozen member, not a partition): the gangs are
@@ -176,87 +169,6 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 	case err := <-watchErr:
 		return err
 	}
-}
-
-// leaseKeeper renews one lease: keepAlive through the etcd client's
-// keep-alive stream, renew once on a request of its own.
-type leaseKeeper struct {
-	keepAlive func(context.Context) (<-chan *clientv3.LeaseKeepAliveResponse, error)
-	renew     func(context.Context) (time.Duration, error)
-}
-
-// holdLease keeps the node's lease and returns when it is lost — or is
-// about to be: with no renewal heard for the TTL less fenceMargin, the
-// agent renews once itself (within half the margin) and, failing that,
-// gives up before etcd can expire the lease. Once etcd expires it, the
-// gang service requeues this node's gangs and they start elsewhere; ranks
-// still running here (a partition, a frozen etcd member) would run beside
-// their replacements. Each renewal restarts the clock from when its
-// response arrived, which is after etcd restarted its own.
-//
-// The client's keep-alive stream is not trusted to say the lease is gone
-// either: a renewal forwarded to a frozen etcd leader blocks the stream
-// for up to etcd's request timeout (7 s), the client then declares the
-// lease expired on its own clock — while etcd, under its new leader, has
-// extended it. So a closed stream is also checked with a renewal of its
-// own, and the stream is reopened if the lease lives.
-func (a *agent) holdLease(ctx context.Context, granted time.Time, k leaseKeeper) error {
-	ttl := a.cfg.LeaseTTL
-	margin := fenceMargin(ttl)
-	fence := time.NewTimer(time.Until(granted.Add(ttl - margin)))
-	defer fence.Stop()
-	renew := func() (time.Duration, error) {
-		rctx, cancel := context.WithTimeout(ctx, margin/2)
-		defer cancel()
-		left, err := k.renew(rctx)
-		if err == nil && left <= 0 {
-			err = errors.New("etcd says the lease is gone")
-		}
-		return left, err
-	}
-	ka, err := k.keepAlive(ctx)
-	if err != nil {
-		return errors.Wrap(err, "keep alive")
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case resp, ok := <-ka:
-			if ok {
-				fence.Reset(min(time.Duration(resp.TTL)*time.Second, ttl) - margin)
-				continue
-			}
-			left, err := renew()
-			if err != nil {
-				return errors.Wrap(err, "expired or revoked")
-			}
-			if ka, err = k.keepAlive(ctx); err != nil {
-				return errors.Wrap(err, "keep alive")
-			}
-			a.log.Warn("lease keep-alive stream gave up but the lease lives; reopened it")
-			fence.Reset(min(left, ttl) - margin)
-		case <-fence.C:
-			// The client's renewals may just be late (they are checked twice
-			// a second, a busy machine delays them, a frozen etcd leader
-			// blocks them).
-			left, err := renew()
-			if err != nil {
-				return errors.Newf("not renewed for %s of its %s TTL (%v); fencing this node before etcd expires it", ttl-margin, ttl, err)
-			}
-			a.log.Warn("lease renewal was late; renewed it directly", "after", ttl-margin)
-			fence.Reset(min(left, ttl) - margin)
-		}
-	}
-}
-
-// fenceMargin is how long before the lease could expire in etcd the agent
-// stops its ranks: time to kill them, plus the response's travel time.
-// The etcd client renews every TTL/3 (checked twice a second), so a
-// healthy agent is never more than about TTL/3 + 0.5 s from its last
-// renewal; at most TTL/4 keeps even a 2 s TTL clear of false alarms.
-func fenceMargin(ttl time.Duration) time.Duration {
-	return min(max(ttl/5, time.Second), ttl/4)
 }
 
 func sleep(ctx context.Context, d time.Duration) {

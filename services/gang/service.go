@@ -25,7 +25,6 @@ import (
 
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/config"
@@ -126,24 +125,17 @@ func Run(ctx context.Context, cfg Config) error {
 	// they pass the launch barrier. Losing it (a partition longer than the
 	// TTL) loses those reservations; serve again on a new one.
 	for ctx.Err() == nil {
-		sess, err := concurrency.NewSession(cli, concurrency.WithTTL(int(cfg.ReservationTTL/time.Second)), concurrency.WithContext(ctx))
+		sess, err := store.OpenSession(ctx, cli, cfg.ReservationTTL, log)
 		if err != nil {
 			log.Warn("etcd session failed, retrying", "err", err)
 			sleep(ctx, time.Second)
 			continue
 		}
 		s.lease = sess.Lease
-		sctx, cancel := context.WithCancel(ctx)
-		go func() {
-			select {
-			case <-sess.Done():
-				log.Warn("reservation lease lost; in-flight reservations will be requeued")
-			case <-sctx.Done():
-			}
-			cancel()
-		}()
-		err = s.serve(sctx)
-		cancel()
+		err = s.serve(sess.Context())
+		if lost := sess.Lost(); lost != nil {
+			log.Warn("reservation lease lost; in-flight reservations will be requeued", "err", lost)
+		}
 		// Leave the lease to expire rather than revoke it: a gang about to
 		// pass its launch barrier can still be made durable by another
 		// replica meanwhile.

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
-	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
@@ -61,32 +60,31 @@ func Run(ctx context.Context, cfg Config) error {
 	defer cfg.Ready("placement", b, cli)()
 
 	for ctx.Err() == nil {
-		sess, err := concurrency.NewSession(cli, concurrency.WithTTL(int(store.DefaultNodeTTL/time.Second)), concurrency.WithContext(ctx))
+		sess, err := store.OpenSession(ctx, cli, store.DefaultNodeTTL, log)
 		if err != nil {
 			log.Warn("etcd session failed, retrying", "err", err)
 			sleep(ctx, time.Second)
 			continue
 		}
-		el := concurrency.NewElection(sess, store.ElectionKey("placement"))
-		if err := el.Campaign(ctx, cfg.Instance); err != nil {
-			_ = sess.Close()
+		el := sess.Election(store.ElectionKey("placement"))
+		if err := el.Campaign(sess.Context(), cfg.Instance); err != nil {
+			if lost := sess.Lost(); lost != nil {
+				log.Warn("session lost while campaigning", "err", lost)
+			}
+			sess.Close()
 			continue
 		}
 		log.Info("placement leader elected", "instance", cfg.Instance)
-		// Lead until the session (lease) is lost or ctx ends.
-		lctx, cancel := context.WithCancel(ctx)
-		go func() {
-			select {
-			case <-sess.Done():
-			case <-lctx.Done():
-			}
-			cancel()
-		}()
+		// Lead until the session is lost (it ends a fifth of its TTL
+		// before etcd could expire it, so no second leader overlaps this
+		// one) or ctx ends.
 		s := newScheduler(b, cli, js, cfg, log)
-		if err := s.run(lctx); err != nil && ctx.Err() == nil {
+		if err := s.run(sess.Context()); err != nil && ctx.Err() == nil {
 			log.Warn("scheduler stopped", "err", err)
 		}
-		cancel()
+		if lost := sess.Lost(); lost != nil {
+			log.Warn("leader session lost; standing down", "err", lost)
+		}
 		if config.Crashed(ctx) {
 			sess.Orphan() // no goodbye: the leader key expires with the lease
 			return nil
@@ -94,7 +92,7 @@ func Run(ctx context.Context, cfg Config) error {
 		resignCtx, rc := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = el.Resign(resignCtx)
 		rc()
-		_ = sess.Close()
+		sess.Close()
 	}
 	return nil
 }

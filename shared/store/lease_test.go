@@ -1,4 +1,4 @@
-package agent
+package store
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -19,9 +20,9 @@ func TestFenceMarginLeavesTimeToKillAndNeverOutrunsRenewals(t *testing.T) {
 		{10 * time.Second, 2 * time.Second},
 		{time.Minute, 12 * time.Second},
 	} {
-		got := fenceMargin(tc.ttl)
+		got := FenceMargin(tc.ttl)
 		if got != tc.want {
-			t.Errorf("fenceMargin(%s) = %s, want %s", tc.ttl, got, tc.want)
+			t.Errorf("FenceMargin(%s) = %s, want %s", tc.ttl, got, tc.want)
 		}
 		// Renewals come every TTL/3 (+0.5 s): one may be late.
 		if tc.ttl-got < 3*tc.ttl/4 {
@@ -30,11 +31,11 @@ func TestFenceMarginLeavesTimeToKillAndNeverOutrunsRenewals(t *testing.T) {
 	}
 }
 
-// An agent that stops hearing renewals gives up its node before etcd could
+// A holder that stops hearing renewals gives up its lease before etcd could
 // expire the lease (TTL less the margin after the last renewal), and not
 // while renewals keep coming.
-func TestHoldLeaseFencesWhenRenewalsStop(t *testing.T) {
-	a := &agent{cfg: Config{LeaseTTL: 4 * time.Second}, log: slog.New(slog.DiscardHandler)}
+func TestLeaseKeeperFencesWhenRenewalsStop(t *testing.T) {
+	ttl := 4 * time.Second
 	ka := make(chan *clientv3.LeaseKeepAliveResponse)
 	done := make(chan error, 1)
 	start := time.Now()
@@ -45,7 +46,7 @@ func TestHoldLeaseFencesWhenRenewalsStop(t *testing.T) {
 		return 0, ctx.Err()
 	}
 	go func() {
-		done <- a.holdLease(context.Background(), start, leaseKeeper{keepAlive: stream(ka), renew: unreachable})
+		done <- keeper(ttl, stream(ka), unreachable).Hold(context.Background(), start)
 	}()
 
 	// Renewals for twice the fencing delay (3 s): no fencing.
@@ -61,14 +62,15 @@ func TestHoldLeaseFencesWhenRenewalsStop(t *testing.T) {
 	}
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "fencing") {
-			t.Fatalf("err = %v, want a fencing error", err)
+		if err == nil || !strings.Contains(err.Error(), "giving it up before etcd expires it") {
+			t.Fatalf("err = %v, want a give-up error", err)
 		}
 		if since := time.Since(last); since < 3*time.Second {
 			t.Errorf("fenced %s after the last renewal, before TTL-margin (3s)", since)
 		}
-		if n := renewals.Load(); n != 1 {
-			t.Errorf("%d direct renewals tried before fencing, want 1", n)
+		// Within half the 1s margin, one attempt per third of it.
+		if n := renewals.Load(); n < 2 || n > 3 {
+			t.Errorf("%d direct renewals tried before giving up, want 2-3", n)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("no fencing 30s after renewals stopped")
@@ -87,29 +89,29 @@ func stream(chans ...chan *clientv3.LeaseKeepAliveResponse) func(context.Context
 	}
 }
 
-func TestHoldLeaseReportsALeaseGone(t *testing.T) {
-	a := &agent{cfg: Config{LeaseTTL: 10 * time.Second}, log: slog.New(slog.DiscardHandler)}
+func TestLeaseKeeperReportsALeaseGone(t *testing.T) {
+	ttl := 10 * time.Second
 	ka := make(chan *clientv3.LeaseKeepAliveResponse)
 	close(ka)
 	gone := func(context.Context) (time.Duration, error) { return 0, nil } // TTL 0: etcd has no such lease
-	err := a.holdLease(context.Background(), time.Now(), leaseKeeper{keepAlive: stream(ka), renew: gone})
+	err := keeper(ttl, stream(ka), gone).Hold(context.Background(), time.Now())
 	if err == nil || !strings.Contains(err.Error(), "expired or revoked") {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 // The client closes its keep-alive stream on its own clock; if etcd still
-// renews the lease (a new leader extended it), the agent keeps its node and
+// renews the lease (a new leader extended it), the holder keeps it and
 // reopens the stream.
-func TestHoldLeaseReopensAStreamTheClientGaveUpOn(t *testing.T) {
-	a := &agent{cfg: Config{LeaseTTL: 10 * time.Second}, log: slog.New(slog.DiscardHandler)}
+func TestLeaseKeeperReopensAStreamTheClientGaveUpOn(t *testing.T) {
+	ttl := 10 * time.Second
 	first, second := make(chan *clientv3.LeaseKeepAliveResponse), make(chan *clientv3.LeaseKeepAliveResponse)
 	close(first)
 	alive := func(context.Context) (time.Duration, error) { return 10 * time.Second, nil }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- a.holdLease(ctx, time.Now(), leaseKeeper{keepAlive: stream(first, second), renew: alive})
+		done <- keeper(ttl, stream(first, second), alive).Hold(ctx, time.Now())
 	}()
 	select {
 	case second <- &clientv3.LeaseKeepAliveResponse{TTL: 10}: // read: the stream was reopened
@@ -125,9 +127,9 @@ func TestHoldLeaseReopensAStreamTheClientGaveUpOn(t *testing.T) {
 }
 
 // Late client renewals are not a lost lease: a direct renewal that works
-// keeps the node.
-func TestHoldLeaseRenewsDirectlyWhenRenewalsAreLate(t *testing.T) {
-	a := &agent{cfg: Config{LeaseTTL: 2 * time.Second}, log: slog.New(slog.DiscardHandler)}
+// keeps it.
+func TestLeaseKeeperRenewsDirectlyWhenRenewalsAreLate(t *testing.T) {
+	ttl := 2 * time.Second
 	ka := make(chan *clientv3.LeaseKeepAliveResponse) // the client's renewals never come
 	var renewals atomic.Int32
 	renew := func(context.Context) (time.Duration, error) {
@@ -136,11 +138,52 @@ func TestHoldLeaseRenewsDirectlyWhenRenewalsAreLate(t *testing.T) {
 		}
 		return 2 * time.Second, nil
 	}
-	err := a.holdLease(context.Background(), time.Now(), leaseKeeper{keepAlive: stream(ka), renew: renew})
+	err := keeper(ttl, stream(ka), renew).Hold(context.Background(), time.Now())
 	if err == nil || !strings.Contains(err.Error(), "etcd unreachable") {
 		t.Fatalf("err = %v", err)
 	}
-	if n := renewals.Load(); n != 3 {
-		t.Errorf("%d direct renewals, want 3 (two kept the node, the third failed)", n)
+	if n := renewals.Load(); n < 4 {
+		t.Errorf("%d direct renewals, want two that kept the lease and then retries of the failing one", n)
+	}
+}
+
+func keeper(ttl time.Duration, keepAlive func(context.Context) (<-chan *clientv3.LeaseKeepAliveResponse, error), renew func(context.Context) (time.Duration, error)) LeaseKeeper {
+	return LeaseKeeper{TTL: ttl, KeepAlive: keepAlive, Renew: renew, Log: slog.New(slog.DiscardHandler)}
+}
+
+// A direct renewal that hangs (sent to a frozen member) is tried again
+// within the budget, and the retry keeps the lease.
+func TestLeaseKeeperRetriesAHangingRenewal(t *testing.T) {
+	var renewals atomic.Int32
+	renew := func(ctx context.Context) (time.Duration, error) {
+		if renewals.Add(1) == 1 {
+			<-ctx.Done() // the frozen member never answers
+			return 0, ctx.Err()
+		}
+		return 10 * time.Second, nil
+	}
+	k := keeper(10*time.Second, nil, renew)
+	left, err := k.renewWithin(context.Background(), time.Second)
+	if err != nil || left != 10*time.Second {
+		t.Fatalf("renewWithin = %s, %v; want the second attempt's 10s", left, err)
+	}
+	if n := renewals.Load(); n != 2 {
+		t.Errorf("%d attempts, want 2", n)
+	}
+}
+
+// etcd saying the lease is gone is final: no retries.
+func TestLeaseKeeperStopsAtLeaseNotFound(t *testing.T) {
+	var renewals atomic.Int32
+	renew := func(context.Context) (time.Duration, error) {
+		renewals.Add(1)
+		return 0, rpctypes.ErrLeaseNotFound
+	}
+	_, err := keeper(10*time.Second, nil, renew).renewWithin(context.Background(), time.Second)
+	if err == nil || !strings.Contains(err.Error(), "gone") {
+		t.Fatalf("err = %v, want the lease gone", err)
+	}
+	if n := renewals.Load(); n != 1 {
+		t.Errorf("%d attempts, want 1", n)
 	}
 }
