@@ -18,6 +18,22 @@ import (
 // followAssignments starts ranks for new assignments and stops ranks whose
 // assignment disappears, until ctx ends or the watch breaks.
 func (a *agent) followAssignments(ctx context.Context, epoch int64) error {
+	for {
+		err := a.watchAssignments(ctx, epoch)
+		if ctx.Err() != nil {
+			return nil
+		}
+		// A broken watch (a frozen or restarted etcd member) is not a lost
+		// node: list again and carry on, as long as the lease holds.
+		a.log.Warn("assignment watch broken; listing again", "err", err)
+		sleep(ctx, 200*time.Millisecond)
+	}
+}
+
+// watchAssignments lists the node's assignments, starts the new ones,
+// stops ranks whose assignment is gone, then follows changes until the
+// watch breaks.
+func (a *agent) watchAssignments(ctx context.Context, epoch int64) error {
 	prefix := store.NodeAssignPrefix(a.cfg.Node.Name)
 	resp, err := a.etcd.Get(ctx, prefix, clientv3.WithPrefix())
 	if err != nil {
@@ -31,11 +47,8 @@ func (a *agent) followAssignments(ctx context.Context, epoch int64) error {
 	// Ranks running for assignments that are gone stop now.
 	a.exec.keepOnly(func(jobID string) bool { return present[store.AssignKey(a.cfg.Node.Name, jobID)] }, "no longer assigned")
 
-	wch := a.etcd.Watch(clientv3.WithRequireLeader(ctx), prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
-	for wr := range wch {
-		if err := wr.Err(); err != nil {
-			return errors.Wrap(err, "watch assignments")
-		}
+	w := store.Watch(ctx, a.etcd, prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
+	for wr := range w.C {
 		for _, ev := range wr.Events {
 			if ev.Type == clientv3.EventTypePut {
 				a.assigned(ctx, ev.Kv.Value, epoch)
@@ -46,10 +59,7 @@ func (a *agent) followAssignments(ctx context.Context, epoch int64) error {
 			}
 		}
 	}
-	if ctx.Err() != nil {
-		return nil
-	}
-	return errors.New("assignment watch closed")
+	return errors.Wrap(w.Err(), "watch assignments")
 }
 
 // assigned handles one assignment: start it if new and for this

@@ -29,9 +29,9 @@ type Base struct {
 	Etcd    string
 	// StreamReplicas is the JetStream replication factor (3 on a cluster).
 	StreamReplicas int
-	// EtcdKeepAlive is how often quiet etcd connections are pinged (see
-	// store.ConnectKeepAlive); 0 means store.DefaultKeepAlive.
-	EtcdKeepAlive time.Duration
+	// EtcdRequestTimeout bounds one attempt at an etcd request (see
+	// store.ConnectTimeout); 0 means store.DefaultRequestTimeout.
+	EtcdRequestTimeout time.Duration
 	// Instance names this replica in logs and NATS connection names.
 	Instance string
 	Log      *slog.Logger
@@ -49,8 +49,8 @@ type Base struct {
 func (b *Base) Register(fs *flag.FlagSet) {
 	fs.StringVar(&b.NATSURL, "nats", DefaultNATS, "NATS server URL(s), comma-separated")
 	fs.StringVar(&b.Etcd, "etcd", DefaultEtcd, "etcd endpoint(s), comma-separated")
-	fs.DurationVar(&b.EtcdKeepAlive, "etcd-keepalive", store.DefaultKeepAlive,
-		"ping quiet etcd connections this often, to notice a frozen member (etcd must allow it: its --grpc-keepalive-min-time, default 5s, at most this)")
+	fs.DurationVar(&b.EtcdRequestTimeout, "etcd-request-timeout", store.DefaultRequestTimeout,
+		"give up on an etcd member that has not answered a request in this long (a frozen member): reads are retried on another member, writes by the caller")
 	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "JetStream stream replicas (3 on a NATS cluster)")
 	fs.StringVar(&b.Instance, "instance", "", "name of this replica (default: host name)")
 	fs.StringVar(&b.MetricsAddr, "metrics-addr", b.MetricsAddr, "serve /metrics, /healthz and /readyz on this address (\"\" to disable)")
@@ -63,8 +63,8 @@ func (b *Base) Validate() error {
 		return errors.New("--nats: a NATS URL is required")
 	case b.Etcd == "":
 		return errors.New("--etcd: an etcd endpoint is required")
-	case b.EtcdKeepAlive != 0 && (b.EtcdKeepAlive < 500*time.Millisecond || b.EtcdKeepAlive > time.Hour):
-		return errors.Newf("--etcd-keepalive: %s is not between 500ms and 1h", b.EtcdKeepAlive)
+	case b.EtcdRequestTimeout != 0 && (b.EtcdRequestTimeout < 500*time.Millisecond || b.EtcdRequestTimeout > time.Minute):
+		return errors.Newf("--etcd-request-timeout: %s is not between 500ms and 1m", b.EtcdRequestTimeout)
 	case b.StreamReplicas < 1 || b.StreamReplicas > 5:
 		return errors.Newf("--stream-replicas: %d is not between 1 and 5", b.StreamReplicas)
 	}
@@ -102,11 +102,11 @@ func (b *Base) Clients(ctx context.Context, service string) (*bus.Bus, *clientv3
 		bs.Close()
 		return nil, nil, err
 	}
-	keepAlive := b.EtcdKeepAlive
-	if keepAlive == 0 {
-		keepAlive = store.DefaultKeepAlive
+	timeout := b.EtcdRequestTimeout
+	if timeout == 0 {
+		timeout = store.DefaultRequestTimeout
 	}
-	cli, err := store.ConnectKeepAlive(ctx, b.Etcd, keepAlive)
+	cli, err := store.ConnectTimeout(ctx, b.Etcd, timeout)
 	if err != nil {
 		bs.Close()
 		return nil, nil, err

@@ -47,8 +47,6 @@ func StartEtcd(cfg EtcdConfig) (*Etcd, error) {
 	// etcd logs its own shutdown as errors; Lockstep reports what matters.
 	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	ec.UnsafeNoFsync = cfg.NoFsync
-	// Let clients ping as often as they like (store.ConnectKeepAlive).
-	ec.GRPCKeepAliveMinTime = 500 * time.Millisecond
 	// Keep history bounded: the watchers only need recent revisions.
 	ec.AutoCompactionMode = "periodic"
 	ec.AutoCompactionRetention = "1h"

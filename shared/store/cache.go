@@ -26,7 +26,8 @@ type Cache[T any] struct {
 	items map[string]T
 	revs  map[string]int64 // ModRevision per key
 	rev   int64
-	gen   uint64 // bumped on every change of items
+	gen   uint64     // bumped on every change of items
+	live  *LiveWatch // the current watch, for progress requests
 	ready chan struct{}
 }
 
@@ -136,18 +137,31 @@ func (c *Cache[T]) load(ctx context.Context) error {
 	return nil
 }
 
+// RequestProgress asks the cache's watch for a progress notification, so
+// that Rev catches up with etcd even when nothing under the prefix changed.
+func (c *Cache[T]) RequestProgress() {
+	c.mu.RLock()
+	w := c.live
+	c.mu.RUnlock()
+	if w != nil {
+		w.RequestProgress()
+	}
+}
+
 func (c *Cache[T]) watch(ctx context.Context) {
-	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	defer cancel()
 	c.mu.RLock()
 	from := c.rev + 1
 	c.mu.RUnlock()
-	for resp := range c.cli.Watch(wctx, c.prefix, clientv3.WithPrefix(), clientv3.WithRev(from),
-		clientv3.WithPrevKV(), clientv3.WithProgressNotify()) {
-		if err := resp.Err(); err != nil {
+	w := Watch(ctx, c.cli, c.prefix, clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithPrevKV())
+	c.mu.Lock()
+	c.live = w
+	c.mu.Unlock()
+	defer func() {
+		if err := w.Err(); err != nil {
 			c.log.Warn("watch broken, reloading", "prefix", c.prefix, "err", err)
-			return
 		}
+	}()
+	for resp := range w.C {
 		for _, ev := range resp.Events {
 			c.apply(ev)
 		}
@@ -199,10 +213,15 @@ func sleep(ctx context.Context, d time.Duration) {
 // CatchUp waits until every cache has seen etcd's current revision, so a
 // decision made right after is made on a view at least as new as any write
 // that completed before the call. It asks the server for progress
-// notifications; past timeout it gives up quietly (the caller's decisions
+// notifications; past timeout (plus a second for the revision read) it
+// gives up quietly (the caller's decisions
 // are re-validated at commit anyway).
 func CatchUp(ctx context.Context, cli *clientv3.Client, timeout time.Duration, caches ...interface{ Rev() int64 }) bool {
-	resp, err := cli.Get(ctx, Prefix+"catch-up", clientv3.WithCountOnly())
+	// The revision read is bounded too: a frozen member would hold it
+	// until it thawed, and the caller's decisions with it.
+	gctx, cancel := context.WithTimeout(ctx, timeout+time.Second)
+	resp, err := cli.Get(gctx, Prefix+"catch-up", clientv3.WithCountOnly())
+	cancel()
 	if err != nil {
 		return false
 	}
@@ -224,9 +243,11 @@ func CatchUp(ctx context.Context, cli *clientv3.Client, timeout time.Duration, c
 			return false
 		}
 		if !asked {
-			// Same metadata as the caches' watches, so the request reaches
-			// their stream.
-			_ = cli.RequestProgress(clientv3.WithRequireLeader(ctx))
+			for _, c := range caches {
+				if p, ok := c.(interface{ RequestProgress() }); ok {
+					p.RequestProgress()
+				}
+			}
 			asked = true
 		}
 		time.Sleep(2 * time.Millisecond)

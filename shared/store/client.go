@@ -9,38 +9,46 @@ import (
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
-// DefaultKeepAlive is how often a client pings each etcd connection that
-// has been quiet. It is etcd's default --grpc-keepalive-min-time: a server
-// drops a client that pings more often than that.
-const DefaultKeepAlive = 5 * time.Second
+// DefaultRequestTimeout is how long one attempt at an etcd request may
+// take before the client gives up on the member it went to.
+const DefaultRequestTimeout = 5 * time.Second
+
+// keepAlive is how often the client pings busy connections: gRPC's
+// minimum (it raises anything lower to 10 s), so pings alone notice a
+// frozen etcd member only after 11 s. Request timeouts and LiveWatch's
+// stall check do it sooner.
+const keepAlive = 10 * time.Second
 
 // Connect dials etcd (comma-separated endpoints allowed) with the default
-// keep-alive and checks that it answers.
+// request timeout and checks that it answers.
 func Connect(ctx context.Context, endpoints string) (*clientv3.Client, error) {
-	return ConnectKeepAlive(ctx, endpoints, DefaultKeepAlive)
+	return ConnectTimeout(ctx, endpoints, DefaultRequestTimeout)
 }
 
-// ConnectKeepAlive is Connect with the keep-alive interval given. The
-// pings are what notice a member that is frozen (a hung VM, a stalled
-// disk) rather than gone: its TCP connections stay open, and without them
-// every request, watch and lease keep-alive sent to it would hang until it
-// came back. With them the connection is dropped after keepAlive plus a
-// second of silence, and the client carries on through the other members.
-func ConnectKeepAlive(ctx context.Context, endpoints string, keepAlive time.Duration) (*clientv3.Client, error) {
+// ConnectTimeout is Connect with the request timeout given. A member that
+// is frozen rather than gone (a hung VM, a stalled disk) keeps its TCP
+// connections open and answers nothing: without a timeout every request
+// sent to it would hang until it came back. With it, an attempt that gets
+// no answer within requestTimeout fails as "unavailable", the client
+// retries reads on the next member (it spreads requests over all of them)
+// and returns writes to the caller, who retries them (every write that
+// matters is a compare-and-set, so a retry is safe).
+func ConnectTimeout(ctx context.Context, endpoints string, requestTimeout time.Duration) (*clientv3.Client, error) {
 	eps := strings.Split(endpoints, ",")
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:            eps,
 		DialTimeout:          10 * time.Second,
 		DialKeepAliveTime:    keepAlive,
 		DialKeepAliveTimeout: time.Second,
-		// Ping only connections with requests or streams in flight (those
-		// are what hang on a frozen member). etcd counts pings on idle
-		// connections as abuse and sends GOAWAY, after which gRPC doubles
-		// the interval for good: seen in compose, the pings were too slow
-		// to matter by the time a member froze.
+		// Ping only connections with requests or streams in flight: etcd
+		// counts pings on idle connections as abuse (GOAWAY too_many_pings).
 		PermitWithoutStream: false,
+		DialOptions:         []grpc.DialOption{grpc.WithChainUnaryInterceptor(attemptTimeout(requestTimeout))},
 		Logger:              zap.NewNop(),
 	})
 	if err != nil {
@@ -53,6 +61,23 @@ func ConnectKeepAlive(ctx context.Context, endpoints string, keepAlive time.Dura
 		return nil, errors.Wrapf(err, "etcd at %s does not answer", endpoints)
 	}
 	return cli, nil
+}
+
+// attemptTimeout bounds each attempt of a unary etcd request. It runs
+// inside the etcd client's retry interceptor, so a timeout of its own
+// (not the caller's) is reported as codes.Unavailable: the client retries
+// it on another member if the request is a read, and never if it is a
+// write (which may have reached the member).
+func attemptTimeout(d time.Duration) grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		actx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		err := invoker(actx, method, req, reply, cc, opts...)
+		if err != nil && ctx.Err() == nil && actx.Err() != nil {
+			return status.Errorf(codes.Unavailable, "etcd member did not answer %s within %s", method, d)
+		}
+		return err
+	}
 }
 
 // GetJSON reads one key into v; found is false when the key is absent.

@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/metadata"
+)
+
+// WatchStall is how long a watch may go without any answer from its etcd
+// member, while a progress request is outstanding, before LiveWatch gives
+// up on it. Progress requests go out every WatchStall/3 of quiet.
+const WatchStall = 3 * time.Second
+
+// LiveWatch is one etcd watch that notices when its member stops
+// answering. A watch is a long-lived stream on one member; if that member
+// freezes (a hung VM, a stalled disk: the connection stays open, gRPC's
+// pings notice only after 11 s) the watch would wait silently until it
+// thaws, and whatever it feeds (a cache, an agent's assignments) would go
+// stale. So it asks for progress when quiet and ends if none comes.
+type LiveWatch struct {
+	// C delivers the watch's responses; it is closed when the watch ends.
+	C   <-chan clientv3.WatchResponse
+	err error
+	cli *clientv3.Client
+	ctx context.Context // the watch's: its metadata names its stream
+}
+
+// RequestProgress asks etcd to tell the watch how far it has seen, even
+// with nothing to deliver (a progress notification on C).
+func (w *LiveWatch) RequestProgress() {
+	_ = w.cli.RequestProgress(w.ctx)
+}
+
+// Err says why C was closed: nil if ctx ended, otherwise the watch's
+// error or the stall.
+func (w *LiveWatch) Err() error { return w.err }
+
+// Watch starts a LiveWatch of key (with opts, as for clientv3.Watch). It
+// runs on a gRPC stream of its own (clientv3 shares one stream between
+// watches with the same context metadata, so a stalled stream would take
+// every watch on it along), and requires the member to have a leader.
+func Watch(ctx context.Context, cli *clientv3.Client, key string, opts ...clientv3.OpOption) *LiveWatch {
+	ctx = metadata.AppendToOutgoingContext(ctx, "lockstep-watch", strconv.FormatUint(rand.Uint64(), 36))
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	in := cli.Watch(wctx, key, append(opts, clientv3.WithProgressNotify())...)
+	out := make(chan clientv3.WatchResponse)
+	w := &LiveWatch{C: out, cli: cli, ctx: wctx}
+	go func() {
+		defer close(out)
+		defer cancel()
+		quiet := time.NewTimer(WatchStall / 3)
+		defer quiet.Stop()
+		var asked time.Time // when progress was asked for with no answer since
+		for {
+			select {
+			case resp, ok := <-in:
+				if !ok {
+					if ctx.Err() == nil {
+						w.err = errors.New("watch closed")
+					}
+					return
+				}
+				if err := resp.Err(); err != nil {
+					w.err = err
+					return
+				}
+				asked = time.Time{}
+				quiet.Reset(WatchStall / 3)
+				select {
+				case out <- resp:
+				case <-ctx.Done():
+					return
+				}
+			case <-quiet.C:
+				if !asked.IsZero() && time.Since(asked) >= WatchStall {
+					w.err = errors.Newf("etcd member gave no answer to a progress request in %s", WatchStall)
+					return
+				}
+				if asked.IsZero() {
+					asked = time.Now()
+					_ = cli.RequestProgress(wctx)
+				}
+				quiet.Reset(WatchStall / 3)
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return w
+}
