@@ -56,18 +56,23 @@ func onNode(a domain.Allocation, node string) bool {
 	return false
 }
 
+// allocations lists every allocation. Allocations remembered for the
+// report path that the listing no longer holds are forgotten.
 func (s *service) allocations(ctx context.Context) ([]domain.Allocation, error) {
 	resp, err := s.etcd.Get(ctx, store.AllocPrefix, clientv3.WithPrefix())
 	if err != nil {
 		return nil, err
 	}
 	out := make([]domain.Allocation, 0, len(resp.Kvs))
+	live := make(map[string]bool, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		var a domain.Allocation
 		if json.Unmarshal(kv.Value, &a) == nil {
 			out = append(out, a)
+			live[a.JobID] = true
 		}
 	}
+	s.forgetAllBut(live, resp.Header.Revision)
 	return out, nil
 }
 
@@ -107,18 +112,39 @@ func (s *service) reconcile(ctx context.Context) {
 	for _, kv := range nodes.Kvs {
 		up[store.LastSegment(string(kv.Key))] = true
 	}
+	// Every record, read after the allocations were listed (as a read per
+	// allocation would be), in one pass.
+	all, err := s.jobs.All(ctx)
+	if err != nil {
+		s.log.Warn("reconcile: list jobs", "err", err)
+		return
+	}
+	byID := make(map[string]domain.Job, len(all))
+	for _, j := range all {
+		byID[j.ID] = j
+	}
 	now := s.cfg.Now()
 	held := map[string]int{}
 	for _, a := range allocs {
 		held[a.JobID] = a.Attempt
-		job, _, err := s.jobs.Get(ctx, a.JobID)
+		job, found := byID[a.JobID]
+		if !found || job.State.Terminal() || job.Attempt != a.Attempt {
+			// The listing is a watch over a bucket that keeps changing: a
+			// record updated while it streamed can be missing from it.
+			// Releasing is final, so confirm with a read of the record.
+			var err error
+			if job, _, err = s.jobs.Get(ctx, a.JobID); err != nil && !errs.IsNotFound(err) {
+				s.log.Warn("reconcile: read job", "job", a.JobID, "err", err)
+				continue
+			}
+			found = err == nil
+		}
 		switch {
-		case errs.IsNotFound(err) || (err == nil && (job.State.Terminal() || job.Attempt != a.Attempt)):
+		case !found || job.State.Terminal() || job.Attempt != a.Attempt:
+			s.forget(a.JobID)
 			if err := store.ReleaseJob(ctx, s.etcd, a.JobID, a.Attempt); err != nil {
 				s.log.Warn("reconcile: release orphan", "job", a.JobID, "err", err)
 			}
-		case err != nil:
-			s.log.Warn("reconcile: read job", "job", a.JobID, "err", err)
 		case a.State == domain.AllocReserved && now.After(a.LaunchDeadline):
 			s.launchTimeout(ctx, a)
 		case job.State == domain.StatePending:
@@ -135,11 +161,6 @@ func (s *service) reconcile(ctx context.Context) {
 				}
 			}
 		}
-	}
-	all, err := s.jobs.List(ctx)
-	if err != nil {
-		s.log.Warn("reconcile: list jobs", "err", err)
-		return
 	}
 	for _, j := range all {
 		if !j.State.Active() {

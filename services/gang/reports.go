@@ -23,111 +23,210 @@ func (s *service) handleReport(ctx context.Context, msg jetstream.Msg) error {
 	if err := json.Unmarshal(msg.Data(), &r); err != nil || r.JobID == "" || r.Node == "" {
 		return errs.MarkPermanent(errors.Newf("malformed agent report: %v", err))
 	}
+	switch r.Kind {
+	case domain.ReportStarted, domain.ReportExited, domain.ReportFailed, domain.ReportLost:
+	default:
+		return errs.MarkPermanent(errors.Newf("unknown report kind %q", r.Kind))
+	}
 	ctx = telemetry.WithJob(ctx, r.JobID)
 	trace.SpanFromContext(ctx).SetAttributes(telemetry.AttrAttempt.Int(r.Attempt),
 		telemetry.AttrNode.String(r.Node), telemetry.AttrReport.String(string(r.Kind)))
-	// Reports of one gang race each other (one per node, handled by several
-	// workers and replicas); a lost compare-and-set is simply re-applied.
+	return s.submitReport(ctx, r)
+}
+
+// applyBatch applies reports of one job. Another replica may write the
+// allocation meanwhile; a lost compare-and-set is simply re-applied on a
+// fresh read.
+func (s *service) applyBatch(ctx context.Context, batch []domain.Report) error {
 	for i := 0; ; i++ {
-		err := s.applyReport(ctx, r)
+		err := s.applyReports(ctx, batch, i > 0)
 		if !errs.IsConflict(err) || i == 20 {
 			return err
 		}
 	}
 }
 
-func (s *service) applyReport(ctx context.Context, r domain.Report) error {
-	a, rev, found, err := store.GetAllocation(ctx, s.etcd, r.JobID)
+// progress is what a batch of reports does to an allocation short of
+// ending the gang.
+type progress struct {
+	next          domain.Allocation // the allocation with the batch's starts and clean exits
+	changed       bool              // next differs from the allocation
+	startsChanged bool              // a node is newly started (the barrier may follow)
+	barrier       bool              // next passes the launch barrier
+	started       bool              // the batch holds a started report
+	// ending is the first report that ends the gang: a failed rank, a
+	// non-zero exit or lost ranks.
+	ending *domain.Report
+	// exits holds every exit code the batch reports, by node.
+	exits map[string]int
+}
+
+// fold applies a batch of reports (all of a's attempt) to a copy of a. An
+// exit implies its node started: reports of one node can overtake each
+// other across workers and replicas.
+func fold(a domain.Allocation, batch []domain.Report) progress {
+	p := progress{next: cloneAllocation(a), exits: map[string]int{}}
+	n := &p.next
+	start := func(node string) {
+		if n.Started == nil {
+			n.Started = map[string]bool{}
+		}
+		if !n.Started[node] {
+			n.Started[node] = true
+			p.changed, p.startsChanged = true, true
+		}
+	}
+	for i, r := range batch {
+		switch r.Kind {
+		case domain.ReportStarted:
+			p.started = true
+			start(r.Node)
+		case domain.ReportExited, domain.ReportFailed:
+			start(r.Node)
+			p.exits[r.Node] = r.ExitCode
+			if r.Kind == domain.ReportExited && r.ExitCode == 0 {
+				if _, ok := n.Exited[r.Node]; !ok {
+					n.Exited = withExit(n.Exited, r.Node, 0)
+					p.changed = true
+				}
+			} else if p.ending == nil {
+				p.ending = &batch[i]
+			}
+		case domain.ReportLost:
+			if p.ending == nil {
+				p.ending = &batch[i]
+			}
+		}
+	}
+	if n.State == domain.AllocReserved && n.AllStarted() {
+		n.State = domain.AllocRunning
+		p.changed, p.barrier = true, true
+	}
+	return p
+}
+
+// applyReports applies a batch of one job's reports: first what they
+// record (starts, the launch barrier, clean exits: one compare-and-set),
+// then what ends the gang (the last clean exit, a failure, lost ranks).
+// fresh reads the allocation from etcd instead of memory.
+func (s *service) applyReports(ctx context.Context, batch []domain.Report, fresh bool) error {
+	jobID := batch[0].JobID
+	a, rev, found, cached, err := s.knownAllocation(ctx, jobID, fresh)
 	if err != nil {
 		return err
 	}
-	if !found || a.Attempt != r.Attempt {
+	var mine []domain.Report
+	for _, r := range batch {
+		if found && r.Attempt == a.Attempt {
+			mine = append(mine, r)
+		}
+	}
+	if cached && len(mine) < len(batch) {
+		// Memory may be behind (a newer attempt reserved elsewhere): only
+		// etcd may say a report is stale.
+		return errs.MarkConflict(errors.New("re-read the allocation"))
+	}
+	if len(mine) == 0 {
 		return nil // released already, or an older attempt: nothing to do
 	}
-	if (r.Kind == domain.ReportExited || r.Kind == domain.ReportFailed) && !a.Started[r.Node] {
-		// Reports of one node can overtake each other across workers; an
-		// exit implies the start. Record it (possibly passing the barrier
-		// and announcing running), then re-apply the exit.
-		if err := s.started(ctx, a, rev, r.Node); err != nil {
+	p := fold(a, mine)
+	allExited := p.next.AllExited() && p.ending == nil
+	switch {
+	case p.changed && (p.startsChanged || !allExited):
+		// Record starts before any end, so running precedes the end in
+		// the record and the events. The last clean exit is not written:
+		// the release that follows deletes the allocation anyway.
+		if rev, err = s.recordProgress(ctx, p.next, rev, p.barrier); err != nil {
 			return err
 		}
-		return errs.MarkConflict(errors.New("re-apply exit after recording start"))
-	}
-	if r.Kind == domain.ReportExited || r.Kind == domain.ReportFailed {
-		job, _, err := s.jobs.Get(ctx, r.JobID)
-		if err != nil {
+		a = p.next
+		if p.barrier {
+			if err := s.announceRunning(ctx, a); err != nil {
+				return err
+			}
+		}
+	case p.changed:
+		a = p.next
+	case p.started && a.State == domain.AllocRunning:
+		// A start seen again after the barrier: a crash may have come
+		// between the barrier and its announcement.
+		if err := s.announceRunning(ctx, a); err != nil {
 			return err
 		}
-		if job.Drain != nil && job.Attempt == a.Attempt {
-			// Draining: ranks exiting is the drain's business (typically a
-			// trainer that checkpointed and quit). Record it; drain ends it.
-			return s.recordExit(ctx, a, rev, r.Node, r.ExitCode)
-		}
 	}
-	switch r.Kind {
-	case domain.ReportStarted:
-		return s.started(ctx, a, rev, r.Node)
-	case domain.ReportExited:
-		return s.exited(ctx, a, rev, r)
-	case domain.ReportFailed:
-		code := r.ExitCode
-		reason := fmt.Sprintf("rank %d on node %s exited with code %d", r.Rank, r.Node, r.ExitCode)
-		if r.Reason != "" {
-			reason += " (" + r.Reason + ")"
+	if e := p.ending; e != nil {
+		if e.Kind == domain.ReportLost {
+			return s.requeue(ctx, a, fmt.Sprintf("ranks lost on node %s: %s", e.Node, e.Reason))
 		}
-		return s.fail(ctx, a, reason, &code)
-	case domain.ReportLost:
-		return s.requeue(ctx, a, fmt.Sprintf("ranks lost on node %s: %s", r.Node, r.Reason))
+		code := e.ExitCode
+		reason := fmt.Sprintf("ranks on node %s exited with code %d", e.Node, code)
+		if e.Kind == domain.ReportFailed {
+			reason = fmt.Sprintf("rank %d on node %s exited with code %d", e.Rank, e.Node, code)
+			if e.Reason != "" {
+				reason += " (" + e.Reason + ")"
+			}
+		}
+		draining, err := s.finish(ctx, a, rev, domain.StateFailed, events.Failed, reason, &code, true)
+		if err != nil || !draining {
+			return err
+		}
+		return s.recordExits(ctx, a, rev, p.exits)
 	}
-	return errs.MarkPermanent(errors.Newf("unknown report kind %q", r.Kind))
+	if !allExited {
+		return nil
+	}
+	zero := 0
+	draining, err := s.finish(ctx, a, rev, domain.StateSucceeded, events.Succeeded, "", &zero, true)
+	if err != nil || !draining {
+		return err
+	}
+	return s.recordExits(ctx, a, rev, p.exits)
 }
 
-// started records one node's ranks as running; the last one passes the
-// launch barrier: the allocation is rewritten without its lease, so it is
-// durable for the job's life, and the job becomes running.
-func (s *service) started(ctx context.Context, a domain.Allocation, rev int64, node string) error {
-	if a.Started == nil {
-		a.Started = map[string]bool{}
-	}
-	if a.Started[node] && a.State == domain.AllocRunning {
-		return s.announceRunning(ctx, a)
-	}
-	a.Started[node] = true
-	var ops []clientv3.Op
-	if a.AllStarted() {
-		job, _, err := s.jobs.Get(ctx, a.JobID)
-		if err != nil {
-			return err
-		}
-		a.State = domain.AllocRunning
-		// Puts without a lease option detach the keys from the lease.
-		ops = store.AllocationPuts(a, assignments(job, a))
-	} else {
-		ops = []clientv3.Op{clientv3.OpPut(store.AllocKey(a.JobID), store.MustJSON(a), clientv3.WithIgnoreLease())}
+// recordProgress writes a batch's starts and exits with a compare-and-set
+// on the allocation; with barrier, it also detaches every key of the
+// allocation from the reservation lease (durable for the job's life). It
+// returns the allocation's new ModRevision.
+func (s *service) recordProgress(ctx context.Context, a domain.Allocation, rev int64, barrier bool) (int64, error) {
+	ops := []clientv3.Op{clientv3.OpPut(store.AllocKey(a.JobID), store.MustJSON(a), clientv3.WithIgnoreLease())}
+	if barrier {
+		ops = store.AllocationDetach(a)
 	}
 	resp, err := s.etcd.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(store.AllocKey(a.JobID)), "=", rev)).
 		Then(ops...).Commit()
 	if err != nil {
-		return errors.Wrapf(err, "record ranks started for job %s", errors.Safe(a.JobID))
+		return 0, errors.Wrapf(err, "record agent reports for job %s", errors.Safe(a.JobID))
 	}
 	if !resp.Succeeded {
-		return errs.MarkConflict(errors.Newf("allocation of job %s changed; retrying report", errors.Safe(a.JobID)))
+		s.forget(a.JobID)
+		return 0, errs.MarkConflict(errors.Newf("allocation of job %s changed; retrying report", errors.Safe(a.JobID)))
 	}
-	if a.State == domain.AllocRunning {
-		return s.announceRunning(ctx, a)
+	s.remember(a, resp.Header.Revision)
+	return resp.Header.Revision, nil
+}
+
+// recordExits stores exits (any code) on the allocation of a gang being
+// drained: ranks exiting is then the drain's business (typically a trainer
+// that checkpointed and quit); drain ends the gang.
+func (s *service) recordExits(ctx context.Context, a domain.Allocation, rev int64, exits map[string]int) error {
+	for node, code := range exits {
+		a.Exited = withExit(a.Exited, node, code)
 	}
-	return nil
+	_, err := s.recordProgress(ctx, a, rev, false)
+	return err
 }
 
 func (s *service) announceRunning(ctx context.Context, a domain.Allocation) error {
 	now := s.cfg.Now().UTC()
-	job, changed, err := s.jobs.Update(ctx, a.JobID, func(j *domain.Job) (bool, error) {
+	known, jobRev := s.knownJob(a.JobID)
+	job, jobRev, changed, err := s.jobs.UpdateFrom(ctx, known, jobRev, func(j *domain.Job) (bool, error) {
 		return j.Run(a.Attempt, now), nil
 	})
 	if err != nil {
 		return err
 	}
+	s.rememberJob(job, jobRev)
 	if changed {
 		s.tel.Metrics.JobRunning(ctx, job)
 	}
@@ -139,36 +238,6 @@ func (s *service) announceRunning(ctx context.Context, a domain.Allocation) erro
 	return s.bus.PublishEvent(ctx, ev)
 }
 
-// exited records one node's ranks as done; when every node is, the job
-// succeeded (failures arrive as ReportFailed and end the gang earlier).
-func (s *service) exited(ctx context.Context, a domain.Allocation, rev int64, r domain.Report) error {
-	if r.ExitCode != 0 {
-		code := r.ExitCode
-		return s.fail(ctx, a, fmt.Sprintf("ranks on node %s exited with code %d", r.Node, code), &code)
-	}
-	a.Exited = withExit(a.Exited, r.Node, 0)
-	if !a.AllExited() {
-		return s.recordExit(ctx, a, rev, r.Node, 0)
-	}
-	zero := 0
-	return s.finish(ctx, a, domain.StateSucceeded, events.Succeeded, "", &zero)
-}
-
-// recordExit stores one node's exit on the allocation.
-func (s *service) recordExit(ctx context.Context, a domain.Allocation, rev int64, node string, code int) error {
-	a.Exited = withExit(a.Exited, node, code)
-	resp, err := s.etcd.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(store.AllocKey(a.JobID)), "=", rev)).
-		Then(clientv3.OpPut(store.AllocKey(a.JobID), store.MustJSON(a), clientv3.WithIgnoreLease())).Commit()
-	if err != nil {
-		return errors.Wrapf(err, "record ranks exited for job %s", errors.Safe(a.JobID))
-	}
-	if !resp.Succeeded {
-		return errs.MarkConflict(errors.Newf("allocation of job %s changed; retrying report", errors.Safe(a.JobID)))
-	}
-	return nil
-}
-
 func withExit(m map[string]int, node string, code int) map[string]int {
 	if m == nil {
 		m = map[string]int{}
@@ -177,41 +246,72 @@ func withExit(m map[string]int, node string, code int) map[string]int {
 	return m
 }
 
-// fail ends the gang as failed and releases it on every node.
-func (s *service) fail(ctx context.Context, a domain.Allocation, reason string, code *int) error {
-	return s.finish(ctx, a, domain.StateFailed, events.Failed, reason, code)
-}
-
-// finish records a terminal state first, then releases the allocation, then
-// announces: a crash in between leaves an allocation of a finished job,
-// which the reconciler releases.
-func (s *service) finish(ctx context.Context, a domain.Allocation, state domain.State, t events.Type, reason string, code *int) error {
-	if a.State == domain.AllocRunning {
-		// The worker that passed the barrier may not have recorded it on the
+// finish records a terminal state first, then releases the allocation
+// (read at rev) and announces the end: a crash in between leaves an
+// allocation of a finished job, which the reconciler releases. With unlessDraining, a job
+// being drained is left alone and finish returns draining: ranks exiting
+// are then the drain's business.
+func (s *service) finish(ctx context.Context, a domain.Allocation, rev int64, state domain.State, t events.Type,
+	reason string, code *int, unlessDraining bool) (draining bool, err error) {
+	now := s.cfg.Now().UTC()
+	var job domain.Job
+	var changed bool
+	for i := 0; ; i++ {
+		var notRunning bool
+		known, jobRev := s.knownJob(a.JobID)
+		job, _, changed, err = s.jobs.UpdateFrom(ctx, known, jobRev, func(j *domain.Job) (bool, error) {
+			draining, notRunning = false, false
+			if j.Attempt == a.Attempt && j.State.Active() {
+				if unlessDraining && j.Drain != nil {
+					draining = true
+					return false, nil
+				}
+				if j.State == domain.StateReserved && a.State == domain.AllocRunning {
+					notRunning = true
+					return false, nil
+				}
+			}
+			return j.Finish(a.Attempt, state, reason, code, now), nil
+		})
+		if err != nil || draining {
+			return draining, err
+		}
+		if !notRunning {
+			break
+		}
+		if i == 2 {
+			return false, errs.MarkConflict(errors.Newf("job %s: running not recorded", errors.Safe(a.JobID)))
+		}
+		// The worker that passed the barrier has not recorded it on the
 		// job yet; running must precede the end in the record and events.
 		if err := s.announceRunning(ctx, a); err != nil {
-			return err
+			return false, err
 		}
-	}
-	now := s.cfg.Now().UTC()
-	job, changed, err := s.jobs.Update(ctx, a.JobID, func(j *domain.Job) (bool, error) {
-		return j.Finish(a.Attempt, state, reason, code, now), nil
-	})
-	if err != nil {
-		return err
 	}
 	if changed {
 		s.tel.Metrics.JobFinished(ctx, job)
 	}
-	if err := store.ReleaseJob(ctx, s.etcd, a.JobID, a.Attempt); err != nil {
-		return err
-	}
 	if job.Attempt != a.Attempt || job.State != state {
-		return nil
+		return false, s.release(ctx, a, rev)
 	}
+	// The record says it ended; the release and the announcement both
+	// follow it and not each other, so they travel together.
 	ev := events.ForJob(t, job, job.EndedAt)
 	ev.Reason, ev.ExitCode, ev.Timing = job.Reason, job.ExitCode, &job.Timing
-	return s.bus.PublishEvent(ctx, ev)
+	announced := s.bus.PublishEventAsync(ctx, ev)
+	return false, errors.CombineErrors(s.release(ctx, a, rev), announced())
+}
+
+// release deletes the allocation if it is still the one read at rev, and
+// otherwise whatever allocation that attempt holds now.
+func (s *service) release(ctx context.Context, a domain.Allocation, rev int64) error {
+	s.forget(a.JobID)
+	if rev > 0 {
+		if ok, err := store.Release(ctx, s.etcd, a, rev); err != nil || ok {
+			return err
+		}
+	}
+	return store.ReleaseJob(ctx, s.etcd, a.JobID, a.Attempt)
 }
 
 // requeue sends the job back to the queue (or fails it when its restart
@@ -233,6 +333,7 @@ func (s *service) requeue(ctx context.Context, a domain.Allocation, reason strin
 	if err != nil {
 		return err
 	}
+	s.forget(a.JobID)
 	if err := store.ReleaseJob(ctx, s.etcd, a.JobID, a.Attempt); err != nil {
 		return err
 	}

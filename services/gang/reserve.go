@@ -116,6 +116,8 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 	if !ok {
 		return domain.Allocation{}, namedConflicts(resp, p, job.ID), nil
 	}
+	// The agents' reports start from this, without reading it back.
+	s.remember(alloc, resp.Header.Revision)
 	return alloc, nil, nil
 }
 
@@ -177,17 +179,19 @@ func (s *service) afterReserve(ctx context.Context, job domain.Job, rev uint64, 
 	ev := events.ForJob(events.Reserved, job, a.ReservedAt)
 	ev.Attempt, ev.Placement, ev.Reason = a.Attempt, &a.Placement, note
 	announced := s.bus.PublishEventAsync(ctx, ev)
-	updated, changed, err := s.jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
+	updated, rev, changed, err := s.jobs.UpdateFrom(ctx, job, rev, func(j *domain.Job) (bool, error) {
 		return j.Reserve(a.Attempt, a.Placement, a.ReservedAt), nil
 	})
 	if err != nil {
 		return errors.CombineErrors(err, announced())
 	}
+	s.rememberJob(updated, rev)
 	if changed {
 		s.tel.Metrics.JobReserved(ctx, updated)
 	}
 	if updated.Attempt != a.Attempt || !updated.State.Active() {
 		// Cancelled or requeued while we reserved: give the GPUs back.
+		s.forget(job.ID)
 		return errors.CombineErrors(store.ReleaseJob(ctx, s.etcd, job.ID, a.Attempt), announced())
 	}
 	return announced()

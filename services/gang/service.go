@@ -21,6 +21,7 @@ package gang
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -101,6 +102,9 @@ type service struct {
 	// nodes mirrors node registrations (for reservation compares and node
 	// loss).
 	nodes *store.Cache[domain.Node]
+	// reports is the report path's memory (see replicaState).
+	reports     *replicaState
+	replicaOnce sync.Once
 }
 
 // Run serves until ctx ends.

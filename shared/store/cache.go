@@ -50,7 +50,9 @@ func (c *Cache[T]) Snapshot() map[string]T {
 	return out
 }
 
-// Rev is the etcd revision the cache is known to be current at.
+// Rev is the etcd revision the cache is known to be current at. It moves
+// only after OnChange has been called for every change up to it, so state
+// that OnChange maintains is as current as Rev says too.
 func (c *Cache[T]) Rev() int64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -115,9 +117,14 @@ func (c *Cache[T]) load(ctx context.Context) error {
 	c.mu.Lock()
 	old := c.items
 	c.items, c.revs = fresh, revs
-	c.rev = resp.Header.Revision
 	c.gen++
 	c.mu.Unlock()
+	// Rev moves only once OnChange has seen the changes (see Rev).
+	defer func() {
+		c.mu.Lock()
+		c.rev = resp.Header.Revision
+		c.mu.Unlock()
+	}()
 	if c.OnChange != nil {
 		for k, v := range fresh {
 			v := v
@@ -195,7 +202,6 @@ func (c *Cache[T]) apply(ev *clientv3.Event) {
 		delete(c.items, key)
 		delete(c.revs, key)
 	}
-	c.rev = max(c.rev, ev.Kv.ModRevision)
 	c.gen++
 	c.mu.Unlock()
 	if c.OnChange != nil {

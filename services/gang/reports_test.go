@@ -1,0 +1,191 @@
+package gang_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/services/gang"
+	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/jobs"
+	"github.com/lockstep-dev/lockstep/shared/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/testenv"
+)
+
+// All ranks of a wide gang report at once, to two gang replicas, each
+// report published twice (a redelivery). The reports of one gang are
+// batched and applied with compare-and-set on one allocation key, from
+// memory that the other replica's writes make stale; none may be lost or
+// applied twice. The launch barrier must detach every key of the
+// allocation from the reservation lease without changing its value: once
+// running, the gang survives the lease. When every rank exited the job
+// succeeded and every key is gone.
+func TestConcurrentReportsPassBarrierAndFinish(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	js, err := jobs.Open(ctx, env.Bus.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := config.Base{NATSURL: env.NATSURL, Etcd: env.EtcdEndpoint, StreamReplicas: 1, Log: slog.New(slog.DiscardHandler)}
+	rctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = gang.Run(rctx, gang.Config{Base: base, Workers: 4})
+		}()
+	}
+	defer func() { cancel(); wg.Wait() }()
+
+	const width = 8
+	// The nodes stay up throughout (the reconciler requeues gangs on nodes
+	// that are down).
+	nodeLease, err := env.Etcd.Grant(ctx, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := range 3 {
+		id := fmt.Sprintf("wide-%d", g)
+		lease, err := env.Etcd.Grant(ctx, 600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := domain.Placement{MasterPort: 29500 + g}
+		revs := map[string]int64{}
+		for k := range width {
+			name := fmt.Sprintf("%s-n%d", id, k)
+			node := domain.Node{Name: name, Addr: name, GPUs: 2, Epoch: int64(nodeLease.ID)}
+			resp, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(nodeLease.ID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			revs[name] = resp.Header.Revision
+			p.Nodes = append(p.Nodes, domain.NodePlacement{Node: name, NodeRank: k, GPUs: []int{0, 1},
+				Ranks: []domain.Rank{{Rank: 2 * k, GPUs: []int{0}}, {Rank: 2*k + 1, LocalRank: 1, GPUs: []int{1}}}})
+		}
+		p.MasterAddr = p.Nodes[0].Node
+		spec := jobspec.Spec{ID: id, Queue: "default", Command: []string{"sleep", "1"},
+			Gang: jobspec.Gang{Nodes: width, GPUsPerNode: 2, TasksPerNode: 2}}
+		now := time.Now().UTC()
+		job := domain.Job{ID: id, Spec: spec, State: domain.StateReserved, Attempt: 1, Placement: &p, ReservedAt: now}
+		if err := js.Create(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		a := domain.Allocation{JobID: id, Attempt: 1, State: domain.AllocReserved, Placement: p,
+			Lease: int64(lease.ID), ReservedAt: now, LaunchDeadline: now.Add(time.Minute)}
+		var assigns []domain.Assignment
+		for _, np := range p.Nodes {
+			assigns = append(assigns, domain.Assignment{JobID: id, Attempt: 1, Node: np.Node, NodeRank: np.NodeRank,
+				NNodes: width, WorldSize: 2 * width, MasterAddr: p.MasterAddr, MasterPort: p.MasterPort,
+				Ranks: np.Ranks, Command: spec.Command})
+		}
+		if ok, _, err := store.Reserve(ctx, env.Etcd, a, assigns, revs, lease.ID); err != nil || !ok {
+			t.Fatalf("reserve %s: ok=%v err=%v", id, ok, err)
+		}
+		keys := allocationKeys(a)
+		before := values(t, env.Etcd, keys)
+
+		publishAll(t, env, id, p, domain.ReportStarted)
+		waitState(t, js, id, domain.StateRunning)
+		// Past the barrier: the keys outlive the reservation lease, unchanged.
+		if _, err := env.Etcd.Revoke(ctx, lease.ID); err != nil {
+			t.Fatal(err)
+		}
+		after := values(t, env.Etcd, keys)
+		for _, k := range keys {
+			if k == store.AllocKey(id) {
+				continue // rewritten: state running, every node started
+			}
+			if after[k] != before[k] {
+				t.Fatalf("%s after the barrier = %q, want %q (kept)", k, after[k], before[k])
+			}
+		}
+		got, _, found, err := store.GetAllocation(ctx, env.Etcd, id)
+		if err != nil || !found || got.State != domain.AllocRunning || !got.AllStarted() {
+			t.Fatalf("allocation after the barrier: %+v found=%v err=%v", got, found, err)
+		}
+
+		publishAll(t, env, id, p, domain.ReportExited)
+		waitState(t, js, id, domain.StateSucceeded)
+		testenv.Eventually(t, 30*time.Second, func() error {
+			if left := values(t, env.Etcd, keys); len(left) > 0 {
+				return fmt.Errorf("%d keys of the allocation left after success", len(left))
+			}
+			return nil
+		})
+	}
+}
+
+func allocationKeys(a domain.Allocation) []string {
+	var keys []string
+	for _, op := range store.AllocationDeletes(a) {
+		keys = append(keys, string(op.KeyBytes()))
+	}
+	return keys
+}
+
+// values reads the keys that exist.
+func values(t *testing.T, cli *clientv3.Client, keys []string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, k := range keys {
+		resp, err := cli.Get(context.Background(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range resp.Kvs {
+			out[k] = string(kv.Value)
+		}
+	}
+	return out
+}
+
+// publishAll sends one report per node, all at once, each twice.
+func publishAll(t *testing.T, env *testenv.Env, id string, p domain.Placement, kind domain.ReportKind) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*len(p.Nodes))
+	for round := range 2 {
+		for _, np := range p.Nodes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := domain.Report{JobID: id, Attempt: 1, Node: np.Node, Kind: kind}
+				// Distinct IDs: the second is a redelivery JetStream does not drop.
+				msgID := fmt.Sprintf("test.%s.%s.%s.%d", id, np.Node, kind, round)
+				errs <- env.Bus.PublishJSON(context.Background(), subjects.Report, msgID, r)
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func waitState(t *testing.T, js *jobs.Store, id string, want domain.State) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, func() error {
+		j, _, err := js.Get(context.Background(), id)
+		if err != nil {
+			return err
+		}
+		if j.State != want {
+			return fmt.Errorf("job %s is %s, want %s", id, j.State, want)
+		}
+		return nil
+	})
+}
