@@ -154,10 +154,19 @@ func (s *service) reconcile(ctx context.Context) {
 			// or the launch deadline ends it). Releasing it here would
 			// kill a gang that is starting.
 		default:
+			lost := false
 			for _, np := range a.Placement.Nodes {
 				if !up[np.Node] {
 					_ = s.requeue(ctx, a, "node "+np.Node+" lost")
+					lost = true
 					break
+				}
+			}
+			if !lost && job.State == domain.StateReserved && a.State == domain.AllocRunning {
+				// Past the launch barrier but never recorded as running (a
+				// crash between the two): record it now.
+				if err := s.announceRunning(ctx, a); err != nil {
+					s.log.Warn("reconcile: record running", "job", a.JobID, "err", err)
 				}
 			}
 		}

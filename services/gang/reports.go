@@ -230,6 +230,12 @@ func (s *service) announceRunning(ctx context.Context, a domain.Allocation) erro
 	if changed {
 		s.tel.Metrics.JobRunning(ctx, job)
 	}
+	if job.Attempt == a.Attempt && job.State == domain.StatePending {
+		// The ranks started before the replica that reserved them recorded
+		// the reservation on the job: it is about to. Try again then, or
+		// the job would stay "reserved" with its gang running.
+		return errs.MarkConflict(errors.Newf("job %s: reservation not yet recorded; will record running after it", errors.Safe(a.JobID)))
+	}
 	if job.Attempt != a.Attempt || job.State != domain.StateRunning {
 		return nil
 	}
