@@ -14,6 +14,7 @@ import (
 	ltreport "github.com/lockstep-dev/lockstep/loadtest/report"
 	"github.com/lockstep-dev/lockstep/loadtest/sim"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
+	"github.com/lockstep-dev/lockstep/shared/config"
 )
 
 func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
@@ -34,6 +35,7 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
 	window := fs.Int("window", sim.DefaultWindow, "pending jobs of each gang shape one pass considers")
 	switchWait := fs.Duration("switch-wait", sim.DefaultSwitchWait, "Lockstep: how long multi-node jobs wait for their fewest leaves (negative: no constraint)")
 	bf := fs.Duration("bf-interval", sim.DefaultBackfillInterval, "Slurm-like: backfill interval")
+	queuesFile := fs.String("queues", "", "queue policy file, as the placement service's --queues (quotas, weights, sizeHandicap)")
 	out := fs.String("out", "", "report folder (default loadtest/reports/<time>)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -44,6 +46,10 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
 	pols, err := parsePolicies(*policies)
 	if err != nil {
 		return usagef("--policies: %v", err)
+	}
+	queues, err := config.LoadQueues(*queuesFile)
+	if err != nil {
+		return err
 	}
 	c, err := cl.build("")
 	if err != nil {
@@ -77,7 +83,7 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
 		bar := ltreport.NewProgress(env.stderr, fmt.Sprintf("%-8s", p), float64(len(stream)))
 		cfg := sim.Config{
 			Cluster: c, Jobs: stream, Policy: p, Seed: *seed, LeafPenalty: *leafPen, SpinePenalty: *spinePen,
-			Window: *window, LimitFactor: *limit, SwitchWait: *switchWait, BackfillInterval: *bf,
+			Window: *window, LimitFactor: *limit, SwitchWait: *switchWait, BackfillInterval: *bf, Queues: queues,
 			Progress: func(done, _ int) { bar.Set(float64(done)) },
 		}
 		res, err := sim.Run(cfg)

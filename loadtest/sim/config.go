@@ -78,7 +78,8 @@ type Config struct {
 	SwitchWait time.Duration
 	// BackfillInterval is Slurm's bf_interval.
 	BackfillInterval time.Duration
-	// Queues configures quotas and fair-share weights (default: none).
+	// Queues configures quotas, fair-share weights and the job-size
+	// handicap (default: none, off).
 	Queues queue.Config
 	// Progress, when set, is called now and then with the jobs ended so far.
 	Progress func(done, total int)

@@ -22,13 +22,20 @@
 //     scheduler runs at every event and starts jobs in submission order
 //     with placement.Place (switch-tree best fit, the algorithm placement
 //     documents) until the first that does not fit; the backfill scheduler
-//     (queue.PlanBackfill, EASY) runs every BackfillInterval (Slurm's
-//     bf_interval, 30 s by default) after something changed.
+//     (queue.PlanBackfill, EASY, in submission order: Slurm's default
+//     priority has no job-size factor) runs every BackfillInterval
+//     (Slurm's bf_interval, 30 s by default) after something changed.
 //   - lockstep: Lockstep's placement service: queue.PlanBackfill on every
-//     event, with topology-aware placement, and each multi-node job asking
-//     for the fewest leaves it could ever use, waiting up to SwitchWait for
-//     them (the seed's `--switches=1@00:15:00`), after which placement
-//     relaxes the constraint by itself.
+//     event, in the order Config.Queues sets (FIFO within a priority by
+//     default; `--queues` can turn on the bounded job-size handicap, see
+//     queue.Order), with topology-aware placement, and each
+//     multi-node job asking for the fewest leaves it could ever use,
+//     waiting up to SwitchWait for them (the seed's
+//     `--switches=1@00:15:00`), after which placement relaxes the
+//     constraint by itself. As in the service, the wait starts at the first
+//     pass that finds the job placeable only on more leaves
+//     (queue.NextWaitSince), not at submission; every policy's jobs keep
+//     their clock the same way.
 //
 // # Model
 //
@@ -54,8 +61,8 @@
 // fair-share keys drift between passes. The waiting jobs are kept in one
 // FIFO per gang shape; a pass is given, in submission order, the first
 // Window (64 by default) waiting jobs of every shape that fits the free
-// GPUs, plus the earliest job that does not fit (the one EASY backfill
-// reserves for). Jobs left out could not start in that pass and, under
+// GPUs, plus the first waiting job of every shape that does not fit (one
+// of them is the job EASY backfill reserves for). Jobs left out could not start in that pass and, under
 // these policies, change no decision; the window bounds how far back
 // backfill looks per shape, as Slurm's bf_max_job_test does. All policies
 // get the same window.

@@ -130,7 +130,6 @@ func newEngine(cfg Config) *engine {
 			ID: tj.ID, Queue: q, SubmittedAt: epoch.Add(tj.Submit), TimeLimit: limit,
 			Request: placement.Request{
 				JobID: tj.ID, Nodes: tj.Nodes, GPUsPerNode: tj.GPUsPerNode, TasksPerNode: 1,
-				PendingSince: epoch.Add(tj.Submit),
 			},
 		}
 		e.pol.request(e, j)
@@ -202,8 +201,22 @@ func (e *engine) arrive(i int) {
 	if j.GPUsPerNode <= e.free {
 		e.fitsPod = true
 	}
-	if w := j.pj.Request.Topology.WaitForSwitches; j.pj.Request.Topology.MaxSwitches > 0 && w > 0 {
-		e.push(event{at: j.Submit + w, kind: evWake, job: int32(i)})
+}
+
+// decided keeps job i's topology wait clock after a pass decided d for it
+// (queue.NextWaitSince, as the placement service does) and, when the wait
+// starts now, wakes the policy when it ends.
+func (e *engine) decided(i int, d queue.Decision) {
+	r := &e.jobs[i].pj.Request
+	was := r.WaitSince
+	r.WaitSince = queue.NextWaitSince(d, was, e.at(e.now))
+	if !was.IsZero() || r.WaitSince.IsZero() {
+		return
+	}
+	for _, w := range []time.Duration{r.Topology.WaitForSwitches, r.Topology.PreferredWait} {
+		if w > 0 {
+			e.push(event{at: e.now + w, kind: evWake, job: int32(i)})
+		}
 	}
 }
 
@@ -274,11 +287,14 @@ func (e *engine) window(fits func(shapeKey) bool) []queue.PendingJob {
 	return e.buf
 }
 
-// startPlan applies a queue plan's Start decisions.
+// startPlan applies a queue plan: its Start decisions, and the wait
+// clocks of the others.
 func (e *engine) startPlan(plan queue.Plan) {
 	for _, d := range plan.Decisions {
+		i := int(e.byID[d.JobID])
+		e.decided(i, d)
 		if d.Action == queue.Start {
-			e.start(int(e.byID[d.JobID]), *d.Placement, false)
+			e.start(i, *d.Placement, false)
 		}
 	}
 	e.pending.prune(e)

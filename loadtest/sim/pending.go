@@ -7,12 +7,15 @@ import "slices"
 //
 // A job whose shape does not fit the free GPUs now cannot start in this
 // pass (a pass only takes GPUs), and under every policy here such a job
-// changes nothing, except the first of them in submission order: under
+// changes nothing, except the first of them in the policy's order: under
 // EASY backfill it is the job that gets the reservation (reservations
-// never fail in a simulation: every node is up). So a pass is given, in
-// submission order, the first Window waiting jobs of every shape that fits
-// and that first blocked job; with one queue and one priority this is the
-// whole queue as far as any decision is concerned, up to the window.
+// never fail in a simulation: every node is up). The queue order is
+// submission order within a shape (the job-size handicap depends on the
+// shape only), so that job is the first waiting job of some blocked
+// shape. So a pass is given, in submission order, the first Window waiting
+// jobs of every shape that fits and the first waiting job of every shape
+// that does not; with one queue and one priority this is the whole queue
+// as far as any decision is concerned, up to the window.
 type pending struct {
 	byShape map[shapeKey]int
 	queues  []shapeQueue
@@ -45,10 +48,9 @@ func (p *pending) push(e *engine, i int32) {
 
 // candidates returns the jobs a pass considers, in submission order (a
 // reused buffer): up to Window waiting jobs of each shape for which fits
-// is true, and the earliest waiting job of the other shapes.
+// is true, and the first waiting job of each other shape.
 func (p *pending) candidates(e *engine, fits func(shapeKey) bool) []int32 {
 	p.cand = p.cand[:0]
-	blocker := int32(-1)
 	for qi := range p.queues {
 		q := &p.queues[qi]
 		q.scanned = 0
@@ -56,8 +58,8 @@ func (p *pending) candidates(e *engine, fits func(shapeKey) bool) []int32 {
 			for q.head < len(q.ids) && e.jobs[q.ids[q.head]].state != stWaiting {
 				q.head++
 			}
-			if q.head < len(q.ids) && (blocker < 0 || q.ids[q.head] < blocker) {
-				blocker = q.ids[q.head]
+			if q.head < len(q.ids) {
+				p.cand = append(p.cand, q.ids[q.head])
 			}
 			continue
 		}
@@ -69,9 +71,6 @@ func (p *pending) candidates(e *engine, fits func(shapeKey) bool) []int32 {
 			}
 		}
 		q.scanned = k - q.head
-	}
-	if blocker >= 0 {
-		p.cand = append(p.cand, blocker)
 	}
 	slices.Sort(p.cand)
 	return p.cand

@@ -8,8 +8,9 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/queue"
 )
 
-// lockstep is the placement service's policy: PlanBackfill on every
-// event, each multi-node job asking for its fewest leaves for a while.
+// lockstep is the placement service's policy: PlanBackfill (in the order
+// Config.Queues sets: by default no job-size handicap) on every event,
+// each multi-node job asking for its fewest leaves for a while.
 type lockstep struct{}
 
 func (*lockstep) blind() bool { return false }
@@ -65,6 +66,7 @@ func (s *slurm) pass(e *engine) {
 		j := &e.jobs[i]
 		r := placement.Place(e.snap, j.pj.Request, now, seedFor(e.cfg.Seed, j.ID))
 		if r.Code != placement.Placed {
+			e.decided(int(i), queue.Decision{JobID: j.ID, Action: queue.Pending, ReasonCode: r.ReasonCode})
 			break
 		}
 		e.start(int(i), *r.Placement, false)
@@ -87,7 +89,12 @@ func (s *slurm) tick(e *engine) {
 		return
 	}
 	s.dirty = false
-	e.startPlan(queue.PlanBackfill(e.input(e.window(e.gangFits()))))
+	// Slurm's default priority has no job-size factor
+	// (PriorityWeightJobSize=0): its backfill considers jobs in
+	// submission order.
+	in := e.input(e.window(e.gangFits()))
+	in.Config.SizeHandicap = -1
+	e.startPlan(queue.PlanBackfill(in))
 }
 
 // perPod is the Kubernetes default scheduler: every node's share of a gang

@@ -197,3 +197,35 @@ func TestInvariants(t *testing.T) {
 		}
 	}
 }
+
+// Lockstep's switch wait starts when a gang is first runnable, not at
+// submission: g (submitted at 1 s, 1,000 s wait for one leaf) can first
+// start at 5,000 s, on one node of each leaf; it waits until 6,000 s for
+// one leaf and then takes two, unless a leaf frees up before (b ends at
+// 5,500 s). Counted from submission, the wait would have been over and g
+// would have started on two leaves at 5,000 s.
+func TestSwitchWaitFromFirstRunnable(t *testing.T) {
+	for _, c := range []struct {
+		bEnds, start time.Duration
+		leaves       int
+	}{
+		{bEnds: 50_000 * s, start: 6_000 * s, leaves: 2},
+		{bEnds: 5_500 * s, start: 5_500 * s, leaves: 1},
+	} {
+		jobs := []trace.Job{
+			{ID: "a", Duration: 5_000 * s, Nodes: 1, GPUsPerNode: 8},
+			{ID: "b", Duration: c.bEnds, Nodes: 1, GPUsPerNode: 8},
+			{ID: "c", Duration: 50_000 * s, Nodes: 1, GPUsPerNode: 8},
+			{ID: "d", Duration: 5_000 * s, Nodes: 1, GPUsPerNode: 8},
+			{ID: "g", Submit: s, Duration: 100 * s, Nodes: 2, GPUsPerNode: 8},
+		}
+		e, _ := run(t, Config{Cluster: cluster(t, 4, 2, 1), Jobs: jobs, Policy: Lockstep, Seed: 1, SwitchWait: 1_000 * s})
+		names := func(i int) []string { return e.jobs[i].place.NodeNames() }
+		if l, _ := e.c.Span(append(names(0), names(1)...)); l != 1 {
+			t.Fatalf("setup: a and b on %d leaves, want 1", l)
+		}
+		if g := e.jobs[4]; g.start != c.start || g.leaves != c.leaves {
+			t.Errorf("b ends at %v: g started at %v on %d leaves, want %v on %d", c.bEnds, g.start, g.leaves, c.start, c.leaves)
+		}
+	}
+}

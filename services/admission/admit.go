@@ -165,15 +165,19 @@ func (a *admitter) fitsInventory(spec jobspec.Spec) (string, bool) {
 		a.empty.snap, a.empty.gen = placement.EmptyCluster(nodes), gen
 	}
 	// A hard constraint the whole cluster cannot meet is final; soft ones
-	// (preferred levels, maxSwitches) only delay, so judge them as expired.
-	res := placement.Place(a.empty.snap, placement.RequestFor(spec.ID, spec), farFuture, 0)
+	// (preferred levels, maxSwitches) only delay, so judge them as expired:
+	// a wait that started at the epoch is long over by farFuture.
+	req := placement.RequestFor(spec.ID, spec)
+	req.WaitSince = time.Unix(0, 0).UTC()
+	res := placement.Place(a.empty.snap, req, farFuture, 0)
 	if res.Code == placement.Unschedulable {
 		return res.Detail, false
 	}
 	return "", true
 }
 
-// farFuture is a "now" past every wait, for judging feasibility.
+// farFuture is a "now" past every wait started at the epoch, for judging
+// feasibility.
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // claimedID pulls a usable "id" out of a spec that failed validation, so

@@ -3,6 +3,7 @@ package placement
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/domain"
@@ -25,23 +26,45 @@ func (s *scheduler) cycle(ctx context.Context) {
 	store.CatchUp(ctx, s.etcd, 200*time.Millisecond, revs...)
 	in, seen := s.input(now)
 	plan := queue.PlanBackfill(in)
+	s.waits.update(plan, in, seen, now)
+	// Proposals and pending reasons are independent writes, each a round
+	// trip to JetStream: send them a few at a time rather than one after
+	// another, so a cycle that starts many gangs is not paced by latency.
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, cycleFanOut)
 	for _, d := range plan.Decisions {
 		if ctx.Err() != nil {
-			return
+			break
 		}
 		sj := seen[d.JobID]
-		if d.Action == queue.Start {
-			note := ""
-			if d.Relaxed || d.Backfilled {
-				note = d.Detail
-			}
-			s.propose(ctx, sj, *d.Placement, note, now)
-			continue
+		if d.Action != queue.Start && sj.job.Reason == d.Reason && sj.job.Detail == d.Detail {
+			continue // nothing to record
 		}
-		s.explain(ctx, sj.job, d.Reason, d.Detail)
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if d.Action == queue.Start {
+				note := ""
+				if d.Relaxed || d.Backfilled {
+					note = d.Detail
+				}
+				s.propose(ctx, sj, *d.Placement, note, now)
+				return
+			}
+			s.explain(ctx, sj.job, d.Reason, d.Detail)
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return
 	}
 	s.preempt(ctx, in, plan, seen, now)
 }
+
+// cycleFanOut bounds the proposals and pending reasons one cycle has in
+// flight at once.
+const cycleFanOut = 16
 
 // input assembles the queue policy's input: the snapshot, running gangs
 // (allocations, plus proposals in flight), pending jobs and queue usage.
@@ -83,6 +106,7 @@ func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob) {
 			TimeLimit: sj.job.Spec.Limit(), Request: placement.RequestForJob(sj.job),
 		})
 	}
+	s.waits.apply(pending, seen)
 	records := make([]queue.UsageRecord, 0, len(s.usage))
 	for _, r := range s.usage {
 		records = append(records, r)

@@ -8,7 +8,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/placement"
 	"github.com/lockstep-dev/lockstep/shared/preempt"
 	"github.com/lockstep-dev/lockstep/shared/queue"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
@@ -62,7 +61,7 @@ func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan
 		snap.Take(*d.Placement)
 	}
 	cands := s.candidates(seen, now)
-	choice, ok := preempt.Choose(snap, placement.RequestForJob(*top), top.Spec.Priority, cands, now, seedFor(top.ID, top.Attempt))
+	choice, ok := preempt.Choose(snap, requestOf(in, *top), top.Spec.Priority, cands, now, seedFor(top.ID, top.Attempt))
 	if !ok {
 		return
 	}

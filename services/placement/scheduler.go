@@ -34,6 +34,9 @@ type scheduler struct {
 	allocs    *store.Cache[domain.Allocation]
 	nodeState *store.Cache[domain.NodeState]
 
+	// view is the cluster as the caches say, updated as they change.
+	view *view
+
 	kick chan struct{}
 
 	mu sync.Mutex
@@ -47,6 +50,8 @@ type scheduler struct {
 	inflight map[string]proposal
 	// preempting holds, per preemptor, the victims asked to drain.
 	preempting map[string]preemption
+	// waits holds the pending jobs' topology wait clocks (switchwait.go).
+	waits switchWaits
 	// seenRev is the latest job-record revision the watch delivered.
 	seenRev uint64
 }
@@ -72,6 +77,7 @@ func newScheduler(b *bus.Bus, cli *clientv3.Client, js *jobs.Store, cfg Config, 
 		ports:      store.NewCache[domain.Claim](cli, store.PortsPrefix, log),
 		allocs:     store.NewCache[domain.Allocation](cli, store.AllocPrefix, log),
 		nodeState:  store.NewCache[domain.NodeState](cli, store.NodeStatePrefix, log),
+		view:       newView(),
 		kick:       make(chan struct{}, 1),
 		active:     map[string]seenJob{},
 		usage:      map[string]queue.UsageRecord{},
@@ -79,10 +85,19 @@ func newScheduler(b *bus.Bus, cli *clientv3.Client, js *jobs.Store, cfg Config, 
 		preempting: map[string]preemption{},
 	}
 	pokeNode := func(string, *domain.Node, *domain.Node) { s.poke() }
-	pokeClaim := func(string, *domain.Claim, *domain.Claim) { s.poke() }
 	s.nodes.OnChange, s.inventory.OnChange = pokeNode, pokeNode
-	s.claims.OnChange, s.ports.OnChange = pokeClaim, pokeClaim
-	s.allocs.OnChange = func(string, *domain.Allocation, *domain.Allocation) { s.poke() }
+	s.claims.OnChange = func(key string, val, _ *domain.Claim) {
+		s.view.claimChanged(key, val)
+		s.poke()
+	}
+	s.ports.OnChange = func(key string, val, _ *domain.Claim) {
+		s.view.portChanged(key, val)
+		s.poke()
+	}
+	s.allocs.OnChange = func(_ string, val, prev *domain.Allocation) {
+		s.view.allocChanged(val, prev)
+		s.poke()
+	}
 	s.nodeState.OnChange = func(string, *domain.NodeState, *domain.NodeState) { s.poke() }
 	return s
 }
@@ -134,9 +149,30 @@ func (s *scheduler) run(ctx context.Context) error {
 		case <-s.kick:
 		case <-tick.C:
 		}
+		// Wall time paces the loop; no decision depends on it.
+		start := time.Now()
 		s.cycle(ctx)
+		sleep(ctx, cycleRest(time.Since(start)))
 	}
 }
+
+// cycleRest is how long the loop rests after a cycle that took d before it
+// starts the next: at least minCycleRest, so that changes arriving
+// together (a reservation's claims, a batch of job records) make one cycle
+// and not one each, and at least as long as the cycle itself, so that
+// under a constant stream of changes placement keeps to about half a core
+// and leaves the rest to the services that carry its decisions out. Every
+// cycle plans the whole backlog, so resting delays decisions but does not
+// lose any; the rest is capped so that it never adds more than
+// maxCycleRest.
+func cycleRest(d time.Duration) time.Duration {
+	return min(max(d, minCycleRest), maxCycleRest)
+}
+
+const (
+	minCycleRest = 5 * time.Millisecond
+	maxCycleRest = 50 * time.Millisecond
+)
 
 // queueDepths counts pending jobs by queue and pending reason, for the
 // lockstep.queue.depth gauge.

@@ -1,52 +1,173 @@
 package placement
 
 import (
+	"sync"
+
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/placement"
 	"github.com/lockstep-dev/lockstep/shared/store"
 )
 
-// snapshot builds placement's view: every inventoried node, up when its
-// liveness key exists, drained when an operator said so, with claimed GPUs
-// and the cores of running ranks removed.
-func (s *scheduler) snapshot() *placement.Snapshot {
-	live := s.nodes.Snapshot()
-	inv := s.inventory.Snapshot()
-	states := s.nodeState.Snapshot()
-	used := map[string]map[int]bool{}
-	for key := range s.claims.Snapshot() {
-		if node, gpu, ok := store.ParseClaimKey(key); ok {
-			if used[node] == nil {
-				used[node] = map[int]bool{}
-			}
-			used[node][gpu] = true
+// view is placement's picture of the cluster, kept current from the
+// caches' change callbacks instead of rebuilt from them every cycle:
+// claims, port claims and the cores of allocated ranks are applied as they
+// change, and only the nodes they touch are recomputed. The node set
+// (registrations, inventory, drain state) changes rarely; when it does the
+// whole snapshot is rebuilt, and its placement index with it. Every cycle
+// gets a clone, which shares the index, so the index (the switch tree from
+// 1,000 nodes' labels) is built once per node set, not once per cycle.
+type view struct {
+	mu sync.Mutex
+	// usedGPUs holds, per node, the GPU indices with a claim.
+	usedGPUs map[string]map[int]bool
+	// cpus holds, per node and job, the cores the job's ranks hold there.
+	cpus map[string]map[string][]int
+	// ports holds the claimed MASTER_PORTs per address.
+	ports map[string]map[int]bool
+	// dirty names the nodes changed since base was last brought up to date.
+	dirty      map[string]bool
+	portsDirty bool
+
+	base *placement.Snapshot
+	pos  map[string]int // node name -> index in base.Nodes
+	gens [3]uint64      // nodes, inventory and node-state generations base was built at
+}
+
+func newView() *view {
+	return &view{
+		usedGPUs: map[string]map[int]bool{},
+		cpus:     map[string]map[string][]int{},
+		ports:    map[string]map[int]bool{},
+		dirty:    map[string]bool{},
+	}
+}
+
+// claimChanged applies a change of claims/<node>/<gpu>.
+func (v *view) claimChanged(key string, val *domain.Claim) {
+	node, gpu, ok := store.ParseClaimKey(key)
+	if !ok {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	used := v.usedGPUs[node]
+	switch {
+	case val != nil && used == nil:
+		v.usedGPUs[node] = map[int]bool{gpu: true}
+	case val != nil:
+		used[gpu] = true
+	default:
+		delete(used, gpu)
+		if len(used) == 0 {
+			delete(v.usedGPUs, node)
 		}
 	}
-	usedCPUs := map[string]map[int]bool{}
-	for _, a := range s.allocs.Snapshot() {
-		for _, np := range a.Placement.Nodes {
-			for _, r := range np.Ranks {
-				for _, c := range r.CPUs {
-					if usedCPUs[np.Node] == nil {
-						usedCPUs[np.Node] = map[int]bool{}
-					}
-					usedCPUs[np.Node][c] = true
+	v.dirty[node] = true
+}
+
+// portChanged applies a change of ports/<addr>/<port>.
+func (v *view) portChanged(key string, val *domain.Claim) {
+	addr, port, ok := store.ParsePortKey(key)
+	if !ok {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if val != nil {
+		if v.ports[addr] == nil {
+			v.ports[addr] = map[int]bool{}
+		}
+		v.ports[addr][port] = true
+	} else {
+		delete(v.ports[addr], port)
+		if len(v.ports[addr]) == 0 {
+			delete(v.ports, addr)
+		}
+	}
+	v.portsDirty = true
+}
+
+// allocChanged applies a change of alloc/<job>: the cores its ranks hold.
+func (v *view) allocChanged(val, prev *domain.Allocation) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if prev != nil {
+		for _, np := range prev.Placement.Nodes {
+			if jobs := v.cpus[np.Node]; jobs != nil {
+				if _, ok := jobs[prev.JobID]; ok {
+					delete(jobs, prev.JobID)
+					v.dirty[np.Node] = true
+				}
+				if len(jobs) == 0 {
+					delete(v.cpus, np.Node)
 				}
 			}
 		}
 	}
-	snap := &placement.Snapshot{
-		Topology:  s.cfg.Topology,
-		UsedPorts: map[string]map[int]bool{},
-		PortBase:  store.MasterPortBase, PortCount: store.MasterPortCount,
+	if val == nil {
+		return
 	}
-	for key := range s.ports.Snapshot() {
-		if addr, port, ok := store.ParsePortKey(key); ok {
-			if snap.UsedPorts[addr] == nil {
-				snap.UsedPorts[addr] = map[int]bool{}
-			}
-			snap.UsedPorts[addr][port] = true
+	for _, np := range val.Placement.Nodes {
+		var cores []int
+		for _, r := range np.Ranks {
+			cores = append(cores, r.CPUs...)
 		}
+		if len(cores) == 0 {
+			continue
+		}
+		if v.cpus[np.Node] == nil {
+			v.cpus[np.Node] = map[string][]int{}
+		}
+		v.cpus[np.Node][val.JobID] = cores
+		v.dirty[np.Node] = true
+	}
+}
+
+// snapshot returns placement's view for one cycle: every inventoried node,
+// up when its liveness key exists, drained when an operator said so, with
+// claimed GPUs and the cores of running ranks removed. The caller owns
+// the result.
+func (s *scheduler) snapshot() *placement.Snapshot {
+	gens := [3]uint64{s.nodes.Generation(), s.inventory.Generation(), s.nodeState.Generation()}
+	return s.view.snapshot(s.cfg, gens, func() (live, inv map[string]domain.Node, states map[string]domain.NodeState) {
+		return s.nodes.Snapshot(), s.inventory.Snapshot(), s.nodeState.Snapshot()
+	})
+}
+
+// snapshot brings the view up to date and returns a clone of it. gens are
+// the node caches' generations; nodes reads those caches, and is called
+// only when gens differ from the last call's.
+func (v *view) snapshot(cfg Config, gens [3]uint64,
+	nodes func() (live, inv map[string]domain.Node, states map[string]domain.NodeState)) *placement.Snapshot {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.base == nil || gens != v.gens {
+		live, inv, states := nodes()
+		v.rebuild(cfg, live, inv, states)
+		v.gens = gens
+	} else {
+		for node := range v.dirty {
+			if i, ok := v.pos[node]; ok {
+				v.refresh(&v.base.Nodes[i])
+			}
+		}
+		if v.portsDirty {
+			v.base.UsedPorts = v.usedPorts()
+		}
+	}
+	clear(v.dirty)
+	v.portsDirty = false
+	return v.base.Clone()
+}
+
+// rebuild makes base anew from the node caches and the tracked use, and
+// builds its placement index once for all the cycles until the next
+// rebuild.
+func (v *view) rebuild(cfg Config, live, inv map[string]domain.Node, states map[string]domain.NodeState) {
+	snap := &placement.Snapshot{
+		Topology:  cfg.Topology,
+		UsedPorts: v.usedPorts(),
+		PortBase:  store.MasterPortBase, PortCount: store.MasterPortCount,
 	}
 	seen := map[string]bool{}
 	add := func(n domain.Node, up bool) {
@@ -55,19 +176,7 @@ func (s *scheduler) snapshot() *placement.Snapshot {
 		}
 		seen[n.Name] = true
 		nv := placement.NodeView{Node: n, Up: up, Drained: states[store.NodeStateKey(n.Name)].Drained}
-		for g := 0; g < n.GPUs; g++ {
-			if !used[n.Name][g] {
-				nv.Free = append(nv.Free, g)
-			}
-		}
-		if uc := usedCPUs[n.Name]; len(uc) > 0 {
-			nv.FreeCPUs = []int{}
-			for c := 0; c < n.CPUs; c++ {
-				if !uc[c] {
-					nv.FreeCPUs = append(nv.FreeCPUs, c)
-				}
-			}
-		}
+		v.refresh(&nv)
 		snap.Nodes = append(snap.Nodes, nv)
 	}
 	for _, n := range live {
@@ -77,5 +186,51 @@ func (s *scheduler) snapshot() *placement.Snapshot {
 		add(n, false)
 	}
 	snap.Sort()
-	return snap
+	v.pos = make(map[string]int, len(snap.Nodes))
+	for i := range snap.Nodes {
+		v.pos[snap.Nodes[i].Node.Name] = i
+	}
+	// Errors (contradicting labels) are Place's to report, per decision.
+	_ = snap.Prepare()
+	v.base = snap
+}
+
+// refresh recomputes one node's free GPUs and cores from the tracked use.
+func (v *view) refresh(nv *placement.NodeView) {
+	n := nv.Node
+	used := v.usedGPUs[n.Name]
+	nv.Free = make([]int, 0, n.GPUs)
+	for g := 0; g < n.GPUs; g++ {
+		if !used[g] {
+			nv.Free = append(nv.Free, g)
+		}
+	}
+	nv.FreeCPUs = nil
+	jobs := v.cpus[n.Name]
+	if len(jobs) == 0 {
+		return
+	}
+	taken := map[int]bool{}
+	for _, cores := range jobs {
+		for _, c := range cores {
+			taken[c] = true
+		}
+	}
+	nv.FreeCPUs = []int{}
+	for c := 0; c < n.CPUs; c++ {
+		if !taken[c] {
+			nv.FreeCPUs = append(nv.FreeCPUs, c)
+		}
+	}
+}
+
+func (v *view) usedPorts() map[string]map[int]bool {
+	out := make(map[string]map[int]bool, len(v.ports))
+	for addr, ports := range v.ports {
+		out[addr] = make(map[int]bool, len(ports))
+		for p := range ports {
+			out[addr][p] = true
+		}
+	}
+	return out
 }

@@ -17,9 +17,13 @@ import (
 //	queues:
 //	  research:   {gpuQuota: 64, weight: 2}
 //	  production: {weight: 4}
+//	sizeHandicap: 24h       # queue order: a job yields this much per GPU beyond its first
+//	maxSizeHandicap: 168h   # ... at most this much (the starvation bound)
 //
-// An empty path means no quotas and equal weights. Unknown fields and
-// negative values are errors naming the field.
+// An empty path means no quotas, equal weights and no job-size handicap
+// (it is off unless sizeHandicap is positive; maxSizeHandicap defaults to
+// queue.DefaultMaxSizeHandicap). Unknown fields and negative values are
+// errors naming the field.
 func LoadQueues(path string) (queue.Config, error) {
 	var cfg queue.Config
 	if path == "" {
@@ -50,6 +54,9 @@ func LoadQueues(path string) (queue.Config, error) {
 			return errors.Newf("--queues: %s: weight %v is negative", name, q.Weight)
 		}
 		return nil
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, errors.Wrapf(err, "--queues: %s", path)
 	}
 	if err := check("default", cfg.Default); err != nil {
 		return cfg, err

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLoadQueues(t *testing.T) {
@@ -31,10 +32,17 @@ func TestLoadQueues(t *testing.T) {
 		"queues:\n  a: {gpuQuota: -3}\n": "queues.a: gpuQuota -3",
 		"default: {weight: -1}\n":        "default: weight",
 		"queues: [1, 2\n":                "not valid YAML",
+		"sizeHandicap: 3\n":              "want a string",
+		"sizeHandicap: 3 days\n":         "duration \"3 days\"",
+		"maxSizeHandicap: -1h\n":         "maxSizeHandicap -1h0m0s is negative",
 	} {
 		if _, err := LoadQueues(write(body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want one mentioning %q", body, err, want)
 		}
+	}
+	cfg, err = LoadQueues(write("sizeHandicap: 90m\nmaxSizeHandicap: 48h\n"))
+	if err != nil || time.Duration(cfg.SizeHandicap) != 90*time.Minute || time.Duration(cfg.MaxSizeHandicap) != 48*time.Hour {
+		t.Errorf("size handicap: %+v %v", cfg, err)
 	}
 	if cfg, err := LoadQueues(""); err != nil || len(cfg.Queues) != 0 {
 		t.Errorf("empty path: %+v %v", cfg, err)

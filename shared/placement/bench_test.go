@@ -31,7 +31,7 @@ func benchPlace(b *testing.B, f pt.Fabric, busy float64) {
 	gangs := make([]placement.Request, 4096)
 	for i := range gangs {
 		gangs[i] = pt.RandomGang(r, "g")
-		gangs[i].PendingSince = now.Add(-time.Duration(r.IntN(30)) * time.Minute)
+		gangs[i].WaitSince = now.Add(-time.Duration(r.IntN(30)) * time.Minute)
 		gangs[i].Topology.WaitForSwitches = 15 * time.Minute
 	}
 	var held []domain.Placement

@@ -46,7 +46,9 @@
 // # Constraints and bounded waits
 //
 // Required is hard. MaxSwitches (with WaitForSwitches) and Preferred (with
-// PreferredWait) are soft with a deadline of PendingSince plus the wait:
+// PreferredWait) are soft with a deadline of Request.WaitSince plus the
+// wait (now plus the wait while the wait has not started; the caller
+// starts it at the first decision that waits for the constraint):
 // before it, they are enforced and the gang waits ("WaitingForSwitches (12m
 // left)") when they are what stops it; after it, or straight away if the
 // idle cluster could never meet them, they are dropped, the best available

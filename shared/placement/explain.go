@@ -34,8 +34,8 @@ func (d *decision) placed(ch choice, relaxed []*soft) Result {
 			if s.never != "" {
 				why = append(why, fmt.Sprintf("%s can never be met here (%s)", s.name, s.never))
 			} else {
-				why = append(why, fmt.Sprintf("%s was not met within its wait (pending since %s, waited until %s)",
-					s.name, d.req.PendingSince.Format(time.RFC3339), s.deadline.Format(time.RFC3339)))
+				why = append(why, fmt.Sprintf("%s was not met within its wait (waited from %s until %s)",
+					s.name, d.req.WaitEnd(0, d.now).Format(time.RFC3339), s.deadline.Format(time.RFC3339)))
 			}
 		}
 		res.Reason = ReasonRelaxed + ": " + strings.Join(names, ", ") + " dropped"

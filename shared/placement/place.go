@@ -86,14 +86,14 @@ func (d *decision) softs() []*soft {
 		out = append(out, &soft{
 			name: "preferred " + string(t.Preferred), code: ReasonWaitingForTopology,
 			apply:    func(c constraint) constraint { return c.with(t.Preferred) },
-			deadline: d.req.PendingSince.Add(t.PreferredWait),
+			deadline: d.req.WaitEnd(t.PreferredWait, d.now),
 		})
 	}
 	if t.MaxSwitches > 0 {
 		out = append(out, &soft{
 			name: fmt.Sprintf("maxSwitches %d", t.MaxSwitches), code: ReasonWaitingForSwitches,
 			apply:    func(c constraint) constraint { return c.withMaxLeaves(t.MaxSwitches) },
-			deadline: d.req.PendingSince.Add(t.WaitForSwitches),
+			deadline: d.req.WaitEnd(t.WaitForSwitches, d.now),
 		})
 	}
 	return out

@@ -83,9 +83,9 @@ func genGang(r *rand.Rand) placement.Request {
 	pending := []time.Time{now, now.Add(-2 * time.Hour)}[r.IntN(2)]
 	switch r.IntN(4) {
 	case 0:
-		b.MaxSwitches(1+r.IntN(2), time.Hour).PendingSince(pending)
+		b.MaxSwitches(1+r.IntN(2), time.Hour).WaitSince(pending)
 	case 1:
-		b.Preferred(levels[r.IntN(3)], time.Hour).PendingSince(pending)
+		b.Preferred(levels[r.IntN(3)], time.Hour).WaitSince(pending)
 	}
 	return b.Obj()
 }
@@ -322,7 +322,7 @@ func (nv naive) expect() expected {
 		}
 		return expected{code: placement.Unschedulable, why: why + "; never fits"}
 	}
-	waiting := now.Before(nv.req.PendingSince.Add(max(tc.WaitForSwitches, tc.PreferredWait)))
+	waiting := now.Before(nv.req.WaitEnd(max(tc.WaitForSwitches, tc.PreferredWait), now))
 	switch {
 	case tc.Preferred != placement.LevelNone:
 		bl, blv, bok := nv.best(false, req, tc.Preferred)

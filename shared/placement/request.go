@@ -51,16 +51,18 @@ const (
 // Constraints mirror the job spec's topology block.
 type Constraints struct {
 	// MaxSwitches and WaitForSwitches are Slurm's --switches=N@time: until
-	// PendingSince+WaitForSwitches only placements on at most MaxSwitches
-	// leaf switches are accepted; after it, the best available is taken and
-	// the result says it was relaxed. 0 means no limit.
+	// WaitForSwitches after the wait started (Request.WaitSince) only
+	// placements on at most MaxSwitches leaf switches are accepted; after
+	// it, the best available is taken and the result says it was relaxed.
+	// 0 means no limit.
 	MaxSwitches     int           `json:"maxSwitches,omitempty"`
 	WaitForSwitches time.Duration `json:"waitForSwitches,omitempty"`
 	// Required is a hard constraint: the gang runs within one domain of
 	// this level or not at all.
 	Required Level `json:"required,omitempty"`
-	// Preferred acts as Required until PendingSince+PreferredWait, then is
-	// relaxed (still honoured when possible).
+	// Preferred acts as Required until PreferredWait after the wait
+	// started (Request.WaitSince), then is relaxed (still honoured when
+	// possible).
 	Preferred     Level         `json:"preferred,omitempty"`
 	PreferredWait time.Duration `json:"preferredWait,omitempty"`
 }
@@ -78,17 +80,32 @@ type Request struct {
 	CPUsPerTask int         `json:"cpusPerTask,omitempty"`
 	GPUBind     Bind        `json:"gpuBind,omitempty"`
 	Topology    Constraints `json:"topology,omitzero"`
-	// PendingSince starts the clock of the bounded waits. The zero time
-	// means every wait has already passed.
-	PendingSince time.Time `json:"pendingSince,omitzero"`
+	// WaitSince is when the bounded topology waits (WaitForSwitches,
+	// PreferredWait) started: the first decision that found the gang
+	// placeable only by relaxing a soft constraint, as Slurm's
+	// wait4switch_start, not its submission, so that a job reaching the
+	// head of a long queue still waits for a good placement. The zero time
+	// means the wait has not started: the decision being made starts it
+	// (the wait ends WaitForSwitches after now). Place only reads it; the
+	// caller keeps it across decisions with queue.NextWaitSince.
+	WaitSince time.Time `json:"waitSince,omitzero"`
+}
+
+// WaitEnd is when a bounded wait of w ends for a decision at now: w after
+// WaitSince, or w after now when the wait has not started.
+func (r Request) WaitEnd(w time.Duration, now time.Time) time.Time {
+	if r.WaitSince.IsZero() {
+		return now.Add(w)
+	}
+	return r.WaitSince.Add(w)
 }
 
 // DefaultSwitchWait is how long maxSwitches is waited for when the spec
 // gives no waitForSwitches: Slurm's default max_switch_wait.
 const DefaultSwitchWait = 5 * time.Minute
 
-// RequestFor extracts a Request from a spec. PendingSince is not part of a
-// spec: set it from the job (or use RequestForJob).
+// RequestFor extracts a Request from a spec. WaitSince is not part of a
+// spec: the caller that keeps the wait clocks sets it.
 func RequestFor(jobID string, s jobspec.Spec) Request {
 	r := Request{
 		JobID:        jobID,
@@ -115,11 +132,11 @@ func RequestFor(jobID string, s jobspec.Spec) Request {
 	return r
 }
 
-// RequestForJob is RequestFor plus the job's PendingSince.
+// RequestForJob is RequestFor for a job. WaitSince stays zero: when the
+// wait started is the scheduler's memory, not part of the job record (see
+// WaitSince).
 func RequestForJob(j domain.Job) Request {
-	r := RequestFor(j.ID, j.Spec)
-	r.PendingSince = j.PendingSince
-	return r
+	return RequestFor(j.ID, j.Spec)
 }
 
 // GPUs is the gang's total GPU count.

@@ -23,7 +23,7 @@ func TestInputRoundTripsWithTopology(t *testing.T) {
 	in := placement.Input{
 		Snapshot: snap, Now: now, Seed: 7,
 		Request: pt.MakeGang(2, 4).Tasks(2).CPUs(2).Closest().Required(placement.LevelBlock).
-			MaxSwitches(1, 600e9).PendingSince(now).Obj(),
+			MaxSwitches(1, 600e9).WaitSince(now).Obj(),
 	}
 	data, err := in.Marshal()
 	if err != nil {

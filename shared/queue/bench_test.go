@@ -39,7 +39,7 @@ func benchInput(f pt.Fabric, pendingJobs int) queue.Input {
 	for i := range pendingJobs {
 		sub := now.Add(-time.Duration(r.IntN(600)) * time.Minute)
 		req := pt.RandomGang(r, fmt.Sprintf("job-%05d", i))
-		req.PendingSince = sub
+		req.WaitSince = sub
 		req.Topology.WaitForSwitches = 15 * time.Minute
 		pending = append(pending, queue.PendingJob{
 			ID: req.JobID, Queue: fmt.Sprintf("q%d", r.IntN(4)), Priority: r.IntN(4), SubmittedAt: sub,

@@ -37,8 +37,8 @@ func keyOf(r placement.Request, at time.Time) memoKey {
 	return memoKey{
 		nodes: r.Nodes, gpus: r.GPUsPerNode, tasks: r.TasksPerNode, cpus: r.CPUsPerTask, bind: r.GPUBind,
 		required: t.Required, preferred: t.Preferred, maxSwitches: t.MaxSwitches,
-		switchWait: at.Before(r.PendingSince.Add(t.WaitForSwitches)),
-		prefWait:   at.Before(r.PendingSince.Add(t.PreferredWait)),
+		switchWait: at.Before(r.WaitEnd(t.WaitForSwitches, at)),
+		prefWait:   at.Before(r.WaitEnd(t.PreferredWait, at)),
 		at:         at,
 	}
 }

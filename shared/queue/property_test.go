@@ -43,7 +43,7 @@ func genInput(r *rand.Rand) queue.Input {
 	for i := range 3 + r.IntN(20) {
 		sub := now.Add(-time.Duration(r.IntN(120)) * time.Minute)
 		req := placement.Request{
-			JobID: fmt.Sprintf("p%02d", i), Nodes: 1 + r.IntN(6), GPUsPerNode: []int{1, 2, 4, 8}[r.IntN(4)], PendingSince: sub,
+			JobID: fmt.Sprintf("p%02d", i), Nodes: 1 + r.IntN(6), GPUsPerNode: []int{1, 2, 4, 8}[r.IntN(4)], WaitSince: sub,
 		}
 		switch r.IntN(5) {
 		case 0:

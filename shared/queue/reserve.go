@@ -14,11 +14,14 @@ import (
 // of expected end and asks placement, at each candidate time, whether j
 // fits. The candidate times are those ends and the deadlines of j's own
 // topology waits (a wait running out can make j placeable without any
-// release). Whether j fits only grows with time (more released, waits
-// nearer their end), so a binary search over the candidates finds the
-// first. When even the last candidate fails, jobs without a time limit are
-// released too: if j fits then, the reservation has an unknown start; if
-// not (nodes down or drained), there is none.
+// release); a wait that has not started is taken to start at the first
+// end at which j could be placed by relaxing its soft constraints (the
+// caller starts it then, NextWaitSince). Whether j fits only grows with
+// time (more released, waits nearer their end), so a binary search over
+// the candidates finds the first. When even the last candidate fails,
+// jobs without a time limit are released too: if j fits then, the
+// reservation has an unknown start; if not (nodes down or drained), there
+// is none.
 func (pl *planner) reserve(j PendingJob) (*Reservation, bool) {
 	now := pl.in.Now
 	type ending struct {
@@ -37,19 +40,6 @@ func (pl *planner) reserve(j PendingJob) (*Reservation, bool) {
 	slices.SortFunc(finite, func(a, b ending) int {
 		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.job.ID, b.job.ID))
 	})
-	var times []time.Time
-	for _, e := range finite {
-		times = append(times, e.at)
-	}
-	t := j.Request.Topology
-	for _, w := range []time.Duration{t.WaitForSwitches, t.PreferredWait} {
-		if d := j.Request.PendingSince.Add(w); w > 0 && d.After(now) {
-			times = append(times, d)
-		}
-	}
-	slices.SortFunc(times, time.Time.Compare)
-	times = slices.CompactFunc(times, time.Time.Equal)
-
 	future := newPlacer(pl.real.snap.Clone(), pl.in.Seed)
 	released := 0
 	moveTo := func(at time.Time) {
@@ -71,33 +61,65 @@ func (pl *planner) reserve(j PendingJob) (*Reservation, bool) {
 		}
 		return ids
 	}
-	lo, hi := 0, len(times)
-	for lo < hi {
-		mid := (lo + hi) / 2
-		moveTo(times[mid])
-		if future.place(j, times[mid]).Code == placement.Placed {
-			hi = mid
-		} else {
-			lo = mid + 1
+	// first is the index of the first of times at which j places.
+	first := func(j PendingJob, times []time.Time) int {
+		lo, hi := 0, len(times)
+		for lo < hi {
+			mid := (lo + hi) / 2
+			moveTo(times[mid])
+			if future.place(j, times[mid]).Code == placement.Placed {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		return lo
+	}
+	ends := []time.Time{now}
+	for _, e := range finite {
+		ends = append(ends, e.at)
+	}
+	ends = slices.CompactFunc(ends, time.Time.Equal)
+	t := j.Request.Topology
+	soft := []time.Duration{t.WaitForSwitches, t.PreferredWait}
+	// over is j with its topology waits over.
+	over := j
+	over.Request.WaitSince = now.Add(-max(soft[0], soft[1]))
+	if j.Request.WaitSince.IsZero() && max(soft[0], soft[1]) > 0 {
+		// The wait has not started: it starts at the first time j could
+		// be placed by relaxing its soft constraints, and j may start
+		// within them before it ends. Plan as if it starts then.
+		if k := first(over, ends); k < len(ends) {
+			j.Request.WaitSince = ends[k]
 		}
 	}
-	if lo < len(times) {
-		moveTo(times[lo])
-		r := future.place(j, times[lo])
-		return &Reservation{JobID: j.ID, Start: times[lo], Placement: *r.Placement, Waits: waits()}, true
+	times := slices.Clone(ends)
+	for _, w := range soft {
+		if d := j.Request.WaitEnd(w, now); w > 0 && !j.Request.WaitSince.IsZero() && d.After(now) {
+			times = append(times, d)
+		}
 	}
-	last := now
-	if len(times) > 0 {
-		last = times[len(times)-1]
+	slices.SortFunc(times, time.Time.Compare)
+	times = slices.CompactFunc(times, time.Time.Equal)
+
+	if k := first(j, times); k < len(times) {
+		moveTo(times[k])
+		r := future.place(j, times[k])
+		return &Reservation{JobID: j.ID, Start: times[k], Placement: *r.Placement, Waits: waits()}, true
 	}
+	last := times[len(times)-1]
 	moveTo(last)
 	ids := waits()
 	for _, r := range forever {
 		future.release(r.Placement)
 		ids = append(ids, r.ID)
 	}
-	if r := future.place(j, last); r.Code == placement.Placed {
-		return &Reservation{JobID: j.ID, Placement: *r.Placement, Waits: ids}, true
+	// When the start is unknown, so is when the wait would end: assume it
+	// has.
+	for _, c := range []PendingJob{j, over} {
+		if r := future.place(c, last); r.Code == placement.Placed {
+			return &Reservation{JobID: j.ID, Placement: *r.Placement, Waits: ids}, true
+		}
 	}
 	return nil, false
 }

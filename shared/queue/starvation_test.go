@@ -21,6 +21,7 @@ type sim struct {
 	now      time.Time
 	started  map[string]time.Time
 	policy   queue.Policy
+	cfg      queue.Config
 	reserved map[string]bool // jobs ever shown as Reserved
 }
 
@@ -33,7 +34,7 @@ func (s *sim) step() {
 		}
 		return false
 	})
-	plan := s.policy(queue.Input{Snapshot: s.snap, Pending: s.pending, Running: s.running, Now: s.now, Seed: 1})
+	plan := s.policy(queue.Input{Snapshot: s.snap, Pending: s.pending, Running: s.running, Config: s.cfg, Now: s.now, Seed: 1})
 	for _, d := range plan.Decisions {
 		if d.ReasonCode == queue.ReasonReserved {
 			s.reserved[d.JobID] = true

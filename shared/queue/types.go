@@ -16,7 +16,9 @@ type PendingJob struct {
 	// TimeLimit bounds the run; 0 means none, and planning then treats
 	// the job as never ending.
 	TimeLimit time.Duration `json:"timeLimit,omitempty"`
-	// Request is the gang; its PendingSince starts the topology waits.
+	// Request is the gang; its WaitSince is when its bounded topology
+	// wait started (zero: not yet), kept by the caller with
+	// NextWaitSince.
 	Request placement.Request `json:"request"`
 }
 
@@ -70,6 +72,17 @@ type Config struct {
 	Queues map[string]QueueConfig `json:"queues,omitempty"`
 	// Default applies to queues not listed.
 	Default QueueConfig `json:"default,omitzero"`
+	// SizeHandicap is the job-size factor of the queue order (Order): a
+	// job is ordered as if submitted SizeHandicap later for each GPU
+	// beyond its first, so small jobs, which fill the gaps gangs leave,
+	// need not wait behind big ones submitted shortly before them. 0 or
+	// negative: off, the default (plain FIFO within a priority and
+	// fair-share level); see SuggestedSizeHandicap for when to turn it on.
+	SizeHandicap Duration `json:"sizeHandicap,omitzero"`
+	// MaxSizeHandicap caps the handicap, and so bounds how long a big job
+	// yields to smaller ones: it is never ordered behind a job submitted
+	// more than MaxSizeHandicap after it. 0 means DefaultMaxSizeHandicap.
+	MaxSizeHandicap Duration `json:"maxSizeHandicap,omitzero"`
 }
 
 // Queue returns the configuration of a queue.

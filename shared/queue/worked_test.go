@@ -26,7 +26,7 @@ func hold(id string, limit time.Duration, nodes ...string) queue.RunningJob {
 func job(id string, nodes int, limit time.Duration, submitted time.Duration) queue.PendingJob {
 	return queue.PendingJob{
 		ID: id, Queue: "q", SubmittedAt: now.Add(submitted), TimeLimit: limit,
-		Request: pt.MakeGang(nodes, 8).ID(id).PendingSince(now.Add(submitted)).Obj(),
+		Request: pt.MakeGang(nodes, 8).ID(id).WaitSince(now.Add(submitted)).Obj(),
 	}
 }
 

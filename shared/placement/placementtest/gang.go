@@ -43,8 +43,8 @@ func (b *GangBuilder) Preferred(l placement.Level, wait time.Duration) *GangBuil
 	return b
 }
 
-// PendingSince sets when the gang started waiting.
-func (b *GangBuilder) PendingSince(t time.Time) *GangBuilder { b.r.PendingSince = t; return b }
+// WaitSince sets when the gang's bounded topology wait started.
+func (b *GangBuilder) WaitSince(t time.Time) *GangBuilder { b.r.WaitSince = t; return b }
 
 // Obj returns the request.
 func (b *GangBuilder) Obj() placement.Request { return b.r }

@@ -1,0 +1,98 @@
+package placement
+
+import (
+	"sync"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/placement"
+	"github.com/lockstep-dev/lockstep/shared/queue"
+)
+
+// switchWaits keeps, in the leader's memory, when each pending job's
+// bounded topology wait (maxSwitches + waitForSwitches, preferred +
+// preferredWait) started: the input placement.Request.WaitSince of every
+// plan, updated from each plan's decisions with queue.NextWaitSince, the
+// function the simulator uses too. The wait starts at the first cycle
+// that finds the job could start but only on more switches than it asked
+// for, not at submission (Slurm's wait4switch_start).
+//
+// The clocks are not persisted: after a leader failover the new leader
+// starts them afresh, so a job waiting for switches then waits up to its
+// full wait again. That delay is bounded by one wait per failover, and
+// keeps the job record free of a field that changes every cycle.
+//
+// Entries are keyed by job and attempt (a requeued job waits afresh) and
+// dropped when the job is no longer pending in that attempt: started,
+// requeued, cancelled or deleted.
+//
+// The zero value is ready to use.
+type switchWaits struct {
+	mu    sync.Mutex
+	since map[waitKey]time.Time
+}
+
+type waitKey struct {
+	id      string
+	attempt int
+}
+
+// apply sets each pending job's WaitSince from the clocks.
+func (w *switchWaits) apply(pending []queue.PendingJob, seen map[string]seenJob) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range pending {
+		pending[i].Request.WaitSince = w.since[waitKey{pending[i].ID, seen[pending[i].ID].job.Attempt}]
+	}
+}
+
+// update records a plan's decisions made at now and forgets the jobs seen
+// no longer pending.
+func (w *switchWaits) update(plan queue.Plan, in queue.Input, seen map[string]seenJob, now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.since == nil {
+		w.since = map[waitKey]time.Time{}
+	}
+	// The plan's input says when each wait started (apply), so a decision
+	// is matched with the clock it was made with.
+	before := make(map[string]time.Time, len(in.Pending))
+	for _, j := range in.Pending {
+		before[j.ID] = j.Request.WaitSince
+	}
+	for _, d := range plan.Decisions {
+		sj, ok := seen[d.JobID]
+		if !ok {
+			continue
+		}
+		k := waitKey{d.JobID, sj.job.Attempt}
+		if t := queue.NextWaitSince(d, before[d.JobID], now); t.IsZero() {
+			delete(w.since, k)
+		} else {
+			w.since[k] = t
+		}
+	}
+	for k := range w.since {
+		if sj, ok := seen[k.id]; !ok || sj.job.State != domain.StatePending || sj.job.Attempt != k.attempt {
+			delete(w.since, k)
+		}
+	}
+}
+
+// requestOf is the placement request a plan used for a pending job, with
+// its wait clock; RequestForJob (wait not started) for a job not in it.
+func requestOf(in queue.Input, j domain.Job) placement.Request {
+	for _, p := range in.Pending {
+		if p.ID == j.ID {
+			return p.Request
+		}
+	}
+	return placement.RequestForJob(j)
+}
+
+// size is how many clocks are kept, for tests.
+func (w *switchWaits) size() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.since)
+}

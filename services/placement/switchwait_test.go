@@ -1,0 +1,86 @@
+package placement
+
+import (
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/placement"
+	pt "github.com/lockstep-dev/lockstep/shared/placement/placementtest"
+	"github.com/lockstep-dev/lockstep/shared/queue"
+)
+
+// The leader's clocks follow queue.NextWaitSince across cycles: a gang
+// submitted long ago that first becomes runnable (across leaves only) at t0
+// waits its whole switch wait from t0, then starts relaxed; the clock is
+// dropped when it starts, and with the job when it stops being pending.
+func TestSwitchWaitsAcrossCycles(t *testing.T) {
+	t0 := time.Date(2025, 6, 1, 14, 0, 0, 0, time.UTC)
+	busy := domain.Placement{Nodes: []domain.NodePlacement{
+		{Node: "a1", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{Node: "b1", NodeRank: 1, GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}},
+	}}
+	snap := func() *placement.Snapshot {
+		b := pt.MakeCluster()
+		for _, n := range []string{"a1", "a2", "b1", "b2"} {
+			b.Add(pt.MakeNode(n).Leaf("leaf-" + n[:1]).Spine("spine"))
+		}
+		s := b.Obj()
+		s.Take(busy)
+		return s
+	}
+	seen := map[string]seenJob{
+		"g":     {job: domain.Job{ID: "g", State: domain.StatePending, Attempt: 1}},
+		"other": {job: domain.Job{ID: "other", State: domain.StatePending, Attempt: 3}},
+	}
+	var w switchWaits
+	cycle := func(at time.Time) queue.Decision {
+		pending := []queue.PendingJob{{
+			ID: "g", Queue: "q", SubmittedAt: t0.Add(-30 * 24 * time.Hour),
+			Request: pt.MakeGang(2, 8).ID("g").MaxSwitches(1, 15*time.Minute).Obj(),
+		}}
+		w.apply(pending, seen)
+		in := queue.Input{Snapshot: snap(), Pending: pending, Now: at}
+		plan := queue.PlanBackfill(in)
+		w.update(plan, in, seen, at)
+		d, _ := plan.Find("g")
+		return d
+	}
+
+	if d := cycle(t0); d.ReasonCode != placement.ReasonWaitingForSwitches {
+		t.Fatalf("t0: %s %q, want WaitingForSwitches", d.Action, d.Reason)
+	}
+	if d := cycle(t0.Add(14 * time.Minute)); d.ReasonCode != placement.ReasonWaitingForSwitches {
+		t.Fatalf("t0+14m: %s %q, want still WaitingForSwitches", d.Action, d.Reason)
+	}
+	if w.size() != 1 {
+		t.Fatalf("%d clocks, want 1", w.size())
+	}
+	d := cycle(t0.Add(15 * time.Minute))
+	if d.Action != queue.Start || !d.Relaxed {
+		t.Fatalf("t0+15m: %s relaxed=%v, want a relaxed start", d.Action, d.Relaxed)
+	}
+	if w.size() != 0 {
+		t.Fatalf("%d clocks after the start, want 0", w.size())
+	}
+
+	// A clock goes with its job: when the job leaves the pending state,
+	// moves to another attempt, or disappears.
+	for name, change := range map[string]func(){
+		"running":  func() { seen["g"] = seenJob{job: domain.Job{ID: "g", State: domain.StateRunning, Attempt: 1}} },
+		"requeued": func() { seen["g"] = seenJob{job: domain.Job{ID: "g", State: domain.StatePending, Attempt: 2}} },
+		"deleted":  func() { delete(seen, "g") },
+	} {
+		seen["g"] = seenJob{job: domain.Job{ID: "g", State: domain.StatePending, Attempt: 1}}
+		w = switchWaits{}
+		cycle(t0)
+		if w.size() != 1 {
+			t.Fatalf("%s: %d clocks before, want 1", name, w.size())
+		}
+		change()
+		w.update(queue.Plan{}, queue.Input{}, seen, t0.Add(time.Minute))
+		if w.size() != 0 {
+			t.Errorf("%s: %d clocks left, want 0", name, w.size())
+		}
+	}
+}

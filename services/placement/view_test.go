@@ -1,0 +1,149 @@
+package placement
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/store"
+)
+
+// The view is updated change by change and snapshotted between changes;
+// every snapshot must equal a view built from scratch from the state at
+// that moment (what placement rebuilt every cycle before), and changing a
+// snapshot must not change the view.
+func TestViewIncrementalMatchesRebuild(t *testing.T) {
+	const nodes, gpus, cpus = 12, 8, 16
+	live := map[string]domain.Node{}
+	inv := map[string]domain.Node{}
+	for i := range nodes {
+		n := domain.Node{Name: fmt.Sprintf("n%02d", i), Addr: fmt.Sprintf("10.0.0.%d", i), GPUs: gpus, CPUs: cpus,
+			Leaf: fmt.Sprintf("leaf%d", i/4), Spine: "spine0"}
+		inv[store.InventoryKey(n.Name)] = n
+		if i%5 != 4 {
+			live[store.NodeKey(n.Name)] = n
+		}
+	}
+	states := map[string]domain.NodeState{store.NodeStateKey("n03"): {Drained: true}}
+	loads := 0
+	load := func() (map[string]domain.Node, map[string]domain.Node, map[string]domain.NodeState) {
+		loads++
+		return live, inv, states
+	}
+	gens := [3]uint64{1, 1, 1}
+
+	// The state as etcd would hold it: claim keys, port keys, allocations.
+	claims := map[string]bool{}
+	ports := map[string]bool{}
+	allocs := map[string]domain.Allocation{}
+	fresh := func() *view {
+		v := newView()
+		for k := range claims {
+			v.claimChanged(k, &domain.Claim{})
+		}
+		for k := range ports {
+			v.portChanged(k, &domain.Claim{})
+		}
+		for _, a := range allocs {
+			a := a
+			v.allocChanged(&a, nil)
+		}
+		return v
+	}
+
+	rng := rand.New(rand.NewPCG(7, 7))
+	v := newView()
+	for step := range 400 {
+		node := fmt.Sprintf("n%02d", rng.IntN(nodes))
+		switch rng.IntN(4) {
+		case 0: // claim or release a GPU
+			k := store.ClaimKey(node, rng.IntN(gpus))
+			if claims[k] {
+				delete(claims, k)
+				v.claimChanged(k, nil)
+			} else {
+				claims[k] = true
+				v.claimChanged(k, &domain.Claim{JobID: "j"})
+			}
+		case 1: // claim or release a port
+			k := store.PortKey("10.0.0.1", 29500+rng.IntN(4))
+			if ports[k] {
+				delete(ports, k)
+				v.portChanged(k, nil)
+			} else {
+				ports[k] = true
+				v.portChanged(k, &domain.Claim{JobID: "j"})
+			}
+		case 2: // write or rewrite an allocation holding cores
+			id := fmt.Sprintf("job%d", rng.IntN(6))
+			a := domain.Allocation{JobID: id, Placement: domain.Placement{Nodes: []domain.NodePlacement{{
+				Node: node, Ranks: []domain.Rank{{CPUs: []int{rng.IntN(cpus), rng.IntN(cpus)}}},
+			}}}}
+			var prev *domain.Allocation
+			if p, ok := allocs[id]; ok {
+				prev = &p
+			}
+			allocs[id] = a
+			v.allocChanged(&a, prev)
+		case 3: // release an allocation
+			id := fmt.Sprintf("job%d", rng.IntN(6))
+			if p, ok := allocs[id]; ok {
+				delete(allocs, id)
+				v.allocChanged(nil, &p)
+			}
+		}
+		if step%97 == 0 {
+			// A node changes: the view must rebuild.
+			gens[0]++
+			delete(live, store.NodeKey(node))
+		}
+		if rng.IntN(3) > 0 {
+			continue
+		}
+		got := v.snapshot(Config{}, gens, load)
+		want := fresh().snapshot(Config{}, gens, load)
+		if !reflect.DeepEqual(got.Nodes, want.Nodes) || !reflect.DeepEqual(got.UsedPorts, want.UsedPorts) {
+			t.Fatalf("step %d: incremental view differs from a rebuild:\n got %+v\nwant %+v", step, got.Nodes, want.Nodes)
+		}
+		// The caller owns its snapshot.
+		for i := range got.Nodes {
+			got.Nodes[i].Free = nil
+		}
+		if again := v.snapshot(Config{}, gens, load); !reflect.DeepEqual(again.Nodes, want.Nodes) {
+			t.Fatalf("step %d: changing a snapshot changed the view", step)
+		}
+	}
+}
+
+// Between node-set changes the snapshot is updated in place, not rebuilt:
+// the node caches are read once per node set.
+func TestViewReadsNodesOnlyWhenTheyChange(t *testing.T) {
+	n := domain.Node{Name: "n1", GPUs: 8, Leaf: "l1"}
+	live := map[string]domain.Node{store.NodeKey("n1"): n}
+	loads := 0
+	load := func() (map[string]domain.Node, map[string]domain.Node, map[string]domain.NodeState) {
+		loads++
+		return live, nil, nil
+	}
+	v := newView()
+	gens := [3]uint64{1, 0, 0}
+	first := v.snapshot(Config{}, gens, load)
+	v.claimChanged(store.ClaimKey("n1", 3), &domain.Claim{JobID: "j"})
+	second := v.snapshot(Config{}, gens, load)
+	if loads != 1 {
+		t.Fatalf("node caches read %d times for one node set, want 1", loads)
+	}
+	if len(first.Nodes[0].Free) != 8 || len(second.Nodes[0].Free) != 7 {
+		t.Fatalf("free GPUs: first %v, second %v", first.Nodes[0].Free, second.Nodes[0].Free)
+	}
+	if first.Nodes[0].Free[3] != 3 {
+		t.Fatalf("an earlier snapshot changed: %v", first.Nodes[0].Free)
+	}
+	gens[0]++
+	_ = v.snapshot(Config{}, gens, load)
+	if loads != 2 {
+		t.Fatalf("node caches read %d times after a node change, want 2", loads)
+	}
+}
