@@ -3,17 +3,13 @@ package gang_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/services/gang"
-	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/testenv"
@@ -26,19 +22,7 @@ import (
 func TestGangStartedBeforeItsReservationWasRecorded(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := config.Base{NATSURL: env.NATSURL, Etcd: env.EtcdEndpoint, StreamReplicas: 1, Log: slog.New(slog.DiscardHandler)}
-	rctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = gang.Run(rctx, gang.Config{Base: base, Workers: 2})
-	}()
-	defer func() { cancel(); wg.Wait() }()
+	js := startGang(t, env, 1, gang.Config{Workers: 2})
 
 	const id = "early"
 	nodeLease, err := env.Etcd.Grant(ctx, 600)

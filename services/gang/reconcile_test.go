@@ -3,13 +3,11 @@ package gang_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/services/gang"
-	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
@@ -52,14 +50,7 @@ func TestReconcileLeavesAReservationBeingRecorded(t *testing.T) {
 	// orphan: no job at all. Its release shows a reconcile pass has run.
 	reserve("orphan")
 
-	base := config.Base{NATSURL: env.NATSURL, Etcd: env.EtcdEndpoint, StreamReplicas: 1, Log: slog.New(slog.DiscardHandler)}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = gang.Run(rctx, gang.Config{Base: base, ReconcileInterval: 20 * time.Millisecond, Now: clock.Now})
-	}()
-	defer func() { cancel(); <-done }()
+	startGang(t, env, 1, gang.Config{ReconcileInterval: 20 * time.Millisecond, Now: clock.Now})
 
 	held := func(id string) bool {
 		t.Helper()

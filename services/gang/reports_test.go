@@ -3,7 +3,6 @@ package gang_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/services/gang"
-	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
@@ -31,21 +29,7 @@ import (
 func TestConcurrentReportsPassBarrierAndFinish(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := config.Base{NATSURL: env.NATSURL, Etcd: env.EtcdEndpoint, StreamReplicas: 1, Log: slog.New(slog.DiscardHandler)}
-	rctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = gang.Run(rctx, gang.Config{Base: base, Workers: 4})
-		}()
-	}
-	defer func() { cancel(); wg.Wait() }()
+	js := startGang(t, env, 2, gang.Config{Workers: 4})
 
 	const width = 8
 	// The nodes stay up throughout (the reconciler requeues gangs on nodes
