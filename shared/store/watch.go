@@ -13,8 +13,9 @@ import (
 
 // WatchStall is how long a watch may go without any answer from its etcd
 // member, while a progress request is outstanding, before LiveWatch gives
-// up on it. Progress requests go out every WatchStall/3 of quiet.
-const WatchStall = 3 * time.Second
+// up on it. Progress requests go out every WatchStall/3 of quiet. A live
+// member answers one in milliseconds; a false alarm costs a reload.
+const WatchStall = 2 * time.Second
 
 // LiveWatch is one etcd watch that notices when its member stops
 // answering. A watch is a long-lived stream on one member; if that member
