@@ -103,6 +103,11 @@ func TestCLIUsageErrors(t *testing.T) {
 	if _, _, code := cli(t, "describe"); code != 2 {
 		t.Errorf("describe without ID: %d", code)
 	}
+	// etcd leases are whole seconds: a TTL that is not would be kept on a
+	// clock that is off by the fraction.
+	if _, errOut, code := cli(t, "agent", "--name", "n1", "--addr", "n1", "--data-dir", t.TempDir(), "--lease-ttl", "2500ms"); code == 0 || !strings.Contains(errOut, "--lease-ttl: 2.5s is not whole seconds") {
+		t.Errorf("agent --lease-ttl 2500ms: %d %q", code, errOut)
+	}
 	if out, _, code := cli(t, "--help"); code != 0 || !strings.Contains(out, "submit") {
 		t.Errorf("--help: %d %q", code, out)
 	}

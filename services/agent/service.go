@@ -56,6 +56,8 @@ func (c *Config) Validate() error {
 		return errors.New("--data-dir: required")
 	case c.LeaseTTL != 0 && c.LeaseTTL < 2*time.Second:
 		return errors.Newf("--lease-ttl: %s is below the 2s minimum", c.LeaseTTL)
+	case c.LeaseTTL%time.Second != 0:
+		return errors.Newf("--lease-ttl: %s is not whole seconds (etcd leases are)", c.LeaseTTL)
 	}
 	return nil
 }
@@ -137,7 +139,7 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 	// node's gangs elsewhere, and ranks still running here (a partition, a
 	// frozen etcd member) would run beside their replacements.
 	lost := make(chan error, 1)
-	keeper := store.NewLeaseKeeper(a.etcd, lease.ID, a.cfg.LeaseTTL, a.log)
+	keeper := store.NewLeaseKeeper(a.etcd, lease.ID, time.Duration(lease.TTL)*time.Second, a.log) // as granted: whole seconds, at least etcd's minimum
 	go func() { lost <- keeper.Hold(ectx, granted) }()
 	watchErr := make(chan error, 1)
 	go func() { watchErr <- a.followAssignments(ectx, node.Epoch) }()

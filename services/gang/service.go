@@ -81,6 +81,9 @@ func (c *Config) Validate() error {
 	if c.ReservationTTL != 0 && c.ReservationTTL < 2*time.Second {
 		return errors.Newf("--reservation-ttl: %s is below the 2s minimum", c.ReservationTTL)
 	}
+	if c.ReservationTTL%time.Second != 0 {
+		return errors.Newf("--reservation-ttl: %s is not whole seconds (etcd leases are)", c.ReservationTTL)
+	}
 	if c.LaunchTimeout != 0 && c.LaunchTimeout < time.Second {
 		return errors.Newf("--launch-timeout: %s is below the 1s minimum", c.LaunchTimeout)
 	}

@@ -42,7 +42,8 @@ func OpenSession(ctx context.Context, cli *clientv3.Client, ttl time.Duration, l
 		return nil, errors.Wrap(err, "open session")
 	}
 	s := &Session{cs: cs, ctx: sctx, cancel: cancel}
-	keeper := NewLeaseKeeper(cli, lease.ID, time.Duration(secs)*time.Second, log.With("lease", int64(lease.ID)))
+	// As granted: etcd may raise a TTL below its minimum.
+	keeper := NewLeaseKeeper(cli, lease.ID, time.Duration(lease.TTL)*time.Second, log.With("lease", int64(lease.ID)))
 	go func() {
 		err := keeper.Hold(sctx, granted)
 		s.mu.Lock()
