@@ -12,7 +12,6 @@ import (
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
-	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/testenv"
@@ -40,49 +39,15 @@ func TestConcurrentReportsPassBarrierAndFinish(t *testing.T) {
 	}
 	for g := range 3 {
 		id := fmt.Sprintf("wide-%d", g)
-		lease, err := env.Etcd.Grant(ctx, 600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := domain.Placement{MasterPort: 29500 + g}
-		revs := map[string]int64{}
-		for k := range width {
-			name := fmt.Sprintf("%s-n%d", id, k)
-			node := domain.Node{Name: name, Addr: name, GPUs: 2, Epoch: int64(nodeLease.ID)}
-			resp, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(nodeLease.ID))
-			if err != nil {
-				t.Fatal(err)
-			}
-			revs[name] = resp.Header.Revision
-			p.Nodes = append(p.Nodes, domain.NodePlacement{Node: name, NodeRank: k, GPUs: []int{0, 1},
-				Ranks: []domain.Rank{{Rank: 2 * k, GPUs: []int{0}}, {Rank: 2*k + 1, LocalRank: 1, GPUs: []int{1}}}})
-		}
-		p.MasterAddr = p.Nodes[0].Node
-		spec := jobspec.Spec{ID: id, Queue: "default", Command: []string{"sleep", "1"},
-			Gang: jobspec.Gang{Nodes: width, GPUsPerNode: 2, TasksPerNode: 2}}
-		now := time.Now().UTC()
-		job := domain.Job{ID: id, Spec: spec, State: domain.StateReserved, Attempt: 1, Placement: &p, ReservedAt: now}
-		if err := js.Create(ctx, job); err != nil {
-			t.Fatal(err)
-		}
-		a := domain.Allocation{JobID: id, Attempt: 1, State: domain.AllocReserved, Placement: p,
-			Lease: int64(lease.ID), ReservedAt: now, LaunchDeadline: now.Add(time.Minute)}
-		var assigns []domain.Assignment
-		for _, np := range p.Nodes {
-			assigns = append(assigns, domain.Assignment{JobID: id, Attempt: 1, Node: np.Node, NodeRank: np.NodeRank,
-				NNodes: width, WorldSize: 2 * width, MasterAddr: p.MasterAddr, MasterPort: p.MasterPort,
-				Ranks: np.Ranks, Command: spec.Command})
-		}
-		if ok, _, err := store.Reserve(ctx, env.Etcd, a, assigns, revs, lease.ID); err != nil || !ok {
-			t.Fatalf("reserve %s: ok=%v err=%v", id, ok, err)
-		}
+		a, lease := reservedGang(t, env, js, nodeLease.ID, id, width, 29500+g, domain.StateReserved)
+		p := a.Placement
 		keys := allocationKeys(a)
 		before := values(t, env.Etcd, keys)
 
 		publishAll(t, env, id, p, domain.ReportStarted)
 		waitState(t, js, id, domain.StateRunning)
 		// Past the barrier: the keys outlive the reservation lease, unchanged.
-		if _, err := env.Etcd.Revoke(ctx, lease.ID); err != nil {
+		if _, err := env.Etcd.Revoke(ctx, lease); err != nil {
 			t.Fatal(err)
 		}
 		after := values(t, env.Etcd, keys)

@@ -2,13 +2,20 @@ package gang_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
+	"github.com/lockstep-dev/lockstep/shared/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/testenv"
 )
 
@@ -33,4 +40,53 @@ func startGang(t *testing.T, env *testenv.Env, replicas int, cfg gang.Config) *j
 	}
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	return js
+}
+
+// reservedGang commits, as a gang replica would, the reservation of attempt
+// 1 of job id on width nodes of 2 GPUs and 2 ranks each (registered under
+// nodeLease, so they stay up), under a reservation lease of its own, and
+// writes the job record in state. It returns the allocation and its lease.
+func reservedGang(t *testing.T, env *testenv.Env, js *jobs.Store, nodeLease clientv3.LeaseID, id string, width, port int, state domain.State) (domain.Allocation, clientv3.LeaseID) {
+	t.Helper()
+	ctx := context.Background()
+	lease, err := env.Etcd.Grant(ctx, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := domain.Placement{MasterPort: port}
+	revs := map[string]int64{}
+	for k := range width {
+		name := fmt.Sprintf("%s-n%d", id, k)
+		node := domain.Node{Name: name, Addr: name, GPUs: 2, Epoch: int64(nodeLease)}
+		resp, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(nodeLease))
+		if err != nil {
+			t.Fatal(err)
+		}
+		revs[name] = resp.Header.Revision
+		p.Nodes = append(p.Nodes, domain.NodePlacement{Node: name, NodeRank: k, GPUs: []int{0, 1},
+			Ranks: []domain.Rank{{Rank: 2 * k, GPUs: []int{0}}, {Rank: 2*k + 1, LocalRank: 1, GPUs: []int{1}}}})
+	}
+	p.MasterAddr = p.Nodes[0].Node
+	spec := jobspec.Spec{ID: id, Queue: "default", Command: []string{"sleep", "1"},
+		Gang: jobspec.Gang{Nodes: width, GPUsPerNode: 2, TasksPerNode: 2}}
+	now := time.Now().UTC()
+	job := domain.Job{ID: id, Spec: spec, State: state, Attempt: 1, PendingSince: now}
+	if state != domain.StatePending {
+		job.Placement, job.ReservedAt = &p, now
+	}
+	if err := js.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	a := domain.Allocation{JobID: id, Attempt: 1, State: domain.AllocReserved, Placement: p,
+		Lease: int64(lease.ID), ReservedAt: now, LaunchDeadline: now.Add(time.Minute)}
+	var assigns []domain.Assignment
+	for _, np := range p.Nodes {
+		assigns = append(assigns, domain.Assignment{JobID: id, Attempt: 1, Node: np.Node, NodeRank: np.NodeRank,
+			NNodes: width, WorldSize: 2 * width, MasterAddr: p.MasterAddr, MasterPort: p.MasterPort,
+			Ranks: np.Ranks, Command: spec.Command})
+	}
+	if ok, _, err := store.Reserve(ctx, env.Etcd, a, assigns, revs, lease.ID); err != nil || !ok {
+		t.Fatalf("reserve %s: ok=%v err=%v", id, ok, err)
+	}
+	return a, lease.ID
 }
