@@ -92,10 +92,19 @@ func (rep Report) Summary() string {
 
 	if r.Usage.Measured {
 		fmt.Fprintf(&b, "Process (NATS + etcd + services + this harness) during the load: %.1f CPU s over %.1f s = %.2f cores; "+
-			"peak Go heap %.0f MiB, Go runtime memory %.0f MiB, peak RSS %.0f MiB.\n\n",
-			r.Usage.CPUSeconds, r.Usage.WallSeconds, r.Usage.Cores, r.Usage.PeakHeapMiB, r.Usage.PeakSysMiB, r.Usage.PeakRSSMiB)
+			"peak Go heap %.0f MiB, Go runtime memory %.0f MiB, peak RSS %.0f MiB; GOGC=%d.\n\n",
+			r.Usage.CPUSeconds, r.Usage.WallSeconds, r.Usage.Cores, r.Usage.PeakHeapMiB, r.Usage.PeakSysMiB, r.Usage.PeakRSSMiB, r.Usage.GCPercent)
 	} else {
 		b.WriteString("Service CPU and memory: not measured (external cluster).\n\n")
+	}
+	if len(r.Streams) > 0 && r.Submitted > 0 {
+		st := report.Table{Header: []string{"JetStream stream", "messages during the load", "per submitted job"}}
+		for _, name := range countedStreams {
+			if n, ok := r.Streams[name]; ok {
+				st.Add(name, report.Thousands(int(n)), fmt.Sprintf("%.1f", float64(n)/float64(r.Submitted)))
+			}
+		}
+		b.WriteString(st.String() + "\n")
 	}
 	fmt.Fprintf(&b, "Virtual agents: %d started, %d exited, %d lost reports; %d report publishes failed.\n\n",
 		r.Agents.Started, r.Agents.Exited, r.Agents.Lost, r.Agents.PublishFailures)

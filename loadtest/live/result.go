@@ -71,8 +71,11 @@ type Result struct {
 	RawPerSec  float64 `json:"rawTxnPerSec"`
 	RatioToRaw float64 `json:"ratioToRaw"`
 
-	Usage  Usage      `json:"usage"`
-	Agents AgentStats `json:"agents"`
+	Usage Usage `json:"usage"`
+	// Streams counts the messages each JetStream stream took during the
+	// load phase.
+	Streams StreamMessages `json:"streamMessages,omitempty"`
+	Agents  AgentStats     `json:"agents"`
 
 	// Bookkeeping is empty when every submitted job is accounted for in
 	// the events seen; otherwise it lists what is not.

@@ -174,6 +174,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		defer func() { pprof.StopCPUProfile(); _ = pf.Close() }()
 	}
+	seqs := streamSeqs(ctx, b.JS)
 	usage := startUsage()
 	lctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
 	defer cancel()
@@ -181,6 +182,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	sub := submit(lctx, b, f, cfg, runID, t0)
 	res.DeadlineHit = waitEnded(lctx, f, cfg, sub) && lctx.Err() != nil && ctx.Err() == nil
 	res.Usage = usage.stop(res.Mode == "embedded")
+	res.Streams = streamDelta(seqs, streamSeqs(ctx, b.JS))
 	if cfg.CPUProfile != "" {
 		pprof.StopCPUProfile()
 	}

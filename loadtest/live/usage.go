@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +28,9 @@ type Usage struct {
 	PeakHeapMiB float64 `json:"peakHeapMiB"`
 	PeakSysMiB  float64 `json:"peakSysMiB"`
 	PeakRSSMiB  float64 `json:"peakRSSMiB"`
+	// GCPercent is the GOGC the process ran with (lockstep's default is
+	// 400; the GOGC environment variable overrides it).
+	GCPercent int `json:"gcPercent"`
 }
 
 type usageSampler struct {
@@ -80,7 +84,16 @@ func (u *usageSampler) stop(measured bool) Usage {
 	return Usage{
 		Measured: true, WallSeconds: wall, CPUSeconds: cpu, Cores: cpu / wall,
 		PeakHeapMiB: float64(u.heap) / mib, PeakSysMiB: float64(u.sys) / mib, PeakRSSMiB: peakRSS() / mib,
+		GCPercent: gcPercent(),
 	}
+}
+
+// gcPercent reads the GOGC in force (the runtime only reports it when it
+// is set, so it is set to itself).
+func gcPercent() int {
+	p := debug.SetGCPercent(-1)
+	debug.SetGCPercent(p)
+	return p
 }
 
 func cpuTime() time.Duration {
