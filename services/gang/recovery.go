@@ -12,6 +12,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
@@ -77,6 +78,11 @@ func (s *service) allocations(ctx context.Context) ([]domain.Allocation, error) 
 }
 
 func (s *service) reconcileLoop(ctx context.Context) {
+	select {
+	case <-s.active.Ready():
+	case <-ctx.Done():
+		return
+	}
 	t := time.NewTicker(s.cfg.ReconcileInterval)
 	defer t.Stop()
 	for {
@@ -112,32 +118,23 @@ func (s *service) reconcile(ctx context.Context) {
 	for _, kv := range nodes.Kvs {
 		up[store.LastSegment(string(kv.Key))] = true
 	}
-	// Every record, read after the allocations were listed (as a read per
-	// allocation would be), in one pass.
-	all, err := s.jobs.All(ctx)
-	if err != nil {
-		s.log.Warn("reconcile: list jobs", "err", err)
-		return
-	}
-	byID := make(map[string]domain.Job, len(all))
-	for _, j := range all {
-		byID[j.ID] = j
-	}
+	// The unfinished records as the watch has them, taken after the
+	// allocations were listed (as a read per allocation would be).
+	active := s.active.Snapshot()
 	now := s.cfg.Now()
 	held := map[string]int{}
 	for _, a := range allocs {
 		held[a.JobID] = a.Attempt
-		job, found := byID[a.JobID]
-		if !found || job.State.Terminal() || job.Attempt != a.Attempt {
-			// The listing is a watch over a bucket that keeps changing: a
-			// record updated while it streamed can be missing from it.
-			// Releasing is final, so confirm with a read of the record.
-			var err error
-			if job, _, err = s.jobs.Get(ctx, a.JobID); err != nil && !errs.IsNotFound(err) {
+		job, found := active[a.JobID]
+		if !found || job.Attempt != a.Attempt {
+			// Finished, or the watch lags the bucket. Releasing is final,
+			// so confirm with a read of the record.
+			full, _, err := s.jobs.Get(ctx, a.JobID)
+			if err != nil && !errs.IsNotFound(err) {
 				s.log.Warn("reconcile: read job", "job", a.JobID, "err", err)
 				continue
 			}
-			found = err == nil
+			job, found = jobs.BriefOf(full), err == nil
 		}
 		switch {
 		case !found || job.State.Terminal() || job.Attempt != a.Attempt:
@@ -171,7 +168,7 @@ func (s *service) reconcile(ctx context.Context) {
 			}
 		}
 	}
-	for _, j := range all {
+	for _, j := range active {
 		if !j.State.Active() {
 			continue
 		}

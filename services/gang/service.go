@@ -100,6 +100,9 @@ type service struct {
 	bus  *bus.Bus
 	etcd *clientv3.Client
 	jobs *jobs.Store
+	// active follows the job records that are not finished, for the
+	// reconciler.
+	active *jobs.Active
 	// lease is the reservation lease of the current etcd session.
 	lease func() clientv3.LeaseID
 	// nodes mirrors node registrations (for reservation compares and node
@@ -127,7 +130,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return errors.Wrap(err, "gang")
 	}
-	s := &service{cfg: cfg, log: log, tel: cfg.Instruments("gang"), bus: b, etcd: cli, jobs: js}
+	s := &service{cfg: cfg, log: log, tel: cfg.Instruments("gang"), bus: b, etcd: cli, jobs: js, active: js.Active(ctx, log)}
 	// One session (lease) per replica holds all of its reservations until
 	// they pass the launch barrier. Losing it (a partition longer than the
 	// TTL) loses those reservations; serve again on a new one.
