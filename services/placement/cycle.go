@@ -111,9 +111,10 @@ func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob) {
 	for _, r := range s.usage {
 		records = append(records, r)
 	}
+	usage := queue.DecayedUsage(records, now, queue.DefaultHalfLife)
 	return queue.Input{
 		Snapshot: snap, Pending: pending, Running: running, Config: s.cfg.Queues,
-		Usage: queue.DecayedUsage(records, now, queue.DefaultHalfLife), Now: now,
+		Usage: s.finished.Usage(now, usage), Now: now,
 	}, seen
 }
 

@@ -43,8 +43,12 @@ type scheduler struct {
 	// active holds every pending, reserved or running job, with the KV
 	// revision it was seen at.
 	active map[string]seenJob
-	// usage holds the GPU use of jobs that ran, for fair share.
-	usage map[string]queue.UsageRecord
+	// usage holds the GPU use of running jobs, and finished holds that of
+	// finished ones folded per queue (folded marks the jobs it holds), for
+	// fair share.
+	usage    map[string]queue.UsageRecord
+	finished *queue.UsageLedger
+	folded   map[string]bool
 	// inflight holds proposals not yet answered; their GPUs are treated as
 	// taken so one cycle never offers a GPU twice.
 	inflight map[string]proposal
@@ -81,6 +85,8 @@ func newScheduler(b *bus.Bus, cli *clientv3.Client, js *jobs.Store, cfg Config, 
 		kick:       make(chan struct{}, 1),
 		active:     map[string]seenJob{},
 		usage:      map[string]queue.UsageRecord{},
+		finished:   queue.NewUsageLedger(queue.DefaultHalfLife),
+		folded:     map[string]bool{},
 		inflight:   map[string]proposal{},
 		preempting: map[string]preemption{},
 	}

@@ -96,15 +96,28 @@ func (s *scheduler) followJobs(ctx context.Context, w jetstream.KeyWatcher) {
 				delete(s.active, j.ID)
 			}
 			if err == nil && !j.RunningAt.IsZero() {
-				rec := queue.UsageRecord{Queue: j.Spec.Queue, GPUs: j.Spec.GPUs(), Start: j.RunningAt}
-				if j.State.Terminal() {
-					rec.End = j.EndedAt
-				}
-				s.usage[j.ID] = rec
+				s.recordUsage(j)
 			}
 			s.seenRev = max(s.seenRev, e.Revision())
 			s.mu.Unlock()
 			s.poke()
 		}
+	}
+}
+
+// recordUsage keeps a job's GPU use for fair share: as a record while it
+// runs, folded into the ledger once it has finished (once: a watch that
+// starts again replays every record).
+func (s *scheduler) recordUsage(j domain.Job) {
+	rec := queue.UsageRecord{Queue: j.Spec.Queue, GPUs: j.Spec.GPUs(), Start: j.RunningAt}
+	if !j.State.Terminal() {
+		s.usage[j.ID] = rec
+		return
+	}
+	delete(s.usage, j.ID)
+	if !s.folded[j.ID] {
+		s.folded[j.ID] = true
+		rec.End = j.EndedAt
+		s.finished.Add(rec)
 	}
 }
