@@ -2,7 +2,6 @@ package live
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/codec"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
@@ -157,7 +157,7 @@ func (a *agents) assigned(key string, raw []byte) {
 		return
 	}
 	var as domain.Assignment
-	if err := json.Unmarshal(raw, &as); err != nil {
+	if err := codec.Decode(raw, &as); err != nil {
 		a.log.Warn("undecodable assignment", "key", key, "err", err)
 		return
 	}

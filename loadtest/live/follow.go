@@ -2,7 +2,6 @@ package live
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/codec"
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 )
@@ -59,7 +59,7 @@ func (f *follower) start(ctx context.Context, b *bus.Bus) (stop func(), err erro
 	}
 	cc, err := cons.Consume(func(msg jetstream.Msg) {
 		var ev events.Event
-		if json.Unmarshal(msg.Data(), &ev) == nil {
+		if codec.Decode(msg.Data(), &ev) == nil {
 			f.record(ev)
 		}
 	})

@@ -2,13 +2,13 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/lockstep-dev/lockstep/shared/codec"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
@@ -67,7 +67,7 @@ func (a *agent) watchAssignments(ctx context.Context, epoch int64) error {
 // (this agent restarted and is not running those ranks).
 func (a *agent) assigned(ctx context.Context, raw []byte, epoch int64) {
 	var as domain.Assignment
-	if err := json.Unmarshal(raw, &as); err != nil {
+	if err := codec.Decode(raw, &as); err != nil {
 		a.log.Warn("undecodable assignment", "err", err)
 		return
 	}

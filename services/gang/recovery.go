@@ -2,13 +2,13 @@ package gang
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/lockstep-dev/lockstep/shared/codec"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
@@ -68,7 +68,7 @@ func (s *service) allocations(ctx context.Context) ([]domain.Allocation, error) 
 	live := make(map[string]bool, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		var a domain.Allocation
-		if json.Unmarshal(kv.Value, &a) == nil {
+		if codec.Decode(kv.Value, &a) == nil {
 			out = append(out, a)
 			live[a.JobID] = true
 		}

@@ -2,7 +2,6 @@ package gang
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/cockroachdb/errors"
@@ -10,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/lockstep-dev/lockstep/shared/codec"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
@@ -20,7 +20,7 @@ import (
 // handleReport applies one agent report to the job's allocation.
 func (s *service) handleReport(ctx context.Context, msg jetstream.Msg) error {
 	var r domain.Report
-	if err := json.Unmarshal(msg.Data(), &r); err != nil || r.JobID == "" || r.Node == "" {
+	if err := codec.Decode(msg.Data(), &r); err != nil || r.JobID == "" || r.Node == "" {
 		return errs.MarkPermanent(errors.Newf("malformed agent report: %v", err))
 	}
 	switch r.Kind {

@@ -2,7 +2,6 @@ package gang
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/lockstep-dev/lockstep/shared/codec"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
@@ -24,7 +24,7 @@ import (
 // handleProposal reserves one proposal, all or nothing.
 func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 	var prop domain.Proposal
-	if err := json.Unmarshal(msg.Data(), &prop); err != nil || len(prop.Placement.Nodes) == 0 {
+	if err := codec.Decode(msg.Data(), &prop); err != nil || len(prop.Placement.Nodes) == 0 {
 		return errs.MarkPermanent(errors.Newf("malformed proposal: %v", err))
 	}
 	ctx = telemetry.WithJob(ctx, prop.JobID)
@@ -129,7 +129,7 @@ func namedConflicts(resp *clientv3.TxnResponse, p domain.Placement, jobID string
 		for _, kv := range r.GetResponseRange().Kvs {
 			key := string(kv.Key)
 			var c domain.Claim
-			_ = json.Unmarshal(kv.Value, &c)
+			_ = codec.Decode(kv.Value, &c)
 			switch {
 			case strings.HasPrefix(key, store.ClaimsPrefix):
 				node, gpu, _ := store.ParseClaimKey(key)

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lockstep-dev/lockstep/shared/codec"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 )
 
@@ -123,7 +123,7 @@ func apply(m map[string]Brief, e jetstream.KeyValueEntry, log *slog.Logger) {
 		return
 	}
 	var b Brief
-	if err := json.Unmarshal(e.Value(), &b); err != nil {
+	if err := codec.Decode(e.Value(), &b); err != nil {
 		log.Warn("undecodable job record", "job", e.Key(), "err", err)
 		delete(m, e.Key())
 		return

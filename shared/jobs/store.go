@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lockstep-dev/lockstep/shared/codec"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
@@ -172,7 +173,7 @@ func Decode(data []byte) (domain.Job, error) { return decode(data) }
 
 func decode(data []byte) (domain.Job, error) {
 	var j domain.Job
-	if err := json.Unmarshal(data, &j); err != nil {
+	if err := codec.Decode(data, &j); err != nil {
 		return domain.Job{}, errors.Wrap(err, "decode job record")
 	}
 	return j, nil

@@ -1,8 +1,9 @@
 package store
 
 import (
+	"github.com/lockstep-dev/lockstep/shared/codec"
+
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
@@ -107,7 +108,7 @@ func (c *Cache[T]) load(ctx context.Context) error {
 	revs := make(map[string]int64, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		var v T
-		if err := json.Unmarshal(kv.Value, &v); err != nil {
+		if err := codec.Decode(kv.Value, &v); err != nil {
 			c.log.Warn("skipping undecodable key", "key", string(kv.Key), "err", err)
 			continue
 		}
@@ -190,7 +191,7 @@ func (c *Cache[T]) apply(ev *clientv3.Event) {
 	var val *T
 	if ev.Type == clientv3.EventTypePut {
 		var v T
-		if err := json.Unmarshal(ev.Kv.Value, &v); err != nil {
+		if err := codec.Decode(ev.Kv.Value, &v); err != nil {
 			c.mu.Unlock()
 			c.log.Warn("skipping undecodable key", "key", key, "err", err)
 			return

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/lockstep-dev/lockstep/shared/codec"
+
 	"context"
 	"encoding/json"
 	"strings"
@@ -89,7 +91,7 @@ func GetJSON(ctx context.Context, kv clientv3.KV, key string, v any) (found bool
 	if len(resp.Kvs) == 0 {
 		return false, 0, nil
 	}
-	if err := json.Unmarshal(resp.Kvs[0].Value, v); err != nil {
+	if err := codec.Decode(resp.Kvs[0].Value, v); err != nil {
 		return true, 0, errors.Wrapf(err, "decode %s", key)
 	}
 	return true, resp.Kvs[0].ModRevision, nil
