@@ -108,6 +108,12 @@ func TestCLIUsageErrors(t *testing.T) {
 	if _, errOut, code := cli(t, "agent", "--name", "n1", "--addr", "n1", "--data-dir", t.TempDir(), "--lease-ttl", "2500ms"); code == 0 || !strings.Contains(errOut, "--lease-ttl: 2.5s is not whole seconds") {
 		t.Errorf("agent --lease-ttl 2500ms: %d %q", code, errOut)
 	}
+	// 0 would silently mean the default to gang.Config; the CLI refuses it.
+	for _, n := range []string{"0", "513"} {
+		if _, errOut, code := cli(t, "gang", "--workers", n); code == 0 || !strings.Contains(errOut, "--workers: "+n+" is outside 1..512") {
+			t.Errorf("gang --workers %s: %d %q", n, code, errOut)
+		}
+	}
 	if out, _, code := cli(t, "--help"); code != 0 || !strings.Contains(out, "submit") {
 		t.Errorf("--help: %d %q", code, out)
 	}

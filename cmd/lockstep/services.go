@@ -96,7 +96,9 @@ func runPlacement(ctx context.Context, env *cliEnv, args []string) error {
 
 func runGang(ctx context.Context, env *cliEnv, args []string) error {
 	var ttl, launch time.Duration
+	var workers int
 	b, err := serviceFlags(env, "gang", "Reserve gangs all-or-nothing in etcd and own their allocations.", args, func(fs *flag.FlagSet) {
+		fs.IntVar(&workers, "workers", gang.DefaultWorkers, fmt.Sprintf("proposals (and, separately, agent reports) handled at once, 1..%d: reservations wait on etcd's fsync, so throughput ≈ workers ÷ latency", gang.MaxWorkers))
 		fs.DurationVar(&ttl, "reservation-ttl", store.DefaultReservationTTL, "reservation lease TTL (claims of a crashed gang service vanish after this)")
 		fs.DurationVar(&launch, "launch-timeout", store.DefaultLaunchTimeout, "release and requeue a gang not fully running after this long")
 	})
@@ -104,7 +106,10 @@ func runGang(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	return serve(ctx, b, "gang", func(b config.Base) error {
-		return gang.Run(ctx, gang.Config{Base: b, ReservationTTL: ttl, LaunchTimeout: launch})
+		if workers < 1 { // 0 would mean "the default" to gang.Config
+			return fmt.Errorf("--workers: %d is outside 1..%d", workers, gang.MaxWorkers)
+		}
+		return gang.Run(ctx, gang.Config{Base: b, ReservationTTL: ttl, LaunchTimeout: launch, Workers: workers})
 	})
 }
 

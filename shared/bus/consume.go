@@ -22,6 +22,11 @@ import (
 // delivered again after a crash.
 type Handler func(ctx context.Context, msg jetstream.Msg) error
 
+// MaxAckPending bounds the messages of one durable consumer in flight
+// (delivered, not yet acknowledged) across all replicas: enough for a few
+// replicas of the gang service at their default of 128 workers each.
+const MaxAckPending = 1024
+
 // ConsumerSpec names a durable consumer.
 type ConsumerSpec struct {
 	Stream  string
@@ -52,7 +57,7 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       ackWait,
 		MaxDeliver:    -1,
-		MaxAckPending: 256,
+		MaxAckPending: MaxAckPending,
 	})
 	if err != nil {
 		return nil, errors.Wrapf(err, "bind consumer %s on %s", spec.Durable, spec.Stream)
