@@ -32,6 +32,13 @@ type Config struct {
 	Now func() time.Time
 }
 
+// workers is how many submissions one replica admits at once. Each waits
+// on two JetStream round trips (the record's create and the admitted
+// event), so one at a time capped admission near 1 ÷ 3 ms ≈ 340 jobs/s
+// under load. Handling is idempotent and the queue order comes from the
+// stream's submission time, so concurrency changes neither.
+const workers = 16
+
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
@@ -65,6 +72,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	done, err := b.Consume(ctx, bus.ConsumerSpec{
 		Stream: subjects.StreamJobs, Durable: subjects.DurableAdmission, Filter: subjects.Submit,
+		Workers: workers,
 	}, log, a.handle)
 	if err != nil {
 		return errors.Wrap(err, "admission")
