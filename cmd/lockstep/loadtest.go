@@ -9,6 +9,7 @@ import (
 	"github.com/lockstep-dev/lockstep/loadtest/live"
 	ltreport "github.com/lockstep-dev/lockstep/loadtest/report"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
+	"github.com/lockstep-dev/lockstep/services/gang"
 )
 
 func runLoadtest(ctx context.Context, env *cliEnv, args []string) error {
@@ -28,6 +29,7 @@ func runLoadtest(ctx context.Context, env *cliEnv, args []string) error {
 	seed := fs.Uint64("seed", 1, "seed of the synthetic stream")
 	perLease := fs.Int("nodes-per-lease", 250, "virtual nodes sharing one etcd lease")
 	raw := fs.Int("raw-txns", 2000, "raw etcd reservation transactions before and after the load (0: skip)")
+	rawClients := fs.Int("raw-clients", gang.DefaultWorkers, "concurrent clients of the raw etcd measurement (default: as many as the gang service's workers)")
 	drain := fs.Duration("drain", 2*time.Minute, "after the last submission, wait at most this long for jobs to end")
 	deadline := fs.Duration("deadline", 20*time.Minute, "bound on the whole load phase")
 	noFsync := fs.Bool("no-fsync", false, "embedded etcd without fsync (not for benchmarks)")
@@ -42,6 +44,9 @@ func runLoadtest(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if *speedup <= 0 {
 		return usagef("--speedup must be positive")
+	}
+	if *rawClients < 1 || *rawClients > 1024 {
+		return usagef("--raw-clients: %d is outside 1..1024", *rawClients)
 	}
 	c, err := cl.build("vn-")
 	if err != nil {
@@ -71,7 +76,7 @@ func runLoadtest(ctx context.Context, env *cliEnv, args []string) error {
 	bar := ltreport.NewProgress(env.stderr, "load", 2)
 	res, err := live.Run(ctx, live.Config{
 		NATSURL: *natsURL, Etcd: *etcdURL, NoFsync: *noFsync, Cluster: c, Jobs: stream,
-		NodesPerLease: *perLease, RawTxns: *raw, Drain: *drain, Deadline: *deadline, CPUProfile: *cpuProfile, Log: log,
+		NodesPerLease: *perLease, RawTxns: *raw, RawWorkers: *rawClients, Drain: *drain, Deadline: *deadline, CPUProfile: *cpuProfile, Log: log,
 		Progress: func(sub, ended float64) { bar.Set(sub + ended) },
 	})
 	bar.Done()

@@ -18,6 +18,7 @@ import (
 	"github.com/lockstep-dev/lockstep/loadtest/fabric"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
 	"github.com/lockstep-dev/lockstep/services/devcluster"
+	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/store"
@@ -43,7 +44,10 @@ type Config struct {
 	NodesPerLease int
 	LeaseTTL      time.Duration
 	// RawTxns reservation transactions measure the raw etcd rate, from
-	// RawWorkers clients, before and after the load (0 skips it).
+	// RawWorkers concurrent clients, before and after the load (0 skips
+	// it). RawWorkers defaults to the gang service's default worker count,
+	// so the ratio compares the same concurrency: etcd batches concurrent
+	// transactions into one fsync, so its rate grows with them.
 	RawTxns, RawWorkers int
 	// Drain bounds the wait, after the last submission, for every job to
 	// end; Deadline bounds the whole load phase.
@@ -66,7 +70,7 @@ func (c *Config) defaults() {
 		c.LeaseTTL = store.DefaultNodeTTL
 	}
 	if c.RawWorkers <= 0 {
-		c.RawWorkers = 8
+		c.RawWorkers = gang.DefaultWorkers
 	}
 	if c.Drain == 0 {
 		c.Drain = 2 * time.Minute
