@@ -105,10 +105,10 @@ func runGang(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if workers < 1 || workers > gang.MaxWorkers { // 0 would mean "the default" to gang.Config
+		return usagef("--workers: %d is outside 1..%d", workers, gang.MaxWorkers)
+	}
 	return serve(ctx, b, "gang", func(b config.Base) error {
-		if workers < 1 { // 0 would mean "the default" to gang.Config
-			return fmt.Errorf("--workers: %d is outside 1..%d", workers, gang.MaxWorkers)
-		}
 		return gang.Run(ctx, gang.Config{Base: b, ReservationTTL: ttl, LaunchTimeout: launch, Workers: workers})
 	})
 }
