@@ -61,6 +61,10 @@ type engine struct {
 	runJob  []int32
 	events  eventHeap
 	free    int
+	// smallWork is queue.JobWork summed over the waiting 1-GPU jobs, kept
+	// as they arrive and start: passes see only a window of the queue,
+	// and the queue policy scales its size handicap to all of it.
+	smallWork int64
 	// maxFit is the largest GPUs-per-node any node of the cluster has.
 	maxFit int
 
@@ -194,6 +198,9 @@ func (e *engine) arrive(i int) {
 		return
 	}
 	j.state = stWaiting
+	if j.GPUs() == 1 {
+		e.smallWork += queue.JobWork(j.pj)
+	}
 	e.pending.push(e, int32(i))
 	if j.GPUs() <= e.free {
 		e.fitsGang = true
@@ -238,6 +245,9 @@ func (e *engine) feasible(j *job) bool {
 // already out of the snapshot (the per-pod policy binds as it goes).
 func (e *engine) start(i int, p domain.Placement, taken bool) {
 	j := &e.jobs[i]
+	if j.state == stWaiting && j.GPUs() == 1 {
+		e.smallWork -= queue.JobWork(j.pj)
+	}
 	// MASTER_PORTs never run out in a simulation (2,000 per node); without
 	// them the snapshot has no port maps for every pass to clone.
 	p.MasterAddr, p.MasterPort = "", 0
@@ -303,7 +313,7 @@ func (e *engine) startPlan(plan queue.Plan) {
 func (e *engine) input(pending []queue.PendingJob) queue.Input {
 	return queue.Input{
 		Snapshot: e.snap, Pending: pending, Running: e.running, Config: e.cfg.Queues,
-		Now: e.at(e.now), Seed: e.cfg.Seed,
+		Now: e.at(e.now), Seed: e.cfg.Seed, SmallWork: e.smallWork,
 	}
 }
 

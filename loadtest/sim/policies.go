@@ -91,9 +91,10 @@ func (s *slurm) tick(e *engine) {
 	s.dirty = false
 	// Slurm's default priority has no job-size factor
 	// (PriorityWeightJobSize=0): its backfill considers jobs in
-	// submission order.
+	// submission order. Nor does it weigh a gang's topology slowdown.
 	in := e.input(e.window(e.gangFits()))
 	in.Config.SizeHandicap = -1
+	in.Config.Stretch = queue.Stretch{Leaf: -1, Spine: -1}
 	e.startPlan(queue.PlanBackfill(in))
 }
 

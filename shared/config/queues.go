@@ -17,13 +17,15 @@ import (
 //	queues:
 //	  research:   {gpuQuota: 64, weight: 2}
 //	  production: {weight: 4}
-//	sizeHandicap: 24h       # queue order: a job yields this much per GPU beyond its first
+//	sizeHandicap: 24h       # queue order: a job yields this much per GPU beyond its first (-1s: off)
 //	maxSizeHandicap: 168h   # ... at most this much (the starvation bound)
+//	sizeHandicapBacklog: 16 # ... and at most this many times the small-job backlog (-1: no such cap)
+//	stretch: {leaf: 0.05, spine: 0.2}  # expected slowdown per extra leaf / spine (-1: none)
 //
-// An empty path means no quotas, equal weights and no job-size handicap
-// (it is off unless sizeHandicap is positive; maxSizeHandicap defaults to
-// queue.DefaultMaxSizeHandicap). Unknown fields and negative values are
-// errors naming the field.
+// An empty path means no quotas, equal weights and the defaults above
+// (queue.DefaultSizeHandicap, DefaultMaxSizeHandicap,
+// DefaultSizeHandicapBacklog, DefaultLeafStretch, DefaultSpineStretch).
+// Unknown fields and out-of-range values are errors naming the field.
 func LoadQueues(path string) (queue.Config, error) {
 	var cfg queue.Config
 	if path == "" {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/queue"
 )
 
 func TestLoadQueues(t *testing.T) {
@@ -35,14 +37,18 @@ func TestLoadQueues(t *testing.T) {
 		"sizeHandicap: 3\n":              "want a string",
 		"sizeHandicap: 3 days\n":         "duration \"3 days\"",
 		"maxSizeHandicap: -1h\n":         "maxSizeHandicap -1h0m0s is negative",
+		"stretch: {spine: 12}\n":         "stretch.spine 12",
+		"stretch: {leef: 0.1}\n":         "leef",
+		"sizeHandicapBacklog: many\n":    "sizeHandicapBacklog",
 	} {
 		if _, err := LoadQueues(write(body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want one mentioning %q", body, err, want)
 		}
 	}
-	cfg, err = LoadQueues(write("sizeHandicap: 90m\nmaxSizeHandicap: 48h\n"))
-	if err != nil || time.Duration(cfg.SizeHandicap) != 90*time.Minute || time.Duration(cfg.MaxSizeHandicap) != 48*time.Hour {
-		t.Errorf("size handicap: %+v %v", cfg, err)
+	cfg, err = LoadQueues(write("sizeHandicap: 90m\nmaxSizeHandicap: 48h\nsizeHandicapBacklog: 8\nstretch: {leaf: 0.1, spine: -1}\n"))
+	if err != nil || time.Duration(cfg.SizeHandicap) != 90*time.Minute || time.Duration(cfg.MaxSizeHandicap) != 48*time.Hour ||
+		cfg.SizeHandicapBacklog != 8 || cfg.Stretch != (queue.Stretch{Leaf: 0.1, Spine: -1}) {
+		t.Errorf("size handicap and stretch: %+v %v", cfg, err)
 	}
 	if cfg, err := LoadQueues(""); err != nil || len(cfg.Queues) != 0 {
 		t.Errorf("empty path: %+v %v", cfg, err)

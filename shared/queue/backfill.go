@@ -53,6 +53,7 @@ func (pl *planner) decide(j PendingJob) {
 	if res == nil {
 		r := pl.real.place(j, now)
 		switch {
+		case r.Code == placement.Placed && r.Relaxed && pl.waitsForCompact(j, now, *r.Placement):
 		case r.Code == placement.Placed:
 			pl.start(j, r, "")
 		case r.Code == placement.Wait:
@@ -129,10 +130,10 @@ func (pl *planner) tryReserve(j PendingJob, now placement.Result) bool {
 		pl.noReserve[k] = true
 		return false
 	}
-	pl.plan.Reservation = res
-	shadow := pl.real.snap.Clone()
-	shadow.Take(res.Placement)
-	pl.shadow = newPlacer(shadow, pl.in.Seed)
+	if res.relaxed && res.Known() && pl.waitsForCompact(j, res.Start, res.Placement) {
+		return true
+	}
+	pl.hold(res)
 	detail := fmt.Sprintf("%s; reserved %s from %s", now.Detail, summary(res.Placement), startPhrase(*res, pl.in.Now))
 	switch len(res.Waits) {
 	case 0:
@@ -152,6 +153,15 @@ func (pl *planner) tryReserve(j PendingJob, now placement.Result) bool {
 	}
 	pl.add(Decision{JobID: j.ID, Queue: j.Queue, Action: Pending, ReasonCode: code, Reason: reason, Detail: detail})
 	return true
+}
+
+// hold makes res the plan's reservation: from now on only what cannot
+// delay it starts.
+func (pl *planner) hold(res *Reservation) {
+	pl.plan.Reservation = res
+	shadow := pl.real.snap.Clone()
+	shadow.Take(res.Placement)
+	pl.shadow = newPlacer(shadow, pl.in.Seed)
 }
 
 func fromResult(j PendingJob, r placement.Result) Decision {

@@ -11,8 +11,8 @@
 //     with the lowest fair-share key, Input.Usage[queue] / weight, first
 //     (Usage is decayed GPU-hours: the caller computes it with DecayedUsage,
 //     typically with DefaultHalfLife); then submission time plus the
-//     job-size handicap when configured (size.go: e.g. a day per GPU
-//     beyond the first, at most a week; off by default), so small jobs go
+//     job-size handicap (size.go: a day per GPU beyond the first, at most
+//     a week and at most 16 × the small-job backlog), so small jobs go
 //     ahead of big ones submitted shortly before them; then submission
 //     time, queue and job ID.
 //  2. Quota (quota.go): a job whose queue already holds G GPUs (running,
@@ -35,6 +35,11 @@
 //     minus the reservation's placement (the "shadow"). Otherwise it waits
 //     with Priority. Jobs that do not fit at all wait with placement's
 //     reason (Resources, WaitingForSwitches, RequiredTopology, ...).
+//  5. A job whose topology wait has run out, and that could start now
+//     only spread over more switches than it asked for, keeps waiting when
+//     a compact placement that running jobs will free would finish it
+//     sooner by the stretch model (stretch.go), and holds the reservation
+//     on that placement.
 //
 // Starting jobs never moves the reservation later, so a big gang is
 // delayed at most until the jobs running when it reached the head of the
@@ -47,10 +52,11 @@
 // before it, although it could run in a gap they cannot use. Slurm's
 // multifactor priority has a job-size factor for this (PriorityFavorSmall);
 // expressing it in queue time keeps it comparable with age and gives the
-// bound above. On the Philly replay (docs/benchmarks.md) a day per GPU cuts
-// the mean queueing delay of a cluster overloaded for months from 7.8 to
-// 5.1 days, but on one sized for the load it makes gangs wait twice as
-// long: it is off unless the operator turns it on.
+// bound above. Scaling its cap to the small-job backlog keeps it in
+// proportion: on the overloaded Philly replay (docs/benchmarks.md) it cuts
+// the mean queueing delay from 9.0 to 5.5 days, and on a cluster sized for
+// the load, where a fixed week made gangs wait twice as long, it shortens
+// both the mean and the gangs' wait.
 // PlanFIFOSkip, the baseline, starts whatever fits in priority order and
 // skips the rest; TestBigGangDoesNotStarve shows the difference.
 //

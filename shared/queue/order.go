@@ -13,11 +13,12 @@ import (
 //     first, where key = Usage[queue] / weight (decayed GPU-hours per unit
 //     of weight; a queue with no recorded usage has key 0);
 //  3. then earlier SubmittedAt plus the job-size handicap: (GPUs − 1) ×
-//     Config.SizeHandicap, at most Config.MaxSizeHandicap (off by default;
-//     see sizeHandicap). With a day per GPU, at most a week, a 1-GPU job
-//     goes ahead of an 8-GPU job submitted less than a week before it, but
-//     no job ever goes ahead of one submitted more than MaxSizeHandicap
-//     before it. Within one size this is submission order;
+//     Config.SizeHandicap (a day), at most Config.MaxSizeHandicap (a week)
+//     and at most SizeHandicapBacklog (16) × the small-job backlog (see
+//     size.go). With a backlog of days, a 1-GPU job goes ahead of an 8-GPU
+//     job submitted less than a week before it, but no job ever goes ahead
+//     of one submitted more than MaxSizeHandicap before it. Within one
+//     size this is submission order;
 //  4. then earlier SubmittedAt, queue name and job ID, so the order is
 //     total.
 //
@@ -25,7 +26,8 @@ import (
 // plan change a queue's usage only as they run, in later plans.
 func Order(in Input) []PendingJob {
 	key := func(q string) float64 { return in.Usage[q] / in.Config.Queue(q).weight() }
-	eligible := func(j PendingJob) time.Time { return j.SubmittedAt.Add(in.Config.sizeHandicap(j.GPUs())) }
+	limit := in.handicapLimit()
+	eligible := func(j PendingJob) time.Time { return j.SubmittedAt.Add(in.Config.sizeHandicap(j.GPUs(), limit)) }
 	out := slices.Clone(in.Pending)
 	slices.SortStableFunc(out, func(a, b PendingJob) int {
 		return cmp.Or(

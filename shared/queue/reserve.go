@@ -105,7 +105,7 @@ func (pl *planner) reserve(j PendingJob) (*Reservation, bool) {
 	if k := first(j, times); k < len(times) {
 		moveTo(times[k])
 		r := future.place(j, times[k])
-		return &Reservation{JobID: j.ID, Start: times[k], Placement: *r.Placement, Waits: waits()}, true
+		return &Reservation{JobID: j.ID, Start: times[k], Placement: *r.Placement, Waits: waits(), relaxed: r.Relaxed}, true
 	}
 	last := times[len(times)-1]
 	moveTo(last)

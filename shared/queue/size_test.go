@@ -28,11 +28,12 @@ func ids(jobs []queue.PendingJob) string {
 }
 
 // TestOrderSizeHandicap: with a day per GPU beyond the first (the
-// suggested setting), at most a week (the default cap), big (8 GPUs, 9
-// days ago) counts from 2 days ago; two (2 GPUs, 8.5 days ago) from 7.5
-// days ago; small-in (1 GPU, 3 days ago) goes ahead of big; small-out
-// (1 GPU, 1 day ago, more than a week after big) does not. Off (the
-// default, or negative), the order is FIFO.
+// default), at most a week (the default cap; no snapshot, so no GPUs to
+// scale the small-job backlog by and no backlog cap), big (8 GPUs, 9 days
+// ago) counts from 2 days ago; two (2 GPUs, 8.5 days ago) from 7.5 days
+// ago; small-in (1 GPU, 3 days ago) goes ahead of big; small-out (1 GPU, 1
+// day ago, more than a week after big) does not. Off (negative), the order
+// is FIFO.
 func TestOrderSizeHandicap(t *testing.T) {
 	d := 24 * time.Hour
 	in := queue.Input{Pending: []queue.PendingJob{
@@ -41,12 +42,8 @@ func TestOrderSizeHandicap(t *testing.T) {
 		gpuJob("small-in", 1, time.Hour, -3*d),
 		gpuJob("two", 2, time.Hour, -8*d-12*time.Hour),
 	}}
-	if got, want := ids(queue.Order(in)), "big,two,small-in,small-out"; got != want {
-		t.Errorf("default order %s, want %s (FIFO: the handicap is off by default)", got, want)
-	}
-	in.Config.SizeHandicap = queue.Duration(queue.SuggestedSizeHandicap)
 	if got, want := ids(queue.Order(in)), "two,small-in,big,small-out"; got != want {
-		t.Errorf("order with a day per GPU %s, want %s", got, want)
+		t.Errorf("default order %s, want %s (a day per GPU)", got, want)
 	}
 	in.Config.SizeHandicap = -1
 	if got, want := ids(queue.Order(in)), "big,two,small-in,small-out"; got != want {
@@ -65,6 +62,42 @@ func TestOrderSizeHandicap(t *testing.T) {
 	}
 }
 
+// TestSizeHandicapScalesWithSmallBacklog: one 8-GPU node, busy. Two 1-GPU
+// jobs of 24 h wait: 48 GPU-hours, a small-job backlog of 6 h on 8 GPUs,
+// so by default (16 × the backlog) the handicap is at most 96 h = 4 days.
+// big (8 GPUs, 5 days ago) counts from 1 day ago: small-a (2 days ago)
+// goes ahead of it, small-b (12 h ago) does not. Without the backlog cap
+// (negative) the week applies and both go ahead; with 4 × (24 h) neither.
+func TestSizeHandicapScalesWithSmallBacklog(t *testing.T) {
+	d := 24 * time.Hour
+	running := []queue.RunningJob{hold("r1", 2*time.Hour, "n1")}
+	in := queue.Input{Snapshot: cluster(1, running...), Running: running, Now: now, Pending: []queue.PendingJob{
+		gpuJob("big", 8, time.Hour, -5*d),
+		gpuJob("small-a", 1, d, -2*d),
+		gpuJob("small-b", 1, d, -d/2),
+	}}
+	if got, want := in.SmallBacklog(), 6*time.Hour; got != want {
+		t.Fatalf("small backlog %s, want %s", got, want)
+	}
+	for _, c := range []struct {
+		k    float64
+		want string
+	}{{0, "small-a,big,small-b"}, {-1, "small-a,small-b,big"}, {4, "big,small-a,small-b"}} {
+		in.Config.SizeHandicapBacklog = c.k
+		if got := ids(queue.Order(in)); got != c.want {
+			t.Errorf("sizeHandicapBacklog %v: order %s, want %s", c.k, got, c.want)
+		}
+	}
+	// A caller that passes only part of the queue says how much small
+	// work waits in all: 96 GPU-hours make a 12 h backlog, a cap of 8
+	// days, above the week.
+	in.Config.SizeHandicapBacklog = 0
+	in.SmallWork = int64(96 * time.Hour / time.Second)
+	if got, want := ids(queue.Order(in)), "small-a,small-b,big"; got != want {
+		t.Errorf("with SmallWork: order %s, want %s", got, want)
+	}
+}
+
 // TestPlanSmallFirst: two 8-GPU nodes, n1 busy until 15:00. A whole-node
 // job submitted at 12:00 and a 1-GPU job submitted at 13:00 both fit n2.
 // In FIFO order the whole-node job takes n2 and the 1-GPU job waits for
@@ -76,7 +109,7 @@ func TestPlanSmallFirst(t *testing.T) {
 	in := queue.Input{
 		Snapshot: cluster(2, running...), Running: running, Now: now,
 		Pending: []queue.PendingJob{gpuJob("whole", 8, 4*time.Hour, -2*time.Hour), gpuJob("tiny", 1, 4*time.Hour, -time.Hour)},
-		Config:  queue.Config{SizeHandicap: queue.Duration(queue.SuggestedSizeHandicap)},
+		Config:  queue.Config{SizeHandicap: queue.Duration(queue.DefaultSizeHandicap)},
 	}
 	plan := queue.PlanBackfill(in)
 	for _, d := range plan.Decisions {

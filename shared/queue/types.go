@@ -75,14 +75,24 @@ type Config struct {
 	// SizeHandicap is the job-size factor of the queue order (Order): a
 	// job is ordered as if submitted SizeHandicap later for each GPU
 	// beyond its first, so small jobs, which fill the gaps gangs leave,
-	// need not wait behind big ones submitted shortly before them. 0 or
-	// negative: off, the default (plain FIFO within a priority and
-	// fair-share level); see SuggestedSizeHandicap for when to turn it on.
+	// need not wait behind big ones submitted shortly before them. 0 means
+	// DefaultSizeHandicap; negative: off (plain FIFO within a priority and
+	// fair-share level). See size.go for why it is on by default.
 	SizeHandicap Duration `json:"sizeHandicap,omitzero"`
 	// MaxSizeHandicap caps the handicap, and so bounds how long a big job
 	// yields to smaller ones: it is never ordered behind a job submitted
 	// more than MaxSizeHandicap after it. 0 means DefaultMaxSizeHandicap.
 	MaxSizeHandicap Duration `json:"maxSizeHandicap,omitzero"`
+	// SizeHandicapBacklog also caps the handicap at this many times the
+	// small-job backlog (Input.SmallBacklog), so that it scales with the
+	// load: hours on a cluster whose queue is hours. 0 means
+	// DefaultSizeHandicapBacklog; negative: no such cap.
+	SizeHandicapBacklog float64 `json:"sizeHandicapBacklog,omitempty"`
+	// Stretch is the expected slowdown of a gang per extra leaf and spine
+	// it spans (stretch.go): a job whose topology wait ran out still
+	// waits for a compact placement when that would finish it sooner.
+	// The zero value is the default model; negative fields turn it off.
+	Stretch Stretch `json:"stretch,omitzero"`
 }
 
 // Queue returns the configuration of a queue.
@@ -104,6 +114,11 @@ type Input struct {
 	Usage map[string]float64 `json:"usage,omitempty"`
 	Now   time.Time          `json:"now"`
 	Seed  uint64             `json:"seed"`
+	// SmallWork is the sum of JobWork over every pending 1-GPU job, for a
+	// caller that passes only some pending jobs (the simulator's window);
+	// 0 means the sum over Pending, right for the placement service, which
+	// passes them all.
+	SmallWork int64 `json:"smallWork,omitempty"`
 }
 
 // Action is what a plan says to do with a pending job.
@@ -161,6 +176,8 @@ type Reservation struct {
 	Placement domain.Placement `json:"placement"`
 	// Waits lists the running jobs that must end first, by expected end.
 	Waits []string `json:"waits,omitempty"`
+	// relaxed: the placement drops a soft topology constraint.
+	relaxed bool
 }
 
 // Known reports whether the start time is known.
