@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/domain"
@@ -59,23 +60,14 @@ func (s Stretch) Factor(topo interface{ Path(string) []string }, p domain.Placem
 	var leaves, spines []string
 	for _, n := range p.Nodes {
 		path := topo.Path(n.Node)
-		if len(path) > 0 && !contains(leaves, path[0]) {
+		if len(path) > 0 && !slices.Contains(leaves, path[0]) {
 			leaves = append(leaves, path[0])
 		}
-		if len(path) > 1 && !contains(spines, path[1]) {
+		if len(path) > 1 && !slices.Contains(spines, path[1]) {
 			spines = append(spines, path[1])
 		}
 	}
 	return 1 + s.leaf()*float64(max(len(leaves)-1, 0)) + s.spine()*float64(max(len(spines)-1, 0))
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // expectedEnd is when j, started at start on p, is expected to end.
