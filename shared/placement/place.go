@@ -29,7 +29,7 @@ func Place(snap *Snapshot, req Request, now time.Time, seed uint64) Result {
 		}
 	}
 	d := &decision{snap: snap, x: x, req: req, now: now, seed: seed}
-	d.cur = newSearcher(evaluate(newCycleState(snap, x, req, false)), seed)
+	d.cur = newSearcher(evaluate(newCycleState(snap, x, req, false)), req.Nodes, seed)
 	defer d.cur.e.recycle()
 	return d.place()
 }
@@ -47,7 +47,7 @@ type decision struct {
 
 func (d *decision) capacity() *searcher {
 	if d.capS == nil {
-		d.capS = newSearcher(capacityEval(d.snap, d.x, d.req), d.seed)
+		d.capS = newSearcher(capacityEval(d.snap, d.x, d.req), d.req.Nodes, d.seed)
 	}
 	return d.capS
 }

@@ -81,8 +81,11 @@ type searcher struct {
 	buf  []int32
 }
 
-func newSearcher(e *evaluation, seed uint64) *searcher {
-	return &searcher{e: e, x: e.cs.idx, n: e.cs.req.Nodes, seed: seed}
+// newSearcher searches e for n nodes. n is passed, not read from the
+// evaluation's request: capacity evaluations are cached by per-node shape
+// and shared by requests of any node count.
+func newSearcher(e *evaluation, n int, seed uint64) *searcher {
+	return &searcher{e: e, x: e.cs.idx, n: n, seed: seed}
 }
 
 // choice is a search's answer: the nodes (snapshot indices, in rank
