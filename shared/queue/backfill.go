@@ -76,11 +76,17 @@ func (pl *planner) decide(j PendingJob) {
 			pl.add(fromResult(j, r))
 			return
 		}
+		if pl.waitsRatherThanSpread(j, r) {
+			return
+		}
 		pl.start(j, r, fmt.Sprintf("backfilled: ends by %s, before %s's reserved start ≈ %s",
 			clock(end, now), res.JobID, clock(res.Start, now)))
 		return
 	}
 	if r := pl.shadow.place(j, now); r.Code == placement.Placed {
+		if pl.waitsRatherThanSpread(j, r) {
+			return
+		}
 		pl.start(j, r, fmt.Sprintf("backfilled on resources %s's reservation does not use", res.JobID))
 		return
 	}

@@ -104,27 +104,53 @@ func (pl *planner) compactReservation(j PendingJob) (*Reservation, bool) {
 	return res, true
 }
 
-// waitsForCompact decides whether j, which could start at start on the
-// relaxed placement spread, should rather hold a reservation for a compact
-// placement that finishes sooner. When so it takes the plan's reservation
-// and records the decision.
-func (pl *planner) waitsForCompact(j PendingJob, start time.Time, spread domain.Placement) bool {
-	if j.TimeLimit <= 0 || pl.in.Config.Stretch.Off() || pl.plan.Reservation != nil {
-		return false
+// compactSooner reports whether j, which could start at start on the
+// relaxed placement spread, would end sooner on a compact placement that
+// running jobs will free, and that placement's reservation.
+func (pl *planner) compactSooner(j PendingJob, start time.Time, spread domain.Placement) (*Reservation, Decision, bool) {
+	if j.TimeLimit <= 0 || pl.in.Config.Stretch.Off() {
+		return nil, Decision{}, false
 	}
 	compact, ok := pl.compactReservation(j)
 	if !ok {
-		return false
+		return nil, Decision{}, false
 	}
 	spreadEnd, compactEnd := pl.expectedEnd(j, start, spread), pl.expectedEnd(j, compact.Start, compact.Placement)
 	if !compactEnd.Before(spreadEnd) {
+		return nil, Decision{}, false
+	}
+	now := pl.in.Now
+	return compact, Decision{JobID: j.ID, Queue: j.Queue, Action: Pending, ReasonCode: placement.ReasonWaitingForSwitches,
+		Reason: fmt.Sprintf("%s (compact from %s)", placement.ReasonWaitingForSwitches, clock(compact.Start, now)),
+		Detail: fmt.Sprintf("spread over more switches from %s it would end ≈ %s; %s from %s ends sooner, ≈ %s",
+			clock(start, now), clock(spreadEnd, now), summary(compact.Placement), startPhrase(*compact, now), clock(compactEnd, now))}, true
+}
+
+// waitsForCompact is compactSooner for the job that gets the plan's
+// reservation: when waiting wins it holds the reservation on the compact
+// placement, so that backfill cannot take it.
+func (pl *planner) waitsForCompact(j PendingJob, start time.Time, spread domain.Placement) bool {
+	compact, d, ok := pl.compactSooner(j, start, spread)
+	if !ok {
 		return false
 	}
 	pl.hold(compact)
-	now := pl.in.Now
-	pl.add(Decision{JobID: j.ID, Queue: j.Queue, Action: Pending, ReasonCode: placement.ReasonWaitingForSwitches,
-		Reason: fmt.Sprintf("%s (compact from %s)", placement.ReasonWaitingForSwitches, clock(compact.Start, now)),
-		Detail: fmt.Sprintf("spread over more switches from %s it would end ≈ %s; %s from %s ends sooner, ≈ %s",
-			clock(start, now), clock(spreadEnd, now), summary(compact.Placement), startPhrase(*compact, now), clock(compactEnd, now))})
+	pl.add(d)
 	return true
+}
+
+// waitsRatherThanSpread is compactSooner for a job behind the reservation that
+// could backfill now only spread (r relaxed): it keeps waiting when a
+// compact placement would end it sooner. It holds nothing (the plan has
+// one reservation), so it is reconsidered on every plan, and gets the
+// reservation once it is first in line.
+func (pl *planner) waitsRatherThanSpread(j PendingJob, r placement.Result) bool {
+	if !r.Relaxed {
+		return false
+	}
+	_, d, ok := pl.compactSooner(j, pl.in.Now, *r.Placement)
+	if ok {
+		pl.add(d)
+	}
+	return ok
 }

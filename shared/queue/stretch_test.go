@@ -101,3 +101,38 @@ func TestWaitsForCompactPlacement(t *testing.T) {
 		}
 	}
 }
+
+// TestBackfillWaitsForCompactPlacement: as above, but behind a 5-node job
+// that holds the reservation (from when r2 ends, in 99 h). The gang could
+// backfill now, spread over a2 and b2, since it ends before that; it waits
+// for leaf la instead, without a reservation of its own. With a 2 h
+// limit it backfills spread.
+func TestBackfillWaitsForCompactPlacement(t *testing.T) {
+	snap, running := twoSpines()
+	snap = pt.MakeCluster().AddViews(snap.Nodes...).Add(pt.MakeNode("c1").Leaf("lc").Spine("sb")).Obj()
+	gang := func(limit time.Duration) queue.PendingJob {
+		return queue.PendingJob{ID: "g", Queue: "q", SubmittedAt: now.Add(-2 * time.Hour), TimeLimit: limit,
+			Request: pt.MakeGang(2, 8).ID("g").MaxSwitches(1, 15*time.Minute).WaitSince(now.Add(-time.Hour)).Obj()}
+	}
+	for _, c := range []struct {
+		limit time.Duration
+		want  queue.Action
+	}{{24 * time.Hour, queue.Pending}, {2 * time.Hour, queue.Start}} {
+		p := queue.PlanBackfill(queue.Input{Snapshot: snap.Clone(), Running: running, Now: now,
+			Pending: []queue.PendingJob{job("big", 5, time.Hour, -3*time.Hour), gang(c.limit)}})
+		if r := p.Reservation; r == nil || r.JobID != "big" {
+			t.Fatalf("%s: reservation %+v, want big's", c.limit, r)
+		}
+		d, _ := p.Find("g")
+		t.Logf("%s: %s %q | %s", c.limit, d.Action, d.Reason, d.Detail)
+		if d.Action != c.want {
+			t.Errorf("%s gang: %s %q, want %s", c.limit, d.Action, d.Reason, c.want)
+		}
+		if c.want == queue.Pending && d.ReasonCode != placement.ReasonWaitingForSwitches {
+			t.Errorf("%s gang waits with %q, want WaitingForSwitches", c.limit, d.Reason)
+		}
+		if c.want == queue.Start && !d.Backfilled {
+			t.Errorf("%s gang started without backfill: %+v", c.limit, d)
+		}
+	}
+}
