@@ -39,7 +39,8 @@
 //     only spread over more switches than it asked for, keeps waiting when
 //     a compact placement that running jobs will free would finish it
 //     sooner by the stretch model (stretch.go), and holds the reservation
-//     on that placement.
+//     on that placement; behind the reservation, a job that could backfill
+//     only spread keeps waiting the same way, holding nothing.
 //
 // Starting jobs never moves the reservation later, so a big gang is
 // delayed at most until the jobs running when it reached the head of the
@@ -56,7 +57,7 @@
 // proportion: on the overloaded Philly replay (docs/benchmarks.md) it cuts
 // the mean queueing delay from 9.0 to 5.5 days, and on a cluster sized for
 // the load, where a fixed week made gangs wait twice as long, it shortens
-// both the mean and the gangs' wait.
+// the mean (2.1 → 1.9 h) and gangs wait about as long as without it.
 // PlanFIFOSkip, the baseline, starts whatever fits in priority order and
 // skips the rest; TestBigGangDoesNotStarve shows the difference.
 //

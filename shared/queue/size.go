@@ -19,7 +19,7 @@ import (
 // queueing delay falls by 40 %. On a cluster sized for the load (2,048
 // GPUs) the backlog is minutes to hours, so big jobs yield for hours, not
 // a week: a fixed week made gangs wait twice as long there; scaled, they
-// wait less than with no handicap at all.
+// wait about as long as with no handicap, and the mean delay is lower.
 const (
 	// DefaultSizeHandicap is the per-GPU handicap when Config.SizeHandicap
 	// is 0: each GPU beyond the first moves a job a day later in the queue
