@@ -57,7 +57,7 @@
 // proportion: on the overloaded Philly replay (docs/benchmarks.md) it cuts
 // the mean queueing delay from 9.0 to 5.5 days, and on a cluster sized for
 // the load, where a fixed week made gangs wait twice as long, it shortens
-// the mean (2.1 → 1.9 h) and gangs wait about as long as without it.
+// the mean (2.1 → 1.8 h) and gangs wait about as long as without it.
 // PlanFIFOSkip, the baseline, starts whatever fits in priority order and
 // skips the rest; TestBigGangDoesNotStarve shows the difference.
 //
