@@ -111,11 +111,17 @@ func (pl *planner) compactSooner(j PendingJob, start time.Time, spread domain.Pl
 	if j.TimeLimit <= 0 || pl.in.Config.Stretch.Off() {
 		return nil, Decision{}, false
 	}
+	// A compact placement starts now at the earliest and runs at least
+	// the time limit: when spread costs nothing over that, skip the search.
+	spreadEnd := pl.expectedEnd(j, start, spread)
+	if !pl.in.Now.Add(j.TimeLimit).Before(spreadEnd) {
+		return nil, Decision{}, false
+	}
 	compact, ok := pl.compactReservation(j)
 	if !ok {
 		return nil, Decision{}, false
 	}
-	spreadEnd, compactEnd := pl.expectedEnd(j, start, spread), pl.expectedEnd(j, compact.Start, compact.Placement)
+	compactEnd := pl.expectedEnd(j, compact.Start, compact.Placement)
 	if !compactEnd.Before(spreadEnd) {
 		return nil, Decision{}, false
 	}
