@@ -108,10 +108,11 @@ func JobWork(j PendingJob) int64 {
 	return int64(j.GPUs()) * int64(j.TimeLimit/time.Second)
 }
 
-// SmallBacklog is how long the cluster's GPUs in service (up, not drained)
-// would take to run the time limits of the pending 1-GPU jobs: SmallWork,
-// or when that is 0 the sum of JobWork over the 1-GPU jobs of Pending.
-// Jobs without a time limit count nothing: with none, the backlog is 0.
+// SmallBacklog is how long the GPUs of the cluster's up nodes
+// (Snapshot.Capacity) would take to run the time limits of the pending
+// 1-GPU jobs: SmallWork, or when that is 0 the sum of JobWork over the
+// 1-GPU jobs of Pending. Jobs without a time limit count nothing: with
+// none, the backlog is 0. With work but no GPUs up it is unbounded.
 func (in Input) SmallBacklog() time.Duration {
 	w := in.SmallWork
 	if w == 0 {
@@ -121,19 +122,15 @@ func (in Input) SmallBacklog() time.Duration {
 			}
 		}
 	}
-	gpus := 0
-	if in.Snapshot != nil {
-		for _, n := range in.Snapshot.Nodes {
-			if n.Up && !n.Drained {
-				gpus += n.Node.GPUs
-			}
-		}
-	}
 	if w <= 0 {
 		return 0
 	}
+	gpus := 0
+	if in.Snapshot != nil {
+		gpus, _ = in.Snapshot.Capacity()
+	}
 	if gpus == 0 {
-		return DefaultMaxSizeHandicap * 1000 // nothing runs: no bound below the cap
+		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(float64(w) / float64(gpus) * float64(time.Second)).Truncate(time.Second)
 }
@@ -143,9 +140,12 @@ func (c Config) Validate() error {
 	if math.IsNaN(c.SizeHandicapBacklog) || math.IsInf(c.SizeHandicapBacklog, 0) {
 		return errors.Newf("sizeHandicapBacklog %v is not a number", c.SizeHandicapBacklog)
 	}
-	for name, v := range map[string]float64{"stretch.leaf": c.Stretch.Leaf, "stretch.spine": c.Stretch.Spine} {
-		if math.IsNaN(v) || v > 10 {
-			return errors.Newf("%s %v: want a slowdown per extra switch of at most 10 (0: the default, negative: none)", name, v)
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"stretch.leaf", c.Stretch.Leaf}, {"stretch.spine", c.Stretch.Spine}} {
+		if math.IsNaN(f.v) || f.v > 10 {
+			return errors.Newf("%s %v: want a slowdown per extra switch of at most 10 (0: the default, negative: none)", f.name, f.v)
 		}
 	}
 	if c.MaxSizeHandicap < 0 {
