@@ -18,7 +18,10 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 		"Check the scheduler's safety invariants against etcd and the job records:\n"+
 			"no GPU claimed twice, no claim without a live lease or running allocation,\n"+
 			"every running job holds exactly its gang, no allocation of a finished job,\n"+
-			"every claim on a registered node. Exits 1 and lists violations if any.")
+			"every claim on a registered node, every reserved or running job holds an\n"+
+			"allocation, no assignment (or agent running ranks) outlives its allocation,\n"+
+			"every value decodes (a malformed one is named by key, never aborts the check).\n"+
+			"Exits 1 and lists violations if any.")
 	nats := natsFlag(fs)
 	etcd := fs.String("etcd", config.DefaultEtcd, "etcd endpoint(s)")
 	settle := fs.Duration("settle", 2*time.Second, "re-check violations after this long and report only those that persist (0: report at once)")

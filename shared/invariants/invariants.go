@@ -5,10 +5,16 @@
 //   - no claim lives without a live lease or a durable (running) allocation;
 //   - every running job holds exactly its gang size;
 //   - no allocation belongs to a finished job;
-//   - every claim is on a registered node.
+//   - every claim is on a registered node;
+//   - every reserved or running job holds an allocation of its attempt;
+//   - every assignment belongs to its job's allocation, and no agent runs
+//     ranks of an allocation that is gone;
+//   - every stored value decodes and agrees with its key.
 //
 // Evaluate is pure, so tests can feed it states directly; Collect reads a
-// live cluster. `lockstep check` runs both and exits non-zero on violation.
+// live cluster and records what it cannot decode instead of giving up on
+// it (a tampered key is exactly what a check must name). `lockstep check`
+// runs both and exits non-zero on violation.
 package invariants
 
 import (
@@ -24,12 +30,20 @@ type State struct {
 	Claims map[string]Claim
 	// Allocations by job ID.
 	Allocations map[string]domain.Allocation
+	// Assignments maps "node/job" to the assignment stored for that node.
+	Assignments map[string]Assignment
 	// Inventory holds every registered node name.
 	Inventory map[string]bool
+	// Epochs holds the current registration (epoch) of every live node.
+	Epochs map[string]int64
 	// LiveLeases holds the IDs of leases that exist (TTL > 0).
 	LiveLeases map[int64]bool
 	// Jobs by ID.
 	Jobs map[string]domain.Job
+	// Malformed maps a key (etcd key, or jobs/<id> for a job record) to
+	// what is wrong with its value. Such values are left out of the maps
+	// above.
+	Malformed map[string]string
 }
 
 // Claim is one GPU claim as stored.
@@ -38,6 +52,14 @@ type Claim struct {
 	GPU   int
 	Job   string
 	Lease int64
+}
+
+// Assignment is one node's part of a gang as stored (assign/<node>/<job>).
+type Assignment struct {
+	Node    string
+	Job     string
+	Attempt int
+	Epoch   int64
 }
 
 // Violation is one broken invariant, in words.
@@ -55,6 +77,19 @@ const (
 	RuleGangSize      = "running-job-gang-size"
 	RuleFinishedAlloc = "allocation-of-finished-job"
 	RuleUnknownNode   = "claim-on-unregistered-node"
+	// RuleMalformed: a value that does not decode, or says it is about
+	// another job or node than its key.
+	RuleMalformed = "malformed-value"
+	// RuleActiveNoAlloc: a job recorded as reserved or running with no
+	// allocation of its attempt (an allocation deleted behind its back).
+	RuleActiveNoAlloc = "active-job-without-allocation"
+	// RuleAssignNoAlloc: an assignment whose allocation is gone, is of
+	// another attempt or does not place that node.
+	RuleAssignNoAlloc = "assignment-without-allocation"
+	// RuleRanksNoAlloc: as RuleAssignNoAlloc, and the node's agent runs
+	// those ranks: the assignment is of its current registration, which is
+	// the agent's report that it started them and has not stopped them.
+	RuleRanksNoAlloc = "ranks-without-allocation"
 )
 
 // Evaluate returns every violation in s, sorted.
@@ -62,6 +97,9 @@ func Evaluate(s State) []Violation {
 	var out []Violation
 	add := func(rule, format string, args ...any) {
 		out = append(out, Violation{Rule: rule, Detail: fmt.Sprintf(format, args...)})
+	}
+	for key, why := range s.Malformed {
+		add(RuleMalformed, "%s: %s", key, why)
 	}
 
 	// Who, according to the allocations, should hold each GPU.
@@ -107,13 +145,30 @@ func Evaluate(s State) []Violation {
 			add(RuleFinishedAlloc, "allocation of %s, which is %s", id, j.State)
 		}
 	}
+	out = append(out, evaluateJobs(s)...)
+	out = append(out, evaluateAssignments(s)...)
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// evaluateJobs checks that every active job holds its gang.
+func evaluateJobs(s State) []Violation {
+	var out []Violation
 	for id, j := range s.Jobs {
-		if j.State != domain.StateRunning {
+		if !j.State.Active() {
 			continue
 		}
 		a, ok := s.Allocations[id]
 		if !ok || a.Attempt != j.Attempt {
-			add(RuleGangSize, "%s is running attempt %d but holds no allocation for it", id, j.Attempt)
+			held := "none"
+			if ok {
+				held = fmt.Sprintf("attempt %d", a.Attempt)
+			}
+			out = append(out, Violation{RuleActiveNoAlloc, fmt.Sprintf(
+				"%s is %s on attempt %d but holds no allocation for it (alloc/%s: %s)", id, j.State, j.Attempt, id, held)})
+			continue
+		}
+		if j.State != domain.StateRunning {
 			continue
 		}
 		gpus, nodes := 0, len(a.Placement.Nodes)
@@ -125,10 +180,47 @@ func Evaluate(s State) []Violation {
 			}
 		}
 		if want := j.Spec.GPUs(); gpus != want || nodes != j.Spec.Gang.Nodes {
-			add(RuleGangSize, "%s holds %d GPUs on %d nodes, its gang is %d nodes × %d GPUs",
-				id, gpus, nodes, j.Spec.Gang.Nodes, j.Spec.Gang.GPUsPerNode)
+			out = append(out, Violation{RuleGangSize, fmt.Sprintf("%s holds %d GPUs on %d nodes, its gang is %d nodes × %d GPUs",
+				id, gpus, nodes, j.Spec.Gang.Nodes, j.Spec.Gang.GPUsPerNode)})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
+}
+
+// evaluateAssignments checks that every assignment is part of its job's
+// allocation, and names the nodes whose agents run ranks of an allocation
+// that is gone: those ranks run beside whatever holds their GPUs next.
+func evaluateAssignments(s State) []Violation {
+	var out []Violation
+	for _, as := range s.Assignments {
+		a, ok := s.Allocations[as.Job]
+		why := ""
+		switch {
+		case !ok:
+			why = fmt.Sprintf("alloc/%s is gone", as.Job)
+		case a.Attempt != as.Attempt:
+			why = fmt.Sprintf("alloc/%s is of attempt %d", as.Job, a.Attempt)
+		case !places(a, as.Node):
+			why = fmt.Sprintf("alloc/%s does not place node %s", as.Job, as.Node)
+		default:
+			continue
+		}
+		out = append(out, Violation{RuleAssignNoAlloc, fmt.Sprintf(
+			"assign/%s/%s (attempt %d) has no allocation: %s", as.Node, as.Job, as.Attempt, why)})
+		if epoch, up := s.Epochs[as.Node]; up && epoch == as.Epoch {
+			out = append(out, Violation{RuleRanksNoAlloc, fmt.Sprintf(
+				"node %s runs ranks of %s attempt %d (assigned to its current registration %x): %s",
+				as.Node, as.Job, as.Attempt, as.Epoch, why)})
+		}
+	}
+	return out
+}
+
+func places(a domain.Allocation, node string) bool {
+	for _, np := range a.Placement.Nodes {
+		if np.Node == node {
+			return true
+		}
+	}
+	return false
 }

@@ -22,8 +22,13 @@ func healthy() State {
 			"n1/2": {"n1", 2, "b", 7},
 		},
 		Allocations: map[string]domain.Allocation{"a": run, "b": res},
-		Inventory:   map[string]bool{"n1": true, "n2": true},
-		LiveLeases:  map[int64]bool{7: true},
+		Assignments: map[string]Assignment{
+			"n1/a": {"n1", "a", 1, 11}, "n2/a": {"n2", "a", 1, 12}, "n1/b": {"n1", "b", 1, 11},
+		},
+		Inventory:  map[string]bool{"n1": true, "n2": true},
+		Epochs:     map[string]int64{"n1": 11, "n2": 12},
+		Malformed:  map[string]string{},
+		LiveLeases: map[int64]bool{7: true},
 		Jobs: map[string]domain.Job{
 			"a": {ID: "a", State: domain.StateRunning, Attempt: 1, Spec: jobspec.Spec{Gang: jobspec.Gang{Nodes: 2, GPUsPerNode: 2}}},
 			"b": {ID: "b", State: domain.StateReserved, Attempt: 1, Spec: jobspec.Spec{Gang: jobspec.Gang{Nodes: 1, GPUsPerNode: 1}}},
@@ -60,7 +65,22 @@ func TestEachRuleIsDetected(t *testing.T) {
 		}, RuleGangSize},
 		{"running job without allocation", func(s *State) {
 			s.Jobs["c"] = domain.Job{ID: "c", State: domain.StateRunning, Attempt: 2}
-		}, RuleGangSize},
+		}, RuleActiveNoAlloc},
+		{"reserved job whose allocation is of another attempt", func(s *State) {
+			b := s.Jobs["b"]
+			b.Attempt = 2
+			s.Jobs["b"] = b
+		}, RuleActiveNoAlloc},
+		{"assignment of a gone allocation", func(s *State) {
+			s.Assignments["n2/gone"] = Assignment{Node: "n2", Job: "gone", Attempt: 1, Epoch: 1}
+		}, RuleAssignNoAlloc},
+		{"assignment on a node its allocation does not place", func(s *State) {
+			s.Assignments["n2/b"] = Assignment{Node: "n2", Job: "b", Attempt: 1, Epoch: 12}
+		}, RuleAssignNoAlloc},
+		{"live agent runs ranks of a gone allocation", func(s *State) {
+			s.Assignments["n2/gone"] = Assignment{Node: "n2", Job: "gone", Attempt: 1, Epoch: 12}
+		}, RuleRanksNoAlloc},
+		{"malformed value", func(s *State) { s.Malformed["alloc/x"] = "undecodable" }, RuleMalformed},
 		{"allocation of a finished job", func(s *State) {
 			b := s.Jobs["b"]
 			b.State = domain.StateSucceeded
