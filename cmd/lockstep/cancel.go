@@ -41,7 +41,7 @@ func runCancel(ctx context.Context, env *cliEnv, args []string) error {
 	} else if err := c.Cancel(ctx, pos[0], *reason); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "cancel requested for %s\n", pos[0])
+	fmt.Fprintf(env.stdout, "cancel requested for %s\n", clean(pos[0]))
 	return nil
 }
 

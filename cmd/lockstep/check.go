@@ -59,7 +59,7 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	} else {
 		for _, v := range vs {
-			fmt.Fprintln(env.stdout, v)
+			fmt.Fprintln(env.stdout, clean(v.String()))
 		}
 		if len(vs) == 0 {
 			fmt.Fprintln(env.stdout, "ok: no invariant violated")

@@ -86,18 +86,18 @@ func runDescribe(ctx context.Context, env *cliEnv, args []string) error {
 }
 
 func printDescription(w io.Writer, d description) {
-	fmt.Fprintf(w, "Job:        %s (%s)\n", d.ID, d.Spec.Name)
-	fmt.Fprintf(w, "State:      %s", d.State)
+	fmt.Fprintf(w, "Job:        %s (%s)\n", clean(d.ID), clean(d.Spec.Name))
+	fmt.Fprintf(w, "State:      %s", clean(string(d.State)))
 	if d.Reason != "" {
-		fmt.Fprintf(w, " — %s", d.Reason)
+		fmt.Fprintf(w, " — %s", clean(d.Reason))
 	}
 	fmt.Fprintln(w)
 	if d.Detail != "" {
-		fmt.Fprintf(w, "Why:        %s\n", d.Detail)
+		fmt.Fprintf(w, "Why:        %s\n", clean(d.Detail))
 	}
-	fmt.Fprintf(w, "Queue:      %s (priority %d)\n", d.Spec.Queue, d.Spec.Priority)
+	fmt.Fprintf(w, "Queue:      %s (priority %d)\n", clean(d.Spec.Queue), d.Spec.Priority)
 	fmt.Fprintf(w, "Gang:       %d nodes × %d GPUs, %d ranks per node\n", d.Spec.Gang.Nodes, d.Spec.Gang.GPUsPerNode, d.Spec.Gang.TasksPerNode)
-	fmt.Fprintf(w, "Command:    %s\n", strings.Join(d.Spec.Command, " "))
+	fmt.Fprintf(w, "Command:    %s\n", clean(strings.Join(d.Spec.Command, " ")))
 	fmt.Fprintf(w, "Attempt:    %d (restarts %d of %d)\n", d.Attempt, d.Restarts, d.MaxRestarts)
 	if d.ExitCode != nil {
 		fmt.Fprintf(w, "Exit code:  %d\n", *d.ExitCode)
@@ -107,7 +107,7 @@ func printDescription(w io.Writer, d description) {
 		fmt.Fprintf(w, "Running:    %s (%s after submit)\n", d.RunningAt.Local().Format(time.RFC3339), d.RunningAt.Sub(d.SubmittedAt).Round(time.Millisecond))
 	}
 	if d.TraceID != "" {
-		fmt.Fprintf(w, "Trace:      %s (lockstep trace %s)\n", d.TraceID, d.ID)
+		fmt.Fprintf(w, "Trace:      %s (lockstep trace %s)\n", clean(d.TraceID), clean(d.ID))
 	}
 	if t := d.Timing; t.Compute > 0 || t.SchedLatency > 0 {
 		fmt.Fprintf(w, "Efficiency: η %.3f = compute %s / (compute + scheduling %s + checkpoint drain %s); gang wait %s\n",
@@ -115,12 +115,12 @@ func printDescription(w io.Writer, d description) {
 			t.Drain.Round(time.Millisecond), t.GangWait.Round(time.Millisecond))
 	}
 	if d.Placement != nil {
-		fmt.Fprintf(w, "\nPlacement:  master %s:%d, leaves %s\n", d.Placement.MasterAddr, d.Placement.MasterPort, strings.Join(d.Placement.Leaves, ","))
+		fmt.Fprintf(w, "\nPlacement:  master %s:%d, leaves %s\n", clean(d.Placement.MasterAddr), d.Placement.MasterPort, clean(strings.Join(d.Placement.Leaves, ",")))
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  RANK\tNODE\tNODE_RANK\tLOCAL_RANK\tGPUS")
 		for _, np := range d.Placement.Nodes {
 			for _, r := range np.Ranks {
-				fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%s\n", r.Rank, np.Node, np.NodeRank, r.LocalRank, ints(r.GPUs))
+				fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%s\n", r.Rank, clean(np.Node), np.NodeRank, r.LocalRank, ints(r.GPUs))
 			}
 		}
 		_ = tw.Flush()
@@ -129,7 +129,7 @@ func printDescription(w io.Writer, d description) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, ev := range d.Events {
 		fmt.Fprintf(tw, "  %s\t+%s\t%s\t%s\n", ev.Time.Local().Format("15:04:05.000"),
-			ev.Time.Sub(d.SubmittedAt).Round(time.Millisecond), ev.Type, eventDetail(ev))
+			ev.Time.Sub(d.SubmittedAt).Round(time.Millisecond), clean(string(ev.Type)), eventDetail(ev))
 	}
 	_ = tw.Flush()
 }

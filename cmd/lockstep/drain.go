@@ -35,7 +35,7 @@ func runCheckpoint(ctx context.Context, env *cliEnv, args []string) error {
 	if err := c.Drain(ctx, pos[0], domain.DrainCheckpoint, domain.ThenRequeue, *reason); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "checkpoint requested for %s\n", pos[0])
+	fmt.Fprintf(env.stdout, "checkpoint requested for %s\n", clean(pos[0]))
 	return nil
 }
 
@@ -75,7 +75,7 @@ func runCkptDone(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if !reply.OK {
-		return &exitError{code: 1, msg: "acknowledgement refused: " + reply.Error}
+		return &exitError{code: 1, msg: "acknowledgement refused: " + clean(reply.Error)}
 	}
 	fmt.Fprintln(env.stdout, "acknowledged")
 	return nil
@@ -113,12 +113,12 @@ func runNode(ctx context.Context, env *cliEnv, args []string) error {
 		if err := c.DrainNode(ctx, pos[0], *reason); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "node %s draining\n", pos[0])
+		fmt.Fprintf(env.stdout, "node %s draining\n", clean(pos[0]))
 	case sub == "resume" && len(pos) == 1:
 		if err := c.ResumeNode(ctx, pos[0]); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "node %s resumed\n", pos[0])
+		fmt.Fprintf(env.stdout, "node %s resumed\n", clean(pos[0]))
 	case sub == "list" && len(pos) == 0:
 		nodes, err := c.Nodes(ctx)
 		if err != nil {
@@ -139,7 +139,7 @@ func runNode(ctx context.Context, env *cliEnv, args []string) error {
 			case n.State.Drained:
 				state = "drained"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%d\t%s\n", n.Node.Name, state, n.GPUsUsed, n.Node.GPUs, n.Node.Leaf, len(n.Jobs), n.State.Reason)
+			fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%d\t%s\n", clean(n.Node.Name), state, n.GPUsUsed, n.Node.GPUs, clean(n.Node.Leaf), len(n.Jobs), clean(n.State.Reason))
 		}
 		return tw.Flush()
 	default:

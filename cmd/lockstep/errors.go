@@ -24,13 +24,14 @@ func report(w io.Writer, err error) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
-			fmt.Fprintln(w, "lockstep:", ee.msg)
+			fmt.Fprintln(w, "lockstep:", cleanLines(ee.msg))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(w, "lockstep:", err)
+	// Errors quote what they refused (an ID, a server's answer): escaped.
+	fmt.Fprintln(w, "lockstep:", cleanLines(err.Error()))
 	for _, h := range errors.GetAllHints(err) {
-		fmt.Fprintln(w, "hint:", h)
+		fmt.Fprintln(w, "hint:", cleanLines(h))
 	}
 	if errors.As(err, new(*usageError)) {
 		return 2

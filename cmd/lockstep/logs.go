@@ -55,7 +55,7 @@ func runLogs(ctx context.Context, env *cliEnv, args []string) error {
 			if prefix {
 				// Subject: ...logs.<job>.<rank>.<stream>
 				parts := strings.Split(msg.Subject(), ".")
-				fmt.Fprintf(env.stdout, "[rank %s] ", parts[len(parts)-2])
+				fmt.Fprintf(env.stdout, "[rank %s] ", clean(parts[len(parts)-2]))
 			}
 			_, _ = env.stdout.Write(msg.Data())
 		}

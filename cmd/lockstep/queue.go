@@ -58,8 +58,8 @@ func runQueue(ctx context.Context, env *cliEnv, args []string) error {
 	now := time.Now()
 	for _, j := range shown {
 		r := rowOf(j)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Queue, r.State, r.Shape,
-			age(now.Sub(j.SubmittedAt)), r.Reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clean(r.ID), clean(r.Name), clean(r.Queue), clean(string(r.State)), r.Shape,
+			age(now.Sub(j.SubmittedAt)), clean(r.Reason))
 	}
 	return tw.Flush()
 }

@@ -72,7 +72,7 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 	sort.Strings(states)
 	fmt.Fprintf(env.stdout, "jobs:")
 	for _, s := range states {
-		fmt.Fprintf(env.stdout, " %s %d", s, st.Jobs[domain.State(s)])
+		fmt.Fprintf(env.stdout, " %s %d", clean(s), st.Jobs[domain.State(s)])
 	}
 	fmt.Fprintf(env.stdout, "\ncluster η %.3f = compute %s / (compute + scheduling %s + checkpoint drain %s)\nmean gang wait %s\n",
 		st.Efficiency, st.Compute.Round(time.Second), st.SchedLatency.Round(time.Millisecond),

@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cockroachdb/errors"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/client"
+	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
 )
@@ -54,35 +56,100 @@ func runSubmit(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(env.stdout, id)
+	fmt.Fprintln(env.stdout, clean(id))
 	if !*wait {
 		return nil
 	}
 	return waitForEnd(ctx, env, c, id)
 }
 
-// waitForEnd prints each event of a job until a final one.
+// waitForEnd prints each event of a job until its record in the jobs KV
+// is final, and exits as the record says. An event alone never ends the
+// wait: anyone allowed on the bus can publish one (a forged "succeeded"
+// once ended a wait with exit 0), while the record is written by the
+// services only. A final event the record does not confirm is printed
+// with a note. The services publish a job's final event after writing its
+// record, so once the record is final the event is waited for (briefly)
+// to show it too.
 func waitForEnd(ctx context.Context, env *cliEnv, c *client.Client, id string) error {
-	var final events.Event
-	err := c.Follow(ctx, id, func(ev events.Event) bool {
-		fmt.Fprintf(env.stderr, "%s  %-10s %s\n", ev.Time.Local().Format("15:04:05.000"), ev.Type, eventDetail(ev))
-		switch ev.Type {
-		case events.Succeeded, events.Failed, events.Cancelled, events.Rejected:
-			final = ev
-			return false
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
+	finals := make(chan events.Type, 64)
+	followed := make(chan error, 1)
+	go func() {
+		followed <- c.Follow(fctx, id, func(ev events.Event) bool {
+			note := ""
+			if finalEvent(ev.Type) {
+				if j, err := c.Job(fctx, id); err != nil || !j.State.Terminal() {
+					note = "  (not confirmed by the job record: ignored)"
+				}
+				select {
+				case finals <- ev.Type:
+				default:
+				}
+			}
+			fmt.Fprintf(env.stderr, "%s  %-10s %s%s\n", ev.Time.Local().Format("15:04:05.000"), clean(string(ev.Type)), eventDetail(ev), note)
+			return true
+		})
+	}()
+	ended := make(chan domain.Job, 1)
+	watchErr := make(chan error, 1)
+	go func() {
+		j, err := c.WaitEnded(fctx, id)
+		if err != nil {
+			watchErr <- err
+			return
 		}
-		return true
-	})
-	if err != nil {
+		ended <- j
+	}()
+
+	var job domain.Job
+	select {
+	case job = <-ended:
+	case err := <-watchErr:
+		stop()
+		<-followed
+		return err
+	case err := <-followed:
 		return err
 	}
-	if final.Type == events.Succeeded {
+	grace := time.NewTimer(3 * time.Second)
+	defer grace.Stop()
+	for shown := false; !shown; {
+		select {
+		case t := <-finals:
+			shown = string(t) == string(job.State)
+		case <-grace.C:
+			shown = true
+		case <-followed:
+			followed = nil // the follower ended: nothing more to show
+			shown = true
+		}
+	}
+	stop()
+	if followed != nil {
+		<-followed
+	}
+	if job.State == domain.StateSucceeded {
 		return nil
 	}
-	return &exitError{code: 1, msg: fmt.Sprintf("job %s %s: %s", id, final.Type, final.Reason)}
+	return &exitError{code: 1, msg: fmt.Sprintf("job %s %s: %s", id, job.State, job.Reason)}
 }
 
-func eventDetail(ev events.Event) string {
+// finalEvent reports an event type that claims the job ended.
+func finalEvent(t events.Type) bool {
+	switch t {
+	case events.Succeeded, events.Failed, events.Cancelled, events.Rejected, events.Timeout:
+		return true
+	}
+	return false
+}
+
+// eventDetail is an event's detail, escaped for the terminal: events come
+// from the bus, where anyone allowed to publish can write one.
+func eventDetail(ev events.Event) string { return clean(rawDetail(ev)) }
+
+func rawDetail(ev events.Event) string {
 	switch {
 	case ev.Placement != nil && (ev.Type == events.Reserved || ev.Type == events.Running):
 		return fmt.Sprintf("attempt %d on %s (leaves %s)", ev.Attempt,
@@ -126,11 +193,11 @@ func printTestOnly(ctx context.Context, env *cliEnv, c *client.Client, raw []byt
 		return err
 	}
 	if r.Error != "" {
-		return &exitError{code: 1, msg: r.Error}
+		return &exitError{code: 1, msg: clean(r.Error)}
 	}
 	where := ""
 	if r.Placement != nil {
-		where = fmt.Sprintf(" on %s (leaves %s)", strings.Join(r.Placement.NodeNames(), ","), strings.Join(r.Placement.Leaves, ","))
+		where = clean(fmt.Sprintf(" on %s (leaves %s)", strings.Join(r.Placement.NodeNames(), ","), strings.Join(r.Placement.Leaves, ",")))
 	}
 	switch {
 	case r.Start:
@@ -138,10 +205,10 @@ func printTestOnly(ctx context.Context, env *cliEnv, c *client.Client, raw []byt
 	case !r.StartsAt.IsZero():
 		fmt.Fprintf(env.stdout, "would start ≈ %s%s\n", r.StartsAt.Local().Format("2006-01-02 15:04"), where)
 	default:
-		fmt.Fprintf(env.stdout, "would wait: %s\n", r.Reason)
+		fmt.Fprintf(env.stdout, "would wait: %s\n", clean(r.Reason))
 	}
 	if r.Detail != "" {
-		fmt.Fprintf(env.stdout, "  %s\n", r.Detail)
+		fmt.Fprintf(env.stdout, "  %s\n", clean(r.Detail))
 	}
 	return nil
 }

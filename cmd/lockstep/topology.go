@@ -25,6 +25,6 @@ func runTopology(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(env.stdout, out)
+	fmt.Fprint(env.stdout, cleanLines(out))
 	return nil
 }

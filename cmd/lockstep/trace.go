@@ -149,7 +149,7 @@ func printWaterfall(w io.Writer, jobID string, t jobTrace, all []telemetry.SpanR
 	for _, s := range all {
 		byID[s.SpanID] = s
 	}
-	fmt.Fprintf(w, "trace %s  job %s  %d spans  %s\n\n", t.id, jobID, len(t.spans), fmtDur(total))
+	fmt.Fprintf(w, "trace %s  job %s  %d spans  %s\n\n", clean(t.id), clean(jobID), len(t.spans), fmtDur(total))
 
 	type line struct{ svc, name, start, dur, bar string }
 	lines := []line{{"SERVICE", "SPAN", "START", "DURATION", ""}}
@@ -159,11 +159,11 @@ func printWaterfall(w io.Writer, jobID string, t jobTrace, all []telemetry.SpanR
 		if s.Status == "error" {
 			name += " ✗"
 		}
-		lines = append(lines, line{svc: serviceOf(s), name: name, start: "+" + fmtDur(s.Start.Sub(t0)),
+		lines = append(lines, line{svc: clean(serviceOf(s)), name: clean(name), start: "+" + fmtDur(s.Start.Sub(t0)),
 			dur: fmtDur(s.End.Sub(s.Start)), bar: bar(s.Start.Sub(t0), s.End.Sub(s.Start), total, width)})
 		for _, l := range s.Links {
 			if ls, ok := byID[l.SpanID]; ok {
-				lines = append(lines, line{svc: serviceOf(ls), name: strings.Repeat("  ", r.depth+1) + "↔ link: " + ls.Name + " (trace " + short(l.TraceID) + ")",
+				lines = append(lines, line{svc: clean(serviceOf(ls)), name: clean(strings.Repeat("  ", r.depth+1) + "↔ link: " + ls.Name + " (trace " + short(l.TraceID) + ")"),
 					start: "+" + fmtDur(ls.Start.Sub(t0)), dur: fmtDur(ls.End.Sub(ls.Start))})
 			}
 		}

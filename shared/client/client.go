@@ -154,6 +154,13 @@ func (c *Client) Job(ctx context.Context, id string) (domain.Job, error) {
 	return j, err
 }
 
+// WaitEnded blocks until the job's record is final and returns it. The
+// record, not an event, is what a client acting on a job's end must trust:
+// see jobs.Store.WaitEnded.
+func (c *Client) WaitEnded(ctx context.Context, id string) (domain.Job, error) {
+	return c.jobs.WaitEnded(ctx, id)
+}
+
 // Jobs reads every job record.
 func (c *Client) Jobs(ctx context.Context) ([]domain.Job, error) { return c.jobs.List(ctx) }
 
