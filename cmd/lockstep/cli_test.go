@@ -114,6 +114,11 @@ func TestCLIUsageErrors(t *testing.T) {
 			t.Errorf("gang --workers %s: %d %q", n, code, errOut)
 		}
 	}
+	for _, cmd := range []string{"placement", "dev"} {
+		if _, errOut, code := cli(t, cmd, "--retention", "0s"); code != 2 || !strings.Contains(errOut, "--retention: 0s is below 1s") {
+			t.Errorf("%s --retention 0s: %d %q", cmd, code, errOut)
+		}
+	}
 	if out, _, code := cli(t, "--help"); code != 0 || !strings.Contains(out, "submit") {
 		t.Errorf("--help: %d %q", code, out)
 	}

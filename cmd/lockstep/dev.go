@@ -25,6 +25,7 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	fs.IntVar(&cfg.Leaves, "leaves", 2, "leaf switches the nodes are spread over")
 	fs.DurationVar(&cfg.NodeTTL, "node-ttl", 0, "node lease TTL (default 10s)")
 	fs.DurationVar(&cfg.LaunchTimeout, "launch-timeout", 0, "launch barrier timeout (default 60s)")
+	retentionFlag(fs, &cfg.Retention)
 	fs.IntVar(&cfg.Replicas, "replicas", 1, "replicas of admission, placement, gang and drain")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", config.DevMetricsAddr, "serve /metrics, /healthz and /readyz here (\"\" to disable)")
 	verbose := fs.Bool("v", false, "log every service's info messages (default: warnings only)")
@@ -44,6 +45,9 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usagef("dev takes no arguments, got %q", fs.Args())
+	}
+	if err := checkRetention(cfg.Retention); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("--data-dir: %w", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/services/placement"
 	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/topology"
 )
@@ -69,17 +70,21 @@ func runAdmission(ctx context.Context, env *cliEnv, args []string) error {
 }
 
 func runPlacement(ctx context.Context, env *cliEnv, args []string) error {
-	var timeout time.Duration
+	var timeout, retention time.Duration
 	var topoFile, queuesFile string
 	b, err := serviceFlags(env, "placement", "Propose placements for pending jobs (one leader, others stand by).", args, func(fs *flag.FlagSet) {
 		fs.DurationVar(&timeout, "proposal-timeout", 10*time.Second, "reconsider a job whose proposal got no answer after this long")
 		fs.StringVar(&topoFile, "topology", "", "switch tree: YAML, Slurm topology.conf, or the Lingjun CSV (default: from node labels)")
 		fs.StringVar(&queuesFile, "queues", "", "queue policy file: quotas and fair-share weights")
+		retentionFlag(fs, &retention)
 	})
 	if err != nil {
 		return err
 	}
-	cfg := placement.Config{Base: b, ProposalTimeout: timeout}
+	if err := checkRetention(retention); err != nil {
+		return err
+	}
+	cfg := placement.Config{Base: b, ProposalTimeout: timeout, Retention: retention}
 	if cfg.Queues, err = config.LoadQueues(queuesFile); err != nil {
 		return err
 	}
@@ -144,6 +149,18 @@ func runAgent(ctx context.Context, env *cliEnv, args []string) error {
 		cfg.Base = b
 		return agent.Run(ctx, cfg)
 	})
+}
+
+// retentionFlag adds --retention: how long finished job records are kept.
+func retentionFlag(fs *flag.FlagSet, d *time.Duration) {
+	fs.DurationVar(d, "retention", jobs.DefaultRetention, "remove a finished job's record from the jobs KV this long after it ended (its events stay in the events stream until that stream's own 7-day limit)")
+}
+
+func checkRetention(d time.Duration) error {
+	if d < time.Second {
+		return usagef("--retention: %s is below 1s", d)
+	}
+	return nil
 }
 
 // newLogger is the services' logger: info and above.

@@ -50,6 +50,9 @@ type Config struct {
 	NodeTTL        time.Duration
 	LaunchTimeout  time.Duration
 	ReservationTTL time.Duration
+	// Retention is how long finished job records are kept (0: the
+	// placement service's default, 7 days).
+	Retention time.Duration
 	// Replicas runs this many copies of admission, placement, gang and drain.
 	Replicas int
 	// Topology is the switch tree (nil: from the simulated nodes' labels);
@@ -169,7 +172,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			return admission.Run(ctx, admission.Config{Base: c.base(inst), Queues: cfg.Queues})
 		})
 		c.add(fmt.Sprintf("placement-%d", i+1), func(ctx context.Context) error {
-			return placement.Run(ctx, placement.Config{Base: c.base(inst), Topology: cfg.Topology, Queues: cfg.Queues})
+			return placement.Run(ctx, placement.Config{Base: c.base(inst), Topology: cfg.Topology, Queues: cfg.Queues, Retention: cfg.Retention})
 		})
 		c.add(fmt.Sprintf("gang-%d", i+1), func(ctx context.Context) error {
 			return gang.Run(ctx, gang.Config{Base: c.base(inst), LaunchTimeout: cfg.LaunchTimeout, ReservationTTL: cfg.ReservationTTL})

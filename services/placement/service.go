@@ -32,6 +32,10 @@ type Config struct {
 	Queues queue.Config
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Retention is how long the leader keeps a finished job's record in the
+	// jobs KV (its events stay in the events stream until that stream's own
+	// limit); 0 means jobs.DefaultRetention.
+	Retention time.Duration
 }
 
 // Run campaigns for leadership and schedules while leader, until ctx ends.
@@ -44,6 +48,12 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = jobs.DefaultRetention
+	}
+	if cfg.Retention < 0 {
+		return errors.Newf("--retention: %s is negative", cfg.Retention)
 	}
 	log := cfg.Logger().With("service", "placement")
 	b, cli, err := cfg.Clients(ctx, "placement")
@@ -79,9 +89,11 @@ func Run(ctx context.Context, cfg Config) error {
 		// before etcd could expire it, so no second leader overlaps this
 		// one) or ctx ends.
 		s := newScheduler(b, cli, js, cfg, log)
+		stopSweeping := startRetention(sess.Context(), js, cfg, log)
 		if err := s.run(sess.Context()); err != nil && ctx.Err() == nil {
 			log.Warn("scheduler stopped", "err", err)
 		}
+		stopSweeping()
 		if lost := sess.Lost(); lost != nil {
 			log.Warn("leader session lost; standing down", "err", lost)
 		}

@@ -19,6 +19,7 @@ import (
 
 // Store reads and writes job records.
 type Store struct {
+	js jetstream.JetStream
 	kv jetstream.KeyValue
 }
 
@@ -28,7 +29,7 @@ func Open(ctx context.Context, js jetstream.JetStream) (*Store, error) {
 	if err != nil {
 		return nil, errors.Wrapf(err, "open kv bucket %s", subjects.BucketJobs)
 	}
-	return &Store{kv: kv}, nil
+	return &Store{js: js, kv: kv}, nil
 }
 
 // Get returns a job and its revision; errs.ErrNotFound when absent.
