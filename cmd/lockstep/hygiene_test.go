@@ -15,6 +15,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/testenv"
 )
 
@@ -94,10 +95,21 @@ func TestCLIEscapesWhatRecordsSay(t *testing.T) {
 	if err := js.Create(ctx, evil); err != nil {
 		t.Fatal(err)
 	}
+	// A record that does not decode is named, not a reason to show nothing.
+	kv, err := c.Bus().JS.KeyValue(ctx, subjects.BucketJobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "garbage", []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{{"queue", "-a"}, {"describe", "evil-1"}, {"stats"}} {
 		out, errOut, code := cli(t, append(args, "--nats", url)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d %s", args, code, errOut)
+		}
+		if args[0] != "describe" && !strings.Contains(errOut, "job record garbage is malformed") {
+			t.Errorf("%v does not name the malformed record: %q", args, errOut)
 		}
 		if strings.ContainsAny(out, "\x00\x1b\r\x07\u202e") {
 			t.Errorf("%v printed a control character raw:\n%q", args, out)

@@ -28,10 +28,11 @@ func runQueue(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer c.Close()
-	jobs, err := c.Jobs(ctx)
+	jobs, bad, err := c.Jobs(ctx)
 	if err != nil {
 		return err
 	}
+	warnBad(env, bad)
 	shown := jobs[:0]
 	for _, j := range jobs {
 		if *all || !j.State.Terminal() {
@@ -80,6 +81,14 @@ func rowOf(j domain.Job) queueRow {
 		ID: j.ID, Name: j.Spec.Name, Queue: j.Spec.Queue, State: j.State, Priority: j.Spec.Priority,
 		Shape:       fmt.Sprintf("%dx%d", j.Spec.Gang.Nodes, j.Spec.Gang.GPUsPerNode),
 		SubmittedAt: j.SubmittedAt, Reason: j.Reason,
+	}
+}
+
+// warnBad names the job records that could not be read (see `lockstep
+// check`), on stderr so -o json stays parseable.
+func warnBad(env *cliEnv, keys []string) {
+	for _, k := range keys {
+		fmt.Fprintf(env.stderr, "lockstep: job record %s is malformed; skipped (lockstep check names what is wrong)\n", clean(k))
 	}
 }
 

@@ -57,10 +57,11 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer c.Close()
-	jobs, err := c.Jobs(ctx)
+	jobs, bad, err := c.Jobs(ctx)
 	if err != nil {
 		return err
 	}
+	warnBad(env, bad)
 	st := summarize(jobs)
 	if *out == "json" {
 		return writeJSON(env, st)

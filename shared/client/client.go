@@ -161,8 +161,24 @@ func (c *Client) WaitEnded(ctx context.Context, id string) (domain.Job, error) {
 	return c.jobs.WaitEnded(ctx, id)
 }
 
-// Jobs reads every job record.
-func (c *Client) Jobs(ctx context.Context) ([]domain.Job, error) { return c.jobs.List(ctx) }
+// Jobs reads every job record in one pass. A record that does not decode
+// (or names another job than its key) is not a reason to show nothing: its
+// key is returned in bad, and the rest in jobs.
+func (c *Client) Jobs(ctx context.Context) (all []domain.Job, bad []string, err error) {
+	err = c.jobs.Scan(ctx, func(e jobs.Entry) error {
+		if e.Deleted {
+			return nil
+		}
+		j, derr := jobs.Decode(e.Value)
+		if derr != nil || j.ID != e.Key {
+			bad = append(bad, e.Key)
+			return nil
+		}
+		all = append(all, j)
+		return nil
+	})
+	return all, bad, err
+}
 
 // Events returns a job's events so far, oldest first.
 func (c *Client) Events(ctx context.Context, id string) ([]events.Event, error) {
