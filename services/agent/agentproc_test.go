@@ -144,6 +144,17 @@ func TestAgentKilledEndsRankTrees(t *testing.T) {
 				t.Fatal(err)
 			}
 			testenv.Eventually(t, 5*time.Second, noneRunning(procs))
+			if mode == ContainCgroup {
+				// The supervisor removed the rank's cgroup and, its last rank
+				// gone, the agent's: a dead agent leaves no empty cgroups.
+				parent, _ := cgroupParentPath(spec.DataDir)
+				testenv.Eventually(t, 5*time.Second, func() error {
+					if _, err := os.Stat(parent); !os.IsNotExist(err) {
+						return fmt.Errorf("%s still there (%v)", parent, err)
+					}
+					return nil
+				})
+			}
 		})
 	}
 }

@@ -60,6 +60,9 @@ func newContainer(cfg Config, log *slog.Logger) (*container, error) {
 	parent, err := cgroupParent(cfg.DataDir)
 	switch {
 	case err == nil:
+		// Created on demand (prepare): an agent killed while it runs no rank
+		// leaves no empty cgroup behind. Leftovers keep it from going.
+		_ = os.Remove(parent)
 		c.cgParent = parent
 	case cfg.Containment == ContainCgroup:
 		return nil, errors.Wrap(err, "--containment=cgroup")
@@ -73,6 +76,22 @@ func newContainer(cfg Config, log *slog.Logger) (*container, error) {
 // its ranks: below the agent's own cgroup, named after its data directory,
 // so agents sharing a machine (or a test run) never touch each other's.
 func cgroupParent(dataDir string) (string, error) {
+	dir, err := cgroupParentPath(dataDir)
+	if err != nil {
+		return "", err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+		return "", errors.Wrap(err, "create the agent's cgroup")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
+		_ = os.Remove(dir)
+		return "", errors.Wrap(err, "cgroup.kill (kernel before 5.14?)")
+	}
+	return dir, nil
+}
+
+// cgroupParentPath is where cgroupParent puts the agent's cgroup.
+func cgroupParentPath(dataDir string) (string, error) {
 	mnt, err := cgroup2Mount()
 	if err != nil {
 		return "", err
@@ -86,15 +105,7 @@ func cgroupParent(dataDir string) (string, error) {
 		return "", errors.Wrap(err, "data dir")
 	}
 	sum := sha256.Sum256([]byte(abs))
-	dir := filepath.Join(mnt, own, "lockstep-"+hex.EncodeToString(sum[:6]))
-	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
-		return "", errors.Wrap(err, "create the agent's cgroup")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
-		_ = os.Remove(dir)
-		return "", errors.Wrap(err, "cgroup.kill (kernel before 5.14?)")
-	}
-	return dir, nil
+	return filepath.Join(mnt, own, "lockstep-"+hex.EncodeToString(sum[:6])), nil
 }
 
 // cgroup2Mount finds where the cgroup v2 hierarchy is mounted
@@ -139,7 +150,7 @@ func (c *container) prepare() (rankRecord, error) {
 	rec := rankRecord{Token: hex.EncodeToString(b[:])}
 	if c.cgParent != "" {
 		rec.Cgroup = filepath.Join(c.cgParent, "rank-"+rec.Token)
-		if err := os.Mkdir(rec.Cgroup, 0o755); err != nil {
+		if err := mkdirUnder(c.cgParent, rec.Cgroup); err != nil {
 			return rankRecord{}, errors.Wrap(err, "create the rank's cgroup")
 		}
 	}
@@ -148,6 +159,22 @@ func (c *container) prepare() (rankRecord, error) {
 		return rankRecord{}, errors.Wrap(err, "record the rank")
 	}
 	return rec, nil
+}
+
+// mkdirUnder creates dir in parent, creating parent as needed: the
+// supervisor of the last rank removes parent when it ends its tree on its
+// own, and may do so between the two mkdirs.
+func mkdirUnder(parent, dir string) error {
+	var err error
+	for range 3 {
+		if err = os.Mkdir(parent, 0o755); err != nil && !os.IsExist(err) {
+			return err
+		}
+		if err = os.Mkdir(dir, 0o755); !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return err
 }
 
 func (c *container) recordPath(token string) string {

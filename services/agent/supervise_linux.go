@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -106,14 +108,35 @@ func superviseMain(path string, argv []string) int {
 		code = waitCode(ws)
 	case <-cut:
 		// The agent is gone or wants the rank dead: with a cgroup, one write
-		// ends every process in it (this one too); else walk the tree.
-		if cg := os.Getenv(envRankCgroup); cg != "" && killCgroup(cg) == nil {
-			<-empty
+		// ends every process in it; else walk the tree.
+		if cg := os.Getenv(envRankCgroup); cg != "" {
+			killOwnCgroup(cg, empty)
 			return code
 		}
 	}
 	killTree(empty)
 	return code
+}
+
+// killOwnCgroup ends every process in the rank's cgroup. The supervisor
+// first steps out into the agent's own cgroup, so that it survives the
+// kill to remove the rank's cgroup (and the agent's parent of it, if this
+// was its last rank): an agent killed for good leaves no empty cgroups.
+// If it cannot step out, it dies with the rest and a restarted agent
+// removes the cgroup.
+func killOwnCgroup(cg string, empty chan struct{}) {
+	agentCg := filepath.Dir(filepath.Dir(cg))
+	if os.WriteFile(filepath.Join(agentCg, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0) != nil {
+		_ = killCgroup(cg)
+		<-empty
+		return
+	}
+	if killCgroup(cg) != nil {
+		killTree(empty)
+	}
+	<-empty
+	_ = os.Remove(cg)
+	_ = os.Remove(filepath.Dir(cg))
 }
 
 // reapAll waits for every child: the rank's status goes to exited, and
