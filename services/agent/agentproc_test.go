@@ -202,3 +202,36 @@ func TestAgentStartEndsLeftovers(t *testing.T) {
 		})
 	}
 }
+
+// A forged assignment never crashes the agent nor runs: one with no ranks
+// made the agent index ranks[0] of an empty list and panic. A valid one
+// written after them still runs.
+func TestForgedAssignmentsAreRefused(t *testing.T) {
+	env := testenv.Start(t)
+	spec := testAgentSpec{NATS: env.NATSURL, Etcd: env.EtcdEndpoint, Node: "f1", DataDir: t.TempDir(), Containment: ContainProcess}
+	sweepAfter(t, spec)
+	agent, epoch := startAgentProcess(t, env, spec, 0)
+	forged := map[string]domain.Assignment{
+		"noranks": {JobID: "noranks", Attempt: 1, Node: "f1", Epoch: epoch, Command: []string{"true"}},
+		"a/b":     {JobID: "a/b", Attempt: 1, Node: "f1", Epoch: epoch, Command: []string{"true"}, Ranks: []domain.Rank{{Rank: 0}}},
+		"gpu":     {JobID: "gpu", Attempt: 1, Node: "f1", Epoch: epoch, Command: []string{"true"}, Ranks: []domain.Rank{{Rank: 0, GPUs: []int{7}}}},
+	}
+	for key, as := range forged {
+		if _, err := env.Etcd.Put(context.Background(), store.AssignKey("f1", key), store.MustJSON(as)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	procs := assign(t, env, spec.Node, epoch)
+	if len(procs) != 4 {
+		t.Fatalf("valid assignment: %d processes", len(procs))
+	}
+	if agent.ProcessState != nil {
+		t.Fatal("agent exited")
+	}
+	ents, _ := os.ReadDir(filepath.Join(spec.DataDir, "jobs"))
+	for _, e := range ents {
+		if e.Name() != "j1" {
+			t.Errorf("directory made for a refused assignment: %s", e.Name())
+		}
+	}
+}
