@@ -193,21 +193,24 @@ func (c *container) release(rec rankRecord, search bool) {
 		}
 	}
 	if search {
-		killMarked(envRankToken + "=" + rec.Token)
+		killHolders(map[string]bool{rec.Token: true})
 	}
 	_ = os.Remove(c.recordPath(rec.Token))
 }
 
 // sweep ends what a previous incarnation of this agent left running (it
-// was killed before its supervisors could act, or they were stopped). It
-// runs before the agent registers, so nothing here is a current rank.
+// was killed before its supervisors could act, or they were killed). It
+// runs before the agent registers, so nothing here is a current rank. One
+// scan of /proc serves every record.
 func (c *container) sweep() {
 	ents, _ := os.ReadDir(c.stateDir)
+	var recs []rankRecord
+	tokens := map[string]bool{}
 	for _, e := range ents {
 		path := filepath.Join(c.stateDir, e.Name())
 		var rec rankRecord
 		b, err := os.ReadFile(path)
-		if err != nil || json.Unmarshal(b, &rec) != nil || !validToken(rec.Token) {
+		if err != nil || json.Unmarshal(b, &rec) != nil || !validToken(rec.Token) || e.Name() != rec.Token+".json" {
 			c.log.Warn("unreadable rank record removed", "path", path)
 			_ = os.Remove(path)
 			continue
@@ -217,11 +220,14 @@ func (c *container) sweep() {
 		if rec.Cgroup != "" && (c.cgParent == "" || filepath.Dir(rec.Cgroup) != c.cgParent) {
 			rec.Cgroup = ""
 		}
-		n := len(markedWith(envRankToken + "=" + rec.Token))
-		c.release(rec, true)
-		if n > 0 || rec.Cgroup != "" {
-			c.log.Info("leftover rank of a previous agent ended", "token", rec.Token, "processes", n)
-		}
+		recs = append(recs, rec)
+		tokens[rec.Token] = true
+	}
+	if n := killHolders(tokens); n > 0 {
+		c.log.Info("leftover rank processes of a previous agent ended", "processes", n, "ranks", len(recs))
+	}
+	for _, rec := range recs {
+		c.release(rec, false)
 	}
 	// A cgroup without a record (the agent died between the two).
 	if c.cgParent != "" {
@@ -274,20 +280,29 @@ func removeCgroup(dir string) error {
 	}
 }
 
-// killMarked SIGKILLs every process carrying kv in its environment until
-// none is left (bounded: a process that cannot die is reported by the
-// next sweep, not waited on forever).
-func killMarked(kv string) {
+// killHolders SIGKILLs every process carrying one of tokens until none is
+// left, and returns how many it found at first. Bounded: a process that
+// cannot die (uninterruptible sleep) is left to the next sweep rather than
+// waited on forever.
+func killHolders(tokens map[string]bool) int {
+	if len(tokens) == 0 {
+		return 0
+	}
+	first := -1
 	for range 50 {
-		pids := markedWith(kv)
+		pids := tokenHolders(tokens)
+		if first < 0 {
+			first = len(pids)
+		}
 		if len(pids) == 0 {
-			return
+			break
 		}
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	return first
 }
 
 func writeFileSync(path string, b []byte) error {

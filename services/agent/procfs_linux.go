@@ -60,29 +60,31 @@ func readStat(pid int) (procInfo, bool) {
 	return procInfo{pid: pid, ppid: ppid, start: start, state: f[0][0]}, true
 }
 
-// hasEnv reports whether a process was started with kv in its
-// environment.
-func hasEnv(pid int, kv string) bool {
+// envValue is the value of key in the environment a process was started
+// with ("" if absent or unreadable).
+func envValue(pid int, key string) string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
-		return false
+		return ""
 	}
+	prefix := []byte(key + "=")
 	for _, e := range bytes.Split(b, []byte{0}) {
-		if string(e) == kv {
-			return true
+		if v, ok := bytes.CutPrefix(e, prefix); ok {
+			return string(v)
 		}
 	}
-	return false
+	return ""
 }
 
-// markedWith lists the processes started with kv in their environment:
-// the processes of one rank tree. Only the owner (or root) can read a
-// process's environment, so others' processes never match.
-func markedWith(kv string) []int {
+// tokenHolders lists the processes started with one of tokens as their
+// rank token: what is left of those ranks' trees. Only the owner (or
+// root) can read a process's environment, so others' processes never
+// match.
+func tokenHolders(tokens map[string]bool) []int {
 	var out []int
 	self := os.Getpid()
 	for _, p := range listProcs() {
-		if p.pid != self && hasEnv(p.pid, kv) {
+		if p.pid != self && tokens[envValue(p.pid, envRankToken)] {
 			out = append(out, p.pid)
 		}
 	}
