@@ -141,6 +141,8 @@ func runAgent(ctx context.Context, env *cliEnv, args []string) error {
 		fs.StringVar(&cfg.DataDir, "data-dir", "/var/lib/lockstep", "rank working directories and logs")
 		fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", store.DefaultNodeTTL, "node lease TTL: the node is declared down this long after the agent stops renewing")
 		fs.DurationVar(&cfg.StopGrace, "stop-grace", 5*time.Second, "time between SIGTERM and SIGKILL when stopping ranks")
+		fs.DurationVar(&cfg.Retention, "retention", agent.DefaultRetention, "keep an attempt's directory (rank logs) this long after its ranks ended here")
+		fs.StringVar((*string)(&cfg.Containment), "containment", string(agent.ContainAuto), "how rank process trees are contained: auto (a cgroup per rank where possible), cgroup, process (supervisors only)")
 	})
 	if err != nil {
 		return err

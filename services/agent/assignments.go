@@ -42,7 +42,7 @@ func (a *agent) watchAssignments(ctx context.Context, epoch int64) error {
 	present := map[string]bool{}
 	for _, kv := range resp.Kvs {
 		present[string(kv.Key)] = true
-		a.assigned(ctx, kv.Value, epoch)
+		a.assigned(ctx, string(kv.Key), kv.Value, epoch)
 	}
 	// Ranks running for assignments that are gone stop now.
 	a.exec.keepOnly(func(jobID string) bool { return present[store.AssignKey(a.cfg.Node.Name, jobID)] }, "no longer assigned")
@@ -51,7 +51,7 @@ func (a *agent) watchAssignments(ctx context.Context, epoch int64) error {
 	for wr := range w.C {
 		for _, ev := range wr.Events {
 			if ev.Type == clientv3.EventTypePut {
-				a.assigned(ctx, ev.Kv.Value, epoch)
+				a.assigned(ctx, string(ev.Kv.Key), ev.Kv.Value, epoch)
 			} else {
 				jobID := store.LastSegment(string(ev.Kv.Key))
 				a.exec.stop(jobID, "assignment released")
@@ -65,10 +65,16 @@ func (a *agent) watchAssignments(ctx context.Context, epoch int64) error {
 // assigned handles one assignment: start it if new and for this
 // registration; report it lost if it belongs to an earlier registration
 // (this agent restarted and is not running those ranks).
-func (a *agent) assigned(ctx context.Context, raw []byte, epoch int64) {
+func (a *agent) assigned(ctx context.Context, key string, raw []byte, epoch int64) {
 	var as domain.Assignment
 	if err := codec.Decode(raw, &as); err != nil {
-		a.log.Warn("undecodable assignment", "err", err)
+		a.log.Warn("undecodable assignment", "key", key, "err", err)
+		return
+	}
+	// Nothing of a malformed assignment runs; gang's launch barrier
+	// releases its gang.
+	if err := checkAssignment(key, as, a.cfg.Node); err != nil {
+		a.log.Warn("assignment refused", "key", key, "err", err)
 		return
 	}
 	// An assignment of an earlier registration is never ours to run, even if

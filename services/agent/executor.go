@@ -28,6 +28,8 @@ type executor struct {
 	bus    *bus.Bus
 	log    *slog.Logger
 	report func(context.Context, domain.Report)
+	// box contains each rank's whole process tree.
+	box *container
 
 	mu    sync.Mutex
 	gangs map[string]*localGang
@@ -35,12 +37,15 @@ type executor struct {
 	// of the same assignment (the launch barrier detaches it from its lease)
 	// never starts finished ranks again. Entries go when the assignment does.
 	launched map[string]int
+	// dirMu keeps the retention sweep from removing a job's directory while
+	// an attempt of it is being started.
+	dirMu sync.Mutex
 }
 
 // localGang is this node's share of one gang attempt.
 type localGang struct {
 	as    domain.Assignment
-	procs []*exec.Cmd
+	procs []*rankProc
 	// stopping is closed when the scheduler asked for the ranks to stop;
 	// exits after that are not reported as failures.
 	stopping chan struct{}
@@ -54,8 +59,8 @@ type localGang struct {
 	span trace.Span
 }
 
-func newExecutor(cfg Config, b *bus.Bus, log *slog.Logger, report func(context.Context, domain.Report)) *executor {
-	return &executor{cfg: cfg, bus: b, log: log, report: report, gangs: map[string]*localGang{}, launched: map[string]int{}}
+func newExecutor(cfg Config, b *bus.Bus, box *container, log *slog.Logger, report func(context.Context, domain.Report)) *executor {
+	return &executor{cfg: cfg, bus: b, box: box, log: log, report: report, gangs: map[string]*localGang{}, launched: map[string]int{}}
 }
 
 // launchedBefore reports whether this attempt (or a later one) of the job
@@ -90,6 +95,8 @@ func (e *executor) start(ctx context.Context, as domain.Assignment) error {
 	}
 	e.mu.Unlock()
 
+	e.dirMu.Lock()
+	defer e.dirMu.Unlock()
 	dir := filepath.Join(e.cfg.DataDir, "jobs", as.JobID, strconv.Itoa(as.Attempt))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return errors.Wrap(err, "rank working directory")
@@ -103,25 +110,21 @@ func (e *executor) start(ctx context.Context, as domain.Assignment) error {
 		cmd := exec.Command(as.Command[0], as.Command[1:]...)
 		cmd.Dir = workdir
 		cmd.Env = rankEnv(as, r, e.cfg.Node.Name, e.cfg.NATSURL, ackFile(dir, r.Rank))
-		cmd.SysProcAttr = procAttr()
 		logFile := filepath.Join(dir, "rank-"+strconv.Itoa(r.Rank)+".log")
 		cmd.Stdout = e.newSink(as.JobID, r.Rank, "stdout", logFile)
 		cmd.Stderr = e.newSink(as.JobID, r.Rank, "stderr", logFile)
 		if note != "" {
 			_, _ = io.WriteString(cmd.Stderr, note)
 		}
-		// A rank's orphaned children may hold its pipes open; do not wait
-		// for them past this.
-		cmd.WaitDelay = 2 * time.Second
-		pinErr, err := startPinned(cmd, r.CPUs)
+		p, pinErr, err := e.box.start(cmd, r.CPUs)
 		if err != nil {
 			for _, p := range g.procs {
-				signalGroup(p, syscall.SIGKILL)
-				_ = p.Wait()
+				p.kill()
+				_ = p.wait()
 			}
 			return errors.Wrapf(err, "start rank %d (%s)", r.Rank, as.Command[0])
 		}
-		g.procs = append(g.procs, cmd)
+		g.procs = append(g.procs, p)
 		if pinErr != nil {
 			// Simulated nodes may claim more cores than this machine has;
 			// the rank runs unpinned rather than not at all.
@@ -148,13 +151,13 @@ func (e *executor) supervise(g *localGang) {
 	exits := make(chan exit, len(g.procs))
 	for i, p := range g.procs {
 		go func() {
-			err := p.Wait() // also flushes the rank's output
-			for _, w := range []io.Writer{p.Stdout, p.Stderr} {
+			err := p.wait() // also flushes the rank's output
+			for _, w := range []io.Writer{p.cmd.Stdout, p.cmd.Stderr} {
 				if c, ok := w.(io.Closer); ok {
 					_ = c.Close()
 				}
 			}
-			exits <- exit{rank: g.as.Ranks[i].Rank, code: exitCode(p, err)}
+			exits <- exit{rank: g.as.Ranks[i].Rank, code: exitCode(p.cmd, err)}
 		}()
 	}
 	ctx := g.ctx
@@ -255,7 +258,7 @@ func (e *executor) stopGangs(keep func(jobID string) bool, reason string, grace 
 
 func (e *executor) signalAll(g *localGang, sig syscall.Signal) {
 	for _, p := range g.procs {
-		signalGroup(p, sig)
+		p.signal(sig)
 	}
 }
 

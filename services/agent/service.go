@@ -38,7 +38,17 @@ type Config struct {
 	LeaseTTL time.Duration
 	// StopGrace is how long a rank gets between SIGTERM and SIGKILL.
 	StopGrace time.Duration
+	// Containment is how each rank's process tree is tracked (default
+	// ContainAuto).
+	Containment Containment
+	// Retention is how long an attempt's directory (rank logs, ack files)
+	// is kept after its ranks ended here (default DefaultRetention).
+	Retention time.Duration
 }
+
+// DefaultRetention matches the events stream's age limit: a job's rank
+// logs live as long as its events.
+const DefaultRetention = 7 * 24 * time.Hour
 
 // Validate checks the agent settings.
 func (c *Config) Validate() error {
@@ -58,6 +68,13 @@ func (c *Config) Validate() error {
 		return errors.Newf("--lease-ttl: %s is below the 2s minimum", c.LeaseTTL)
 	case c.LeaseTTL%time.Second != 0:
 		return errors.Newf("--lease-ttl: %s is not whole seconds (etcd leases are)", c.LeaseTTL)
+	case c.Retention < 0:
+		return errors.Newf("--retention: %s is negative", c.Retention)
+	}
+	switch c.Containment {
+	case "", ContainAuto, ContainCgroup, ContainProcess:
+	default:
+		return errors.Newf("--containment: %q is not one of auto, cgroup, process", c.Containment)
 	}
 	return nil
 }
@@ -82,6 +99,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.StopGrace == 0 {
 		cfg.StopGrace = 5 * time.Second
 	}
+	if cfg.Retention == 0 {
+		cfg.Retention = DefaultRetention
+	}
 	log := cfg.Logger().With("service", "agent", "node", cfg.Node.Name)
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "jobs"), 0o755); err != nil {
 		return errors.Wrap(err, "agent data dir")
@@ -92,10 +112,20 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer b.Close()
 	defer cli.Close()
+	box, err := newContainer(cfg, log)
+	if err != nil {
+		return errors.Wrap(err, "agent")
+	}
+	defer box.close()
+	// What a previous incarnation left running goes before this one
+	// registers: nothing of an earlier registration may run beside the
+	// gangs started after it.
+	box.sweep()
 	a := &agent{cfg: cfg, log: log, tel: cfg.Instruments("agent"), bus: b, etcd: cli}
-	a.exec = newExecutor(cfg, b, log, a.report)
+	a.exec = newExecutor(cfg, b, box, log, a.report)
 	defer a.exec.stopAll("agent shutting down")
 	go a.followDrains(ctx)
+	go a.exec.keepSweeping(ctx)
 
 	// Each pass is one registration (epoch). Losing the lease ends it: stop
 	// everything, register again.

@@ -1,0 +1,46 @@
+package agent
+
+import (
+	"strings"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+// checkAssignment checks an assignment read from etcd against what the
+// agent knows for itself — its key, this node — before anything of it runs
+// or touches the disk: an etcd value is input like any other. The job ID
+// names a directory under the data dir, so it must be one path element.
+// The error names the offending field.
+func checkAssignment(key string, as domain.Assignment, node domain.Node) error {
+	switch {
+	case !subjects.Token(as.JobID) || strings.ContainsAny(as.JobID, `/\`) || len(as.JobID) > 256:
+		return errors.Newf("jobId: %q is not a job ID", as.JobID)
+	case store.LastSegment(key) != as.JobID:
+		return errors.Newf("jobId: %q does not match its key %s", as.JobID, key)
+	case as.Node != node.Name:
+		return errors.Newf("node: %q is not this node (%s)", as.Node, node.Name)
+	case as.Attempt < 1:
+		return errors.Newf("attempt: %d is not positive", as.Attempt)
+	case len(as.Command) == 0 || as.Command[0] == "":
+		return errors.New("command: empty")
+	case len(as.Ranks) == 0:
+		return errors.New("ranks: none on this node")
+	}
+	used := map[int]bool{}
+	for i, r := range as.Ranks {
+		for _, g := range r.GPUs {
+			if g < 0 || g >= node.GPUs {
+				return errors.Newf("ranks[%d].gpus: GPU %d does not exist on this node (%d GPUs)", i, g, node.GPUs)
+			}
+			if used[g] {
+				return errors.Newf("ranks[%d].gpus: GPU %d given to two ranks", i, g)
+			}
+			used[g] = true
+		}
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+package agent
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/testenv"
+)
+
+// testExecutor is an executor on a real bus whose reports are collected.
+func testExecutor(t *testing.T, env *testenv.Env, mode Containment) (*executor, func() []domain.Report) {
+	t.Helper()
+	cfg := Config{Base: config.Base{NATSURL: env.NATSURL}, Node: domain.Node{Name: "n1"},
+		DataDir: t.TempDir(), StopGrace: 5 * time.Second, Containment: mode, Retention: DefaultRetention}
+	log := slog.New(slog.DiscardHandler)
+	box, err := newContainer(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(box.close)
+	var mu sync.Mutex
+	var reports []domain.Report
+	e := newExecutor(cfg, env.Bus, box, log, func(_ context.Context, r domain.Report) {
+		mu.Lock()
+		reports = append(reports, r)
+		mu.Unlock()
+	})
+	t.Cleanup(func() { e.stopAll("test over") })
+	return e, func() []domain.Report {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]domain.Report(nil), reports...)
+	}
+}
+
+func shAssignment(job, script string) domain.Assignment {
+	return domain.Assignment{JobID: job, Attempt: 1, NNodes: 1, WorldSize: 1,
+		Ranks: []domain.Rank{{Rank: 0, GPUs: []int{0}}}, Command: []string{"sh", "-c", script}}
+}
+
+func gangOf(t *testing.T, e *executor, job string) *localGang {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	g, ok := e.gangs[job]
+	if !ok {
+		t.Fatalf("job %s not running", job)
+	}
+	return g
+}
+
+// A rank's grandchildren — backgrounded, setsid'd, double-forked — end
+// with it: when the rank exits by itself, and when the agent stops it
+// (cancel, drain, release) or kills it (fencing).
+func TestRankTreeEndsWithTheRank(t *testing.T) {
+	env := testenv.Start(t)
+	for _, mode := range modes(t) {
+		for _, how := range []string{"rank exits", "stop", "fence"} {
+			t.Run(string(mode)+"/"+how, func(t *testing.T) {
+				e, reports := testExecutor(t, env, mode)
+				pids := pidFileIn(t)
+				if err := e.start(context.Background(), shAssignment("j1", treeScript(pids, how == "rank exits"))); err != nil {
+					t.Fatal(err)
+				}
+				g := gangOf(t, e, "j1")
+				procs := rankTree(t, pids)
+				switch how {
+				case "rank exits":
+					if err := os.WriteFile(pids+".go", nil, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				case "stop":
+					e.stop("j1", "cancelled")
+				case "fence":
+					e.fenceAll("lease lost")
+				}
+				select {
+				case <-g.done:
+				case <-time.After(10 * time.Second):
+					t.Fatal("ranks did not end")
+				}
+				// Once the rank is reported ended, nothing of its tree runs:
+				// no waiting here.
+				if err := noneRunning(procs)(); err != nil {
+					t.Fatal(err)
+				}
+				if how == "rank exits" {
+					rs := reports()
+					if len(rs) != 1 || rs[0].Kind != domain.ReportExited {
+						t.Fatalf("reports = %+v, want one exited", rs)
+					}
+				}
+				// The rank's record (and cgroup) are gone with it.
+				if ents, _ := os.ReadDir(e.box.stateDir); len(ents) != 0 {
+					t.Fatalf("rank records left: %v", ents)
+				}
+				if e.box.cgParent != "" {
+					if ents, _ := filepath.Glob(filepath.Join(e.box.cgParent, "rank-*")); len(ents) != 0 {
+						t.Fatalf("rank cgroups left: %v", ents)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A command the supervisor cannot execute fails the start, as it did
+// before there was a supervisor: gang hears "failed to start", with why.
+func TestRankThatCannotStartFailsTheStart(t *testing.T) {
+	env := testenv.Start(t)
+	e, _ := testExecutor(t, env, ContainProcess)
+	err := e.start(context.Background(), domain.Assignment{JobID: "j2", Attempt: 1,
+		Ranks: []domain.Rank{{Rank: 0}}, Command: []string{"/nonexistent/train"}})
+	if err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("err = %v, want a start error naming the missing file", err)
+	}
+	if ents, _ := os.ReadDir(e.box.stateDir); len(ents) != 0 {
+		t.Fatalf("rank records left: %v", ents)
+	}
+	if err := e.start(context.Background(), domain.Assignment{JobID: "j3", Attempt: 1,
+		Ranks: []domain.Rank{{Rank: 0}}, Command: []string{"no-such-command-here"}}); err == nil {
+		t.Fatal("a command not on PATH started")
+	}
+}
+
+// The supervisor passes the rank's exit status through.
+func TestSupervisorKeepsTheExitCode(t *testing.T) {
+	box, err := newContainer(Config{DataDir: t.TempDir(), Containment: ContainProcess}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for script, want := range map[string]int{"exit 0": 0, "exit 3": 3, "kill -TERM $$": 143} {
+		p, _, err := box.start(exec.Command("sh", "-c", script), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = p.wait()
+		if got := exitCode(p.cmd, err); got != want {
+			t.Errorf("%q: exit code %d, want %d", script, got, want)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// Attempt directories (DataDir/jobs/JOB/ATTEMPT: rank logs, checkpoint ack
+// files, the ranks' default working directory) are kept for Retention
+// after the job's ranks ended here, then removed by a periodic sweep.
+
+// sweepLimit bounds one sweep's removals: a node with a large backlog
+// catches up over several sweeps instead of stalling in one.
+const sweepLimit = 1000
+
+// attemptDir is one attempt's directory as the sweep sees it.
+type attemptDir struct {
+	job, attempt string
+	// last is the latest modification of the directory or a file in it:
+	// rank logs are written until the ranks end, so this is when they did
+	// (or later).
+	last time.Time
+}
+
+// expired picks the attempt directories to remove: those of jobs with no
+// ranks running here, untouched for longer than retention; the oldest
+// first, at most limit. It is the sweep's decision, free of I/O.
+func expired(dirs []attemptDir, running func(job string) bool, now time.Time, retention time.Duration, limit int) []attemptDir {
+	var out []attemptDir
+	for _, d := range dirs {
+		if now.Sub(d.last) > retention && !running(d.job) {
+			out = append(out, d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].last.Before(out[j].last) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// sweepInterval is how often the sweep runs: often enough that a directory
+// outlives its retention by at most a tenth of it, at most hourly.
+func sweepInterval(retention time.Duration) time.Duration {
+	return min(max(retention/10, time.Second), time.Hour)
+}
+
+// keepSweeping removes expired attempt directories until ctx ends.
+func (e *executor) keepSweeping(ctx context.Context) {
+	for ctx.Err() == nil {
+		e.sweepAttempts(ctx, time.Now())
+		sleep(ctx, sweepInterval(e.cfg.Retention))
+	}
+}
+
+// sweepAttempts removes the attempt directories expired at now and
+// returns how many it removed.
+func (e *executor) sweepAttempts(ctx context.Context, now time.Time) int {
+	root := filepath.Join(e.cfg.DataDir, "jobs")
+	victims := expired(listAttempts(ctx, root), e.running, now, e.cfg.Retention, sweepLimit)
+	removed := 0
+	for _, d := range victims {
+		if ctx.Err() != nil {
+			break
+		}
+		e.dirMu.Lock()
+		// Checked again under the lock start takes to create a directory: a
+		// new attempt of the job may have started since the listing.
+		if e.running(d.job) {
+			e.dirMu.Unlock()
+			continue
+		}
+		err := os.RemoveAll(filepath.Join(root, d.job, d.attempt))
+		_ = os.Remove(filepath.Join(root, d.job)) // only if it is empty now
+		e.dirMu.Unlock()
+		if err != nil {
+			e.log.Warn("attempt directory not removed", "job", d.job, "attempt", d.attempt, "err", err)
+			continue
+		}
+		removed++
+		e.log.Info("attempt directory removed", "job", d.job, "attempt", d.attempt,
+			"idle", now.Sub(d.last).Round(time.Second).String(), "retention", e.cfg.Retention.String())
+	}
+	return removed
+}
+
+// running reports whether ranks of the job run here.
+func (e *executor) running(job string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.gangs[job]
+	return ok
+}
+
+// listAttempts reads DataDir/jobs/*/*. Entries that vanish meanwhile are
+// skipped.
+func listAttempts(ctx context.Context, root string) []attemptDir {
+	jobs, _ := os.ReadDir(root)
+	var out []attemptDir
+	for _, j := range jobs {
+		if !j.IsDir() || ctx.Err() != nil {
+			continue
+		}
+		attempts, _ := os.ReadDir(filepath.Join(root, j.Name()))
+		for _, a := range attempts {
+			if !a.IsDir() {
+				continue
+			}
+			if last, ok := lastChange(filepath.Join(root, j.Name(), a.Name())); ok {
+				out = append(out, attemptDir{job: j.Name(), attempt: a.Name(), last: last})
+			}
+		}
+	}
+	return out
+}
+
+// lastChange is the latest modification time of dir and its entries.
+func lastChange(dir string) (time.Time, bool) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return time.Time{}, false
+	}
+	last := st.ModTime()
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && info.ModTime().After(last) {
+			last = info.ModTime()
+		}
+	}
+	return last, true
+}
