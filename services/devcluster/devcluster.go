@@ -50,8 +50,8 @@ type Config struct {
 	NodeTTL        time.Duration
 	LaunchTimeout  time.Duration
 	ReservationTTL time.Duration
-	// Retention is how long finished job records are kept (0: the
-	// placement service's default, 7 days).
+	// Retention is how long finished job records, and the nodes' attempt
+	// directories, are kept (0: the services' default, 7 days).
 	Retention time.Duration
 	// Replicas runs this many copies of admission, placement, gang and drain.
 	Replicas int
@@ -321,7 +321,7 @@ func AgentName(node string) string { return "agent-" + node }
 func (c *Cluster) StartAgent(n domain.Node) {
 	dir := filepath.Join(c.cfg.DataDir, "nodes", n.Name)
 	c.add(AgentName(n.Name), func(ctx context.Context) error {
-		return agent.Run(ctx, agent.Config{Base: c.base(n.Name), Node: n, DataDir: dir, LeaseTTL: c.cfg.NodeTTL})
+		return agent.Run(ctx, agent.Config{Base: c.base(n.Name), Node: n, DataDir: dir, LeaseTTL: c.cfg.NodeTTL, Retention: c.cfg.Retention})
 	})
 }
 
