@@ -106,8 +106,15 @@ func (s *service) watchLoop(ctx context.Context) {
 
 // forgetGone drops the record of a drain whose gang ended by itself (node
 // loss, failure) — unless the allocation is merely not in the cache yet.
+// An allocation record that cannot be read (the cache skips those) ends
+// the drain now, as if its grace ran out: nothing can tell whether its
+// ranks exited, and waiting on it would retry for ever. completeDrain
+// releases what the record's keys hold and names it.
 func (s *service) forgetGone(ctx context.Context, rec domain.DrainRecord) error {
 	a, _, found, err := store.GetAllocation(ctx, s.etcd, rec.JobID)
+	if store.IsMalformed(err) {
+		return s.completeDrain(ctx, rec, "allocation record malformed ("+err.Error()+"); ranks stopped")
+	}
 	if err != nil || (found && a.Attempt == rec.Attempt) {
 		return err
 	}
