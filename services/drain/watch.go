@@ -84,7 +84,12 @@ func (s *service) watchLoop(ctx context.Context) {
 		for _, rec := range s.drains.Snapshot() {
 			a, found := s.allocs.Get(store.AllocKey(rec.JobID))
 			var err error
+			// The cache drops values that do not decode; one that decodes
+			// but contradicts itself is as useless (no nodes: "all exited").
+			bad := store.CheckAllocation(store.AllocKey(rec.JobID), a)
 			switch {
+			case found && bad != nil:
+				err = s.completeDrain(ctx, rec, "allocation record malformed ("+bad.Error()+"); ranks stopped")
 			case !found || a.Attempt != rec.Attempt:
 				err = s.forgetGone(ctx, rec)
 			case now.After(rec.Drain.Deadline):
