@@ -93,10 +93,11 @@ func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 }
 
 // jobRecord is the proposal's job as recorded: the watch's copy when it is
-// at least as new as the record placement decided on (no KV read on the
-// hot path), else a KV read.
+// at least as new as the record placement decided on and on the same
+// attempt (no KV read on the hot path), else a KV read — so a watch that
+// lags never gets a proposal refused.
 func (s *service) jobRecord(ctx context.Context, prop domain.Proposal) (domain.Job, uint64, error) {
-	if j, rev, ok := s.records.Pending(prop.JobID); ok && rev >= prop.JobRevision {
+	if j, rev, ok := s.records.Pending(prop.JobID); ok && rev >= prop.JobRevision && j.Attempt == prop.Attempt {
 		return j, rev, nil
 	}
 	return s.jobs.Get(ctx, prop.JobID)
