@@ -11,7 +11,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
-	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
@@ -51,7 +50,7 @@ func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg) (err erro
 	// Release whatever the job holds, whether or not this delivery made the
 	// change (a previous one may have crashed before releasing).
 	if job.State == domain.StateCancelled {
-		if err := store.ReleaseJob(ctx, s.etcd, job.ID, attempt); err != nil {
+		if err := s.releaseJob(ctx, job.ID, attempt); err != nil {
 			return err
 		}
 		if err := s.forgetDrain(ctx, job.ID); err != nil {

@@ -168,7 +168,7 @@ func (s *service) cancelNow(ctx context.Context, jobID, reason string) error {
 	if err != nil {
 		return err
 	}
-	if err := store.ReleaseJob(ctx, s.etcd, jobID, attempt); err != nil {
+	if err := s.releaseJob(ctx, jobID, attempt); err != nil {
 		return err
 	}
 	if !changed {
@@ -210,7 +210,7 @@ func (s *service) completeDrain(ctx context.Context, rec domain.DrainRecord, why
 	if err != nil && !errs.IsNotFound(err) {
 		return err
 	}
-	if err := store.ReleaseJob(ctx, s.etcd, rec.JobID, rec.Attempt); err != nil {
+	if err := s.releaseJob(ctx, rec.JobID, rec.Attempt); err != nil {
 		return err
 	}
 	if err := s.forgetDrain(ctx, rec.JobID); err != nil {

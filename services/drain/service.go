@@ -19,6 +19,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/config"
@@ -53,6 +54,8 @@ type service struct {
 	live      *store.Cache[domain.Node]
 	allocs    *store.Cache[domain.Allocation]
 	running   *runningJobs
+	// malformed counts malformed allocation records released.
+	malformed metric.Int64Counter
 }
 
 // Run serves until ctx ends.
@@ -77,8 +80,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return errors.Wrap(err, "drain")
 	}
+	tel := cfg.Instruments("drain")
+	malformed, err := newMalformedCounter(tel.Meter)
+	if err != nil {
+		return err
+	}
 	s := &service{
-		cfg: cfg, log: log, tel: cfg.Instruments("drain"), bus: b, etcd: cli, jobs: js,
+		cfg: cfg, log: log, tel: tel, bus: b, etcd: cli, jobs: js, malformed: malformed,
 		drains:    store.NewCache[domain.DrainRecord](cli, store.DrainsPrefix, log),
 		nodeState: store.NewCache[domain.NodeState](cli, store.NodeStatePrefix, log),
 		inventory: store.NewCache[domain.Node](cli, store.InventoryPrefix, log),

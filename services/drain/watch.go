@@ -84,7 +84,12 @@ func (s *service) watchLoop(ctx context.Context) {
 		for _, rec := range s.drains.Snapshot() {
 			a, found := s.allocs.Get(store.AllocKey(rec.JobID))
 			var err error
+			// The cache drops values that do not decode; one that decodes
+			// but contradicts itself is as useless (no nodes: "all exited").
+			bad := store.CheckAllocation(store.AllocKey(rec.JobID), a)
 			switch {
+			case found && bad != nil:
+				err = s.completeDrain(ctx, rec, "allocation record malformed ("+bad.Error()+"); ranks stopped")
 			case !found || a.Attempt != rec.Attempt:
 				err = s.forgetGone(ctx, rec)
 			case now.After(rec.Drain.Deadline):
@@ -106,8 +111,15 @@ func (s *service) watchLoop(ctx context.Context) {
 
 // forgetGone drops the record of a drain whose gang ended by itself (node
 // loss, failure) — unless the allocation is merely not in the cache yet.
+// An allocation record that cannot be read (the cache skips those) ends
+// the drain now, as if its grace ran out: nothing can tell whether its
+// ranks exited, and waiting on it would retry for ever. completeDrain
+// releases what the record's keys hold and names it.
 func (s *service) forgetGone(ctx context.Context, rec domain.DrainRecord) error {
 	a, _, found, err := store.GetAllocation(ctx, s.etcd, rec.JobID)
+	if store.IsMalformed(err) {
+		return s.completeDrain(ctx, rec, "allocation record malformed ("+err.Error()+"); ranks stopped")
+	}
 	if err != nil || (found && a.Attempt == rec.Attempt) {
 		return err
 	}

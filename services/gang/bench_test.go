@@ -244,8 +244,9 @@ func newBenchFixture(b *testing.B, n, raw int) *benchFixture {
 		if err != nil {
 			b.Fatal(err)
 		}
-		// As placement sends it: the record and the revision it was read at.
-		f.props[i] = domain.Proposal{JobID: job.ID, Attempt: 1, Placement: placementFor("svc-", i), Job: &job, JobRevision: rev}
+		// As placement sends it: the job, attempt and placement, and the
+		// revision of the record it decided on (gang holds that record).
+		f.props[i] = domain.Proposal{JobID: job.ID, Attempt: 1, Placement: placementFor("svc-", i), JobRevision: rev}
 	}
 	f.spans = tracetest.NewInMemoryExporter()
 	f.tel, err = telemetry.Setup(ctx, telemetry.Config{Service: "gang", Instance: "bench",

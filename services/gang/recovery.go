@@ -3,6 +3,7 @@ package gang
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -34,12 +35,12 @@ func (s *service) nodeDown(ctx context.Context, n domain.Node) {
 	if err := s.bus.PublishEvent(ctx, ev); err != nil {
 		s.log.Warn("node-down event not published", "node", n.Name, "err", err)
 	}
-	allocs, err := s.allocations(ctx)
+	l, err := s.allocations(ctx, false)
 	if err != nil {
 		s.log.Warn("node-down scan failed; reconciler will retry", "node", n.Name, "err", err)
 		return
 	}
-	for _, a := range allocs {
+	for _, a := range l.allocs {
 		if onNode(a, n.Name) {
 			if err := s.requeue(ctx, a, "node "+n.Name+" lost"); err != nil {
 				s.log.Warn("requeue after node loss failed; reconciler will retry", "job", a.JobID, "err", err)
@@ -57,29 +58,67 @@ func onNode(a domain.Allocation, node string) bool {
 	return false
 }
 
-// allocations lists every allocation. Allocations remembered for the
-// report path that the listing no longer holds are forgotten.
-func (s *service) allocations(ctx context.Context) ([]domain.Allocation, error) {
+// listing is etcd's allocations, and optionally the keys that belong to
+// them, all at one revision.
+type listing struct {
+	rev       int64
+	allocs    []domain.Allocation
+	malformed map[string]error // by job: alloc/<job> values that cannot be used
+	claims    []store.Owned    // claims and port claims, with the job their value names
+	assigns   []assignRef
+}
+
+// allocations lists every allocation (with keys, the claims, port claims
+// and assignment keys too, at the same revision). Allocations remembered
+// for the report path that the listing no longer holds are forgotten.
+func (s *service) allocations(ctx context.Context, keys bool) (listing, error) {
 	resp, err := s.etcd.Get(ctx, store.AllocPrefix, clientv3.WithPrefix())
 	if err != nil {
-		return nil, err
+		return listing{}, err
 	}
-	out := make([]domain.Allocation, 0, len(resp.Kvs))
+	l := listing{rev: resp.Header.Revision, allocs: make([]domain.Allocation, 0, len(resp.Kvs)), malformed: map[string]error{}}
 	live := make(map[string]bool, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
-		var a domain.Allocation
-		if codec.Decode(kv.Value, &a) == nil {
-			out = append(out, a)
-			live[a.JobID] = true
+		a, err := store.DecodeAllocation(string(kv.Key), kv.Value)
+		if err != nil {
+			l.malformed[store.LastSegment(string(kv.Key))] = err
+			continue
 		}
+		l.allocs = append(l.allocs, a)
+		live[a.JobID] = true
 	}
 	s.forgetAllBut(live, resp.Header.Revision)
-	return out, nil
+	if !keys {
+		return l, nil
+	}
+	at := clientv3.WithRev(l.rev)
+	for _, prefix := range []string{store.ClaimsPrefix, store.PortsPrefix} {
+		resp, err := s.etcd.Get(ctx, prefix, clientv3.WithPrefix(), at)
+		if err != nil {
+			return listing{}, err
+		}
+		for _, kv := range resp.Kvs {
+			var c domain.Claim
+			_ = codec.Decode(kv.Value, &c)
+			l.claims = append(l.claims, store.Owned{StoredKey: store.StoredKey{Key: string(kv.Key), ModRev: kv.ModRevision}, Job: c.JobID, Attempt: c.Attempt})
+		}
+	}
+	assigns, err := s.etcd.Get(ctx, store.AssignPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly(), at)
+	if err != nil {
+		return listing{}, err
+	}
+	for _, kv := range assigns.Kvs {
+		rest := strings.TrimPrefix(string(kv.Key), store.AssignPrefix)
+		if node, job, ok := strings.Cut(rest, "/"); ok {
+			l.assigns = append(l.assigns, assignRef{Node: node, Job: job})
+		}
+	}
+	return l, nil
 }
 
 func (s *service) reconcileLoop(ctx context.Context) {
 	select {
-	case <-s.active.Ready():
+	case <-s.records.Ready():
 	case <-ctx.Done():
 		return
 	}
@@ -104,11 +143,12 @@ func (s *service) reconcileLoop(ctx context.Context) {
 //   - an allocation on a node that is down is requeued;
 //   - an active job without its allocation is requeued.
 func (s *service) reconcile(ctx context.Context) {
-	allocs, err := s.allocations(ctx)
+	l, err := s.allocations(ctx, true)
 	if err != nil {
 		s.log.Warn("reconcile: list allocations", "err", err)
 		return
 	}
+	allocs := l.allocs
 	nodes, err := s.etcd.Get(ctx, store.NodesPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		s.log.Warn("reconcile: list nodes", "err", err)
@@ -120,7 +160,7 @@ func (s *service) reconcile(ctx context.Context) {
 	}
 	// The unfinished records as the watch has them, taken after the
 	// allocations were listed (as a read per allocation would be).
-	active := s.active.Snapshot()
+	active := s.records.Snapshot()
 	now := s.cfg.Now()
 	held := map[string]int{}
 	for _, a := range allocs {
@@ -139,7 +179,7 @@ func (s *service) reconcile(ctx context.Context) {
 		switch {
 		case !found || job.State.Terminal() || job.Attempt != a.Attempt:
 			s.forget(a.JobID)
-			if err := store.ReleaseJob(ctx, s.etcd, a.JobID, a.Attempt); err != nil {
+			if err := s.releaseJob(ctx, a.JobID, a.Attempt); err != nil {
 				s.log.Warn("reconcile: release orphan", "job", a.JobID, "err", err)
 			}
 		case a.State == domain.AllocReserved && now.After(a.LaunchDeadline):
@@ -179,7 +219,55 @@ func (s *service) reconcile(ctx context.Context) {
 		if a, _, found, err := store.GetAllocation(ctx, s.etcd, j.ID); err != nil || (found && a.Attempt == j.Attempt) {
 			continue
 		}
-		_ = s.requeue(ctx, domain.Allocation{JobID: j.ID, Attempt: j.Attempt, TraceParent: j.TraceParent},
-			"reservation lost: its lease expired before every rank was running")
+		reason := "reservation lost: its lease expired before every rank was running"
+		if j.State == domain.StateRunning {
+			// A running gang's keys outlive every lease: its record was
+			// deleted by hand. requeue sweeps what the record named.
+			reason = "allocation record of the running gang is gone; its claims and assignments were released"
+		}
+		if err := s.requeue(ctx, domain.Allocation{JobID: j.ID, Attempt: j.Attempt, TraceParent: j.TraceParent}, reason); err != nil {
+			s.log.Warn("reconcile: requeue", "job", j.ID, "err", err)
+		}
+	}
+	for job, why := range l.malformed {
+		if err := s.dropMalformed(ctx, job, why); err != nil {
+			s.log.Warn("reconcile: release malformed allocation", "job", job, "err", err)
+		}
+	}
+	s.sweepStrays(ctx, l, active)
+}
+
+// sweepStrays releases the keys that no allocation accounts for (see
+// strayJobs), for the attempts the job's record says are over.
+func (s *service) sweepStrays(ctx context.Context, l listing, active map[string]jobs.Brief) {
+	byJob := make(map[string]domain.Allocation, len(l.allocs))
+	for _, a := range l.allocs {
+		byJob[a.JobID] = a
+	}
+	for _, id := range strayJobs(byJob, l.malformed, l.claims, l.assigns) {
+		job, found := active[id]
+		if !found {
+			// Finished, or the watch lags: sweeping every attempt is
+			// final, so confirm with a read of the record.
+			full, _, err := s.jobs.Get(ctx, id)
+			if err != nil && !errs.IsNotFound(err) {
+				s.log.Warn("reconcile: read job", "job", id, "err", err)
+				continue
+			}
+			job, found = jobs.BriefOf(full), err == nil
+		}
+		_, hasAlloc := byJob[id]
+		upTo, ok := strayUpTo(job, found, hasAlloc)
+		if !ok {
+			continue // requeued above, which sweeps
+		}
+		n, err := store.SweepJob(ctx, s.etcd, id, upTo)
+		if err != nil {
+			s.log.Warn("reconcile: sweep stray keys", "job", id, "err", err)
+			continue
+		}
+		if n > 0 {
+			s.log.Warn("released keys no allocation accounted for", "job", id, "attempts_up_to", upTo, "keys", n)
+		}
 	}
 }

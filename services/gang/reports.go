@@ -112,6 +112,10 @@ func fold(a domain.Allocation, batch []domain.Report) progress {
 func (s *service) applyReports(ctx context.Context, batch []domain.Report, fresh bool) error {
 	jobID := batch[0].JobID
 	a, rev, found, cached, err := s.knownAllocation(ctx, jobID, fresh)
+	if store.IsMalformed(err) {
+		// Not a reason to redeliver the reports for ever: release it.
+		return s.dropMalformed(ctx, jobID, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -317,18 +321,25 @@ func (s *service) release(ctx context.Context, a domain.Allocation, rev int64) e
 			return err
 		}
 	}
-	return store.ReleaseJob(ctx, s.etcd, a.JobID, a.Attempt)
+	return s.releaseJob(ctx, a.JobID, a.Attempt)
 }
 
 // requeue sends the job back to the queue (or fails it when its restart
-// budget is spent), then releases the old allocation. It often runs with no
-// message behind it (reconciler, node loss): its span joins the job's trace
-// through the allocation.
+// budget is spent). The attempt is released first, completely — through
+// its record, or by sweeping its keys when the record is gone or corrupt —
+// so the job is pending on a new attempt only once no assignment of the
+// old one is left for an agent to run: attempts never overlap. It often
+// runs with no message behind it (reconciler, node loss): its span joins
+// the job's trace through the allocation.
 func (s *service) requeue(ctx context.Context, a domain.Allocation, reason string) (err error) {
 	ctx, span := telemetry.Continue(ctx, s.tel.Tracer, a.TraceParent, telemetry.SpanRequeue,
 		telemetry.AttrJobID.String(a.JobID), telemetry.AttrAttempt.Int(a.Attempt), telemetry.AttrReason.String(reason))
 	defer func() { telemetry.End(span, err) }()
 	ctx = telemetry.WithJob(ctx, a.JobID)
+	s.forget(a.JobID)
+	if err := s.releaseAttempt(ctx, a.JobID, a.Attempt); err != nil {
+		return err
+	}
 	now := s.cfg.Now().UTC()
 	var failed bool
 	job, changed, err := s.jobs.Update(ctx, a.JobID, func(j *domain.Job) (bool, error) {
@@ -336,15 +347,8 @@ func (s *service) requeue(ctx context.Context, a domain.Allocation, reason strin
 		ch, failed = j.Requeue(a.Attempt, reason, now)
 		return ch, nil
 	})
-	if err != nil {
+	if err != nil || !changed {
 		return err
-	}
-	s.forget(a.JobID)
-	if err := store.ReleaseJob(ctx, s.etcd, a.JobID, a.Attempt); err != nil {
-		return err
-	}
-	if !changed {
-		return nil
 	}
 	s.log.InfoContext(ctx, "gang lost", "job", a.JobID, "attempt", a.Attempt, "reason", reason, "failed", failed)
 	if failed {

@@ -17,83 +17,165 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
-// handleProposal reserves one proposal, all or nothing.
+// handleProposal reserves one proposal, all or nothing. A proposal only
+// names a job, an attempt and a placement: the job's record (from the
+// watch, or the KV when the watch holds nothing as new as the proposal)
+// decides what runs, and the placement must be one that record asks for.
+// Anything else is refused: terminated, counted and logged, never retried.
 func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 	var prop domain.Proposal
-	if err := codec.Decode(msg.Data(), &prop); err != nil || len(prop.Placement.Nodes) == 0 {
-		return errs.MarkPermanent(errors.Newf("malformed proposal: %v", err))
+	if err := codec.Decode(msg.Data(), &prop); err != nil || !jobspec.ValidID(prop.JobID) || prop.Attempt < 1 || len(prop.Placement.Nodes) == 0 {
+		return s.refuse(ctx, prop, refusedMalformed, fmt.Sprintf("malformed proposal (want a job ID, an attempt >= 1 and a placement): %v", err))
 	}
 	ctx = telemetry.WithJob(ctx, prop.JobID)
-	job, rev, err := s.proposedJob(ctx, prop)
-	if errs.IsNotFound(err) {
-		return nil
+	job, rev, err := s.jobRecord(ctx, prop)
+	switch {
+	case errs.IsNotFound(err):
+		return s.refuse(ctx, prop, refusedNoJob, "no such job")
+	case err != nil:
+		return err
+	case job.ID != prop.JobID:
+		return s.refuse(ctx, prop, refusedNoJob, fmt.Sprintf("the record under the job's key is job %q", job.ID))
+	case job.Attempt != prop.Attempt || job.State.Terminal():
+		return s.refuse(ctx, prop, refusedNotPending, fmt.Sprintf("job is %s on attempt %d", job.State, job.Attempt))
+	case job.State.Active():
+		return s.reservedAlready(ctx, job, rev, prop)
 	}
+	nodes, err := s.nodeViews(ctx, prop.Placement)
 	if err != nil {
 		return err
 	}
-	if job.Attempt != prop.Attempt || (job.State != domain.StatePending && !job.State.Active()) {
-		return nil // stale: the job moved on
+	switch st := checkFit(job.Spec, prop.Placement, nodes); st.code {
+	case unfit:
+		return s.refuse(ctx, prop, refusedUnfit, st.reason)
+	case unavailable:
+		// Likely a node that went away after placement decided: propose
+		// again now rather than at the proposal timeout.
+		if err := s.conflict(ctx, job, rev, []string{st.reason}); err != nil {
+			return err
+		}
+		return s.refuse(ctx, prop, refusedUnavailable, st.reason)
 	}
 	trace.SpanFromContext(ctx).SetAttributes(append(telemetry.JobAttrs(job), telemetry.PlacementAttrs(prop.Placement)...)...)
-	alloc, conflicts, err := s.reserve(ctx, job, prop)
+	alloc, conflicts, err := s.reserve(ctx, job, prop, nodes)
 	if err != nil {
 		return err
 	}
-	if len(conflicts) > 0 {
-		// Redelivered after our own commit? Then finish what we started.
-		if existing, _, found, err := store.GetAllocation(ctx, s.etcd, prop.JobID); err != nil {
-			return err
-		} else if found && existing.Attempt == prop.Attempt {
-			return s.afterReserve(ctx, job, rev, existing, prop.Note)
-		}
-		if job.State != domain.StatePending {
-			return nil
-		}
-		return s.conflict(ctx, job, rev, conflicts)
+	if len(conflicts) == 0 {
+		return s.afterReserve(ctx, job, rev, alloc, prop.Note)
 	}
-	return s.afterReserve(ctx, job, rev, alloc, prop.Note)
+	existing, _, found, err := store.GetAllocation(ctx, s.etcd, prop.JobID)
+	switch {
+	case store.IsMalformed(err):
+		if err := s.dropMalformed(ctx, prop.JobID, err); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	case found && existing.Attempt == prop.Attempt:
+		// Redelivered after our own commit: finish what we started.
+		return s.afterReserve(ctx, job, rev, existing, prop.Note)
+	case found && existing.Attempt < prop.Attempt:
+		// The record says the job is pending on a later attempt, so the
+		// earlier one is over: release it (its agents stop its ranks)
+		// before this attempt can start.
+		if err := s.releaseAttempt(ctx, job.ID, existing.Attempt); err != nil {
+			return err
+		}
+	}
+	return s.conflict(ctx, job, rev, conflicts)
 }
 
-// proposedJob is the job record the proposal was made on, or a fresh read
-// when the proposal does not carry it.
-func (s *service) proposedJob(ctx context.Context, prop domain.Proposal) (domain.Job, uint64, error) {
-	if prop.Job != nil && prop.JobRevision > 0 && prop.Job.ID == prop.JobID {
-		return *prop.Job, prop.JobRevision, nil
+// jobRecord is the proposal's job as recorded: the watch's copy when it is
+// at least as new as the record placement decided on and on the same
+// attempt (no KV read on the hot path), else a KV read — so a watch that
+// lags never gets a proposal refused.
+func (s *service) jobRecord(ctx context.Context, prop domain.Proposal) (domain.Job, uint64, error) {
+	if j, rev, ok := s.records.Pending(prop.JobID); ok && rev >= prop.JobRevision && j.Attempt == prop.Attempt {
+		return j, rev, nil
 	}
 	return s.jobs.Get(ctx, prop.JobID)
 }
 
+// reservedAlready answers a proposal for an attempt the record says is
+// reserved or running: a redelivery of a proposal this service committed
+// is finished (idempotently) from the allocation etcd holds; anything else
+// is refused.
+func (s *service) reservedAlready(ctx context.Context, job domain.Job, rev uint64, prop domain.Proposal) error {
+	existing, _, found, err := store.GetAllocation(ctx, s.etcd, job.ID)
+	switch {
+	case store.IsMalformed(err):
+		return s.dropMalformed(ctx, job.ID, err)
+	case err != nil:
+		return err
+	case found && existing.Attempt == prop.Attempt:
+		return s.afterReserve(ctx, job, rev, existing, prop.Note)
+	}
+	return s.refuse(ctx, prop, refusedNotPending, fmt.Sprintf("job is %s on attempt %d", job.State, job.Attempt))
+}
+
+// nodeViews gathers what the fit check and the reservation need about
+// each node of a placement: its registration from the watch cache (or
+// etcd when the cache has none yet), else its inventory record (known,
+// but down), and whether an operator drained it.
+func (s *service) nodeViews(ctx context.Context, p domain.Placement) (map[string]nodeView, error) {
+	out := make(map[string]nodeView, len(p.Nodes))
+	for _, np := range p.Nodes {
+		if _, seen := out[np.Node]; seen || !subjects.Token(np.Node) {
+			continue // the fit check names it
+		}
+		var v nodeView
+		st, _ := s.nodeStates.Get(store.NodeStateKey(np.Node))
+		v.Drained = st.Drained
+		// The watch cache is nearly always current; when it is not, the
+		// reservation's compare fails and the job is proposed again.
+		n, rev, found := s.nodes.GetRev(store.NodeKey(np.Node))
+		if !found {
+			var err error
+			if found, rev, err = store.GetJSON(ctx, s.etcd, store.NodeKey(np.Node), &n); err != nil {
+				if found {
+					continue // an undecodable registration is no node
+				}
+				return nil, err
+			}
+		}
+		if found {
+			v.Reg, v.Rev, v.Up = n, rev, true
+			out[np.Node] = v
+			continue
+		}
+		known, _, err := store.GetJSON(ctx, s.etcd, store.InventoryKey(np.Node), &v.Reg)
+		if err != nil && !known {
+			return nil, err
+		}
+		if known && err == nil {
+			out[np.Node] = v
+		}
+	}
+	return out, nil
+}
+
 // reserve runs the all-or-nothing transaction. It returns the allocation on
 // success, or the names of the slots that were taken.
-func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Proposal) (_ domain.Allocation, conflicts []string, err error) {
+func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Proposal, nodes map[string]nodeView) (_ domain.Allocation, conflicts []string, err error) {
 	ctx, span := s.tel.Tracer.Start(ctx, telemetry.SpanReserve)
 	defer func() {
 		span.SetAttributes(telemetry.AttrConflicts.Int(len(conflicts)))
 		telemetry.End(span, err)
 	}()
 	p := prop.Placement
-	// Read each node's registration: the transaction pins its revision, so a
-	// node that re-registered (new epoch) in between fails the compare.
+	// The transaction pins each node's registration revision, so a node that
+	// re-registered (new epoch) since it was read fails the compare.
 	epochs := map[string]int64{}
 	revs := map[string]int64{}
 	for _, np := range p.Nodes {
-		// The watch cache is nearly always current; when it is not, the
-		// compare fails and the job is simply proposed again.
-		n, rev, found := s.nodes.GetRev(store.NodeKey(np.Node))
-		if !found {
-			var err error
-			if found, rev, err = store.GetJSON(ctx, s.etcd, store.NodeKey(np.Node), &n); err != nil {
-				return domain.Allocation{}, nil, err
-			}
-		}
-		if !found {
-			return domain.Allocation{}, []string{np.Node + " (down)"}, nil
-		}
-		epochs[np.Node], revs[np.Node] = n.Epoch, rev
+		epochs[np.Node], revs[np.Node] = nodes[np.Node].Reg.Epoch, nodes[np.Node].Rev
 	}
 	now := s.cfg.Now().UTC()
 	lease := s.lease()
@@ -192,7 +274,7 @@ func (s *service) afterReserve(ctx context.Context, job domain.Job, rev uint64, 
 	if updated.Attempt != a.Attempt || !updated.State.Active() {
 		// Cancelled or requeued while we reserved: give the GPUs back.
 		s.forget(job.ID)
-		return errors.CombineErrors(store.ReleaseJob(ctx, s.etcd, job.ID, a.Attempt), announced())
+		return errors.CombineErrors(s.releaseJob(ctx, job.ID, a.Attempt), announced())
 	}
 	return announced()
 }

@@ -113,14 +113,18 @@ type service struct {
 	bus  *bus.Bus
 	etcd *clientv3.Client
 	jobs *jobs.Store
-	// active follows the job records that are not finished, for the
-	// reconciler.
-	active *jobs.Active
+	// records follows the job records: briefs of the unfinished ones for
+	// the reconciler, whole records of the pending ones for proposals.
+	records *records
+	// counters count refused proposals and malformed allocations.
+	counters counters
 	// lease is the reservation lease of the current etcd session.
 	lease func() clientv3.LeaseID
 	// nodes mirrors node registrations (for reservation compares and node
-	// loss).
-	nodes *store.Cache[domain.Node]
+	// loss); nodeStates the operators' node drains (a drained node gets no
+	// new gang).
+	nodes      *store.Cache[domain.Node]
+	nodeStates *store.Cache[domain.NodeState]
 	// reports is the report path's memory (see replicaState).
 	reports     *replicaState
 	replicaOnce sync.Once
@@ -143,7 +147,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return errors.Wrap(err, "gang")
 	}
-	s := &service{cfg: cfg, log: log, tel: cfg.Instruments("gang"), bus: b, etcd: cli, jobs: js, active: js.Active(ctx, log)}
+	tel := cfg.Instruments("gang")
+	ctrs, err := newCounters(tel.Meter)
+	if err != nil {
+		return err
+	}
+	s := &service{cfg: cfg, log: log, tel: tel, bus: b, etcd: cli, jobs: js, records: newRecords(ctx, js, log), counters: ctrs}
 	// One session (lease) per replica holds all of its reservations until
 	// they pass the launch barrier. Losing it (a partition longer than the
 	// TTL) loses those reservations; serve again on a new one.
@@ -180,11 +189,15 @@ func (s *service) serve(ctx context.Context) error {
 			go s.nodeDown(ctx, *prev)
 		}
 	}
+	s.nodeStates = store.NewCache[domain.NodeState](cli, store.NodeStatePrefix, log)
 	go s.nodes.Run(ctx)
-	select {
-	case <-s.nodes.Ready():
-	case <-ctx.Done():
-		return nil
+	go s.nodeStates.Run(ctx)
+	for _, ready := range []<-chan struct{}{s.nodes.Ready(), s.nodeStates.Ready()} {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil
+		}
 	}
 	reserveDone, err := b.Consume(ctx, bus.ConsumerSpec{
 		Stream: subjects.StreamWork, Durable: subjects.DurableGang, Filter: subjects.Reserve, Workers: s.cfg.Workers,

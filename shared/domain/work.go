@@ -3,15 +3,18 @@ package domain
 import "time"
 
 // Proposal is placement's suggestion for one attempt of a job, sent to gang.
+// It names the job, never carries it: gang takes the spec (command, env,
+// shape) from the job record in the jobs KV and checks the placement
+// against it, so a forged proposal can run nothing nobody submitted.
 type Proposal struct {
 	JobID      string    `json:"jobId"`
 	Attempt    int       `json:"attempt"`
 	Placement  Placement `json:"placement"`
 	ProposedAt time.Time `json:"proposedAt"`
-	// Job and JobRevision are the record placement decided on, so gang can
-	// skip re-reading it; the revision makes gang's update a compare-and-set
-	// that fails (and falls back to a fresh read) if the job changed since.
-	Job         *Job   `json:"job,omitempty"`
+	// JobRevision is the KV revision of the record placement decided on:
+	// gang uses its own copy of the record when it is at least that new,
+	// and reads the KV otherwise. It is a hint for a compare, not a claim
+	// gang trusts.
 	JobRevision uint64 `json:"jobRevision,omitempty"`
 	// Note explains the placement when it is worth saying (a relaxed
 	// topology constraint, a backfill); gang puts it on the reserved event.

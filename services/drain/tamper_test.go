@@ -1,0 +1,156 @@
+package drain_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/services/drain"
+	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/jobs"
+	"github.com/lockstep-dev/lockstep/shared/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/testenv"
+)
+
+// startDrain runs one drain replica on env until the test ends.
+func startDrain(t *testing.T, env *testenv.Env) *jobs.Store {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	js, err := jobs.Open(ctx, env.Bus.JS)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	cfg := drain.Config{Base: config.Base{NATSURL: env.NATSURL, Etcd: env.EtcdEndpoint, StreamReplicas: 1, Log: slog.New(slog.DiscardHandler)},
+		CheckInterval: 20 * time.Millisecond}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = drain.Run(ctx, cfg) }()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return js
+}
+
+// runningGang writes a running job of width nodes × 8 GPUs and its
+// allocation's keys (durable, as past the launch barrier), and returns the
+// keys.
+func runningGang(t *testing.T, env *testenv.Env, js *jobs.Store, id string, width int) []string {
+	t.Helper()
+	ctx := context.Background()
+	p := domain.Placement{MasterAddr: id + "-n0", MasterPort: 29500}
+	var assigns []domain.Assignment
+	for k := range width {
+		np := domain.NodePlacement{Node: fmt.Sprintf("%s-n%d", id, k), NodeRank: k}
+		for g := range 8 {
+			np.GPUs = append(np.GPUs, g)
+			np.Ranks = append(np.Ranks, domain.Rank{Rank: 8*k + g, LocalRank: g, GPUs: []int{g}})
+		}
+		p.Nodes = append(p.Nodes, np)
+		assigns = append(assigns, domain.Assignment{JobID: id, Attempt: 1, Node: np.Node, NodeRank: k, Ranks: np.Ranks, Command: []string{"true"}})
+	}
+	spec := jobspec.Spec{ID: id, Queue: "default", Command: []string{"true"}, Gang: jobspec.Gang{Nodes: width, GPUsPerNode: 8, TasksPerNode: 8}}
+	now := time.Now().UTC()
+	if err := js.Create(ctx, domain.Job{ID: id, Spec: spec, State: domain.StateRunning, Attempt: 1, Placement: &p, ReservedAt: now, RunningAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	a := domain.Allocation{JobID: id, Attempt: 1, State: domain.AllocRunning, Placement: p, ReservedAt: now}
+	ops := store.AllocationPuts(a, assigns)
+	if _, err := env.Etcd.Txn(ctx).Then(ops...).Commit(); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, op := range ops {
+		keys = append(keys, string(op.KeyBytes()))
+	}
+	return keys
+}
+
+func held(t *testing.T, env *testenv.Env, keys []string) int {
+	t.Helper()
+	n := 0
+	for _, k := range keys {
+		resp, err := env.Etcd.Get(context.Background(), k, clientv3.WithCountOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += int(resp.Count)
+	}
+	return n
+}
+
+// The finding: with alloc/<job> corrupt, cancel failed to release and was
+// retried for ever while the gang's 72 claims stayed held. Now the cancel
+// releases what the job's keys hold (found by their values) and ends.
+func TestCancelReleasesAMalformedAllocation(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	js := startDrain(t, env)
+	keys := runningGang(t, env, js, "corrupt", 9)
+	if _, err := env.Etcd.Put(ctx, store.AllocKey("corrupt"), "\x00garbage"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Bus.PublishJSON(ctx, subjects.Cancel, "cancel.corrupt", domain.CancelRequest{JobID: "corrupt"}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if n := held(t, env, keys); n > 0 {
+			return fmt.Errorf("%d of the %d keys still held", n, len(keys))
+		}
+		return nil
+	})
+	j, _, err := js.Get(ctx, "corrupt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.State != domain.StateCancelled {
+		t.Errorf("job is %s, want cancelled", j.State)
+	}
+}
+
+// A drain whose allocation record turns out corrupt is ended (releasing
+// what the keys hold, the reason naming the key) rather than retried for
+// ever.
+func TestDrainOfAMalformedAllocationEnds(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	js := startDrain(t, env)
+	keys := runningGang(t, env, js, "drained", 2)
+	if err := env.Bus.PublishJSON(ctx, subjects.Drain, "drain.drained", domain.DrainRequest{JobID: "drained",
+		Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		j, _, err := js.Get(ctx, "drained")
+		if err != nil || j.Drain == nil {
+			return fmt.Errorf("not draining yet (%v)", err)
+		}
+		return nil
+	})
+	if _, err := env.Etcd.Put(ctx, store.AllocKey("drained"), `{"jobId":"drained","attempt":1}`); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if n := held(t, env, keys); n > 0 {
+			return fmt.Errorf("%d of the %d keys still held", n, len(keys))
+		}
+		j, _, err := js.Get(ctx, "drained")
+		if err != nil {
+			return err
+		}
+		if j.State != domain.StatePending || j.Attempt != 2 {
+			return fmt.Errorf("job is %s on attempt %d, want requeued", j.State, j.Attempt)
+		}
+		if !strings.Contains(j.Reason, store.AllocKey("drained")) {
+			t.Errorf("reason %q does not name the key", j.Reason)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,56 @@
+package gang
+
+import (
+	"context"
+
+	"github.com/cockroachdb/errors"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/errs"
+	"github.com/lockstep-dev/lockstep/shared/telemetry"
+)
+
+// Metric names of what gang refuses or repairs. They live here, not in
+// shared/telemetry, only because that package was not this change's to
+// edit; docs/operations.md lists them.
+const (
+	// MetricProposalsRefused counts proposals terminated unreserved, by
+	// reason (the refused* values).
+	MetricProposalsRefused = "lockstep.gang.proposals.refused"
+	// MetricMalformedAllocations counts alloc/<job> values that did not
+	// decode or contradicted themselves, released by sweeping.
+	MetricMalformedAllocations = "lockstep.allocations.malformed"
+)
+
+// Reasons a proposal is refused (label values of MetricProposalsRefused).
+const (
+	refusedMalformed   = "malformed"   // the message itself does not decode or lacks a job, attempt or placement
+	refusedNoJob       = "no_job"      // no record of the job
+	refusedNotPending  = "not_pending" // the job is not pending on the proposal's attempt
+	refusedUnfit       = "unfit"       // the placement is not what the job's spec asks for
+	refusedUnavailable = "unavailable" // a node of it is down or drained
+)
+
+// counters are gang's instruments beyond telemetry.Metrics.
+type counters struct {
+	refused   metric.Int64Counter
+	malformed metric.Int64Counter
+}
+
+func newCounters(m metric.Meter) (counters, error) {
+	refused, err1 := m.Int64Counter(MetricProposalsRefused, metric.WithUnit("{proposal}"),
+		metric.WithDescription("Proposals refused by gang (terminated, never retried), by reason: malformed, no_job, not_pending, unfit, unavailable."))
+	malformed, err2 := m.Int64Counter(MetricMalformedAllocations, metric.WithUnit("{allocation}"),
+		metric.WithDescription("Allocation records that did not decode or contradicted themselves; their keys were released by sweeping."))
+	return counters{refused: refused, malformed: malformed}, errors.Wrap(errors.CombineErrors(err1, err2), "gang instruments")
+}
+
+// refuse ends a proposal without reserving anything: a log line naming
+// the job and the reason, a count, and a permanent error so the consumer
+// terminates the message instead of redelivering it.
+func (s *service) refuse(ctx context.Context, prop domain.Proposal, reason, detail string) error {
+	s.log.WarnContext(ctx, "proposal refused", "job", prop.JobID, "attempt", prop.Attempt, "reason", reason, "detail", detail)
+	s.counters.refused.Add(ctx, 1, metric.WithAttributes(telemetry.LabelReason.String(reason)))
+	return errs.MarkPermanent(errors.Newf("proposal for job %q attempt %d refused (%s): %s", prop.JobID, prop.Attempt, reason, detail))
+}

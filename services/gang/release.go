@@ -1,0 +1,58 @@
+package gang
+
+import (
+	"context"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/errs"
+	"github.com/lockstep-dev/lockstep/shared/store"
+)
+
+// releaseJob releases a job's allocation of attempt (any when < 0),
+// naming a malformed record it had to sweep instead.
+func (s *service) releaseJob(ctx context.Context, jobID string, attempt int) error {
+	r, err := store.ReleaseJob(ctx, s.etcd, jobID, attempt)
+	s.noteRelease(ctx, jobID, r)
+	return err
+}
+
+// releaseAttempt releases everything of an attempt that must be over
+// before the job moves on, record or no record (store.ReleaseAttempt).
+func (s *service) releaseAttempt(ctx context.Context, jobID string, attempt int) error {
+	r, err := store.ReleaseAttempt(ctx, s.etcd, jobID, attempt)
+	s.noteRelease(ctx, jobID, r)
+	return err
+}
+
+func (s *service) noteRelease(ctx context.Context, jobID string, r store.Released) {
+	if r.Malformed != nil {
+		s.counters.malformed.Add(ctx, 1)
+		s.log.WarnContext(ctx, "malformed allocation released by sweeping its keys", "job", jobID, "keys", r.Swept, "err", r.Malformed)
+	} else if r.Swept > 0 {
+		s.log.WarnContext(ctx, "allocation keys without their record released", "job", jobID, "keys", r.Swept)
+	}
+}
+
+// dropMalformed handles an allocation record that cannot be used (why
+// names the key and the field): instead of failing on it again and again,
+// it releases what can be released — the record, and the job's claims and
+// assignments found by their values — and requeues the job's attempt if it
+// was active, the reason (naming the key) going on the requeued event.
+func (s *service) dropMalformed(ctx context.Context, jobID string, why error) error {
+	s.forget(jobID)
+	job, _, err := s.jobs.Get(ctx, jobID)
+	switch {
+	case errs.IsNotFound(err):
+		return s.releaseJob(ctx, jobID, -1)
+	case err != nil:
+		return err
+	case job.State.Active():
+		// requeue releases the attempt (sweeping the malformed record)
+		// before the job moves on.
+		return s.requeue(ctx, domain.Allocation{JobID: jobID, Attempt: job.Attempt, TraceParent: job.TraceParent},
+			"allocation record malformed and released: "+why.Error())
+	case job.State.Terminal():
+		return s.releaseJob(ctx, jobID, -1)
+	}
+	return s.releaseJob(ctx, jobID, job.Attempt)
+}
