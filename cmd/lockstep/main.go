@@ -46,6 +46,7 @@ var commands = map[string]command{
 	"agent":      {"run a node agent", runAgent},
 	"drain":      {"run the drain service", runDrain},
 	"version":    {"print the version", runVersion},
+	"auth":       {"make credentials: init an authority, issue identities, enroll nodes", runAuth},
 
 	"healthcheck": {"exit 0 if NATS, etcd or an HTTP endpoint answers (container health checks)", runHealthcheck},
 	"loadtest":    {"load-test the real services with thousands of simulated nodes (see docs/loadtest.md)", runLoadtest},

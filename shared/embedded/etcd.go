@@ -5,8 +5,11 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"github.com/lockstep-dev/lockstep/shared/auth"
 )
 
 // EtcdConfig configures an embedded single-member etcd.
@@ -18,16 +21,25 @@ type EtcdConfig struct {
 	// NoFsync trades durability for speed (tests only; never for dev or
 	// benchmarks).
 	NoFsync bool
+	// TLS, when set, serves clients over TLS with this server certificate
+	// and requires a client certificate signed by its CA (etcd then takes
+	// the user name from the certificate's common name).
+	TLS *auth.TLSFiles
 }
 
 // Etcd is a running embedded etcd member.
 type Etcd struct {
-	e *embed.Etcd
+	e   *embed.Etcd
+	tls bool
 }
 
 // StartEtcd starts etcd and waits until it serves.
 func StartEtcd(cfg EtcdConfig) (*Etcd, error) {
-	client, err := url.Parse("http://" + cfg.Listen)
+	scheme := "http://"
+	if cfg.TLS != nil {
+		scheme = "https://"
+	}
+	client, err := url.Parse(scheme + cfg.Listen)
 	if err != nil {
 		return nil, errors.Wrapf(err, "etcd listen address %q", cfg.Listen)
 	}
@@ -47,6 +59,11 @@ func StartEtcd(cfg EtcdConfig) (*Etcd, error) {
 	// etcd logs its own shutdown as errors; Lockstep reports what matters.
 	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	ec.UnsafeNoFsync = cfg.NoFsync
+	if cfg.TLS != nil {
+		ec.ClientTLSInfo = transport.TLSInfo{
+			CertFile: cfg.TLS.Cert, KeyFile: cfg.TLS.Key, TrustedCAFile: cfg.TLS.CA, ClientCertAuth: true,
+		}
+	}
 	// Keep history bounded: the watchers only need recent revisions.
 	ec.AutoCompactionMode = "periodic"
 	ec.AutoCompactionRetention = "1h"
@@ -64,11 +81,14 @@ func StartEtcd(cfg EtcdConfig) (*Etcd, error) {
 		e.Close()
 		return nil, errors.Wrap(err, "etcd failed to start")
 	}
-	return &Etcd{e: e}, nil
+	return &Etcd{e: e, tls: cfg.TLS != nil}, nil
 }
 
 // Endpoint is the client URL (with the real port when 0 was asked for).
 func (e *Etcd) Endpoint() string {
+	if e.tls {
+		return "https://" + e.e.Clients[0].Addr().String()
+	}
 	return "http://" + e.e.Clients[0].Addr().String()
 }
 

@@ -6,7 +6,10 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/lockstep-dev/lockstep/shared/auth"
 )
 
 // NATSConfig configures an embedded NATS server.
@@ -15,6 +18,9 @@ type NATSConfig struct {
 	Listen string
 	// StoreDir holds JetStream data on disk.
 	StoreDir string
+	// Trust, when set, turns authentication on: only credentials signed by
+	// its operator's accounts connect, each with its own permissions.
+	Trust *auth.ServerTrust
 }
 
 // NATS is a running embedded NATS server.
@@ -47,6 +53,11 @@ func StartNATS(cfg NATSConfig) (*NATS, error) {
 		// spec limit itself and rejects with a reason.
 		MaxPayload: 1 << 20,
 	}
+	if cfg.Trust != nil {
+		if err := trustOperator(opts, *cfg.Trust); err != nil {
+			return nil, err
+		}
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, errors.Wrap(err, "create nats server")
@@ -66,4 +77,20 @@ func (n *NATS) URL() string { return n.srv.ClientURL() }
 func (n *NATS) Close() {
 	n.srv.Shutdown()
 	n.srv.WaitForShutdown()
+}
+
+// trustOperator puts the server in operator mode with the accounts resolved
+// from memory: anonymous connections are refused and every user's
+// permissions come from the JWT in its creds.
+func trustOperator(opts *server.Options, t auth.ServerTrust) error {
+	resolver := &server.MemAccResolver{}
+	for pub, token := range t.Accounts {
+		if err := resolver.Store(pub, token); err != nil {
+			return errors.Wrapf(err, "store account %s", pub)
+		}
+	}
+	opts.TrustedOperators = []*jwt.OperatorClaims{t.Operator}
+	opts.SystemAccount = t.SystemAccount
+	opts.AccountResolver = resolver
+	return nil
 }

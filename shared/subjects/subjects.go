@@ -153,3 +153,21 @@ func Template(subject string) string {
 func Token(s string) bool {
 	return s != "" && !strings.ContainsAny(s, ".*> \t\r\n")
 }
+
+// All matches every Lockstep subject.
+const All = prefix + ".>"
+
+// SubmitAs is the submission subject of one authenticated user: the server
+// lets only that user publish on it, so admission takes the job's owner
+// from the subject, never from the spec.
+func SubmitAs(user string) string { return Submit + "." + user }
+
+// CancelAs and DrainAs are one user's cancel and drain request subjects.
+func CancelAs(user string) string { return Cancel + "." + user }
+
+// DrainAs is one user's drain request subject.
+func DrainAs(user string) string { return Drain + "." + user }
+
+// ReportFrom is the report subject of one node: only that node's identity
+// may publish on it, so gang knows which node a report really came from.
+func ReportFrom(node string) string { return Report + "." + node }

@@ -1,0 +1,221 @@
+package auth_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lockstep-dev/lockstep/shared/auth"
+	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/embedded"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+// cluster is an embedded NATS in operator mode and the authority it trusts.
+type cluster struct {
+	url  string
+	auth *auth.Authority
+	dir  string
+}
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	dir := t.TempDir()
+	a, err := auth.LoadOrCreateAuthority(filepath.Join(dir, "authority"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trust, err := a.Trust()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := embedded.StartNATS(embedded.NATSConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir(), Trust: &trust})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Close)
+	return &cluster{url: ns.URL(), auth: a, dir: dir}
+}
+
+// connect connects as id and returns the connection and the channel its
+// asynchronous errors (the server's permission violations) arrive on.
+func (c *cluster) connect(t *testing.T, id auth.Identity) (*nats.Conn, <-chan error) {
+	t.Helper()
+	path := filepath.Join(c.dir, "creds", id.Name+".creds")
+	if err := c.auth.WriteCreds(path, id, time.Hour, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 16)
+	nc, err := nats.Connect(c.url, nats.UserCredentials(path), nats.CustomInboxPrefix(id.InboxPrefix()),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- err }))
+	if err != nil {
+		t.Fatalf("connect as %s: %v", id.Name, err)
+	}
+	t.Cleanup(nc.Close)
+	return nc, errs
+}
+
+// refused publishes on subject and reports whether the server refused it
+// with a permissions violation.
+func refused(t *testing.T, nc *nats.Conn, errs <-chan error, subject string) bool {
+	t.Helper()
+	if err := nc.Publish(subject, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errs:
+		if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") || !strings.Contains(err.Error(), subject) {
+			t.Fatalf("publish on %s: unexpected error %v", subject, err)
+		}
+		return true
+	case <-time.After(500 * time.Millisecond):
+		return false
+	}
+}
+
+func TestAnonymousConnectionRefused(t *testing.T) {
+	c := startCluster(t)
+	nc, err := nats.Connect(c.url, nats.NoReconnect())
+	if err == nil {
+		nc.Close()
+		t.Fatal("an anonymous client connected")
+	}
+	if !strings.Contains(strings.ToLower(err.Error()), "authorization") {
+		t.Fatalf("want an authorization error, got %v", err)
+	}
+}
+
+func TestServerEnforcesThePermissionTable(t *testing.T) {
+	c := startCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// A service identity can build the streams and use JetStream.
+	svc, _ := c.connect(t, auth.Identity{Name: "admission", Role: auth.RoleAdmission})
+	js, err := jetstream.New(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range bus.Streams(bus.StreamOptions{}) {
+		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
+			t.Fatalf("service creates stream %s: %v", cfg.Name, err)
+		}
+	}
+
+	alice, aliceErrs := c.connect(t, auth.Identity{Name: "alice", Role: auth.RoleUser})
+	ajs, err := jetstream.New(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ajs.Publish(ctx, subjects.SubmitAs("alice"), []byte(`{}`)); err != nil {
+		t.Fatalf("alice submits as herself: %v", err)
+	}
+	for _, subject := range []string{
+		subjects.SubmitAs("bob"), subjects.CancelAs("bob"), subjects.Reserve, subjects.ReportFrom("node-1"),
+		"$KV." + subjects.BucketJobs + ".job-1", subjects.NodeDrain, subjects.JobEvent("job-1", "succeeded"),
+	} {
+		if !refused(t, alice, aliceErrs, subject) {
+			t.Errorf("alice published on %s and the server let her", subject)
+		}
+	}
+
+	node, nodeErrs := c.connect(t, auth.Identity{Name: "node-1", Role: auth.RoleNode})
+	if refused(t, node, nodeErrs, subjects.ReportFrom("node-1")) {
+		t.Error("node-1 may not report for itself")
+	}
+	for _, subject := range []string{subjects.ReportFrom("node-2"), subjects.Reserve, subjects.SubmitAs("alice")} {
+		if !refused(t, node, nodeErrs, subject) {
+			t.Errorf("node-1 published on %s and the server let it", subject)
+		}
+	}
+
+	op, opErrs := c.connect(t, auth.Identity{Name: "ops", Role: auth.RoleOperator})
+	if refused(t, op, opErrs, subjects.NodeDrain) {
+		t.Error("an operator may drain nodes")
+	}
+	if !refused(t, op, opErrs, subjects.Reserve) {
+		t.Error("an operator published a proposal")
+	}
+}
+
+func TestUserCannotReadAnotherUsersReplies(t *testing.T) {
+	c := startCluster(t)
+	bob, bobErrs := c.connect(t, auth.Identity{Name: "bob", Role: auth.RoleUser})
+	if _, err := bob.SubscribeSync(auth.Identity{Name: "alice", Role: auth.RoleUser}.InboxPrefix() + ".>"); err != nil {
+		t.Fatal(err)
+	}
+	if err := bob.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-bobErrs:
+		if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+			t.Fatalf("unexpected error %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("bob subscribed to alice's inbox")
+	}
+}
+
+func TestAuthorityPersists(t *testing.T) {
+	dir := t.TempDir()
+	a, err := auth.LoadOrCreateAuthority(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := auth.LoadOrCreateAuthority(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta, _ := a.Trust()
+	tb, _ := b.Trust()
+	if ta.Operator.Subject != tb.Operator.Subject || ta.SystemAccount != tb.SystemAccount {
+		t.Fatal("reloading the authority changed its keys")
+	}
+	for _, f := range []string{"operator.nk", "account.nk", "system-account.nk"} {
+		fi, err := os.Stat(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", f, fi.Mode().Perm())
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, "account.nk")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth.LoadOrCreateAuthority(dir); err == nil || !strings.Contains(err.Error(), "incomplete") {
+		t.Fatalf("an incomplete authority must not be replaced silently, got %v", err)
+	}
+}
+
+func TestIdentityValidation(t *testing.T) {
+	for _, tc := range []struct {
+		id auth.Identity
+		ok bool
+	}{
+		{auth.Identity{Name: "alice", Role: auth.RoleUser}, true},
+		{auth.Identity{Name: "node-07", Role: auth.RoleNode}, true},
+		{auth.Identity{Name: "gang", Role: auth.RoleGang}, true},
+		{auth.Identity{Name: "alice.evil", Role: auth.RoleUser}, false}, // a dot would widen subjects
+		{auth.Identity{Name: "*", Role: auth.RoleUser}, false},
+		{auth.Identity{Name: ">", Role: auth.RoleAdmin}, false},
+		{auth.Identity{Name: "", Role: auth.RoleUser}, false},
+		{auth.Identity{Name: "Alice", Role: auth.RoleUser}, false},
+		{auth.Identity{Name: "alice", Role: "root"}, false},
+		{auth.Identity{Name: "mallory", Role: auth.RoleGang}, false}, // service identities are named after the service
+	} {
+		if err := tc.id.Validate(); (err == nil) != tc.ok {
+			t.Errorf("%+v: err %v, want ok=%v", tc.id, err, tc.ok)
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package auth
+
+import (
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+// Rules are the subjects one identity may publish and subscribe to. The
+// server enforces them: a publish outside Pub is refused with a
+// permissions violation and never reaches a service.
+type Rules struct {
+	Pub []string
+	Sub []string
+	// Replies lets the identity answer requests it received (one reply
+	// each), without a standing right to publish on inbox subjects.
+	Replies bool
+}
+
+// JetStream API subjects, by what they let a client do. Reading a stream
+// through a consumer needs CONSUMER.CREATE with the filter subject in it
+// (NATS 2.10+), which is what lets a user's rule name the subjects they
+// may read.
+const (
+	jsAPI          = "$JS.API.>"
+	jsInfo         = "$JS.API.INFO"
+	jsStreamInfo   = "$JS.API.STREAM.INFO.*"
+	jsAck          = "$JS.ACK.>"
+	jsFlowControl  = "$JS.FC.>"
+	kvJobsWrite    = "$KV." + subjects.BucketJobs + ".>"
+	kvJobsStream   = "KV_" + subjects.BucketJobs
+	jsDirectGetKV  = "$JS.API.DIRECT.GET." + kvJobsStream + ".>"
+	jsMsgGetKV     = "$JS.API.STREAM.MSG.GET." + kvJobsStream
+	jsConsumerInfo = "$JS.API.CONSUMER.INFO.*.*"
+	jsConsumerNext = "$JS.API.CONSUMER.MSG.NEXT.*.*"
+	jsConsumerDel  = "$JS.API.CONSUMER.DELETE.*.*"
+)
+
+// consumerOn is the right to create a consumer on stream filtered to
+// subject (and to nothing wider).
+func consumerOn(stream, subject string) string {
+	return "$JS.API.CONSUMER.CREATE." + stream + ".*." + subject
+}
+
+// Permissions is the permission table: what each identity may publish and
+// subscribe to. It is the single place that says who may do what on the
+// bus; docs/operations.md prints it.
+func Permissions(id Identity) Rules {
+	inbox := id.InboxPrefix() + ".>"
+	// What every person may do: ask the read-only admin questions, read the
+	// cluster-wide streams' info, follow replies in their own inbox.
+	person := Rules{
+		Pub: []string{
+			subjects.TestOnly, subjects.TopologyView, subjects.NodeList,
+			jsInfo, jsStreamInfo, jsConsumerInfo, jsConsumerNext, jsConsumerDel, jsAck, jsFlowControl,
+			jsDirectGetKV, jsMsgGetKV,
+		},
+		Sub: []string{inbox},
+	}
+	switch id.Role {
+	case RoleAdmin:
+		return Rules{Pub: []string{">"}, Sub: []string{">"}, Replies: true}
+	case RoleOperator:
+		// An operator acts on nodes and reads everything, and submits as
+		// itself.
+		r := person
+		r.Pub = append(r.Pub,
+			subjects.SubmitAs(id.Name), subjects.CancelAs(id.Name), subjects.DrainAs(id.Name),
+			subjects.NodeDrain, subjects.NodeResume,
+			consumerOn(subjects.StreamEvents, ">"), consumerOn(subjects.StreamLogs, ">"))
+		return r
+	case RoleUser:
+		// A user's requests go on subjects that carry their name: the owner
+		// of a job is whoever the server let publish it.
+		r := person
+		// Reading events and logs is not granted yet: their subjects do not
+		// carry the owner, so a rule could not stop one user reading
+		// another's. That waits for the owner to be in those subjects.
+		r.Pub = append(r.Pub, subjects.SubmitAs(id.Name), subjects.CancelAs(id.Name), subjects.DrainAs(id.Name))
+		return r
+	case RoleNode:
+		// A node reports on its own assignments and its ranks' output, and
+		// forwards its ranks' checkpoint acks. It writes no job record and
+		// proposes nothing.
+		return Rules{
+			Pub: []string{
+				subjects.ReportFrom(id.Name), subjects.NodeEvent(id.Name, "*"),
+				subjects.LogsAll, subjects.CheckpointAck,
+				jsInfo, jsStreamInfo,
+			},
+			Sub: []string{inbox},
+		}
+	case RoleAdmission, RolePlacement, RoleGang, RoleDrain:
+		// The services are the system of record: they consume the request
+		// and work streams, write job records and publish events and
+		// proposals. (Splitting this further per service is possible once
+		// each service's own subjects are pinned down; the boundary that
+		// matters, people and nodes versus services, is drawn here.)
+		return Rules{
+			Pub:     []string{subjects.All, jsAPI, jsAck, jsFlowControl, kvJobsWrite},
+			Sub:     []string{subjects.All, inbox},
+			Replies: true,
+		}
+	}
+	return Rules{}
+}
