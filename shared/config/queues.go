@@ -22,6 +22,14 @@ import (
 //	sizeHandicapBacklog: 16 # ... and at most this many times the small-job backlog (-1: no such cap)
 //	stretch: {leaf: 0.05, spine: 0.2}  # expected slowdown per extra leaf / spine (-1: none)
 //
+// and access and per-user limits (queue.Admit, queue.Config.Limits):
+//
+//	queues:
+//	  prod: {allowUsers: [alice], allowGroups: [ml], maxPriority: 10, allowRoot: false}
+//	defaultUser: {maxPendingJobs: 100, maxRunningGPUs: 32}   # everyone, and jobs without an owner
+//	users:
+//	  alice: {maxRunningGPUs: 64, queues: {prod: {maxPriority: 100, maxRunningGPUs: 16}}}
+//
 // An empty path means no quotas, equal weights and the defaults above
 // (queue.DefaultSizeHandicap, DefaultMaxSizeHandicap,
 // DefaultSizeHandicapBacklog, DefaultLeafStretch, DefaultSpineStretch).
@@ -67,6 +75,9 @@ func LoadQueues(path string) (queue.Config, error) {
 		if err := check("queues."+name, q); err != nil {
 			return cfg, err
 		}
+	}
+	if err := checkAccess(cfg); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // PlanBackfill is Lockstep's queue policy: priority with fair share
-// (Order), GPU quotas, and EASY backfill with one reservation. See doc.go.
+// (Order), GPU quotas, per-user GPU limits, and EASY backfill with one reservation. See doc.go.
 // It is pure: it works on a clone of in.Snapshot and reads no clock.
 func PlanBackfill(in Input) Plan {
 	pl := newPlanner(in)
@@ -25,6 +25,7 @@ type planner struct {
 	real    *placer // the free resources now, as the plan takes them
 	shadow  *placer // real minus the reservation; nil before it exists
 	quotas  *quotas
+	users   *userGPUs
 	running []RunningJob // input's, plus the jobs this plan starts
 	plan    Plan
 	// noReserve remembers shapes for which no reservation exists.
@@ -36,6 +37,7 @@ func newPlanner(in Input) *planner {
 		in:        in,
 		real:      newPlacer(in.Snapshot.Clone(), in.Seed),
 		quotas:    newQuotas(in.Config, in.Running),
+		users:     newUserGPUs(in.Config, in.Running),
 		running:   append([]RunningJob(nil), in.Running...),
 		noReserve: map[memoKey]bool{},
 	}
@@ -45,7 +47,13 @@ func (pl *planner) add(d Decision) { pl.plan.Decisions = append(pl.plan.Decision
 
 func (pl *planner) decide(j PendingJob) {
 	now := pl.in.Now
+	// Policy first: a job over its queue's quota or its owner's GPU limit
+	// neither starts, nor backfills, nor holds the reservation.
 	if d, over := pl.quotas.check(j); over {
+		pl.add(d)
+		return
+	}
+	if d, over := pl.users.check(j); over {
 		pl.add(d)
 		return
 	}
@@ -114,8 +122,9 @@ func (pl *planner) start(j PendingJob, r placement.Result, backfill string) {
 		pl.shadow.take(p)
 	}
 	pl.quotas.add(j)
+	pl.users.add(j)
 	pl.running = append(pl.running, RunningJob{
-		ID: j.ID, Queue: j.Queue, Placement: p, StartedAt: pl.in.Now, TimeLimit: j.TimeLimit,
+		ID: j.ID, Queue: j.Queue, Owner: j.Owner, Placement: p, StartedAt: pl.in.Now, TimeLimit: j.TimeLimit,
 	})
 	d := Decision{JobID: j.ID, Queue: j.Queue, Action: Start, Placement: &p, Relaxed: r.Relaxed, Detail: r.Detail}
 	if backfill != "" {

@@ -18,7 +18,13 @@
 //  2. Quota (quota.go): a job whose queue already holds G GPUs (running,
 //     plus what this plan starts) waits with QuotaExceeded when G + its
 //     GPUs exceeds the queue's GPUQuota. A job larger than the quota could
-//     never start; ExceedsQuota lets admission reject it.
+//     never start; ExceedsQuota lets admission reject it. Likewise per
+//     user (userlimit.go): a job whose owner already holds G GPUs waits
+//     with UserGPULimit when G + its GPUs exceeds the owner's
+//     MaxRunningGPUs, overall or in its queue. Admit (access.go) is
+//     admission's verdict on the rest of the policy: allow lists,
+//     priority caps, pending-job limits, and jobs larger than a limit.
+//     Preemptor chooses the one job that may preempt, within both.
 //  3. Until a reservation exists, each job that placement can place on the
 //     free resources starts, and its resources are taken. The first job
 //     that cannot start (placement says Wait) gets the reservation: the

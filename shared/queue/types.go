@@ -9,8 +9,11 @@ import (
 
 // PendingJob is a job waiting to start.
 type PendingJob struct {
-	ID          string    `json:"id"`
-	Queue       string    `json:"queue"`
+	ID    string `json:"id"`
+	Queue string `json:"queue"`
+	// Owner is the user the job runs for; "" (records from before
+	// ownership) is a user of that name, limited by Config.DefaultUser.
+	Owner       string    `json:"owner,omitempty"`
 	Priority    int       `json:"priority"`
 	SubmittedAt time.Time `json:"submittedAt"`
 	// TimeLimit bounds the run; 0 means none, and planning then treats
@@ -27,8 +30,11 @@ func (j PendingJob) GPUs() int { return j.Request.GPUs() }
 
 // RunningJob is a job holding GPUs (reserved or running).
 type RunningJob struct {
-	ID        string           `json:"id"`
-	Queue     string           `json:"queue"`
+	ID    string `json:"id"`
+	Queue string `json:"queue"`
+	// Owner: as PendingJob.Owner; its GPUs count against the owner's
+	// MaxRunningGPUs.
+	Owner     string           `json:"owner,omitempty"`
 	Placement domain.Placement `json:"placement"`
 	// GPUs counts against the queue's quota; 0 means Placement.GPUCount().
 	GPUs      int           `json:"gpus,omitempty"`
@@ -58,6 +64,17 @@ type QueueConfig struct {
 	GPUQuota int `json:"gpuQuota,omitempty"`
 	// Weight is the queue's fair-share weight; 0 means 1.
 	Weight float64 `json:"weight,omitempty"`
+	// AllowUsers and AllowGroups say who may submit to the queue (Admit);
+	// both empty: everyone.
+	AllowUsers  []string `json:"allowUsers,omitempty"`
+	AllowGroups []string `json:"allowGroups,omitempty"`
+	// MaxPriority is the highest priority a job may ask for in the queue
+	// (Admit); nil: no cap, as before the field existed. A user's
+	// UserQueueConfig.MaxPriority replaces it for that user.
+	MaxPriority *int `json:"maxPriority,omitempty"`
+	// AllowRoot says whether the queue's ranks may run as root. The
+	// policy only carries it; the agent enforces it.
+	AllowRoot bool `json:"allowRoot,omitempty"`
 }
 
 func (q QueueConfig) weight() float64 {
@@ -93,6 +110,11 @@ type Config struct {
 	// waits for a compact placement when that would finish it sooner.
 	// The zero value is the default model; negative fields turn it off.
 	Stretch Stretch `json:"stretch,omitzero"`
+	// Users are per-user limits (access.go); fields a user leaves 0 take
+	// DefaultUser's. The owner "" is never looked up here: it has
+	// DefaultUser's limits only.
+	Users       map[string]UserConfig `json:"users,omitempty"`
+	DefaultUser UserConfig            `json:"defaultUser,omitzero"`
 }
 
 // Queue returns the configuration of a queue.
@@ -144,6 +166,9 @@ const (
 	ReasonQuotaExceeded = "QuotaExceeded"
 	// ReasonReserved: the job holds the plan's reservation.
 	ReasonReserved = "Reserved"
+	// ReasonUserGPULimit: starting it would put its owner over their
+	// MaxRunningGPUs (overall or in its queue); Slurm's AssocGrpGRES.
+	ReasonUserGPULimit = "UserGPULimit"
 )
 
 // Decision is the plan for one pending job.
