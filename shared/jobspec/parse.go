@@ -110,7 +110,7 @@ func (s Spec) semanticChecks() []validate.FieldError {
 		{"workdir", s.Workdir},
 		{"checkpoint.dir", s.Checkpoint.Dir},
 	} {
-		if fe, ok := checkPath(d.field, d.value); !ok {
+		if fe, ok := CheckPath(d.field, d.value); !ok {
 			out = append(out, fe)
 		}
 	}

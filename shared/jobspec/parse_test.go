@@ -39,11 +39,14 @@ func TestParseKeepsExplicitValues(t *testing.T) {
 	}
 }
 
-// Every bad input names the field at fault.
-func TestParseRejectsBadInput(t *testing.T) {
-	cases := []struct {
-		name, spec, field string
-	}{
+type badSpec struct {
+	name, spec, field string
+}
+
+// badSpecs are bad inputs with the field their error must name; they are
+// also seeds of FuzzParse's corpus.
+func badSpecs() []badSpec {
+	return []badSpec{
 		{"malformed JSON", `{"gang":`, "malformed JSON"},
 		{"not an object", `[1,2]`, "object"},
 		{"unknown field", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"colour":"red"}`, "colour"},
@@ -79,7 +82,11 @@ func TestParseRejectsBadInput(t *testing.T) {
 		{"checkpoint dir newline", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"checkpoint":{"dir":"/ckpt\n"}}`, "checkpoint.dir: control character"},
 		{"oversized", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"name":"` + strings.Repeat("a", MaxSpecBytes) + `"}`, "bytes"},
 	}
-	for _, tc := range cases {
+}
+
+// Every bad input names the field at fault.
+func TestParseRejectsBadInput(t *testing.T) {
+	for _, tc := range badSpecs() {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.spec))
 			if err == nil {

@@ -7,14 +7,14 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/validate"
 )
 
-// checkPath validates an optional directory the agent will use on every
+// CheckPath validates an optional directory the agent will use on every
 // node of the gang (workdir, checkpoint.dir). The agent runs ranks there
 // and hands it to them in the environment, so it must say exactly what it
 // looks like: absolute, clean (no "." or ".." elements, no doubled or
 // trailing slash, which is what path.Clean would change) and free of
 // control characters, which have no business in a path and can carry
 // terminal escapes into logs and `describe`.
-func checkPath(field, p string) (validate.FieldError, bool) {
+func CheckPath(field, p string) (validate.FieldError, bool) {
 	if p == "" {
 		return validate.FieldError{}, true
 	}
