@@ -35,7 +35,9 @@ type ConsumerSpec struct {
 	Stream  string
 	Durable string
 	Filter  string
-	// AckWait is how long a message may be in flight before redelivery.
+	// AckWait is how long a first delivery may be in flight before the
+	// server redelivers it (default 30 s); later deliveries get a little
+	// longer each (the consumer's BackOff).
 	AckWait time.Duration
 	// Workers is how many messages this replica handles at once (default 1).
 	// Handlers must then tolerate concurrent calls, as they must anyway for
