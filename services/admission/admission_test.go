@@ -21,7 +21,7 @@ import (
 )
 
 // start runs admission against a cluster inventory of two 8-GPU nodes.
-func start(t *testing.T) (*testenv.Env, *jobs.Store) {
+func start(t *testing.T, opts ...func(*admission.Config)) (*testenv.Env, *jobs.Store) {
 	t.Helper()
 	env := testenv.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -34,7 +34,11 @@ func start(t *testing.T) (*testenv.Env, *jobs.Store) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		err := admission.Run(ctx, admission.Config{Base: config.Base{NATSURL: env.NATSURL, Etcd: env.EtcdEndpoint, StreamReplicas: 1}})
+		cfg := admission.Config{Base: config.Base{NATSURL: env.NATSURL, Etcd: env.EtcdEndpoint, StreamReplicas: 1}}
+		for _, o := range opts {
+			o(&cfg)
+		}
+		err := admission.Run(ctx, cfg)
 		if err != nil {
 			t.Errorf("admission: %v", err)
 		}

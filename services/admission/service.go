@@ -30,6 +30,9 @@ type Config struct {
 	Queues queue.Config
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// MaxDeliver is how often a submission is delivered before admission
+	// gives up on it and rejects it (0: bus.DefaultMaxDeliver).
+	MaxDeliver int
 }
 
 // workers is how many submissions one replica admits at once. Each waits
@@ -43,6 +46,9 @@ const workers = 16
 func Run(ctx context.Context, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
+	}
+	if cfg.MaxDeliver < 0 {
+		return errors.Newf("admission: MaxDeliver %d is negative", cfg.MaxDeliver)
 	}
 	log := cfg.Logger().With("service", "admission")
 	b, cli, err := cfg.Clients(ctx, "admission")
@@ -72,7 +78,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	done, err := b.Consume(ctx, bus.ConsumerSpec{
 		Stream: subjects.StreamJobs, Durable: subjects.DurableAdmission, Filter: subjects.Submit,
-		Workers: workers,
+		Workers: workers, MaxDeliver: cfg.MaxDeliver, GiveUp: a.giveUp,
 	}, log, a.handle)
 	if err != nil {
 		return errors.Wrap(err, "admission")

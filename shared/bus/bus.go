@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lockstep-dev/lockstep/shared/events"
@@ -27,7 +28,10 @@ type Bus struct {
 	JS jetstream.JetStream
 
 	tracer trace.Tracer
-	mu     sync.Mutex
+	meter  metric.Meter
+	// terminated counts messages consumers gave up on.
+	terminated metric.Int64Counter
+	mu         sync.Mutex
 	// consumers records which durable consumers of this connection are
 	// running, for readiness.
 	consumers map[string]bool
@@ -44,6 +48,17 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(b *Bus) {
 		if tp != nil {
 			b.tracer = tp.Tracer(telemetry.ScopeName)
+		}
+	}
+}
+
+// WithMeter makes the bus count the messages its consumers terminate
+// (lockstep.messages.terminated) on m. Without it the bus uses the global
+// provider, a no-op unless the process installed one.
+func WithMeter(m metric.Meter) Option {
+	return func(b *Bus) {
+		if m != nil {
+			b.meter = m
 		}
 	}
 }
@@ -68,6 +83,13 @@ func Connect(ctx context.Context, url, name string, opts ...Option) (*Bus, error
 	b := &Bus{NC: nc, JS: js}
 	for _, o := range opts {
 		o(b)
+	}
+	if b.meter == nil {
+		b.meter = otel.GetMeterProvider().Meter(telemetry.ScopeName)
+	}
+	if b.terminated, err = telemetry.NewTerminatedCounter(b.meter); err != nil {
+		nc.Close()
+		return nil, err
 	}
 	return b, nil
 }

@@ -18,8 +18,11 @@ import (
 // a child of the span that published it (its trace context travels in the
 // headers). Returning nil acks it; an error marked
 // permanent (errs.MarkPermanent) terminates it; any other error naks it for
-// redelivery with backoff. Handlers must be idempotent: a message can be
-// delivered again after a crash.
+// redelivery after RetryDelay, until the consumer's MaxDeliver: an error on
+// the last delivery terminates it too. Every termination is logged,
+// counted (lockstep.messages.terminated) and passed to the consumer's
+// GiveUp. Handlers must be idempotent: a message can be delivered again
+// after a crash.
 type Handler func(ctx context.Context, msg jetstream.Msg) error
 
 // MaxAckPending bounds the messages of one durable consumer in flight
@@ -32,12 +35,28 @@ type ConsumerSpec struct {
 	Stream  string
 	Durable string
 	Filter  string
-	// AckWait is how long a message may be in flight before redelivery.
+	// AckWait is how long a first delivery may be in flight before the
+	// server redelivers it (default 30 s); later deliveries get a little
+	// longer each (the consumer's BackOff).
 	AckWait time.Duration
 	// Workers is how many messages this replica handles at once (default 1).
 	// Handlers must then tolerate concurrent calls, as they must anyway for
 	// replicas.
 	Workers int
+	// MaxDeliver bounds deliveries of one message (default
+	// DefaultMaxDeliver); after the last one fails or times out the
+	// message is terminated.
+	MaxDeliver int
+	// GiveUp, when set, records a terminated message where its sender
+	// will see it.
+	GiveUp GiveUp
+}
+
+func (s ConsumerSpec) maxDeliver() int {
+	if s.MaxDeliver <= 0 {
+		return DefaultMaxDeliver
+	}
+	return s.MaxDeliver
 }
 
 // Consume runs h over a durable pull consumer until ctx ends. Replicas of a
@@ -56,14 +75,20 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 		FilterSubject: spec.Filter,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       ackWait,
-		MaxDeliver:    -1,
+		MaxDeliver:    spec.maxDeliver(),
+		BackOff:       backOff(ackWait, spec.maxDeliver()),
 		MaxAckPending: MaxAckPending,
 	})
 	if err != nil {
 		return nil, errors.Wrapf(err, "bind consumer %s on %s", spec.Durable, spec.Stream)
 	}
+	adv, err := b.watchMaxDeliveries(ctx, log, spec)
+	if err != nil {
+		return nil, err
+	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(64))
 	if err != nil {
+		_ = adv.Unsubscribe()
 		return nil, errors.Wrapf(err, "start consumer %s", spec.Durable)
 	}
 	finished := make(chan struct{})
@@ -71,6 +96,7 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 	go func() {
 		<-ctx.Done()
 		it.Stop()
+		_ = adv.Unsubscribe()
 	}()
 	var wg sync.WaitGroup
 	for range max(spec.Workers, 1) {
@@ -87,7 +113,7 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 					log.Warn("consumer fetch failed", "consumer", spec.Durable, "err", err)
 					continue
 				}
-				b.handle(ctx, log, spec.Durable, msg, h)
+				b.handle(ctx, log, spec, msg, h)
 			}
 		}()
 	}
@@ -100,12 +126,12 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 }
 
 // handle runs h on one message inside its CONSUMER span, then settles it.
-func (b *Bus) handle(ctx context.Context, log *slog.Logger, durable string, msg jetstream.Msg, h Handler) {
+func (b *Bus) handle(ctx context.Context, log *slog.Logger, spec ConsumerSpec, msg jetstream.Msg, h Handler) {
 	hdr := msg.Headers()
-	mctx, span := telemetry.StartProcess(telemetry.Extract(ctx, hdr), b.tr(), msg.Subject(), durable,
+	mctx, span := telemetry.StartProcess(telemetry.Extract(ctx, hdr), b.tr(), msg.Subject(), spec.Durable,
 		hdr.Get(subjects.HeaderMsgID), len(msg.Data()))
 	err := h(mctx, msg)
-	settle(mctx, log, durable, msg, err)
+	b.settle(mctx, log, spec, msg, err)
 	if errs.IsPermanent(err) || ctx.Err() == nil {
 		telemetry.End(span, err)
 	} else {
@@ -136,25 +162,4 @@ func (b *Bus) Ready(context.Context) error {
 		}
 	}
 	return nil
-}
-
-func settle(ctx context.Context, log *slog.Logger, durable string, msg jetstream.Msg, err error) {
-	switch {
-	case err == nil:
-		_ = msg.Ack()
-	case errs.IsPermanent(err):
-		log.WarnContext(ctx, "dropping message", "consumer", durable, "subject", msg.Subject(), "err", err)
-		_ = msg.TermWithReason(err.Error())
-	case ctx.Err() != nil:
-		// Shutting down: let the message be redelivered to someone else.
-		_ = msg.Nak()
-	default:
-		n := uint64(1)
-		if md, mdErr := msg.Metadata(); mdErr == nil {
-			n = md.NumDelivered
-		}
-		delay := min(time.Duration(n)*200*time.Millisecond, 5*time.Second)
-		log.WarnContext(ctx, "message failed, will retry", "consumer", durable, "subject", msg.Subject(), "delivery", n, "err", err)
-		_ = msg.NakWithDelay(delay)
-	}
 }

@@ -88,13 +88,14 @@ func (b *Base) Instruments(service string) *telemetry.Service {
 }
 
 // Clients connects to NATS (declaring the streams) and etcd. The bus traces
-// with the service's tracer.
+// with the service's tracer and counts on its meter.
 func (b *Base) Clients(ctx context.Context, service string) (*bus.Bus, *clientv3.Client, error) {
 	name := "lockstep-" + service
 	if b.Instance != "" {
 		name += "-" + b.Instance
 	}
-	bs, err := bus.Connect(ctx, b.NATSURL, name, bus.WithTracerProvider(b.Instruments(service).TracerProvider))
+	ins := b.Instruments(service)
+	bs, err := bus.Connect(ctx, b.NATSURL, name, bus.WithTracerProvider(ins.TracerProvider), bus.WithMeter(ins.Meter))
 	if err != nil {
 		return nil, nil, err
 	}

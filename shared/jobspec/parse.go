@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"sync"
 	"time"
@@ -45,14 +46,31 @@ func Parse(raw []byte) (Spec, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		// The schema accepted it, so this is a schema/struct mismatch: a bug.
-		return Spec{}, errors.AssertionFailedf("decode validated spec: %v", err)
+		// The schema accepted it but Go cannot hold it: JSON Schema calls
+		// 1.0 and 1e3 integers, encoding/json will not put them in an int.
+		// That is the submitter's input, not our fault: reject it, never
+		// retry it.
+		return Spec{}, invalid(decodeFieldError(err))
 	}
 	s.applyDefaults()
 	if fes := s.semanticChecks(); fes != nil {
 		return Spec{}, invalid(fes...)
 	}
 	return s, nil
+}
+
+// decodeFieldError names the field a decoding error is about.
+func decodeFieldError(err error) validate.FieldError {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		switch te.Type.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			return validate.Errorf(te.Field, "must be an integer written without a fraction or exponent, got %s", te.Value)
+		}
+		return validate.Errorf(te.Field, "must be %s, got %s", te.Type, te.Value)
+	}
+	return validate.Errorf("", "cannot decode: %v", err)
 }
 
 func invalid(fes ...validate.FieldError) error {
@@ -85,6 +103,14 @@ func (s Spec) semanticChecks() []validate.FieldError {
 		{"checkpoint.gracePeriod", s.Checkpoint.GracePeriod},
 	} {
 		if fe, ok := checkDuration(d.field, d.value); !ok {
+			out = append(out, fe)
+		}
+	}
+	for _, d := range []struct{ field, value string }{
+		{"workdir", s.Workdir},
+		{"checkpoint.dir", s.Checkpoint.Dir},
+	} {
+		if fe, ok := CheckPath(d.field, d.value); !ok {
 			out = append(out, fe)
 		}
 	}

@@ -1,0 +1,135 @@
+package domain
+
+import "fmt"
+
+// Decoders of the records services read from etcd: anyone with access to
+// etcd can write them, so they are checked like messages.
+
+// DecodeAssignment decodes and checks one node's part of a gang, as the
+// agent reads it.
+func DecodeAssignment(data []byte) (Assignment, error) {
+	return decode("assignment", data, func(c *checker, a *Assignment) {
+		c.jobID("jobId", a.JobID)
+		c.attempt("attempt", a.Attempt)
+		c.epoch("epoch", a.Epoch)
+		c.node("node", a.Node)
+		c.between("nnodes", a.NNodes, 1, MaxNodes)
+		c.between("nodeRank", a.NodeRank, 0, a.NNodes-1)
+		c.between("worldSize", a.WorldSize, 1, MaxNodes*maxRanksPerNode)
+		c.required("masterAddr", a.MasterAddr)
+		c.label("masterAddr", a.MasterAddr)
+		c.between("masterPort", a.MasterPort, 1, 65535)
+		// The node's part of a placement; the node's GPUs are its ranks'.
+		c.nodeRanks("ranks", a.Ranks, nil, a.WorldSize, map[int]bool{})
+		c.argv("command", a.Command)
+		c.env("env", a.Env)
+		c.between("restartCount", a.RestartCount, 0, MaxAttempt)
+		if a.Resume != nil {
+			c.checkpointRef("resume", *a.Resume)
+		}
+		c.path("checkpointDir", a.CheckpointDir)
+		c.path("workdir", a.Workdir)
+		c.text("traceParent", a.TraceParent, 256)
+	})
+}
+
+// DecodeAllocation decodes and checks a gang's allocation record.
+func DecodeAllocation(data []byte) (Allocation, error) {
+	return decode("allocation", data, func(c *checker, a *Allocation) {
+		c.jobID("jobId", a.JobID)
+		c.attempt("attempt", a.Attempt)
+		c.oneOf("state", string(a.State), string(AllocReserved), string(AllocRunning))
+		c.placement("placement", a.Placement)
+		if a.Lease < 0 {
+			c.fail("lease", "%d is negative", a.Lease)
+		}
+		in := map[string]bool{}
+		for _, np := range a.Placement.Nodes {
+			in[np.Node] = true
+		}
+		for _, n := range sortedKeys(a.Started) {
+			c.member("started", n, in)
+		}
+		for _, n := range sortedKeys(a.Exited) {
+			c.member("exited", n, in)
+			c.between("exited."+n, a.Exited[n], -1, 255)
+		}
+		for _, n := range sortedKeys(a.NodeEpochs) {
+			c.member("nodeEpochs", n, in)
+			c.epoch("nodeEpochs."+n, a.NodeEpochs[n])
+		}
+		c.text("traceParent", a.TraceParent, 256)
+	})
+}
+
+// DecodeNode decodes and checks an agent's node registration.
+func DecodeNode(data []byte) (Node, error) {
+	return decode("node", data, func(c *checker, n *Node) {
+		c.node("name", n.Name)
+		c.required("addr", n.Addr)
+		c.label("addr", n.Addr)
+		c.between("gpus", n.GPUs, 0, MaxGPUIndex+1)
+		c.between("cpus", n.CPUs, 0, MaxCPUIndex+1)
+		c.label("leaf", n.Leaf)
+		c.label("spine", n.Spine)
+		c.label("block", n.Block)
+		c.epoch("epoch", n.Epoch)
+		if len(n.NUMA) > 1024 {
+			c.fail("numa", "%d NUMA nodes, more than 1024", len(n.NUMA))
+			return
+		}
+		gpus, cpus := map[int]bool{}, map[int]bool{}
+		for i, d := range n.NUMA {
+			f := fmt.Sprintf("numa.%d", i)
+			c.between(f+".id", d.ID, 0, 1023)
+			for k, g := range d.GPUs {
+				switch {
+				case g < 0 || g >= n.GPUs:
+					c.fail(fmt.Sprintf("%s.gpus.%d", f, k), "GPU %d is not between 0 and %d", g, n.GPUs-1)
+				case gpus[g]:
+					c.fail(fmt.Sprintf("%s.gpus.%d", f, k), "GPU %d is in two NUMA nodes", g)
+				}
+				gpus[g] = true
+			}
+			for k, x := range d.CPUs {
+				switch {
+				case x < 0 || x > MaxCPUIndex:
+					c.fail(fmt.Sprintf("%s.cpus.%d", f, k), "core %d is not between 0 and %d", x, MaxCPUIndex)
+				case cpus[x]:
+					c.fail(fmt.Sprintf("%s.cpus.%d", f, k), "core %d is in two NUMA nodes", x)
+				}
+				cpus[x] = true
+			}
+		}
+	})
+}
+
+// DecodeClaim decodes and checks a GPU or port claim.
+func DecodeClaim(data []byte) (Claim, error) {
+	return decode("claim", data, func(c *checker, cl *Claim) {
+		c.jobID("jobId", cl.JobID)
+		c.attempt("attempt", cl.Attempt)
+	})
+}
+
+// epoch is a registration's lease ID: never negative (0 before one).
+func (c *checker) epoch(field string, e int64) {
+	if e < 0 {
+		c.fail(field, "%d is negative", e)
+	}
+}
+
+func (c *checker) member(field, node string, in map[string]bool) {
+	if !in[node] {
+		c.fail(field, "%s is not a node of the placement", quote(node))
+	}
+}
+
+func (c *checker) checkpointRef(field string, r CheckpointRef) {
+	if r.Step < 0 {
+		c.fail(field+".step", "%d is negative", r.Step)
+	}
+	c.between(field+".rank", r.Rank, 0, MaxNodes*maxRanksPerNode)
+	c.attempt(field+".attempt", r.Attempt)
+	c.ckptPath(field+".path", r.Path)
+}
