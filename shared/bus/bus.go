@@ -35,6 +35,8 @@ type Bus struct {
 	// consumers records which durable consumers of this connection are
 	// running, for readiness.
 	consumers map[string]bool
+	// conn is how Connect proves who it is (see connect.go).
+	conn credentials
 }
 
 // Option adjusts a Bus.
@@ -65,13 +67,24 @@ func WithMeter(m metric.Meter) Option {
 
 // Connect dials NATS. name identifies the client (service and node) in
 // server monitoring. The connection reconnects forever; callers close it.
+// Without WithCreds or WithTLS it connects anonymously in plain text, as
+// to a server without auth.
 func Connect(ctx context.Context, url, name string, opts ...Option) (*Bus, error) {
-	nc, err := nats.Connect(url,
+	b := &Bus{}
+	for _, o := range opts {
+		o(b)
+	}
+	natsOpts, err := b.conn.natsOptions()
+	if err != nil {
+		return nil, errors.Wrapf(err, "connect to nats at %s", url)
+	}
+	natsOpts = append(natsOpts,
 		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250*time.Millisecond),
 		nats.RetryOnFailedConnect(false),
 	)
+	nc, err := nats.Connect(url, natsOpts...)
 	if err != nil {
 		return nil, errors.Wrapf(err, "connect to nats at %s", url)
 	}
@@ -80,10 +93,7 @@ func Connect(ctx context.Context, url, name string, opts ...Option) (*Bus, error
 		nc.Close()
 		return nil, errors.Wrap(err, "jetstream context")
 	}
-	b := &Bus{NC: nc, JS: js}
-	for _, o := range opts {
-		o(b)
-	}
+	b.NC, b.JS = nc, js
 	if b.meter == nil {
 		b.meter = otel.GetMeterProvider().Meter(telemetry.ScopeName)
 	}

@@ -4,11 +4,13 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/codec"
 
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"strings"
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -28,8 +30,36 @@ const keepAlive = 10 * time.Second
 
 // Connect dials etcd (comma-separated endpoints allowed) with the default
 // request timeout and checks that it answers.
-func Connect(ctx context.Context, endpoints string) (*clientv3.Client, error) {
-	return ConnectTimeout(ctx, endpoints, DefaultRequestTimeout)
+func Connect(ctx context.Context, endpoints string, opts ...Option) (*clientv3.Client, error) {
+	return ConnectTimeout(ctx, endpoints, DefaultRequestTimeout, opts...)
+}
+
+// Option adjusts how Connect reaches etcd.
+type Option func(*connectOptions)
+
+type connectOptions struct {
+	tls transport.TLSInfo
+}
+
+// WithTLS connects over TLS, trusting the CA in caFile, and authenticates
+// with the client certificate certFile/keyFile: etcd takes the user name
+// from its common name. All "" means plain text, no certificate.
+func WithTLS(caFile, certFile, keyFile string) Option {
+	return func(o *connectOptions) {
+		o.tls = transport.TLSInfo{TrustedCAFile: caFile, CertFile: certFile, KeyFile: keyFile}
+	}
+}
+
+// tlsConfig is the client TLS configuration, nil for plain text.
+func (o connectOptions) tlsConfig() (*tls.Config, error) {
+	if o.tls.Empty() && o.tls.TrustedCAFile == "" {
+		return nil, nil
+	}
+	if (o.tls.CertFile == "") != (o.tls.KeyFile == "") {
+		return nil, errors.Newf("etcd client certificate %q and key %q: give both or neither", o.tls.CertFile, o.tls.KeyFile)
+	}
+	cfg, err := o.tls.ClientConfig()
+	return cfg, errors.Wrap(err, "etcd TLS")
 }
 
 // ConnectTimeout is Connect with the request timeout given. A member that
@@ -40,7 +70,15 @@ func Connect(ctx context.Context, endpoints string) (*clientv3.Client, error) {
 // retries reads on the next member (it spreads requests over all of them)
 // and returns writes to the caller, who retries them (every write that
 // matters is a compare-and-set, so a retry is safe).
-func ConnectTimeout(ctx context.Context, endpoints string, requestTimeout time.Duration) (*clientv3.Client, error) {
+func ConnectTimeout(ctx context.Context, endpoints string, requestTimeout time.Duration, opts ...Option) (*clientv3.Client, error) {
+	var o connectOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	tlsCfg, err := o.tlsConfig()
+	if err != nil {
+		return nil, errors.Wrapf(err, "connect to etcd at %s", endpoints)
+	}
 	eps := strings.Split(endpoints, ",")
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:            eps,
@@ -52,6 +90,7 @@ func ConnectTimeout(ctx context.Context, endpoints string, requestTimeout time.D
 		PermitWithoutStream: false,
 		DialOptions:         []grpc.DialOption{grpc.WithChainUnaryInterceptor(attemptTimeout(requestTimeout))},
 		Logger:              zap.NewNop(),
+		TLS:                 tlsCfg,
 	})
 	if err != nil {
 		return nil, errors.Wrapf(err, "connect to etcd at %s", endpoints)
