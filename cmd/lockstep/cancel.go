@@ -22,7 +22,7 @@ func runCancel(ctx context.Context, env *cliEnv, args []string) error {
 	if len(pos) != 1 {
 		return usagef("cancel takes one job ID")
 	}
-	c, err := client.Dial(ctx, *nats)
+	c, err := dial(ctx, nats)
 	if err != nil {
 		return err
 	}

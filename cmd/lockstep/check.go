@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/client"
 	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/invariants"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
@@ -32,7 +31,7 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	if err := checkOutput(*out); err != nil {
 		return err
 	}
-	c, err := client.Dial(ctx, *nats)
+	c, err := dial(ctx, nats)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func runCheckpoint(ctx context.Context, env *cliEnv, args []string) error {
 	if len(pos) != 1 {
 		return usagef("checkpoint takes one job ID")
 	}
-	c, err := client.Dial(ctx, *nats)
+	c, err := dial(ctx, nats)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func runNode(ctx context.Context, env *cliEnv, args []string) error {
 	if err := checkOutput(*out); err != nil {
 		return err
 	}
-	c, err := client.Dial(ctx, *nats)
+	c, err := dial(ctx, nats)
 	if err != nil {
 		return err
 	}

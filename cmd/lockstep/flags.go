@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"os"
+
+	"github.com/lockstep-dev/lockstep/shared/client"
 
 	"github.com/lockstep-dev/lockstep/shared/config"
 )
@@ -20,9 +24,21 @@ func newFlags(env *cliEnv, name, args, summary string) *flag.FlagSet {
 	return fs
 }
 
-// natsFlag adds --nats for client commands.
-func natsFlag(fs *flag.FlagSet) *string {
-	return fs.String("nats", config.DefaultNATS, "NATS URL of the Lockstep cluster")
+// natsFlag adds the connection flags of client commands (--nats, --creds,
+// --tls-*, --context); dial resolves them against the environment and the
+// config file.
+func natsFlag(fs *flag.FlagSet) *config.ConnFlags {
+	return config.RegisterConnection(fs, false)
+}
+
+// dial connects a client command to the cluster its flags, environment and
+// config file name, with the credentials they give.
+func dial(ctx context.Context, f *config.ConnFlags) (*client.Client, error) {
+	conn, err := f.Resolve(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return client.Dial(ctx, conn.NATS, conn.BusOptions()...)
 }
 
 // parseInterspersed parses flags that may come after positional arguments

@@ -8,7 +8,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lockstep-dev/lockstep/shared/client"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 )
 
@@ -24,7 +23,7 @@ func runLogs(ctx context.Context, env *cliEnv, args []string) error {
 	if len(pos) != 1 {
 		return usagef("logs takes one job ID")
 	}
-	c, err := client.Dial(ctx, *nats)
+	c, err := dial(ctx, nats)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/client"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 )
 
@@ -23,7 +22,7 @@ func runQueue(ctx context.Context, env *cliEnv, args []string) error {
 	if err := checkOutput(*out); err != nil {
 		return err
 	}
-	c, err := client.Dial(ctx, *nats)
+	c, err := dial(ctx, nats)
 	if err != nil {
 		return err
 	}

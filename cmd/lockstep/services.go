@@ -34,6 +34,9 @@ func serviceFlags(env *cliEnv, name, summary string, args []string, extra func(*
 	if fs.NArg() > 0 {
 		return b, usagef("%s takes no arguments, got %q", name, fs.Args())
 	}
+	if err := b.ResolveConnection(os.Getenv); err != nil {
+		return b, err
+	}
 	if b.Instance == "" {
 		b.Instance, _ = os.Hostname()
 	}

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/client"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 )
 
@@ -52,7 +51,7 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 	if err := checkOutput(*out); err != nil {
 		return err
 	}
-	c, err := client.Dial(ctx, *nats)
+	c, err := dial(ctx, nats)
 	if err != nil {
 		return err
 	}

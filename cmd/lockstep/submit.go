@@ -44,7 +44,7 @@ func runSubmit(ctx context.Context, env *cliEnv, args []string) error {
 	if _, err := jobspec.Parse(raw); err != nil {
 		return err
 	}
-	c, err := client.Dial(ctx, *nats)
+	c, err := dial(ctx, nats)
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-
-	"github.com/lockstep-dev/lockstep/shared/client"
 )
 
 func runTopology(ctx context.Context, env *cliEnv, args []string) error {
@@ -16,7 +14,7 @@ func runTopology(ctx context.Context, env *cliEnv, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("topology takes no arguments")
 	}
-	c, err := client.Dial(ctx, *nats)
+	c, err := dial(ctx, nats)
 	if err != nil {
 		return err
 	}

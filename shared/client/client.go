@@ -30,10 +30,14 @@ type Client struct {
 	jobs *jobs.Store
 }
 
-// Dial connects to NATS. It does not create streams: a cluster that has no
-// services running yet has nothing to submit to, and says so.
-func Dial(ctx context.Context, url string) (*Client, error) {
-	b, err := bus.Connect(ctx, url, "lockstep-cli")
+// Dial connects to NATS, with credentials when opts carry them
+// (bus.WithCreds, bus.WithTLS). It does not create streams: a cluster that
+// has no services running yet has nothing to submit to, and says so.
+func Dial(ctx context.Context, url string, opts ...bus.Option) (*Client, error) {
+	b, err := bus.Connect(ctx, url, "lockstep-cli", opts...)
+	if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) {
+		return nil, errors.WithHint(err, "this cluster requires credentials: pass --creds FILE (or set LOCKSTEP_CREDS, or a context in ~/.config/lockstep/config.yaml); `lockstep dev` writes them to its data dir's creds/")
+	}
 	if err != nil {
 		return nil, errors.WithHint(err, "is `lockstep dev` (or the cluster) running? set --nats to its address")
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/lockstep-dev/lockstep/shared/auth"
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
@@ -27,6 +28,9 @@ const (
 type Base struct {
 	NATSURL string
 	Etcd    string
+	// Credentials are what the process connects with (zero: anonymous,
+	// plain text).
+	Credentials
 	// StreamReplicas is the JetStream replication factor (3 on a cluster).
 	StreamReplicas int
 	// EtcdRequestTimeout bounds one attempt at an etcd request (see
@@ -43,17 +47,35 @@ type Base struct {
 	// means no-op, as in most tests.
 	Telemetry *telemetry.Telemetry
 	Health    *telemetry.Health
+
+	// conn holds the connection flags between Register and
+	// ResolveConnection.
+	conn *ConnFlags
 }
 
-// Register adds the common flags to fs.
+// Register adds the common flags to fs. Call ResolveConnection once they
+// are parsed.
 func (b *Base) Register(fs *flag.FlagSet) {
-	fs.StringVar(&b.NATSURL, "nats", DefaultNATS, "NATS server URL(s), comma-separated")
-	fs.StringVar(&b.Etcd, "etcd", DefaultEtcd, "etcd endpoint(s), comma-separated")
+	b.conn = RegisterConnection(fs, true)
 	fs.DurationVar(&b.EtcdRequestTimeout, "etcd-request-timeout", store.DefaultRequestTimeout,
 		"give up on an etcd member that has not answered a request in this long (a frozen member): reads are retried on another member, writes by the caller")
 	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "JetStream stream replicas (3 on a NATS cluster)")
 	fs.StringVar(&b.Instance, "instance", "", "name of this replica (default: host name)")
 	fs.StringVar(&b.MetricsAddr, "metrics-addr", b.MetricsAddr, "serve /metrics, /healthz and /readyz on this address (\"\" to disable)")
+}
+
+// ResolveConnection fills NATSURL, Etcd and Credentials from the flags
+// Register added, the environment and the config file (ConnFlags.Resolve).
+func (b *Base) ResolveConnection(getenv func(string) string) error {
+	if b.conn == nil {
+		return errors.AssertionFailedf("ResolveConnection before Register")
+	}
+	c, err := b.conn.Resolve(getenv)
+	if err != nil {
+		return err
+	}
+	b.NATSURL, b.Etcd, b.Credentials = c.NATS, c.Etcd, c.Credentials
+	return nil
 }
 
 // Validate checks the common fields.
@@ -95,24 +117,48 @@ func (b *Base) Clients(ctx context.Context, service string) (*bus.Bus, *clientv3
 		name += "-" + b.Instance
 	}
 	ins := b.Instruments(service)
-	bs, err := bus.Connect(ctx, b.NATSURL, name, bus.WithTracerProvider(ins.TracerProvider), bus.WithMeter(ins.Meter))
+	opts := append(b.BusOptions(), bus.WithTracerProvider(ins.TracerProvider), bus.WithMeter(ins.Meter))
+	bs, err := bus.Connect(ctx, b.NATSURL, name, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := bs.EnsureStreams(ctx, bus.StreamOptions{Replicas: b.StreamReplicas}); err != nil {
+	declare, err := b.declaresStreams()
+	if err != nil {
 		bs.Close()
 		return nil, nil, err
+	}
+	if declare {
+		if err := bs.EnsureStreams(ctx, bus.StreamOptions{Replicas: b.StreamReplicas}); err != nil {
+			bs.Close()
+			return nil, nil, err
+		}
 	}
 	timeout := b.EtcdRequestTimeout
 	if timeout == 0 {
 		timeout = store.DefaultRequestTimeout
 	}
-	cli, err := store.ConnectTimeout(ctx, b.Etcd, timeout)
+	cli, err := store.ConnectTimeout(ctx, b.Etcd, timeout, b.StoreOptions()...)
 	if err != nil {
 		bs.Close()
 		return nil, nil, err
 	}
 	return bs, cli, nil
+}
+
+// declaresStreams says whether this process declares the streams. Without
+// credentials every process does, as before auth. A node's identity may
+// not (least privilege: declaring a stream can change its subjects and
+// retention), so an agent with node creds uses the streams the services
+// declared.
+func (b *Base) declaresStreams() (bool, error) {
+	if b.Creds == "" {
+		return true, nil
+	}
+	id, err := bus.CredsIdentity(b.Creds)
+	if err != nil {
+		return false, err
+	}
+	return id.Role != auth.RoleNode, nil
 }
 
 // Durations shared by several services.
