@@ -25,6 +25,7 @@ import (
 	"github.com/lockstep-dev/lockstep/services/drain"
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/services/placement"
+	"github.com/lockstep-dev/lockstep/shared/auth"
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/domain"
@@ -70,6 +71,11 @@ type Config struct {
 	// OTEL_EXPORTER_OTLP_ENDPOINT is set.
 	NoSpanFile    bool
 	SpanExporters []sdktrace.SpanExporter
+	// Auth turns authentication on: an authority in DataDir/authority, NATS
+	// in operator mode, every service and node connecting with its own
+	// creds, and creds for admin, alice and bob in DataDir/creds. The zero
+	// value runs without auth, as the tests and the load test do.
+	Auth bool
 }
 
 // Validate checks the shape.
@@ -93,8 +99,11 @@ func (c *Config) Validate() error {
 type Cluster struct {
 	NATSURL      string
 	EtcdEndpoint string
+	// CredsDir holds the creds files when Config.Auth is on ("" otherwise).
+	CredsDir string
 
 	cfg    Config
+	auth   *devAuth // nil without Config.Auth
 	nats   *embedded.NATS
 	etcd   *embedded.Etcd
 	cancel context.CancelFunc
@@ -129,7 +138,16 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	ns, err := embedded.StartNATS(embedded.NATSConfig{Listen: cfg.NATSListen, StoreDir: filepath.Join(cfg.DataDir, "nats")})
+	nc := embedded.NATSConfig{Listen: cfg.NATSListen, StoreDir: filepath.Join(cfg.DataDir, "nats")}
+	var da *devAuth
+	if cfg.Auth {
+		var err error
+		if da, err = newDevAuth(cfg.DataDir); err != nil {
+			return nil, err
+		}
+		nc.Trust = &da.trust
+	}
+	ns, err := embedded.StartNATS(nc)
 	if err != nil {
 		return nil, errors.WithHint(err, "is another `lockstep dev` running? pick another --nats-listen")
 	}
@@ -138,7 +156,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		ns.Close()
 		return nil, errors.WithHint(err, "is another `lockstep dev` running? pick another --etcd-listen")
 	}
-	if err := ensureStreams(ctx, ns.URL()); err != nil {
+	if err := ensureStreams(ctx, ns.URL(), da); err != nil {
 		es.Close()
 		ns.Close()
 		return nil, err
@@ -151,9 +169,12 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	c := &Cluster{
-		NATSURL: ns.URL(), EtcdEndpoint: es.Endpoint(), cfg: cfg, nats: ns, etcd: es,
+		NATSURL: ns.URL(), EtcdEndpoint: es.Endpoint(), cfg: cfg, auth: da, nats: ns, etcd: es,
 		tel: tel, health: telemetry.NewHealth(),
 		cancel: cancel, errs: make(chan error, 64), ctx: cctx, procs: map[string]*proc{},
+	}
+	if da != nil {
+		c.CredsDir = da.dir
 	}
 	// Ready once every kind of service serves (each adds itself when up).
 	c.health.Require("admission", "placement", "gang", "drain", "agent")
@@ -169,16 +190,32 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	for i := range cfg.Replicas {
 		inst := fmt.Sprintf("dev-%d", i+1)
 		c.add(fmt.Sprintf("admission-%d", i+1), func(ctx context.Context) error {
-			return admission.Run(ctx, admission.Config{Base: c.base(inst), Queues: cfg.Queues})
+			b, err := c.serviceBase(auth.RoleAdmission, inst)
+			if err != nil {
+				return err
+			}
+			return admission.Run(ctx, admission.Config{Base: b, Queues: cfg.Queues})
 		})
 		c.add(fmt.Sprintf("placement-%d", i+1), func(ctx context.Context) error {
-			return placement.Run(ctx, placement.Config{Base: c.base(inst), Topology: cfg.Topology, Queues: cfg.Queues, Retention: cfg.Retention})
+			b, err := c.serviceBase(auth.RolePlacement, inst)
+			if err != nil {
+				return err
+			}
+			return placement.Run(ctx, placement.Config{Base: b, Topology: cfg.Topology, Queues: cfg.Queues, Retention: cfg.Retention})
 		})
 		c.add(fmt.Sprintf("gang-%d", i+1), func(ctx context.Context) error {
-			return gang.Run(ctx, gang.Config{Base: c.base(inst), LaunchTimeout: cfg.LaunchTimeout, ReservationTTL: cfg.ReservationTTL})
+			b, err := c.serviceBase(auth.RoleGang, inst)
+			if err != nil {
+				return err
+			}
+			return gang.Run(ctx, gang.Config{Base: b, LaunchTimeout: cfg.LaunchTimeout, ReservationTTL: cfg.ReservationTTL})
 		})
 		c.add(fmt.Sprintf("drain-%d", i+1), func(ctx context.Context) error {
-			return drain.Run(ctx, drain.Config{Base: c.base(inst)})
+			b, err := c.serviceBase(auth.RoleDrain, inst)
+			if err != nil {
+				return err
+			}
+			return drain.Run(ctx, drain.Config{Base: b})
 		})
 	}
 	for _, n := range SimulatedNodes(cfg.Nodes, cfg.GPUsPerNode, cfg.Leaves) {
@@ -212,9 +249,18 @@ func (c *Cluster) MetricsAddr() string { return c.metricsAddr }
 // FlushSpans exports every span finished so far.
 func (c *Cluster) FlushSpans(ctx context.Context) error { return c.tel.ForceFlush(ctx) }
 
-// ensureStreams declares the streams before any service or client uses them.
-func ensureStreams(ctx context.Context, url string) error {
-	b, err := bus.Connect(ctx, url, "lockstep-dev")
+// ensureStreams declares the streams before any service or client uses
+// them, as admin when the cluster has auth.
+func ensureStreams(ctx context.Context, url string, da *devAuth) error {
+	var opts []bus.Option
+	if da != nil {
+		creds, err := da.creds(auth.Identity{Name: "admin", Role: auth.RoleAdmin})
+		if err != nil {
+			return err
+		}
+		opts = append(opts, bus.WithCreds(creds))
+	}
+	b, err := bus.Connect(ctx, url, "lockstep-dev", opts...)
 	if err != nil {
 		return err
 	}
@@ -252,6 +298,22 @@ func (c *Cluster) waitNodes(ctx context.Context, n int) error {
 func (c *Cluster) base(instance string) config.Base {
 	return config.Base{NATSURL: c.NATSURL, Etcd: c.EtcdEndpoint, StreamReplicas: 1, Instance: instance, Log: c.cfg.Log,
 		Telemetry: c.tel, Health: c.health}
+}
+
+// serviceBase is base with the identity's credentials when the cluster has
+// auth: each service kind and each node connects as itself.
+func (c *Cluster) serviceBase(role auth.Role, instance string) (config.Base, error) {
+	b := c.base(instance)
+	if c.auth == nil {
+		return b, nil
+	}
+	id := auth.Identity{Name: string(role), Role: role}
+	if role == auth.RoleNode {
+		id.Name = instance
+	}
+	creds, err := c.auth.creds(id)
+	b.Creds = creds
+	return b, err
 }
 
 // add registers a service instance and starts it.
@@ -321,7 +383,11 @@ func AgentName(node string) string { return "agent-" + node }
 func (c *Cluster) StartAgent(n domain.Node) {
 	dir := filepath.Join(c.cfg.DataDir, "nodes", n.Name)
 	c.add(AgentName(n.Name), func(ctx context.Context) error {
-		return agent.Run(ctx, agent.Config{Base: c.base(n.Name), Node: n, DataDir: dir, LeaseTTL: c.cfg.NodeTTL, Retention: c.cfg.Retention})
+		b, err := c.serviceBase(auth.RoleNode, n.Name)
+		if err != nil {
+			return err
+		}
+		return agent.Run(ctx, agent.Config{Base: b, Node: n, DataDir: dir, LeaseTTL: c.cfg.NodeTTL, Retention: c.cfg.Retention})
 	})
 }
 

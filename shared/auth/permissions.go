@@ -95,8 +95,10 @@ func Permissions(id Identity) Rules {
 		// each service's own subjects are pinned down; the boundary that
 		// matters, people and nodes versus services, is drawn here.)
 		return Rules{
-			Pub:     []string{subjects.All, jsAPI, jsAck, jsFlowControl, kvJobsWrite},
-			Sub:     []string{subjects.All, inbox},
+			Pub: []string{subjects.All, jsAPI, jsAck, jsFlowControl, kvJobsWrite},
+			// Bounded redelivery follows the server's max-deliveries
+			// advisories for the services' own consumers.
+			Sub:     []string{subjects.All, inbox, subjects.MaxDeliveriesAdvisory("*", "*")},
 			Replies: true,
 		}
 	}

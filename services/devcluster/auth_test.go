@@ -1,0 +1,125 @@
+package devcluster_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/lockstep-dev/lockstep/services/devcluster"
+	"github.com/lockstep-dev/lockstep/shared/auth"
+	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/client"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/testenv"
+)
+
+func startAuthCluster(t *testing.T) *devcluster.Cluster {
+	t.Helper()
+	c, err := devcluster.Start(context.Background(), devcluster.Config{
+		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
+		Nodes: 2, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: slog.New(slog.DiscardHandler),
+		Auth: true,
+	})
+	if err != nil {
+		t.Fatalf("start dev cluster with auth: %v", err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// With auth on, a connection without creds is refused by the server; with
+// admin's creds a job is admitted, placed, reserved and its ranks run on
+// nodes whose agents connect as themselves.
+//
+// The ranks keep running: the agents' reports need the agent to publish on
+// its own node's subject (subjects.ReportFrom), the only report subject a
+// node identity may use. Until it does, a report is refused and retried for
+// long enough to slow the cluster's shutdown; once it does, this test can
+// wait for succeeded instead.
+func TestAuthClusterRunsAdminJobAndRefusesAnonymous(t *testing.T) {
+	c := startAuthCluster(t)
+	ctx := context.Background()
+
+	if _, err := client.Dial(ctx, c.NATSURL); err == nil || !strings.Contains(err.Error(), "Authorization Violation") {
+		t.Fatalf("anonymous dial: got %v, want an authorization violation", err)
+	}
+
+	cl, err := client.Dial(ctx, c.NATSURL, bus.WithCreds(filepath.Join(c.CredsDir, "admin.creds")))
+	if err != nil {
+		t.Fatalf("dial as admin: %v", err)
+	}
+	t.Cleanup(cl.Close)
+	out := t.TempDir()
+	spec := fmt.Sprintf(`{"name":"authed","gang":{"nodes":2,"gpusPerNode":8},"command":["sh","-c","touch %s/rank-$RANK; exec sleep 300"]}`, out)
+	id, err := cl.Submit(ctx, []byte(spec))
+	if err != nil {
+		t.Fatalf("submit as admin: %v", err)
+	}
+	testenv.Eventually(t, 60*time.Second, func() error {
+		for r := range 16 {
+			if _, err := os.Stat(filepath.Join(out, fmt.Sprintf("rank-%d", r))); err != nil {
+				j, _ := cl.Job(ctx, id)
+				return fmt.Errorf("rank %d has not run (job is %s %s): %w", r, j.State, j.Reason, err)
+			}
+		}
+		return nil
+	})
+}
+
+// alice's creds, used as `nats --creds` would (with her inbox prefix), may
+// publish on her own submission subject; the server refuses her a publish
+// on an internal subject (agent reports) with a permissions violation.
+func TestAuthClusterUserPermissions(t *testing.T) {
+	c := startAuthCluster(t)
+	violations := make(chan error, 4)
+	alice, err := nats.Connect(c.NATSURL, nats.UserCredentials(filepath.Join(c.CredsDir, "alice.creds")),
+		nats.CustomInboxPrefix(auth.Identity{Name: "alice"}.InboxPrefix()),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { violations <- err }))
+	if err != nil {
+		t.Fatalf("connect as alice: %v", err)
+	}
+	t.Cleanup(alice.Close)
+	admin, err := nats.Connect(c.NATSURL, nats.UserCredentials(filepath.Join(c.CredsDir, "admin.creds")))
+	if err != nil {
+		t.Fatalf("connect as admin: %v", err)
+	}
+	t.Cleanup(admin.Close)
+	seen, err := admin.SubscribeSync(subjects.SubmitAs("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Her own subject: the server lets it through.
+	if err := alice.Publish(subjects.SubmitAs("alice"), []byte(`{"name":"mine","gang":{"nodes":1,"gpusPerNode":1},"command":["true"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seen.NextMsg(10 * time.Second); err != nil {
+		t.Fatalf("alice's publish on her own submit subject did not arrive: %v", err)
+	}
+
+	// An internal subject: refused.
+	if err := alice.Publish(subjects.Report, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := alice.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-violations:
+		if !strings.Contains(err.Error(), "Permissions Violation") || !strings.Contains(err.Error(), subjects.Report) {
+			t.Fatalf("got %v, want a permissions violation for %s", err, subjects.Report)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the server accepted alice's publish on %s", subjects.Report)
+	}
+}
