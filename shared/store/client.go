@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -97,7 +98,9 @@ func ConnectTimeout(ctx context.Context, endpoints string, requestTimeout time.D
 	}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	if _, err := cli.Get(cctx, Prefix+"ping"); err != nil {
+	// An identity that may not read the ping key (a node) is still answered:
+	// permission denied comes from a live, authenticating etcd.
+	if _, err := cli.Get(cctx, Prefix+"ping"); err != nil && !errors.Is(err, rpctypes.ErrPermissionDenied) {
 		_ = cli.Close()
 		return nil, errors.Wrapf(err, "etcd at %s does not answer", endpoints)
 	}

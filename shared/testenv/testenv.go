@@ -11,7 +11,9 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/lockstep-dev/lockstep/shared/auth"
 	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/embedded"
 	"github.com/lockstep-dev/lockstep/shared/store"
 )
@@ -23,12 +25,15 @@ type Env struct {
 	// Bus and Etcd are clients for the test itself.
 	Bus  *bus.Bus
 	Etcd *clientv3.Client
+	// Auth is the cluster's authority and CA when started WithAuth (nil
+	// otherwise); Credentials issues identities from it.
+	Auth *Authority
 }
 
 // Option adjusts the environment.
 type Option func(*options)
 
-type options struct{ fsync bool }
+type options struct{ fsync, auth bool }
 
 // WithFsync keeps etcd's fsync on (benchmarks that must measure it).
 func WithFsync() Option { return func(o *options) { o.fsync = true } }
@@ -40,12 +45,19 @@ func Start(t testing.TB, opts ...Option) *Env {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	ns, err := embedded.StartNATS(embedded.NATSConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	nc := embedded.NATSConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir()}
+	ec := embedded.EtcdConfig{Listen: "127.0.0.1:0", Dir: t.TempDir(), NoFsync: !o.fsync}
+	var a *Authority
+	if o.auth {
+		a = newAuthority(t)
+		nc.Trust, ec.TLS = &a.trust, &a.etcdServer
+	}
+	ns, err := embedded.StartNATS(nc)
 	if err != nil {
 		t.Fatalf("start nats: %v", err)
 	}
 	t.Cleanup(ns.Close)
-	es, err := embedded.StartEtcd(embedded.EtcdConfig{Listen: "127.0.0.1:0", Dir: t.TempDir(), NoFsync: !o.fsync})
+	es, err := embedded.StartEtcd(ec)
 	if err != nil {
 		t.Fatalf("start etcd: %v", err)
 	}
@@ -53,7 +65,12 @@ func Start(t testing.TB, opts ...Option) *Env {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b, err := bus.Connect(ctx, ns.URL(), "test")
+	// The test's own clients act as admin (etcd's root).
+	var creds config.Credentials
+	if a != nil {
+		creds = a.rootCredentials(t)
+	}
+	b, err := bus.Connect(ctx, ns.URL(), "test", creds.BusOptions()...)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -61,12 +78,18 @@ func Start(t testing.TB, opts ...Option) *Env {
 	if err := b.EnsureStreams(ctx, bus.StreamOptions{}); err != nil {
 		t.Fatalf("%v", err)
 	}
-	cli, err := store.Connect(ctx, es.Endpoint())
+	cli, err := store.Connect(ctx, es.Endpoint(), creds.StoreOptions()...)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
 	t.Cleanup(func() { _ = cli.Close() })
-	return &Env{NATSURL: ns.URL(), EtcdEndpoint: es.Endpoint(), Bus: b, Etcd: cli}
+	if a != nil {
+		a.etcd = cli
+		if err := auth.EnableEtcdAuth(ctx, cli); err != nil {
+			t.Fatalf("%v", err)
+		}
+	}
+	return &Env{NATSURL: ns.URL(), EtcdEndpoint: es.Endpoint(), Bus: b, Etcd: cli, Auth: a}
 }
 
 // Eventually polls cond every 20ms until it returns nil or timeout passes,

@@ -2,7 +2,14 @@ package testenv
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/auth"
+	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
 )
 
 func TestStartServesBoth(t *testing.T) {
@@ -13,5 +20,42 @@ func TestStartServesBoth(t *testing.T) {
 	}
 	if err := env.Bus.PublishJSON(ctx, "lockstep.v1.work.report", "", map[string]int{"a": 1}); err != nil {
 		t.Fatalf("publish to work stream: %v", err)
+	}
+}
+
+// WithAuth: anonymous connections are refused; an identity's credentials
+// connect to both servers, its JetStream acks arrive in its own inbox, and
+// etcd holds it to its role.
+func TestStartWithAuth(t *testing.T) {
+	env := Start(t, WithAuth())
+	ctx := context.Background()
+	if _, err := bus.Connect(ctx, env.NATSURL, "anonymous"); err == nil {
+		t.Fatal("anonymous NATS connection accepted")
+	}
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := store.Connect(short, env.EtcdEndpoint); err == nil {
+		t.Fatal("etcd connection without a client certificate accepted")
+	}
+
+	node := env.Auth.Credentials(t, auth.Identity{Name: "n1", Role: auth.RoleNode})
+	b, err := bus.Connect(ctx, env.NATSURL, "n1", node.BusOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.PublishJSON(ctx, subjects.ReportFrom("n1"), "", map[string]int{"a": 1}); err != nil {
+		t.Fatalf("node publishing its own report: %v", err)
+	}
+	cli, err := store.Connect(ctx, env.EtcdEndpoint, node.StoreOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	if _, err := cli.Put(ctx, store.NodeKey("n1"), "{}"); err != nil {
+		t.Fatalf("node writing its own key: %v", err)
+	}
+	if _, err := cli.Put(ctx, store.NodeKey("n2"), "{}"); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Fatalf("node writing another node's key: got %v, want permission denied", err)
 	}
 }
