@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/lockstep-dev/lockstep/services/devcluster"
 	"github.com/lockstep-dev/lockstep/shared/config"
@@ -31,6 +32,7 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 	verbose := fs.Bool("v", false, "log every service's info messages (default: warnings only)")
 	topoFile := fs.String("topology", "", "switch tree file (YAML, Slurm topology.conf or Lingjun CSV); default: from the simulated nodes' labels")
 	queuesFile := fs.String("queues", "", "queue policy file: quotas and fair-share weights")
+	insecure := fs.Bool("insecure", false, "run without authentication: anyone who reaches NATS may do anything (default: creds for every service, node and admin, alice, bob in <data-dir>/creds)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -57,10 +59,23 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
 		level = slog.LevelInfo
 	}
 	cfg.Log = newLeveledLogger(env, level)
+	cfg.Auth = !*insecure
+	if *insecure {
+		fmt.Fprintln(env.stderr, "WARNING: --insecure: authentication is OFF. Anyone who can reach this NATS or etcd can submit, cancel and drain anything, and forge any service's messages.")
+	}
 
 	c, err := devcluster.Start(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	cliLine, err := writeDevContext(os.Getenv, c)
+	if err != nil {
+		// The cluster runs; only the convenience is missing.
+		cliLine = "not configured: " + err.Error()
+	}
+	authLine := "OFF (--insecure)"
+	if c.CredsDir != "" {
+		authLine = "on; creds for admin, alice and bob in " + c.CredsDir
 	}
 	metrics := "off"
 	if a := c.MetricsAddr(); a != "" {
@@ -73,12 +88,15 @@ func runDev(ctx context.Context, env *cliEnv, args []string) error {
   data dir   %s
   metrics    %s
   traces     %s
+  auth       %s
+  CLI        %s
 
 Try:  lockstep submit docs/examples/hello.json --wait
       lockstep queue
       lockstep trace JOB_ID
 Ctrl-C stops it; state is kept in the data dir.
-`, c.NATSURL, c.EtcdEndpoint, cfg.Nodes, cfg.GPUsPerNode, cfg.Leaves, cfg.DataDir, metrics, devcluster.SpanFile(cfg.DataDir))
+`, c.NATSURL, c.EtcdEndpoint, cfg.Nodes, cfg.GPUsPerNode, cfg.Leaves, cfg.DataDir, metrics, devcluster.SpanFile(cfg.DataDir),
+		authLine, cliLine)
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(env.stdout, "stopping…")
@@ -86,6 +104,29 @@ Ctrl-C stops it; state is kept in the data dir.
 	}
 	c.Stop()
 	return err
+}
+
+// devContext is the name of the CLI config context `lockstep dev` writes.
+const devContext = "dev"
+
+// writeDevContext points the CLI config's "dev" context at c, acting as
+// admin, so that the README tour works with no flag. It becomes the
+// current context only when the file has no other: a user's choice of
+// cluster is never switched. It returns what it did, for the banner.
+func writeDevContext(getenv func(string) string, c *devcluster.Cluster) (string, error) {
+	path := config.ConfigPath(getenv)
+	ctx := config.Context{NATS: c.NATSURL}
+	if c.CredsDir != "" {
+		ctx.Creds = filepath.Join(c.CredsDir, "admin.creds")
+	}
+	current, err := config.SetContext(path, devContext, ctx)
+	if err != nil {
+		return "", err
+	}
+	if current {
+		return fmt.Sprintf("context %q in %s is current: commands act as admin", devContext, path), nil
+	}
+	return fmt.Sprintf("context %q written to %s; your current context is unchanged (use --context %s)", devContext, path, devContext), nil
 }
 
 // newLeveledLogger logs text to a terminal and JSON otherwise.
