@@ -59,3 +59,26 @@ func TestStartWithAuth(t *testing.T) {
 		t.Fatalf("node writing another node's key: got %v, want permission denied", err)
 	}
 }
+
+// A process given creds still connects to a server without auth (the
+// compose cluster, the tests), so a CLI config whose current context holds
+// creds does not lock its user out of an insecure cluster.
+func TestCredsAgainstServerWithoutAuth(t *testing.T) {
+	env := Start(t)
+	a, err := auth.NewAuthority()
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds := t.TempDir() + "/admin.creds"
+	if err := a.WriteCreds(creds, auth.Identity{Name: "admin", Role: auth.RoleAdmin}, 0, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bus.Connect(context.Background(), env.NATSURL, "t", bus.WithCreds(creds))
+	if err != nil {
+		t.Fatalf("creds against a server without auth: %v", err)
+	}
+	defer b.Close()
+	if err := b.PublishJSON(context.Background(), subjects.ReportFrom("n1"), "", map[string]int{"a": 1}); err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+}
