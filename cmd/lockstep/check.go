@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/shared/client"
 	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/invariants"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
@@ -21,8 +23,7 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 			"allocation, no assignment (or agent running ranks) outlives its allocation,\n"+
 			"every value decodes (a malformed one is named by key, never aborts the check).\n"+
 			"Exits 1 and lists violations if any.")
-	nats := natsFlag(fs)
-	etcd := fs.String("etcd", config.DefaultEtcd, "etcd endpoint(s)")
+	connFlags := config.RegisterConnection(fs, true)
 	settle := fs.Duration("settle", 2*time.Second, "re-check violations after this long and report only those that persist (0: report at once)")
 	out := outputFlag(fs)
 	if err := fs.Parse(args); err != nil {
@@ -31,12 +32,16 @@ func runCheck(ctx context.Context, env *cliEnv, args []string) error {
 	if err := checkOutput(*out); err != nil {
 		return err
 	}
-	c, err := dial(ctx, nats)
+	conn, err := connFlags.Resolve(os.Getenv)
+	if err != nil {
+		return err
+	}
+	c, err := client.Dial(ctx, conn.NATS, conn.BusOptions()...)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	cli, err := store.Connect(ctx, *etcd)
+	cli, err := store.Connect(ctx, conn.Etcd, conn.StoreOptions()...)
 	if err != nil {
 		return err
 	}

@@ -67,6 +67,11 @@ func TestCLIWithDevContextActsAsAdmin(t *testing.T) {
 		t.Fatalf("queue through the dev context: exit %d, %s %s", code, out, errOut)
 	}
 
+	// check reaches etcd (TLS, client certificate) through the context too.
+	if out, errOut, code := cli(t, "check", "--settle", "0"); code != 0 || !strings.Contains(out, "ok") {
+		t.Fatalf("check through the dev context: exit %d, %s %s", code, out, errOut)
+	}
+
 	// --creds on the command line beats the context: a creds file that is
 	// not there fails by its name.
 	_, errOut, code = cli(t, "queue", "--creds", filepath.Join(t.TempDir(), "nobody.creds"))
@@ -93,6 +98,7 @@ func TestDevContextKeepsTheUsersCurrentContext(t *testing.T) {
 		return ""
 	}
 	c := &devcluster.Cluster{NATSURL: "nats://127.0.0.1:4222", CredsDir: "/data/creds"}
+	c.Admin.Creds = "/data/creds/admin.creds"
 	line, err := writeDevContext(getenv, c)
 	if err != nil || !strings.Contains(line, "unchanged") || !strings.Contains(line, "--context dev") {
 		t.Fatalf("writeDevContext: %q, %v", line, err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/lockstep-dev/lockstep/services/devcluster"
 	"github.com/lockstep-dev/lockstep/shared/config"
@@ -115,10 +114,9 @@ const devContext = "dev"
 // cluster is never switched. It returns what it did, for the banner.
 func writeDevContext(getenv func(string) string, c *devcluster.Cluster) (string, error) {
 	path := config.ConfigPath(getenv)
-	ctx := config.Context{NATS: c.NATSURL}
-	if c.CredsDir != "" {
-		ctx.Creds = filepath.Join(c.CredsDir, "admin.creds")
-	}
+	a := c.Admin
+	ctx := config.Context{NATS: c.NATSURL, Creds: a.Creds, TLSCA: a.TLSCA, TLSCert: a.TLSCert, TLSKey: a.TLSKey,
+		Etcd: c.EtcdEndpoint, EtcdCA: a.EtcdCA, EtcdCert: a.EtcdCert, EtcdKey: a.EtcdKey}
 	current, err := config.SetContext(path, devContext, ctx)
 	if err != nil {
 		return "", err

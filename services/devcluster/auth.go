@@ -1,16 +1,22 @@
 package devcluster
 
 import (
+	"context"
+	"net"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/cockroachdb/errors"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/auth"
+	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/store"
 )
 
-// DemoUsers are the people `lockstep dev` issues credentials for, besides
+// demoUsers are the people `lockstep dev` issues credentials for, besides
 // admin: two users, so that one can try what another's jobs allow.
 var demoUsers = []string{"alice", "bob"}
 
@@ -20,6 +26,11 @@ type devAuth struct {
 	authority *auth.Authority
 	trust     auth.ServerTrust
 	dir       string // where creds files go
+	ca        *auth.CA
+	// etcdServer is etcd's certificate; admin is etcd's root, kept open to
+	// create each identity's etcd user as it starts.
+	etcdServer auth.TLSFiles
+	admin      *clientv3.Client
 
 	mu sync.Mutex
 }
@@ -34,7 +45,7 @@ func CredsDir(dataDir string) string { return filepath.Join(dataDir, "creds") }
 
 // newDevAuth loads or creates the authority and issues the people's
 // credentials; services and nodes get theirs as they start.
-func newDevAuth(dataDir string) (*devAuth, error) {
+func newDevAuth(dataDir, etcdListen string) (*devAuth, error) {
 	a, err := auth.LoadOrCreateAuthority(AuthorityDir(dataDir))
 	if err != nil {
 		return nil, errors.Wrap(err, "dev authority")
@@ -43,7 +54,20 @@ func newDevAuth(dataDir string) (*devAuth, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "dev authority")
 	}
-	d := &devAuth{authority: a, trust: trust, dir: CredsDir(dataDir)}
+	now := time.Now()
+	ca, err := auth.LoadOrCreateCA(AuthorityDir(dataDir), now)
+	if err != nil {
+		return nil, errors.Wrap(err, "dev CA")
+	}
+	kp, err := ca.Issue("etcd", etcdHosts(etcdListen), auth.UsageServer|auth.UsageClient, 10*365*24*time.Hour, now)
+	if err != nil {
+		return nil, errors.Wrap(err, "dev etcd certificate")
+	}
+	server, err := ca.WriteFiles(AuthorityDir(dataDir), "etcd-server", kp)
+	if err != nil {
+		return nil, err
+	}
+	d := &devAuth{authority: a, trust: trust, dir: CredsDir(dataDir), ca: ca, etcdServer: server}
 	people := []auth.Identity{{Name: "admin", Role: auth.RoleAdmin}}
 	for _, u := range demoUsers {
 		people = append(people, auth.Identity{Name: u, Role: auth.RoleUser})
@@ -67,4 +91,89 @@ func (d *devAuth) creds(id auth.Identity) (string, error) {
 		return "", errors.Wrapf(err, "issue dev credentials for %s", id.Name)
 	}
 	return path, nil
+}
+
+// etcdHosts are the names etcd's certificate is valid for: loopback, and
+// the host dev listens on.
+func etcdHosts(listen string) []string {
+	hosts := []string{"127.0.0.1", "localhost", "::1"}
+	if h, _, err := net.SplitHostPort(listen); err == nil && h != "" && !slices.Contains(hosts, h) {
+		hosts = append(hosts, h)
+	}
+	return hosts
+}
+
+// etcdCreds issues id's etcd client certificate (common name: its name)
+// into the creds dir.
+func (d *devAuth) etcdCreds(id auth.Identity) (auth.TLSFiles, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	kp, err := d.ca.Issue(id.Name, nil, auth.UsageClient, 10*365*24*time.Hour, time.Now())
+	if err != nil {
+		return auth.TLSFiles{}, errors.Wrapf(err, "issue dev etcd certificate for %s", id.Name)
+	}
+	return d.ca.WriteFiles(d.dir, id.Name, kp)
+}
+
+// adminCredentials are admin's creds and etcd certificate.
+func (d *devAuth) adminCredentials() (config.Credentials, error) {
+	return d.credentials(auth.Identity{Name: "admin", Role: auth.RoleAdmin})
+}
+
+// credentials issues what id connects with: its creds file and, when its
+// role reaches etcd, its client certificate.
+func (d *devAuth) credentials(id auth.Identity) (config.Credentials, error) {
+	creds, err := d.creds(id)
+	if err != nil {
+		return config.Credentials{}, err
+	}
+	c := config.Credentials{Creds: creds}
+	if _, ok := auth.EtcdPermissions(id); !ok {
+		return c, nil
+	}
+	f, err := d.etcdCreds(id)
+	if err != nil {
+		return config.Credentials{}, err
+	}
+	c.EtcdCA, c.EtcdCert, c.EtcdKey = f.CA, f.Cert, f.Key
+	return c, nil
+}
+
+// startEtcdAuth connects to etcd as admin, creates admin's etcd user with
+// the root role and turns etcd's auth on (both idempotent: a restart on the
+// same data dir finds them done). From then on etcd holds every identity to
+// its role (auth.EtcdPermissions).
+func (d *devAuth) startEtcdAuth(ctx context.Context, endpoint string) error {
+	admin, err := d.adminCredentials()
+	if err != nil {
+		return err
+	}
+	cli, err := store.Connect(ctx, endpoint, admin.StoreOptions()...)
+	if err != nil {
+		return err
+	}
+	if err := auth.ApplyEtcd(ctx, cli, auth.Identity{Name: "admin", Role: auth.RoleAdmin}); err != nil {
+		_ = cli.Close()
+		return err
+	}
+	if err := auth.EnableEtcdAuth(ctx, cli); err != nil {
+		_ = cli.Close()
+		return err
+	}
+	d.admin = cli
+	return nil
+}
+
+// identity issues id's credentials and creates its etcd user and role.
+func (d *devAuth) identity(ctx context.Context, id auth.Identity) (config.Credentials, error) {
+	if err := auth.ApplyEtcd(ctx, d.admin, id); err != nil {
+		return config.Credentials{}, err
+	}
+	return d.credentials(id)
+}
+
+func (d *devAuth) close() {
+	if d != nil && d.admin != nil {
+		_ = d.admin.Close()
+	}
 }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/lockstep-dev/lockstep/services/devcluster"
 	"github.com/lockstep-dev/lockstep/shared/auth"
-	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/client"
+	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/testenv"
 )
@@ -34,7 +34,8 @@ func startAuthCluster(t *testing.T) *devcluster.Cluster {
 	return c
 }
 
-// With auth on, a connection without creds is refused by the server; with
+// With auth on, a connection without creds is refused by the server (and
+// one without a client certificate by etcd); with
 // admin's creds a job is admitted, placed, reserved and its ranks run on
 // nodes whose agents connect as themselves.
 //
@@ -51,7 +52,13 @@ func TestAuthClusterRunsAdminJobAndRefusesAnonymous(t *testing.T) {
 		t.Fatalf("anonymous dial: got %v, want an authorization violation", err)
 	}
 
-	cl, err := client.Dial(ctx, c.NATSURL, bus.WithCreds(filepath.Join(c.CredsDir, "admin.creds")))
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := store.Connect(short, c.EtcdEndpoint); err == nil {
+		t.Fatal("etcd accepted a client without a certificate")
+	}
+
+	cl, err := client.Dial(ctx, c.NATSURL, c.Admin.BusOptions()...)
 	if err != nil {
 		t.Fatalf("dial as admin: %v", err)
 	}
@@ -122,4 +129,36 @@ func TestAuthClusterUserPermissions(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("the server accepted alice's publish on %s", subjects.Report)
 	}
+}
+
+// dev keeps its authority in the data dir: a restart on it finds etcd's
+// auth already on and the creds issued before still valid.
+func TestAuthClusterRestartsOnSameDataDir(t *testing.T) {
+	cfg := devcluster.Config{
+		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
+		Nodes: 1, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: slog.New(slog.DiscardHandler), Auth: true,
+	}
+	ctx := context.Background()
+	c, err := devcluster.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(devcluster.AuthorityDir(cfg.DataDir), "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Stop()
+	if c, err = devcluster.Start(ctx, cfg); err != nil {
+		t.Fatalf("restart on the same data dir: %v", err)
+	}
+	defer c.Stop()
+	after, _ := os.ReadFile(filepath.Join(devcluster.AuthorityDir(cfg.DataDir), "ca.crt"))
+	if string(before) != string(after) {
+		t.Fatal("restart made a new CA")
+	}
+	cl, err := client.Dial(ctx, c.NATSURL, c.Admin.BusOptions()...)
+	if err != nil {
+		t.Fatalf("dial as admin after restart: %v", err)
+	}
+	cl.Close()
 }

@@ -99,8 +99,10 @@ func (c *Config) Validate() error {
 type Cluster struct {
 	NATSURL      string
 	EtcdEndpoint string
-	// CredsDir holds the creds files when Config.Auth is on ("" otherwise).
+	// CredsDir holds the creds files when Config.Auth is on ("" otherwise);
+	// Admin is what admin connects with (zero without auth).
 	CredsDir string
+	Admin    config.Credentials
 
 	cfg    Config
 	auth   *devAuth // nil without Config.Auth
@@ -142,7 +144,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	var da *devAuth
 	if cfg.Auth {
 		var err error
-		if da, err = newDevAuth(cfg.DataDir); err != nil {
+		if da, err = newDevAuth(cfg.DataDir, cfg.EtcdListen); err != nil {
 			return nil, err
 		}
 		nc.Trust = &da.trust
@@ -151,18 +153,31 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, errors.WithHint(err, "is another `lockstep dev` running? pick another --nats-listen")
 	}
-	es, err := embedded.StartEtcd(embedded.EtcdConfig{Listen: cfg.EtcdListen, Dir: filepath.Join(cfg.DataDir, "etcd"), NoFsync: cfg.NoFsync})
+	ec := embedded.EtcdConfig{Listen: cfg.EtcdListen, Dir: filepath.Join(cfg.DataDir, "etcd"), NoFsync: cfg.NoFsync}
+	if da != nil {
+		ec.TLS = &da.etcdServer
+	}
+	es, err := embedded.StartEtcd(ec)
 	if err != nil {
 		ns.Close()
 		return nil, errors.WithHint(err, "is another `lockstep dev` running? pick another --etcd-listen")
 	}
+	if da != nil {
+		if err := da.startEtcdAuth(ctx, es.Endpoint()); err != nil {
+			es.Close()
+			ns.Close()
+			return nil, err
+		}
+	}
 	if err := ensureStreams(ctx, ns.URL(), da); err != nil {
+		da.close()
 		es.Close()
 		ns.Close()
 		return nil, err
 	}
 	tel, err := startTelemetry(ctx, cfg)
 	if err != nil {
+		da.close()
 		es.Close()
 		ns.Close()
 		return nil, err
@@ -175,6 +190,14 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	if da != nil {
 		c.CredsDir = da.dir
+		if c.Admin, err = da.adminCredentials(); err != nil {
+			cancel()
+			_ = tel.Shutdown(ctx)
+			da.close()
+			es.Close()
+			ns.Close()
+			return nil, err
+		}
 	}
 	// Ready once every kind of service serves (each adds itself when up).
 	c.health.Require("admission", "placement", "gang", "drain", "agent")
@@ -182,6 +205,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		if c.metricsAddr, err = telemetry.Serve(cctx, cfg.MetricsAddr, telemetry.Handler(tel, c.health)); err != nil {
 			cancel()
 			_ = tel.Shutdown(ctx)
+			da.close()
 			es.Close()
 			ns.Close()
 			return nil, errors.WithHint(err, "is another `lockstep dev` running? pick another --metrics-addr")
@@ -271,7 +295,7 @@ func ensureStreams(ctx context.Context, url string, da *devAuth) error {
 // waitNodes returns once n nodes are registered, so a job submitted right
 // after Start is judged against the whole cluster.
 func (c *Cluster) waitNodes(ctx context.Context, n int) error {
-	cli, err := store.Connect(ctx, c.EtcdEndpoint)
+	cli, err := store.Connect(ctx, c.EtcdEndpoint, c.Admin.StoreOptions()...)
 	if err != nil {
 		return err
 	}
@@ -311,8 +335,8 @@ func (c *Cluster) serviceBase(role auth.Role, instance string) (config.Base, err
 	if role == auth.RoleNode {
 		id.Name = instance
 	}
-	creds, err := c.auth.creds(id)
-	b.Creds = creds
+	creds, err := c.auth.identity(c.ctx, id)
+	b.Credentials = creds
 	return b, err
 }
 
@@ -412,6 +436,7 @@ func (c *Cluster) Stop() {
 	if err := c.tel.Shutdown(sctx); err != nil {
 		c.cfg.Log.Warn("telemetry shutdown", "err", err)
 	}
+	c.auth.close()
 	c.etcd.Close()
 	c.nats.Close()
 }
