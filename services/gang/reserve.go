@@ -168,9 +168,11 @@ func (s *service) nodeViews(ctx context.Context, p domain.Placement) (map[string
 func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Proposal, nodes map[string]nodeView) (_ domain.Allocation, refused *refusal, err error) {
 	ctx, span := s.tel.Tracer.Start(ctx, telemetry.SpanReserve)
 	defer func() {
+		n := 0
 		if refused != nil {
-			span.SetAttributes(telemetry.AttrConflicts.Int(len(refused.conflicts)))
+			n = len(refused.conflicts)
 		}
+		span.SetAttributes(telemetry.AttrConflicts.Int(n))
 		telemetry.End(span, err)
 	}()
 	p := prop.Placement
