@@ -30,6 +30,9 @@ type executor struct {
 	report func(context.Context, domain.Report)
 	// box contains each rank's whole process tree.
 	box *container
+	// alive says in etcd which jobs have ranks alive here (nil: nowhere,
+	// in tests of the executor alone).
+	alive *runningKeys
 
 	mu    sync.Mutex
 	gangs map[string]*localGang
@@ -57,6 +60,10 @@ type localGang struct {
 	// reports about them are sent under it.
 	ctx  context.Context
 	span trace.Span
+	// regCtx is the registration's: it ends with the lease the running
+	// key (written at runRev) is attached to.
+	regCtx context.Context
+	runRev int64
 }
 
 func newExecutor(cfg Config, b *bus.Bus, box *container, log *slog.Logger, report func(context.Context, domain.Report)) *executor {
@@ -101,7 +108,13 @@ func (e *executor) start(ctx context.Context, as domain.Assignment) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return errors.Wrap(err, "rank working directory")
 	}
-	g := &localGang{as: as, stopping: make(chan struct{}), done: make(chan struct{})}
+	// Recorded before anything of the attempt runs: gang reserves no later
+	// attempt of the job until the key is gone (see runningKeys).
+	runRev, err := e.alive.hold(ctx, as)
+	if err != nil {
+		return err
+	}
+	g := &localGang{as: as, stopping: make(chan struct{}), done: make(chan struct{}), regCtx: ctx, runRev: runRev}
 	workdir, note := rankWorkdir(as.Workdir, dir, e.cfg.Node.Name)
 	if note != "" {
 		e.log.Warn("working directory unusable; using the attempt's directory", "job", as.JobID, "workdir", as.Workdir, "instead", dir)
@@ -122,6 +135,7 @@ func (e *executor) start(ctx context.Context, as domain.Assignment) error {
 				p.kill()
 				_ = p.wait()
 			}
+			go e.alive.drop(ctx, as, runRev)
 			return errors.Wrapf(err, "start rank %d (%s)", r.Rank, as.Command[0])
 		}
 		g.procs = append(g.procs, p)
@@ -181,6 +195,10 @@ func (e *executor) supervise(g *localGang) {
 	}
 	e.mu.Unlock()
 	close(g.done)
+	// Every rank's wait returned, so every tree is gone: only now may the
+	// job's next attempt be reserved. Not before close(done): a lost etcd
+	// must not hold up fencing, which waits for done.
+	go e.alive.drop(g.regCtx, g.as, g.runRev)
 	g.span.SetAttributes(attribute.Bool("lockstep.failed", failed), attribute.Bool("lockstep.stopped", isClosed(g.stopping)))
 	g.span.End()
 	e.log.InfoContext(ctx, "ranks exited", "job", g.as.JobID, "attempt", g.as.Attempt, "failed", failed)

@@ -123,6 +123,7 @@ func Run(ctx context.Context, cfg Config) error {
 	box.sweep()
 	a := &agent{cfg: cfg, log: log, tel: cfg.Instruments("agent"), bus: b, etcd: cli}
 	a.exec = newExecutor(cfg, b, box, log, a.report)
+	a.exec.alive = &runningKeys{etcd: cli, node: cfg.Node.Name, log: log}
 	defer a.exec.stopAll("agent shutting down")
 	go a.followDrains(ctx)
 	go a.exec.keepSweeping(ctx)
@@ -177,7 +178,11 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 		if config.Crashed(ctx) {
 			return nil // a crashed agent says no goodbye: the lease expires
 		}
-		// Clean stop: give the node back now rather than at lease expiry.
+		// Clean stop: end the ranks, then give the node back now rather
+		// than at lease expiry. In that order: revoking the lease deletes
+		// the node's running keys, and a rank ignoring SIGTERM must not run
+		// beside the next attempt that this allows.
+		a.exec.stopAll("agent shutting down")
 		rctx, rc := context.WithTimeout(context.Background(), 2*time.Second)
 		_, _ = a.etcd.Revoke(rctx, lease.ID)
 		rc()

@@ -125,6 +125,8 @@ type service struct {
 	// new gang).
 	nodes      *store.Cache[domain.Node]
 	nodeStates *store.Cache[domain.NodeState]
+	// ranks follows the jobs waiting for an earlier attempt's ranks to end.
+	ranks *rankWaits
 	// reports is the report path's memory (see replicaState).
 	reports     *replicaState
 	replicaOnce sync.Once
@@ -190,6 +192,7 @@ func (s *service) serve(ctx context.Context) error {
 		}
 	}
 	s.nodeStates = store.NewCache[domain.NodeState](cli, store.NodeStatePrefix, log)
+	s.ranks = newRankWaits(ctx, cli, log, s.ranksEnded)
 	go s.nodes.Run(ctx)
 	go s.nodeStates.Run(ctx)
 	for _, ready := range []<-chan struct{}{s.nodes.Ready(), s.nodeStates.Ready()} {
