@@ -12,11 +12,9 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/lockstep-dev/lockstep/shared/codec"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
-	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
@@ -28,9 +26,9 @@ import (
 // decides what runs, and the placement must be one that record asks for.
 // Anything else is refused: terminated, counted and logged, never retried.
 func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
-	var prop domain.Proposal
-	if err := codec.Decode(msg.Data(), &prop); err != nil || !jobspec.ValidID(prop.JobID) || prop.Attempt < 1 || len(prop.Placement.Nodes) == 0 {
-		return s.refuse(ctx, prop, refusedMalformed, fmt.Sprintf("malformed proposal (want a job ID, an attempt >= 1 and a placement): %v", err))
+	prop, err := domain.DecodeProposal(msg.Data())
+	if err != nil {
+		return s.refuse(ctx, prop, refusedMalformed, err.Error())
 	}
 	ctx = telemetry.WithJob(ctx, prop.JobID)
 	job, rev, err := s.jobRecord(ctx, prop)
