@@ -71,7 +71,6 @@ var badEvents = []struct{ name, data, want string }{
 	{"escape-in-node", `{"type":"node-up","node":"n1\r\u001b[31m","time":"2026-12-03T06:00:00Z","attempt":0}`, "node: not a node name"},
 	{"float-attempt", `{"type":"admitted","jobId":"a","time":"2026-12-03T06:00:00Z","attempt":1.0}`, "attempt: must be int"},
 	{"bad-placement", `{"type":"running","jobId":"a","time":"2026-12-03T06:00:00Z","attempt":1,"placement":{"nodes":[],"masterAddr":"x","masterPort":1}}`, "placement.nodes"},
-	{"refused-no-actor", `{"type":"refused","jobId":"a","reason":"no","time":"2026-12-03T06:00:00Z","attempt":1}`, "actor"},
 	{"refused-no-reason", `{"type":"refused","jobId":"a","actor":"bob","time":"2026-12-03T06:00:00Z","attempt":1}`, "reason"},
 	{"actor-posing", `{"type":"cancelled","jobId":"a","reason":"x","actor":"lockstep:x.y","time":"2026-12-03T06:00:00Z","attempt":1}`, "actor"},
 	{"bad-owner", `{"type":"admitted","jobId":"a","owner":"Alice Smith","time":"2026-12-03T06:00:00Z","attempt":1}`, "owner"},

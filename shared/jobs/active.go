@@ -85,6 +85,14 @@ func (a *Active) Count(match func(Brief) bool) int {
 	return n
 }
 
+// Get returns the brief of one non-terminal record.
+func (a *Active) Get(id string) (Brief, bool) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	b, ok := a.jobs[id]
+	return b, ok
+}
+
 func (a *Active) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		if err := a.follow(ctx); err != nil && ctx.Err() == nil {
