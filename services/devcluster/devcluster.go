@@ -178,7 +178,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			return gang.Run(ctx, gang.Config{Base: c.base(inst), LaunchTimeout: cfg.LaunchTimeout, ReservationTTL: cfg.ReservationTTL})
 		})
 		c.add(fmt.Sprintf("drain-%d", i+1), func(ctx context.Context) error {
-			return drain.Run(ctx, drain.Config{Base: c.base(inst)})
+			return drain.Run(ctx, drain.Config{Base: c.base(inst), Queues: cfg.Queues})
 		})
 	}
 	for _, n := range SimulatedNodes(cfg.Nodes, cfg.GPUsPerNode, cfg.Leaves) {
