@@ -55,7 +55,7 @@ func serve(ctx context.Context, b config.Base, service string, run func(config.B
 func runAdmission(ctx context.Context, env *cliEnv, args []string) error {
 	var queuesFile string
 	b, err := serviceFlags(env, "admission", "Consume submissions, validate them, record accepted jobs.", args, func(fs *flag.FlagSet) {
-		fs.StringVar(&queuesFile, "queues", "", "queue policy file (quotas): a job bigger than its queue's quota is rejected")
+		fs.StringVar(&queuesFile, "queues", "", "queue policy file: quotas, access lists, priority caps and user limits judge each submission")
 	})
 	if err != nil {
 		return err
@@ -119,12 +119,19 @@ func runGang(ctx context.Context, env *cliEnv, args []string) error {
 }
 
 func runDrain(ctx context.Context, env *cliEnv, args []string) error {
-	b, err := serviceFlags(env, "drain", "Stop gangs that must stop: cancellation.", args, nil)
+	var queuesFile string
+	b, err := serviceFlags(env, "drain", "Stop gangs that must stop: cancellation.", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&queuesFile, "queues", "", "queue policy file: its admins and operators may cancel and drain any job")
+	})
+	if err != nil {
+		return err
+	}
+	queues, err := config.LoadQueues(queuesFile)
 	if err != nil {
 		return err
 	}
 	return serve(ctx, b, "drain", func(b config.Base) error {
-		return drain.Run(ctx, drain.Config{Base: b})
+		return drain.Run(ctx, drain.Config{Base: b, Queues: queues})
 	})
 }
 

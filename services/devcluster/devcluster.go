@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -129,6 +130,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	// dev's admin user (admin.creds, the CLI's default there) acts on
+	// everyone's jobs. Copied so the caller's policy is left as it was.
+	cfg.Queues.Admins = append(slices.Clone(cfg.Queues.Admins), "admin")
 	ns, err := embedded.StartNATS(embedded.NATSConfig{Listen: cfg.NATSListen, StoreDir: filepath.Join(cfg.DataDir, "nats")})
 	if err != nil {
 		return nil, errors.WithHint(err, "is another `lockstep dev` running? pick another --nats-listen")
@@ -178,7 +182,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			return gang.Run(ctx, gang.Config{Base: c.base(inst), LaunchTimeout: cfg.LaunchTimeout, ReservationTTL: cfg.ReservationTTL})
 		})
 		c.add(fmt.Sprintf("drain-%d", i+1), func(ctx context.Context) error {
-			return drain.Run(ctx, drain.Config{Base: c.base(inst)})
+			return drain.Run(ctx, drain.Config{Base: c.base(inst), Queues: cfg.Queues})
 		})
 	}
 	for _, n := range SimulatedNodes(cfg.Nodes, cfg.GPUsPerNode, cfg.Leaves) {

@@ -28,6 +28,12 @@ import (
 type Client struct {
 	bus  *bus.Bus
 	jobs *jobs.Store
+	// User is the authenticated user the connection's credentials name,
+	// "" when connected without credentials. With a user, requests go on
+	// that user's subjects (subjects.SubmitAs, CancelAs, DrainAs), the only
+	// ones a cluster with auth lets them publish on, and the services take
+	// the job's owner and the request's actor from them.
+	User string
 }
 
 // Dial connects to NATS. It does not create streams: a cluster that has no
@@ -95,7 +101,7 @@ func (c *Client) Submit(ctx context.Context, raw []byte, opts ...SubmitOptions) 
 			return "", err
 		}
 	}
-	msg := nats.NewMsg(subjects.Submit)
+	msg := nats.NewMsg(c.subject(subjects.Submit, subjects.SubmitAs))
 	msg.Data = raw
 	msg.Header.Set(subjects.HeaderMsgID, spec.ID)
 	// A caller tracing its pipeline gets its trace continued by the job.
@@ -145,7 +151,7 @@ func (c *Client) Cancel(ctx context.Context, id, reason string) error {
 		return errors.Newf("%q is not a valid job ID", id)
 	}
 	msgID := "cancel." + id + "." + time.Now().UTC().Format(time.RFC3339Nano)
-	return c.bus.PublishJSON(ctx, subjects.Cancel, msgID, domain.CancelRequest{JobID: id, Reason: reason})
+	return c.bus.PublishJSON(ctx, c.subject(subjects.Cancel, subjects.CancelAs), msgID, domain.CancelRequest{JobID: id, Reason: reason})
 }
 
 // Job reads one job record.
@@ -276,7 +282,16 @@ func (c *Client) Drain(ctx context.Context, id string, kind domain.DrainKind, th
 		return errors.Newf("%q is not a valid job ID", id)
 	}
 	msgID := "drain." + id + "." + time.Now().UTC().Format(time.RFC3339Nano)
-	return c.bus.PublishJSON(ctx, subjects.Drain, msgID, domain.DrainRequest{JobID: id, Kind: kind, Then: then, Reason: reason})
+	return c.bus.PublishJSON(ctx, c.subject(subjects.Drain, subjects.DrainAs), msgID, domain.DrainRequest{JobID: id, Kind: kind, Then: then, Reason: reason})
+}
+
+// subject is a request's subject: the user's own when the client has one,
+// the shared one (a cluster without auth) otherwise.
+func (c *Client) subject(shared string, as func(string) string) string {
+	if c.User == "" {
+		return shared
+	}
+	return as(c.User)
 }
 
 // DrainNode takes a node out of service: no new work, running gangs
