@@ -3,6 +3,7 @@ package agent
 import (
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -96,15 +97,5 @@ func publicNATS(urls string) string {
 		u.User = nil
 		parts[i] = u.String()
 	}
-	return strings.Join(slicesCompact(parts), ",")
-}
-
-func slicesCompact(xs []string) []string {
-	out := xs[:0]
-	for _, x := range xs {
-		if x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
+	return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), ",")
 }
