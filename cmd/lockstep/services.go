@@ -150,6 +150,8 @@ func runAgent(ctx context.Context, env *cliEnv, args []string) error {
 		fs.DurationVar(&cfg.StopGrace, "stop-grace", 5*time.Second, "time between SIGTERM and SIGKILL when stopping ranks")
 		fs.DurationVar(&cfg.Retention, "retention", agent.DefaultRetention, "keep an attempt's directory (rank logs) this long after its ranks ended here")
 		fs.StringVar((*string)(&cfg.Containment), "containment", string(agent.ContainAuto), "how rank process trees are contained: auto (a cgroup per rank where possible), cgroup, process (supervisors only)")
+		fs.StringVar(&cfg.MapUnknownUsersTo, "map-unknown-users-to", "", "run the ranks of a job whose owner has no account on this node as this user (e.g. nobody) instead of failing the job here")
+		fs.BoolVar(&cfg.AllowRootRanks, "allow-root-ranks", false, "let ranks of an owner who is root on this node run as root")
 	})
 	if err != nil {
 		return err

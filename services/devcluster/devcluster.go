@@ -325,7 +325,9 @@ func AgentName(node string) string { return "agent-" + node }
 func (c *Cluster) StartAgent(n domain.Node) {
 	dir := filepath.Join(c.cfg.DataDir, "nodes", n.Name)
 	c.add(AgentName(n.Name), func(ctx context.Context) error {
-		return agent.Run(ctx, agent.Config{Base: c.base(n.Name), Node: n, DataDir: dir, LeaseTTL: c.cfg.NodeTTL, Retention: c.cfg.Retention})
+		return agent.Run(ctx, agent.Config{Base: c.base(n.Name), Node: n, DataDir: dir, LeaseTTL: c.cfg.NodeTTL, Retention: c.cfg.Retention,
+			// Demo users (alice, bob) rarely have accounts on the machine.
+			MapUnknownUsersTo: "nobody"})
 	})
 }
 

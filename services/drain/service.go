@@ -123,7 +123,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return errors.Wrap(err, "drain")
 	}
-	sub, err := b.NC.QueueSubscribe(subjects.CheckpointAck, subjects.QueueDrain, s.handleAck(ctx))
+	// Acks come from agents, each on its node's subject; the bare subject
+	// (no node) is not listened to: an ack must say where it came from.
+	sub, err := b.NC.QueueSubscribe(subjects.CheckpointAcksAll, subjects.QueueDrain, s.handleAck(ctx))
 	if err != nil {
 		return errors.Wrap(err, "drain: subscribe to acks")
 	}

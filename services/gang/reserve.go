@@ -224,7 +224,7 @@ func assignments(job domain.Job, a domain.Allocation) []domain.Assignment {
 			MasterAddr: p.MasterAddr, MasterPort: p.MasterPort, Ranks: np.Ranks,
 			Command: job.Spec.Command, Env: job.Spec.Env,
 			RestartCount: a.Attempt - 1, Resume: job.LastCheckpoint, CheckpointDir: job.Spec.Checkpoint.Dir,
-			Workdir: job.Spec.Workdir, TraceParent: a.TraceParent,
+			Workdir: job.Spec.Workdir, TraceParent: a.TraceParent, Owner: job.Owner,
 		})
 	}
 	return out

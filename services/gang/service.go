@@ -209,7 +209,7 @@ func (s *service) serve(ctx context.Context) error {
 		return err
 	}
 	reportDone, err := b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamWork, Durable: subjects.DurableReports, Filter: subjects.Report, Workers: s.cfg.Workers,
+		Stream: subjects.StreamWork, Durable: subjects.DurableReports, Filter: subjects.ReportsAll, Workers: s.cfg.Workers,
 	}, log, s.handleReport)
 	if err != nil {
 		return err

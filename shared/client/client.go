@@ -326,11 +326,14 @@ func (c *Client) Nodes(ctx context.Context) ([]domain.NodeInfo, error) {
 	return out, errors.Wrap(json.Unmarshal(msg.Data, &out), "decode node list")
 }
 
-// Ack sends a rank's checkpoint acknowledgement and returns the drain
-// service's verdict. A request that reaches a replica just as it stops gets
-// no answer, so each try is short and the ack (idempotent) is sent again,
-// for up to 20 seconds.
-func (c *Client) Ack(ctx context.Context, ack domain.CheckpointAck) (domain.AckReply, error) {
+// Ack sends a checkpoint acknowledgement as node's agent forwards it (on
+// node's ack subject, which with auth only that node's identity, or an
+// admin, may publish on) and returns the drain service's verdict. Ranks do
+// not use it: they hand acks to their agent (`lockstep ckpt-done`). A
+// request that reaches a replica just as it stops gets no answer, so each
+// try is short and the ack (idempotent) is sent again, for up to 20
+// seconds.
+func (c *Client) Ack(ctx context.Context, node string, ack domain.CheckpointAck) (domain.AckReply, error) {
 	data, err := json.Marshal(ack)
 	if err != nil {
 		return domain.AckReply{}, err
@@ -338,7 +341,7 @@ func (c *Client) Ack(ctx context.Context, ack domain.CheckpointAck) (domain.AckR
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		msg, err := c.bus.NC.RequestWithContext(tctx, subjects.CheckpointAck, data)
+		msg, err := c.bus.NC.RequestWithContext(tctx, subjects.CheckpointAckFrom(node), data)
 		cancel()
 		if err == nil {
 			var reply domain.AckReply
