@@ -196,7 +196,11 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 		// Clean stop: end the ranks, then give the node back now rather
 		// than at lease expiry. In that order: revoking the lease deletes
 		// the node's running keys, and a rank ignoring SIGTERM must not run
-		// beside the next attempt that this allows.
+		// beside the next attempt that this allows. The assignment follower
+		// goes first: a gang it is starting would otherwise begin after
+		// stopAll and outlive the agent's stop.
+		cancel()
+		<-watchErr
 		a.exec.stopAll("agent shutting down")
 		rctx, rc := context.WithTimeout(context.Background(), 2*time.Second)
 		_, _ = a.etcd.Revoke(rctx, lease.ID)
