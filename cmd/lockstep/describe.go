@@ -34,6 +34,7 @@ type description struct {
 	Efficiency  float64           `json:"efficiency"`
 	Events      []events.Event    `json:"events"`
 	TraceID     string            `json:"traceId,omitempty"`
+	Owner       string            `json:"owner,omitempty"`
 }
 
 func runDescribe(ctx context.Context, env *cliEnv, args []string) error {
@@ -67,7 +68,7 @@ func runDescribe(ctx context.Context, env *cliEnv, args []string) error {
 		ID: j.ID, State: j.State, Reason: j.Reason, Detail: j.Detail, Attempt: j.Attempt, Restarts: j.Restarts,
 		MaxRestarts: j.Spec.MaxRestarts(), ExitCode: j.ExitCode, SubmittedAt: j.SubmittedAt,
 		RunningAt: j.RunningAt, EndedAt: j.EndedAt, Spec: j.Spec, Placement: j.Placement, Events: evs,
-		Timing: j.Timing, Efficiency: j.Timing.Efficiency(), TraceID: j.TraceID,
+		Timing: j.Timing, Efficiency: j.Timing.Efficiency(), TraceID: j.TraceID, Owner: j.Owner,
 	}
 	if d.Events == nil {
 		d.Events = []events.Event{}
@@ -93,6 +94,9 @@ func printDescription(w io.Writer, d description) {
 	fmt.Fprintln(w)
 	if d.Detail != "" {
 		fmt.Fprintf(w, "Why:        %s\n", clean(d.Detail))
+	}
+	if d.Owner != "" {
+		fmt.Fprintf(w, "Owner:      %s\n", clean(d.Owner))
 	}
 	fmt.Fprintf(w, "Queue:      %s (priority %d)\n", clean(d.Spec.Queue), d.Spec.Priority)
 	fmt.Fprintf(w, "Gang:       %d nodes × %d GPUs, %d ranks per node\n", d.Spec.Gang.Nodes, d.Spec.Gang.GPUsPerNode, d.Spec.Gang.TasksPerNode)

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/lockstep-dev/lockstep/shared/client"
+	"github.com/lockstep-dev/lockstep/services/agent"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 )
 
@@ -40,13 +40,17 @@ func runCheckpoint(ctx context.Context, env *cliEnv, args []string) error {
 }
 
 // runCkptDone is what a training script runs after writing a checkpoint.
+// It holds no bus credentials: the ack goes to the node's agent over its
+// socket, with the attempt's token, and the agent forwards it.
 func runCkptDone(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "ckpt-done", "[flags]",
 		"Acknowledge a checkpoint from inside a rank (after the checkpoint signal).\n"+
-			"Job, attempt, rank and NATS address default to the rank's environment\n"+
-			"(LOCKSTEP_JOB_ID, LOCKSTEP_ATTEMPT, RANK, LOCKSTEP_NATS). Without a Lockstep\n"+
-			"binary, write `step=N path=P` to the file named by LOCKSTEP_CHECKPOINT_ACK instead.")
-	natsURL := fs.String("nats", envOr("LOCKSTEP_NATS", "nats://127.0.0.1:4222"), "NATS URL")
+			"The ack goes to the node's agent, which forwards it. Job, attempt, rank,\n"+
+			"the agent's socket and the attempt's token come from the rank's environment\n"+
+			"(LOCKSTEP_JOB_ID, LOCKSTEP_ATTEMPT, RANK, "+agent.EnvAgentSocket+", "+agent.EnvAckToken+").\n"+
+			"Without a Lockstep binary, write `step=N path=P` to the file named by\n"+
+			"LOCKSTEP_CHECKPOINT_ACK instead.")
+	sock := fs.String("socket", os.Getenv(agent.EnvAgentSocket), "the node agent's socket")
 	job := fs.String("job", os.Getenv("LOCKSTEP_JOB_ID"), "job ID")
 	attempt := fs.Int("attempt", envInt("LOCKSTEP_ATTEMPT", 0), "attempt")
 	rank := fs.Int("rank", envInt("RANK", -1), "rank")
@@ -56,6 +60,8 @@ func runCkptDone(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	switch {
+	case *sock == "":
+		return usagef("--socket (or %s) is required: run ckpt-done inside a rank, or write the ack file", agent.EnvAgentSocket)
 	case *job == "":
 		return usagef("--job (or LOCKSTEP_JOB_ID) is required")
 	case *attempt < 1:
@@ -65,12 +71,10 @@ func runCkptDone(ctx context.Context, env *cliEnv, args []string) error {
 	case *step < 0:
 		return usagef("--step is required")
 	}
-	c, err := client.Dial(ctx, *natsURL)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	reply, err := c.Ack(ctx, domain.CheckpointAck{JobID: *job, Attempt: *attempt, Rank: *rank, Step: *step, Path: *path})
+	// The token is read from the environment only: a flag would show it in
+	// ps to every user of the node.
+	reply, err := agent.SendAck(ctx, *sock, os.Getenv(agent.EnvAckToken),
+		domain.CheckpointAck{JobID: *job, Attempt: *attempt, Rank: *rank, Step: *step, Path: *path})
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func serve(ctx context.Context, b config.Base, service string, run func(config.B
 func runAdmission(ctx context.Context, env *cliEnv, args []string) error {
 	var queuesFile string
 	b, err := serviceFlags(env, "admission", "Consume submissions, validate them, record accepted jobs.", args, func(fs *flag.FlagSet) {
-		fs.StringVar(&queuesFile, "queues", "", "queue policy file (quotas): a job bigger than its queue's quota is rejected")
+		fs.StringVar(&queuesFile, "queues", "", "queue policy file: quotas, access lists, priority caps and user limits judge each submission")
 	})
 	if err != nil {
 		return err
@@ -122,12 +122,19 @@ func runGang(ctx context.Context, env *cliEnv, args []string) error {
 }
 
 func runDrain(ctx context.Context, env *cliEnv, args []string) error {
-	b, err := serviceFlags(env, "drain", "Stop gangs that must stop: cancellation.", args, nil)
+	var queuesFile string
+	b, err := serviceFlags(env, "drain", "Stop gangs that must stop: cancellation.", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&queuesFile, "queues", "", "queue policy file: its admins and operators may cancel and drain any job")
+	})
+	if err != nil {
+		return err
+	}
+	queues, err := config.LoadQueues(queuesFile)
 	if err != nil {
 		return err
 	}
 	return serve(ctx, b, "drain", func(b config.Base) error {
-		return drain.Run(ctx, drain.Config{Base: b})
+		return drain.Run(ctx, drain.Config{Base: b, Queues: queues})
 	})
 }
 
@@ -146,6 +153,8 @@ func runAgent(ctx context.Context, env *cliEnv, args []string) error {
 		fs.DurationVar(&cfg.StopGrace, "stop-grace", 5*time.Second, "time between SIGTERM and SIGKILL when stopping ranks")
 		fs.DurationVar(&cfg.Retention, "retention", agent.DefaultRetention, "keep an attempt's directory (rank logs) this long after its ranks ended here")
 		fs.StringVar((*string)(&cfg.Containment), "containment", string(agent.ContainAuto), "how rank process trees are contained: auto (a cgroup per rank where possible), cgroup, process (supervisors only)")
+		fs.StringVar(&cfg.MapUnknownUsersTo, "map-unknown-users-to", "", "run the ranks of a job whose owner has no account on this node as this user (e.g. nobody) instead of failing the job here")
+		fs.BoolVar(&cfg.AllowRootRanks, "allow-root-ranks", false, "let ranks of an owner who is root on this node run as root")
 	})
 	if err != nil {
 		return err

@@ -60,6 +60,11 @@ func runSubmit(ctx context.Context, env *cliEnv, args []string) error {
 	if !*wait {
 		return nil
 	}
+	// A record that is someone else's is not this submission's outcome:
+	// admission refused it, and the wait would follow their job.
+	if j, err := waitJob(ctx, c, id); err == nil && c.User != "" && j.Owner != c.User {
+		return &exitError{code: 1, msg: fmt.Sprintf("job %s: id already used by another user", clean(id))}
+	}
 	return waitForEnd(ctx, env, c, id)
 }
 
@@ -156,6 +161,8 @@ func rawDetail(ev events.Event) string {
 			strings.Join(ev.Placement.NodeNames(), ","), strings.Join(ev.Placement.Leaves, ","))
 	case ev.Node != "":
 		return "node " + ev.Node + " " + ev.Reason
+	case ev.Actor != "":
+		return ev.Reason + " (by " + ev.Actor + ")"
 	}
 	return ev.Reason
 }

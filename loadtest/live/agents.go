@@ -238,7 +238,7 @@ func (a *agents) publisher(ctx context.Context) {
 		case r := <-a.reports:
 			msgID := fmt.Sprintf("report.%s.%d.%s.%s", r.JobID, r.Attempt, r.Node, r.Kind)
 			for i := range 10 {
-				err := a.bus.PublishJSON(ctx, subjects.Report, msgID, r)
+				err := a.bus.PublishJSON(ctx, subjects.ReportFrom(r.Node), msgID, r)
 				if err == nil || ctx.Err() != nil {
 					break
 				}

@@ -22,7 +22,7 @@
 //   - it sees its assignments through ONE watch on the assign/ prefix for
 //     every virtual node of the process (not one watch per node);
 //   - for a new assignment of its registration's epoch it publishes
-//     domain.Report "started" on subjects.Report, then "exited" (code 0)
+//     domain.Report "started" on subjects.ReportFrom(node), then "exited" (code 0)
 //     when the job's run time is over; an assignment of another epoch is
 //     reported "lost"; a deleted assignment cancels the pending exit. A
 //     rewrite of the same attempt (the launch barrier detaching it from the

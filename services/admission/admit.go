@@ -37,6 +37,8 @@ type admitter struct {
 	tel       *telemetry.Service
 	// empty is the inventory as an empty cluster, for fitsCluster.
 	empty emptyCluster
+	// pending counts owners' pending jobs for the policy's limits.
+	pending pending
 }
 
 // emptyCluster caches the whole inventory, up and empty, with the placement
@@ -57,56 +59,66 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 	if err != nil {
 		return errors.Wrap(err, "submission metadata")
 	}
-	msgID := msg.Headers().Get(subjects.HeaderMsgID)
+	sub := submission{msgID: msg.Headers().Get(subjects.HeaderMsgID), submitted: md.Timestamp}
 	now := a.now()
 	if md.NumDelivered == 1 {
 		a.tel.Metrics.Submissions.Add(ctx, 1)
 	}
+	owner, ownerErr := ownerOf(msg.Subject())
+	sub.owner = owner
 
 	spec, err := jobspec.Parse(msg.Data())
 	if err != nil {
 		if !errs.IsInvalid(err) {
 			return err
 		}
-		id := jobspec.DeriveID(claimedID(msg.Data()), msgID, md.Sequence.Stream)
-		return a.reject(ctx, id, msgID, spec, telemetry.RejectInvalid, err.Error(), md.Timestamp, now)
+		sub.id = jobspec.DeriveID(claimedID(msg.Data()), sub.msgID, md.Sequence.Stream)
+		return a.reject(ctx, sub, spec, telemetry.RejectInvalid, err.Error(), now)
 	}
-	id := jobspec.DeriveID(spec.ID, msgID, md.Sequence.Stream)
-	spec.ID = id
+	sub.id = jobspec.DeriveID(spec.ID, sub.msgID, md.Sequence.Stream)
+	spec.ID = sub.id
 	if spec.Name == "" {
-		spec.Name = id
+		spec.Name = sub.id
 	}
-	ctx = telemetry.WithJob(ctx, id)
+	ctx = telemetry.WithJob(ctx, sub.id)
+	if ownerErr != nil {
+		return a.reject(ctx, sub, spec, telemetry.RejectInvalid, ownerErr.Error(), now)
+	}
 	if reason, exceeds := queue.ExceedsQuota(a.queues, spec.Queue, spec.GPUs()); exceeds {
-		return a.reject(ctx, id, msgID, spec, telemetry.RejectQuota, "queue: "+reason, md.Timestamp, now)
+		return a.reject(ctx, sub, spec, telemetry.RejectQuota, "queue: "+reason, now)
 	}
 	if reason, ok := a.fitsCluster(ctx, spec); !ok {
-		return a.reject(ctx, id, msgID, spec, telemetry.RejectUnschedulable, "gang: "+reason, md.Timestamp, now)
+		return a.reject(ctx, sub, spec, telemetry.RejectUnschedulable, "gang: "+reason, now)
+	}
+	// The policy comes last: a job it admits counts as its owner's pending
+	// job from here on.
+	release, rej, ok := a.admit(sub, spec, now)
+	if !ok {
+		return a.reject(ctx, sub, spec, telemetry.RejectPolicy, "queue policy: "+rej.String(), now)
 	}
 
 	// The job's trace is this span's (the submitter's, when it sent a
 	// traceparent): every service continues it from the record.
 	job := domain.Job{
-		ID: id, Spec: spec, State: domain.StatePending, Attempt: 1, MsgID: msgID,
-		SubmittedAt: md.Timestamp, PendingSince: now,
+		ID: sub.id, Spec: spec, State: domain.StatePending, Attempt: 1, MsgID: sub.msgID,
+		SubmittedAt: sub.submitted, PendingSince: now,
 		TraceID: telemetry.TraceID(ctx), TraceParent: telemetry.TraceParent(ctx),
+		Owner: sub.owner,
 	}
 	trace.SpanFromContext(ctx).SetAttributes(telemetry.JobAttrs(job)...)
 	err = a.jobs.Create(ctx, job)
 	if err == nil {
 		a.tel.Metrics.Admissions.Add(ctx, 1, metric.WithAttributes(telemetry.LabelQueue.String(spec.Queue)))
 	} else {
+		release()
 		if !errs.IsConflict(err) {
 			return err
 		}
-		// Same ID again: a duplicate submission or a redelivery. The first
-		// record stands; re-emit its admission (deduplicated by ID).
-		existing, _, gerr := a.jobs.Get(ctx, id)
-		if gerr != nil {
-			return gerr
-		}
-		if existing.State == domain.StateRejected {
-			return nil
+		// Same ID again: a redelivery re-emits the first admission
+		// (deduplicated by ID); anything else is refused.
+		replay, existing, err := a.taken(ctx, sub, now)
+		if err != nil || !replay || existing.State == domain.StateRejected {
+			return err
 		}
 		job = existing
 	}
@@ -116,15 +128,18 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 }
 
 // reject records a rejected job (when its ID is free) and emits rejected.
-// class is the rejection's metric label (telemetry.Reject*).
-func (a *admitter) reject(ctx context.Context, id, msgID string, spec jobspec.Spec, class, reason string, submitted, now time.Time) error {
-	ctx = telemetry.WithJob(ctx, id)
-	a.log.InfoContext(ctx, "rejected submission", "job", id, "msgId", msgID, "reason", reason)
-	spec.ID = id
+// class is the rejection's metric label (telemetry.Reject*). An ID that
+// has a record already gets no rejected event, which would read as that
+// job's end, unless this is a redelivery of the very submission rejected.
+func (a *admitter) reject(ctx context.Context, sub submission, spec jobspec.Spec, class, reason string, now time.Time) error {
+	ctx = telemetry.WithJob(ctx, sub.id)
+	a.log.InfoContext(ctx, "rejected submission", "job", sub.id, "msgId", sub.msgID, "owner", sub.owner, "reason", reason)
+	spec.ID = sub.id
 	job := domain.Job{
-		ID: id, Spec: spec, State: domain.StateRejected, Reason: reason, MsgID: msgID,
-		SubmittedAt: submitted, EndedAt: now,
+		ID: sub.id, Spec: spec, State: domain.StateRejected, Reason: reason, MsgID: sub.msgID,
+		SubmittedAt: sub.submitted, EndedAt: now,
 		TraceID: telemetry.TraceID(ctx), TraceParent: telemetry.TraceParent(ctx),
+		Owner: sub.owner,
 	}
 	trace.SpanFromContext(ctx).SetAttributes(telemetry.AttrReason.String(class))
 	err := a.jobs.Create(ctx, job)
@@ -133,9 +148,15 @@ func (a *admitter) reject(ctx context.Context, id, msgID string, spec jobspec.Sp
 		a.tel.Metrics.Rejections.Add(ctx, 1, metric.WithAttributes(telemetry.LabelReason.String(class)))
 	case !errs.IsConflict(err):
 		return err
+	default:
+		replay, existing, err := a.taken(ctx, sub, now)
+		if err != nil || !replay || existing.State != domain.StateRejected {
+			return err
+		}
+		job = existing
 	}
 	ev := events.ForJob(events.Rejected, job, now)
-	ev.Reason, ev.MsgID = reason, msgID
+	ev.Reason, ev.MsgID = job.Reason, sub.msgID
 	return a.bus.PublishEvent(ctx, ev)
 }
 

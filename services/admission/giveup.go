@@ -7,6 +7,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
+	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
@@ -25,15 +26,25 @@ func (a *admitter) giveUp(ctx context.Context, u bus.Undeliverable) error {
 		spec, specID = jobspec.Spec{}, claimedID(u.Data)
 	}
 	id := jobspec.DeriveID(specID, msgID, u.StreamSeq)
+	reason := fmt.Sprintf("internal: not admitted after %d deliveries (%s): %v", u.Deliveries, u.Reason, u.Err)
+	owner, ownerErr := ownerOf(u.Subject)
+	if ownerErr != nil {
+		reason += "; " + ownerErr.Error()
+	}
+	sub := submission{id: id, msgID: msgID, owner: owner, submitted: u.Timestamp}
 	existing, _, err := a.jobs.Get(ctx, id)
 	switch {
 	case err == nil && existing.State != domain.StateRejected:
 		a.log.WarnContext(ctx, "gave up on a submission whose job exists", "job", id, "msgId", msgID, "state", existing.State)
 		return nil
 	case err != nil && !errs.IsNotFound(err):
-		// The record is unreadable: still tell the submitter.
+		// The record is unreadable, so no owner can be compared: still
+		// tell the submitter, without touching the record.
 		a.log.WarnContext(ctx, "gave up on a submission; its job record is unreadable", "job", id, "err", err)
+		spec.ID = id
+		ev := events.ForJob(events.Rejected, domain.Job{ID: id, Spec: spec}, a.now())
+		ev.Reason, ev.MsgID, ev.Actor = reason, msgID, owner
+		return a.bus.PublishEvent(ctx, ev)
 	}
-	reason := fmt.Sprintf("internal: not admitted after %d deliveries (%s): %v", u.Deliveries, u.Reason, u.Err)
-	return a.reject(ctx, id, msgID, spec, telemetry.RejectInternal, reason, u.Timestamp, a.now())
+	return a.reject(ctx, sub, spec, telemetry.RejectInternal, reason, a.now())
 }

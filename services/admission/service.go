@@ -1,10 +1,16 @@
 // Package admission is the entry of every job: it consumes submissions from
-// lockstep.v1.jobs.submit, validates them against schemas/jobspec.v1.json,
-// fills defaults, rejects gangs the cluster can never hold, records each
-// accepted job in the jobs KV bucket and emits admitted or rejected.
+// lockstep.v1.jobs.submit and each user's lockstep.v1.jobs.submit.<user>,
+// validates them against schemas/jobspec.v1.json, fills defaults, rejects
+// gangs the cluster can never hold and those the queue policy refuses their
+// owner, records each accepted job in the jobs KV bucket and emits admitted
+// or rejected.
 //
-// Replicas share the durable consumer; a duplicate submission (same id or
-// Nats-Msg-Id) finds the record already there and creates nothing.
+// A job's owner is the user named by the subject it came on (the NATS
+// server lets only that user publish there), never anything in the spec.
+//
+// Replicas share the durable consumer; a redelivered submission finds the
+// record already there and creates nothing. Another submission under an
+// existing ID is refused (a refused event on that job), whoever sent it.
 package admission
 
 import (
@@ -25,8 +31,9 @@ import (
 // Config configures an admission replica.
 type Config struct {
 	config.Base
-	// Queues holds the queue quotas: a job bigger than its queue's quota
-	// can never run and is rejected.
+	// Queues holds the queue policy: a job bigger than its queue's quota
+	// can never run and is rejected, and so is one the access lists,
+	// priority caps or user limits refuse its owner (queue.Admit).
 	Queues queue.Config
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -76,8 +83,19 @@ func Run(ctx context.Context, cfg Config) error {
 	case <-ctx.Done():
 		return nil
 	}
+	// Follow the job records only when some user has a pending-job limit:
+	// the replay costs a decode per record in the bucket.
+	if needsPendingCount(cfg.Queues) {
+		a.pending = pending{active: js.Active(ctx, log), recent: map[string]recentJob{}}
+		select {
+		case <-a.pending.active.Ready():
+		case <-ctx.Done():
+			return nil
+		}
+	}
 	done, err := b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamJobs, Durable: subjects.DurableAdmission, Filter: subjects.Submit,
+		Stream: subjects.StreamJobs, Durable: subjects.DurableAdmission,
+		Filters: []string{subjects.Submit, subjects.SubmitUsers},
 		Workers: workers, MaxDeliver: cfg.MaxDeliver, GiveUp: a.giveUp,
 	}, log, a.handle)
 	if err != nil {

@@ -29,6 +29,8 @@ func checkAssignment(key string, as domain.Assignment, node domain.Node) error {
 		return errors.New("command: empty")
 	case len(as.Ranks) == 0:
 		return errors.New("ranks: none on this node")
+	case as.Owner != "" && !accountName(as.Owner):
+		return errors.Newf("owner: %q is not a user name", as.Owner)
 	}
 	used := map[int]bool{}
 	for i, r := range as.Ranks {
@@ -43,4 +45,19 @@ func checkAssignment(key string, as domain.Assignment, node domain.Node) error {
 		}
 	}
 	return nil
+}
+
+// accountName reports whether s can name a local account: the owner is
+// looked up in the node's user database, whose fields are ':'-separated
+// lines.
+func accountName(s string) bool {
+	if len(s) > 256 || strings.HasPrefix(s, "-") {
+		return false
+	}
+	for _, r := range s {
+		if r <= ' ' || r == 0x7f || r == ':' || r == '/' || r == '\\' {
+			return false
+		}
+	}
+	return true
 }

@@ -111,7 +111,9 @@ func (a *agent) report(ctx context.Context, r domain.Report) {
 	r.Time = time.Now().UTC()
 	msgID := fmt.Sprintf("report.%s.%d.%s.%s", r.JobID, r.Attempt, r.Node, r.Kind)
 	for i := range 10 {
-		err := a.bus.PublishJSON(ctx, subjects.Report, msgID, r)
+		// On the node's own subject: with auth, only this node may publish
+		// there, and gang refuses a report naming another node.
+		err := a.bus.PublishJSON(ctx, subjects.ReportFrom(r.Node), msgID, r)
 		if err == nil || ctx.Err() != nil {
 			return
 		}

@@ -23,7 +23,8 @@ import (
 // for a gang running here, send its ranks the checkpoint signal once, then
 // watch each expected rank's ack file (LOCKSTEP_CHECKPOINT_ACK) and forward
 // what it says to the drain service. A rank may also acknowledge itself
-// with `lockstep ckpt-done`; both end up as the same request.
+// with `lockstep ckpt-done`, which goes through the agent's socket
+// (acksock.go); both end up as the same request, on this node's subject.
 
 // followDrains runs until ctx ends.
 func (a *agent) followDrains(ctx context.Context) {
@@ -156,11 +157,23 @@ func ParseAck(raw []byte) (step int64, path string, err error) {
 	return step, path, nil
 }
 
-// sendAck forwards an ack to the drain service and waits for its verdict,
-// retrying while no drain replica answers.
+// sendAck forwards an ack to the drain service and waits for its verdict.
 func (a *agent) sendAck(ctx context.Context, ack domain.CheckpointAck) error {
+	reply, err := a.requestAck(ctx, ack)
+	if err != nil {
+		return err
+	}
+	if !reply.OK {
+		return errors.New(reply.Error)
+	}
+	return nil
+}
+
+// requestAck forwards an ack to the drain service on this node's ack
+// subject and returns its answer, retrying while no drain replica answers.
+func (a *agent) requestAck(ctx context.Context, ack domain.CheckpointAck) (domain.AckReply, error) {
 	data, _ := json.Marshal(ack)
-	req := nats.NewMsg(subjects.CheckpointAck)
+	req := nats.NewMsg(subjects.CheckpointAckFrom(a.cfg.Node.Name))
 	req.Data = data
 	telemetry.Inject(ctx, req.Header)
 	for i := range 20 {
@@ -170,17 +183,14 @@ func (a *agent) sendAck(ctx context.Context, ack domain.CheckpointAck) error {
 		if err == nil {
 			var reply domain.AckReply
 			if err := json.Unmarshal(msg.Data, &reply); err != nil {
-				return errors.Wrap(err, "decode ack reply")
+				return domain.AckReply{}, errors.Wrap(err, "decode ack reply")
 			}
-			if !reply.OK {
-				return errors.New(reply.Error)
-			}
-			return nil
+			return reply, nil
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return domain.AckReply{}, ctx.Err()
 		}
 		sleep(ctx, time.Duration(i+1)*100*time.Millisecond)
 	}
-	return errors.New("no drain service answered")
+	return domain.AckReply{}, errors.New("no drain service answered")
 }

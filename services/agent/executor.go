@@ -30,6 +30,16 @@ type executor struct {
 	report func(context.Context, domain.Report)
 	// box contains each rank's whole process tree.
 	box *container
+	// alive says in etcd which jobs have ranks alive here (nil: nowhere,
+	// in tests of the executor alone).
+	alive *runningKeys
+	// root says whether the agent may start ranks as other users; self is
+	// the agent's own account, for ranks that run as the agent.
+	root bool
+	self account
+	// natsURL is the bus's address as ranks get it (no credentials); sock
+	// is the ack socket's path ("" when it is not served).
+	natsURL, sock string
 
 	mu    sync.Mutex
 	gangs map[string]*localGang
@@ -57,10 +67,23 @@ type localGang struct {
 	// reports about them are sent under it.
 	ctx  context.Context
 	span trace.Span
+	// regCtx is the registration's: it ends with the lease the running
+	// key (written at runRev) is attached to.
+	regCtx context.Context
+	runRev int64
+	// token is the attempt's ack token (acksock.go); acct is who its ranks
+	// run as.
+	token string
+	acct  account
 }
 
 func newExecutor(cfg Config, b *bus.Bus, box *container, log *slog.Logger, report func(context.Context, domain.Report)) *executor {
-	return &executor{cfg: cfg, bus: b, box: box, log: log, report: report, gangs: map[string]*localGang{}, launched: map[string]int{}}
+	e := &executor{cfg: cfg, bus: b, box: box, log: log, report: report, gangs: map[string]*localGang{}, launched: map[string]int{},
+		root: os.Geteuid() == 0, self: selfAccount(), natsURL: publicNATS(cfg.NATSURL)}
+	if !e.root {
+		log.Info("agent not running as root: ranks run as the agent's own user, not as their owners", "user", e.self.Name)
+	}
+	return e
 }
 
 // launchedBefore reports whether this attempt (or a later one) of the job
@@ -95,21 +118,37 @@ func (e *executor) start(ctx context.Context, as domain.Assignment) error {
 	}
 	e.mu.Unlock()
 
+	// Who the ranks run as is settled before anything of them touches the
+	// disk: an owner this node cannot run as fails the job here.
+	acct, err := e.runAs(as.Owner)
+	if err != nil {
+		return err
+	}
 	e.dirMu.Lock()
 	defer e.dirMu.Unlock()
-	dir := filepath.Join(e.cfg.DataDir, "jobs", as.JobID, strconv.Itoa(as.Attempt))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return errors.Wrap(err, "rank working directory")
+	dir, err := e.attemptDir(as, acct)
+	if err != nil {
+		return err
 	}
-	g := &localGang{as: as, stopping: make(chan struct{}), done: make(chan struct{})}
+	// Recorded before anything of the attempt runs: gang reserves no later
+	// attempt of the job until the key is gone (see runningKeys).
+	runRev, err := e.alive.hold(ctx, as)
+	if err != nil {
+		return err
+	}
+	g := &localGang{as: as, stopping: make(chan struct{}), done: make(chan struct{}), regCtx: ctx, runRev: runRev, token: newToken(), acct: acct}
 	workdir, note := rankWorkdir(as.Workdir, dir, e.cfg.Node.Name)
 	if note != "" {
 		e.log.Warn("working directory unusable; using the attempt's directory", "job", as.JobID, "workdir", as.Workdir, "instead", dir)
 	}
+	setup := rankSetup{as: as, node: e.cfg.Node.Name, acct: acct, natsURL: e.natsURL, sock: e.sock, token: g.token, ackDir: dir}
 	for _, r := range as.Ranks {
 		cmd := exec.Command(as.Command[0], as.Command[1:]...)
 		cmd.Dir = workdir
-		cmd.Env = rankEnv(as, r, e.cfg.Node.Name, e.cfg.NATSURL, ackFile(dir, r.Rank))
+		cmd.Env = rankEnv(setup, r)
+		if acct.Cred != nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: acct.Cred}
+		}
 		logFile := filepath.Join(dir, "rank-"+strconv.Itoa(r.Rank)+".log")
 		cmd.Stdout = e.newSink(as.JobID, r.Rank, "stdout", logFile)
 		cmd.Stderr = e.newSink(as.JobID, r.Rank, "stderr", logFile)
@@ -122,6 +161,7 @@ func (e *executor) start(ctx context.Context, as domain.Assignment) error {
 				p.kill()
 				_ = p.wait()
 			}
+			go e.alive.drop(ctx, as, runRev)
 			return errors.Wrapf(err, "start rank %d (%s)", r.Rank, as.Command[0])
 		}
 		g.procs = append(g.procs, p)
@@ -139,7 +179,7 @@ func (e *executor) start(ctx context.Context, as domain.Assignment) error {
 	e.gangs[as.JobID] = g
 	e.launched[as.JobID] = as.Attempt
 	e.mu.Unlock()
-	e.log.InfoContext(ctx, "ranks started", "job", as.JobID, "attempt", as.Attempt, "ranks", len(as.Ranks))
+	e.log.InfoContext(ctx, "ranks started", "job", as.JobID, "attempt", as.Attempt, "ranks", len(as.Ranks), "user", acct.Name)
 	go e.supervise(g)
 	return nil
 }
@@ -181,6 +221,10 @@ func (e *executor) supervise(g *localGang) {
 	}
 	e.mu.Unlock()
 	close(g.done)
+	// Every rank's wait returned, so every tree is gone: only now may the
+	// job's next attempt be reserved. Not before close(done): a lost etcd
+	// must not hold up fencing, which waits for done.
+	go e.alive.drop(g.regCtx, g.as, g.runRev)
 	g.span.SetAttributes(attribute.Bool("lockstep.failed", failed), attribute.Bool("lockstep.stopped", isClosed(g.stopping)))
 	g.span.End()
 	e.log.InfoContext(ctx, "ranks exited", "job", g.as.JobID, "attempt", g.as.Attempt, "failed", failed)
@@ -279,42 +323,6 @@ func rankWorkdir(asked, attemptDir, node string) (dir, note string) {
 		err = errors.New("not a directory")
 	}
 	return attemptDir, fmt.Sprintf("lockstep: cannot use working directory %s on %s (%v); running in %s instead\n", asked, node, err, attemptDir)
-}
-
-// rankEnv is the agent's environment, then the spec's env, then what
-// Lockstep sets (which wins: a spec cannot fake its rank).
-func rankEnv(as domain.Assignment, r domain.Rank, node, natsURL, ack string) []string {
-	env := os.Environ()
-	for k, v := range as.Env {
-		env = append(env, k+"="+v)
-	}
-	resumeFrom, resumeStep := "", ""
-	if as.Resume != nil {
-		resumeFrom, resumeStep = as.Resume.Path, strconv.FormatInt(as.Resume.Step, 10)
-	}
-	if len(r.CPUs) > 0 {
-		env = append(env, "LOCKSTEP_CPUS="+joinInts(r.CPUs))
-	}
-	return append(env,
-		"LOCKSTEP_NATS="+natsURL,
-		"LOCKSTEP_RESTART_COUNT="+strconv.Itoa(as.RestartCount),
-		"LOCKSTEP_RESUME_FROM="+resumeFrom,
-		"LOCKSTEP_RESUME_STEP="+resumeStep,
-		"LOCKSTEP_CHECKPOINT_DIR="+as.CheckpointDir,
-		"LOCKSTEP_CHECKPOINT_ACK="+ack,
-		"MASTER_ADDR="+as.MasterAddr,
-		"MASTER_PORT="+strconv.Itoa(as.MasterPort),
-		"WORLD_SIZE="+strconv.Itoa(as.WorldSize),
-		"RANK="+strconv.Itoa(r.Rank),
-		"LOCAL_RANK="+strconv.Itoa(r.LocalRank),
-		"LOCAL_WORLD_SIZE="+strconv.Itoa(len(as.Ranks)),
-		"NODE_RANK="+strconv.Itoa(as.NodeRank),
-		"NNODES="+strconv.Itoa(as.NNodes),
-		"CUDA_VISIBLE_DEVICES="+joinInts(r.GPUs),
-		"LOCKSTEP_JOB_ID="+as.JobID,
-		"LOCKSTEP_ATTEMPT="+strconv.Itoa(as.Attempt),
-		"LOCKSTEP_NODE="+node,
-	)
 }
 
 func joinInts(xs []int) string {

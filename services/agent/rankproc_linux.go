@@ -31,8 +31,9 @@ const supervisorStartTimeout = 30 * time.Second
 // have been stopped with SIGSTOP).
 const killFallback = 3 * time.Second
 
-// start runs rank (Path, Args, Dir, Env, Stdout, Stderr set) under a
-// supervisor pinned to cpus. Like exec.Cmd.Start, an error means nothing
+// start runs rank (Path, Args, Dir, Env, Stdout, Stderr set, and
+// SysProcAttr.Credential to run it as another user) under a supervisor
+// pinned to cpus. Like exec.Cmd.Start, an error means nothing
 // of the rank runs.
 func (c *container) start(rank *exec.Cmd, cpus []int) (p *rankProc, pinErr, err error) {
 	if rank.Err != nil {
@@ -57,7 +58,7 @@ func (c *container) start(rank *exec.Cmd, cpus []int) (p *rankProc, pinErr, err 
 	defer func() { _, _, _ = lifeR.Close(), statW.Close(), statR.Close() }()
 	sup := &exec.Cmd{
 		Path:   "/proc/self/exe", // this binary, even if replaced on disk since
-		Args:   append([]string{supervisorArg0, rank.Path}, rank.Args...),
+		Args:   append([]string{supervisorArg0, credArg(rankCred(rank)), rank.Path}, rank.Args...),
 		Dir:    rank.Dir,
 		Env:    append(rank.Env[:len(rank.Env):len(rank.Env)], envRankToken+"="+rec.Token),
 		Stdout: rank.Stdout, Stderr: rank.Stderr,
@@ -96,6 +97,15 @@ func (c *container) start(rank *exec.Cmd, cpus []int) (p *rankProc, pinErr, err 
 		return nil, nil, err
 	}
 	return p, pinErr, nil
+}
+
+// rankCred is the credential the rank is to run with (nil: as the
+// supervisor, that is the agent). The supervisor itself never takes it.
+func rankCred(rank *exec.Cmd) *syscall.Credential {
+	if rank.SysProcAttr == nil {
+		return nil
+	}
+	return rank.SysProcAttr.Credential
 }
 
 // pid is the supervisor's PID, which is also the process group's ID.

@@ -44,6 +44,13 @@ type Config struct {
 	// Retention is how long an attempt's directory (rank logs, ack files)
 	// is kept after its ranks ended here (default DefaultRetention).
 	Retention time.Duration
+	// MapUnknownUsersTo is the local account that ranks of an owner with
+	// no account on this node run as ("": such a job fails here).
+	// `lockstep dev` sets "nobody" for its demo users.
+	MapUnknownUsersTo string
+	// AllowRootRanks lets ranks of an owner that is root on this node run
+	// as root (an agent running as root never does otherwise).
+	AllowRootRanks bool
 }
 
 // DefaultRetention matches the events stream's age limit: a job's rank
@@ -123,6 +130,15 @@ func Run(ctx context.Context, cfg Config) error {
 	box.sweep()
 	a := &agent{cfg: cfg, log: log, tel: cfg.Instruments("agent"), bus: b, etcd: cli}
 	a.exec = newExecutor(cfg, b, box, log, a.report)
+	a.exec.alive = &runningKeys{etcd: cli, node: cfg.Node.Name, log: log}
+	if l, path, err := listenAcks(cfg.DataDir); err != nil {
+		// Ack files still work; only `lockstep ckpt-done` needs the socket.
+		log.Warn("no ack socket: ranks acknowledge checkpoints through their ack files only", "err", err)
+	} else {
+		a.exec.sock = path
+		defer os.Remove(path)
+		go a.serveAcks(ctx, l)
+	}
 	defer a.exec.stopAll("agent shutting down")
 	go a.followDrains(ctx)
 	go a.exec.keepSweeping(ctx)
@@ -177,7 +193,15 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 		if config.Crashed(ctx) {
 			return nil // a crashed agent says no goodbye: the lease expires
 		}
-		// Clean stop: give the node back now rather than at lease expiry.
+		// Clean stop: end the ranks, then give the node back now rather
+		// than at lease expiry. In that order: revoking the lease deletes
+		// the node's running keys, and a rank ignoring SIGTERM must not run
+		// beside the next attempt that this allows. The assignment follower
+		// goes first: a gang it is starting would otherwise begin after
+		// stopAll and outlive the agent's stop.
+		cancel()
+		<-watchErr
+		a.exec.stopAll("agent shutting down")
 		rctx, rc := context.WithTimeout(context.Background(), 2*time.Second)
 		_, _ = a.etcd.Revoke(rctx, lease.ID)
 		rc()

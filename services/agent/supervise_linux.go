@@ -47,14 +47,15 @@ const (
 )
 
 func init() {
-	if len(os.Args) > 1 && os.Args[0] == supervisorArg0 {
-		os.Exit(superviseMain(os.Args[1], os.Args[2:]))
+	if len(os.Args) > 2 && os.Args[0] == supervisorArg0 {
+		os.Exit(superviseMain(os.Args[1], os.Args[2], os.Args[3:]))
 	}
 }
 
-// superviseMain runs the rank (path, argv) and returns the supervisor's
-// exit code: the rank's own, or 128+signal when a signal ended it.
-func superviseMain(path string, argv []string) int {
+// superviseMain runs the rank (path, argv) as cred (see credArg) and
+// returns the supervisor's exit code: the rank's own, or 128+signal when a
+// signal ended it.
+func superviseMain(cred, path string, argv []string) int {
 	lifeline := os.NewFile(lifelineFD, "lifeline")
 	status := os.NewFile(statusFD, "status")
 	if lifeline == nil || status == nil {
@@ -80,6 +81,11 @@ func superviseMain(path string, argv []string) int {
 		}
 	}()
 
+	credential, err := parseCredArg(cred)
+	if err != nil {
+		fmt.Fprintf(status, "error: %v\n", oneLine(err.Error()))
+		return 127
+	}
 	// The parent death signal fires when the forking thread ends: this
 	// goroutine keeps its thread until the process exits.
 	runtime.LockOSThread()
@@ -87,7 +93,17 @@ func superviseMain(path string, argv []string) int {
 		Stdout: os.Stdout, Stderr: os.Stderr,
 		// If the supervisor itself is killed, the rank goes with it; its
 		// own children are then the agent's (or the next agent's) to end.
-		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
+		// The kernel keeps the signal across the user change: Go sets it
+		// after the credential.
+		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: credential}}
+	if credential != nil {
+		// Enter the working directory again after the user change, so a
+		// directory the owner may not enter fails the start instead of
+		// being inherited from the supervisor.
+		if wd, err := os.Getwd(); err == nil {
+			rank.Dir = wd
+		}
+	}
 	if err := rank.Start(); err != nil {
 		fmt.Fprintf(status, "error: %v\n", oneLine(err.Error()))
 		return 127

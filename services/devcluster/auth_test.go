@@ -15,15 +15,31 @@ import (
 	"github.com/lockstep-dev/lockstep/services/devcluster"
 	"github.com/lockstep-dev/lockstep/shared/auth"
 	"github.com/lockstep-dev/lockstep/shared/client"
+	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
-	"github.com/lockstep-dev/lockstep/shared/testenv"
 )
+
+// openDir is a temporary directory anyone may enter and write: a root
+// agent runs admin's ranks as nobody (dev's MapUnknownUsersTo), and
+// t.TempDir is for its owner only.
+func openDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "lockstep-auth-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
 
 func startAuthCluster(t *testing.T) *devcluster.Cluster {
 	t.Helper()
 	c, err := devcluster.Start(context.Background(), devcluster.Config{
-		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
+		DataDir: openDir(t), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
 		Nodes: 2, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: slog.New(slog.DiscardHandler),
 		Auth: true,
 	})
@@ -35,15 +51,8 @@ func startAuthCluster(t *testing.T) *devcluster.Cluster {
 }
 
 // With auth on, a connection without creds is refused by the server (and
-// one without a client certificate by etcd); with
-// admin's creds a job is admitted, placed, reserved and its ranks run on
-// nodes whose agents connect as themselves.
-//
-// The ranks keep running: the agents' reports need the agent to publish on
-// its own node's subject (subjects.ReportFrom), the only report subject a
-// node identity may use. Until it does, a report is refused and retried for
-// long enough to slow the cluster's shutdown; once it does, this test can
-// wait for succeeded instead.
+// one without a client certificate by etcd); with admin's creds a job runs
+// to the end, every service and node acting under its own identity.
 func TestAuthClusterRunsAdminJobAndRefusesAnonymous(t *testing.T) {
 	c := startAuthCluster(t)
 	ctx := context.Background()
@@ -51,7 +60,6 @@ func TestAuthClusterRunsAdminJobAndRefusesAnonymous(t *testing.T) {
 	if _, err := client.Dial(ctx, c.NATSURL); err == nil || !strings.Contains(err.Error(), "Authorization Violation") {
 		t.Fatalf("anonymous dial: got %v, want an authorization violation", err)
 	}
-
 	short, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if _, err := store.Connect(short, c.EtcdEndpoint); err == nil {
@@ -63,21 +71,24 @@ func TestAuthClusterRunsAdminJobAndRefusesAnonymous(t *testing.T) {
 		t.Fatalf("dial as admin: %v", err)
 	}
 	t.Cleanup(cl.Close)
-	out := t.TempDir()
-	spec := fmt.Sprintf(`{"name":"authed","gang":{"nodes":2,"gpusPerNode":8},"command":["sh","-c","touch %s/rank-$RANK; exec sleep 300"]}`, out)
+	if cl.User != "admin" {
+		t.Fatalf("client acts as %q, want admin (the creds' name)", cl.User)
+	}
+	out := openDir(t)
+	spec := fmt.Sprintf(`{"name":"authed","gang":{"nodes":2,"gpusPerNode":8},"command":["sh","-c","touch %s/rank-$RANK"]}`, out)
 	id, err := cl.Submit(ctx, []byte(spec))
 	if err != nil {
 		t.Fatalf("submit as admin: %v", err)
 	}
-	testenv.Eventually(t, 60*time.Second, func() error {
-		for r := range 16 {
-			if _, err := os.Stat(filepath.Join(out, fmt.Sprintf("rank-%d", r))); err != nil {
-				j, _ := cl.Job(ctx, id)
-				return fmt.Errorf("rank %d has not run (job is %s %s): %w", r, j.State, j.Reason, err)
-			}
+	j := waitState(t, cl, id, domain.StateSucceeded, 60*time.Second)
+	if j.Owner != "admin" {
+		t.Errorf("job owner %q, want admin", j.Owner)
+	}
+	for r := range 16 {
+		if _, err := os.Stat(filepath.Join(out, fmt.Sprintf("rank-%d", r))); err != nil {
+			t.Errorf("rank %d did not run: %v", r, err)
 		}
-		return nil
-	})
+	}
 }
 
 // alice's creds, used as `nats --creds` would (with her inbox prefix), may

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -140,6 +141,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	// dev's admin user (admin.creds, the CLI's default there) acts on
+	// everyone's jobs. Copied so the caller's policy is left as it was.
+	cfg.Queues.Admins = append(slices.Clone(cfg.Queues.Admins), "admin")
 	nc := embedded.NATSConfig{Listen: cfg.NATSListen, StoreDir: filepath.Join(cfg.DataDir, "nats")}
 	var da *devAuth
 	if cfg.Auth {
@@ -239,7 +243,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			if err != nil {
 				return err
 			}
-			return drain.Run(ctx, drain.Config{Base: b})
+			return drain.Run(ctx, drain.Config{Base: b, Queues: cfg.Queues})
 		})
 	}
 	for _, n := range SimulatedNodes(cfg.Nodes, cfg.GPUsPerNode, cfg.Leaves) {
@@ -411,7 +415,9 @@ func (c *Cluster) StartAgent(n domain.Node) {
 		if err != nil {
 			return err
 		}
-		return agent.Run(ctx, agent.Config{Base: b, Node: n, DataDir: dir, LeaseTTL: c.cfg.NodeTTL, Retention: c.cfg.Retention})
+		return agent.Run(ctx, agent.Config{Base: b, Node: n, DataDir: dir, LeaseTTL: c.cfg.NodeTTL, Retention: c.cfg.Retention,
+			// Demo users (alice, bob) rarely have accounts on the machine.
+			MapUnknownUsersTo: "nobody"})
 	})
 }
 

@@ -194,7 +194,7 @@ func TestAcksAreCheckedAndDrainsDeduplicated(t *testing.T) {
 	h.waitFor(id, 30*time.Second, func(j domain.Job) bool { return j.State == domain.StateRunning })
 	waitReady(t, out, 2)
 
-	reply, err := h.cl.Ack(ctx, domain.CheckpointAck{JobID: id, Attempt: 1, Rank: 0, Step: 5})
+	reply, err := h.cl.Ack(ctx, "node-01", domain.CheckpointAck{JobID: id, Attempt: 1, Rank: 0, Step: 5})
 	if err != nil || reply.OK || !strings.Contains(reply.Error, "not draining") {
 		t.Errorf("ack while not draining: %+v %v", reply, err)
 	}
@@ -204,20 +204,24 @@ func TestAcksAreCheckedAndDrainsDeduplicated(t *testing.T) {
 		}
 	}
 	h.waitFor(id, 30*time.Second, func(j domain.Job) bool { return j.Drain != nil })
-	for _, bad := range []domain.CheckpointAck{
-		{JobID: id, Attempt: 7, Rank: 0, Step: 5},             // another attempt
-		{JobID: id, Attempt: 1, Rank: 1, Step: 5},             // not asked: ack is rank0
-		{JobID: "someone-else", Attempt: 1, Rank: 0, Step: 5}, // another job
+	for _, bad := range []struct {
+		node string
+		ack  domain.CheckpointAck
+	}{
+		{"node-01", domain.CheckpointAck{JobID: id, Attempt: 7, Rank: 0, Step: 5}},             // another attempt
+		{"node-01", domain.CheckpointAck{JobID: id, Attempt: 1, Rank: 1, Step: 5}},             // not asked: ack is rank0
+		{"node-01", domain.CheckpointAck{JobID: "someone-else", Attempt: 1, Rank: 0, Step: 5}}, // another job
+		{"node-02", domain.CheckpointAck{JobID: id, Attempt: 1, Rank: 0, Step: 5, Path: "/x"}}, // a node not running it
 	} {
-		reply, err := h.cl.Ack(ctx, bad)
+		reply, err := h.cl.Ack(ctx, bad.node, bad.ack)
 		if err != nil || reply.OK {
-			t.Errorf("ack %+v accepted: %+v %v", bad, reply, err)
+			t.Errorf("ack %+v from %s accepted: %+v %v", bad.ack, bad.node, reply, err)
 		}
 	}
 	if j := h.job(id); j.Drain == nil || j.State != domain.StateRunning {
 		t.Fatalf("a refused ack changed the job: %s %+v", j.State, j.Drain)
 	}
-	reply, err = h.cl.Ack(ctx, domain.CheckpointAck{JobID: id, Attempt: 1, Rank: 0, Step: 42, Path: "/ckpt/42"})
+	reply, err = h.cl.Ack(ctx, "node-01", domain.CheckpointAck{JobID: id, Attempt: 1, Rank: 0, Step: 42, Path: "/ckpt/42"})
 	if err != nil || !reply.OK || !reply.Complete {
 		t.Fatalf("valid ack: %+v %v", reply, err)
 	}
@@ -249,7 +253,7 @@ func TestDrainFinishedByAnotherReplica(t *testing.T) {
 	h.waitFor(id, 30*time.Second, func(j domain.Job) bool { return j.Drain != nil })
 	h.c.Kill("drain-1") // whichever started it, one replica is gone now
 	testenv.Eventually(t, 30*time.Second, func() error {
-		reply, err := h.cl.Ack(ctx, domain.CheckpointAck{JobID: id, Attempt: 1, Rank: 0, Step: 9})
+		reply, err := h.cl.Ack(ctx, "node-01", domain.CheckpointAck{JobID: id, Attempt: 1, Rank: 0, Step: 9})
 		if err != nil {
 			return err
 		}

@@ -19,14 +19,15 @@ import (
 
 // handleAck answers checkpoint acknowledgements (request/reply). An ack that
 // does not match a drain in progress (no drain, another attempt, a rank not
-// asked to acknowledge) is refused and changes nothing. The last expected
-// ack completes the drain before the reply.
+// asked to acknowledge) or that comes from a node not running that rank of
+// that attempt is refused and changes nothing. The last expected ack
+// completes the drain before the reply.
 func (s *service) handleAck(ctx context.Context) nats.MsgHandler {
 	return func(msg *nats.Msg) {
 		// Request/reply, not JetStream: the same CONSUMER span as the bus's,
 		// child of the agent's checkpoint span.
 		mctx, span := telemetry.StartProcess(telemetry.Extract(ctx, msg.Header), s.tel.Tracer, msg.Subject, subjects.QueueDrain, "", len(msg.Data))
-		reply := s.ack(mctx, msg.Data)
+		reply := s.ack(mctx, subjects.NodeOf(subjects.CheckpointAck, msg.Subject), msg.Data)
 		data, _ := json.Marshal(reply)
 		_ = msg.Respond(data)
 		if reply.Error != "" {
@@ -36,12 +37,21 @@ func (s *service) handleAck(ctx context.Context) nats.MsgHandler {
 	}
 }
 
-func (s *service) ack(ctx context.Context, data []byte) domain.AckReply {
+// ack records one ack that came from node (from the subject, which only
+// that node may publish on when the bus has auth).
+func (s *service) ack(ctx context.Context, node string, data []byte) domain.AckReply {
 	var a domain.CheckpointAck
 	if err := json.Unmarshal(data, &a); err != nil || !jobspec.ValidID(a.JobID) {
 		return domain.AckReply{Error: fmt.Sprintf("malformed ack (want {\"jobId\", \"attempt\", \"rank\", \"step\", \"path\"}): %v", err)}
 	}
+	if node == "" {
+		return domain.AckReply{Error: "an ack must come from a node's agent, on its node's subject"}
+	}
 	ctx = telemetry.WithJob(ctx, a.JobID)
+	if msg := s.ranOn(ctx, node, a); msg != "" {
+		s.log.WarnContext(ctx, "checkpoint ack refused", "job", a.JobID, "attempt", a.Attempt, "rank", a.Rank, "node", node, "reason", msg)
+		return domain.AckReply{Error: msg}
+	}
 	for range 20 {
 		var rec domain.DrainRecord
 		found, rev, err := store.GetJSON(ctx, s.etcd, store.DrainKey(a.JobID), &rec)
@@ -81,4 +91,24 @@ func (s *service) ack(ctx context.Context, data []byte) domain.AckReply {
 		return domain.AckReply{OK: true}
 	}
 	return domain.AckReply{Error: "drain record kept changing; retry"}
+}
+
+// ranOn checks against the allocation that node runs rank a.Rank of the
+// attempt the ack names; it returns why not, or "". A node's agent can
+// then acknowledge only for its own ranks: the checkpoint it names is
+// where the next attempt resumes from.
+func (s *service) ranOn(ctx context.Context, node string, a domain.CheckpointAck) string {
+	alloc, _, found, err := store.GetAllocation(ctx, s.etcd, a.JobID)
+	switch {
+	case err != nil:
+		return errors.Wrap(err, "check the ack against the allocation").Error()
+	case !found || alloc.Attempt != a.Attempt:
+		return fmt.Sprintf("attempt %d of job %s holds no allocation", a.Attempt, a.JobID)
+	}
+	for _, np := range alloc.Placement.Nodes {
+		if np.Node == node && slices.ContainsFunc(np.Ranks, func(r domain.Rank) bool { return r.Rank == a.Rank }) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("node %s does not run rank %d of job %s attempt %d", node, a.Rank, a.JobID, a.Attempt)
 }

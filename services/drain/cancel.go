@@ -11,6 +11,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
@@ -27,9 +28,24 @@ func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg) (err erro
 	if err := json.Unmarshal(msg.Data(), &req); err != nil || !jobspec.ValidID(req.JobID) {
 		return errs.MarkPermanent(errors.Newf("malformed cancel request (want {\"jobId\": ...}): %v", err))
 	}
+	actor, err := actorOf(subjects.Cancel, msg.Subject())
+	if err != nil {
+		return err
+	}
 	reason := req.Reason
 	if reason == "" {
 		reason = "cancelled by user"
+	}
+	// The owner never changes, so the record read here settles who may.
+	current, _, err := s.jobs.Get(ctx, req.JobID)
+	if errs.IsNotFound(err) {
+		return retryUnknown(msg, err)
+	}
+	if err != nil {
+		return err
+	}
+	if why := s.refusal(current, actor, ""); why != "" {
+		return s.refuse(ctx, current, actor, "cancel", why)
 	}
 	now := s.cfg.Now().UTC()
 	var attempt int
@@ -37,9 +53,6 @@ func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg) (err erro
 		attempt = j.Attempt
 		return j.Finish(-1, domain.StateCancelled, reason, nil, now), nil
 	})
-	if errs.IsNotFound(err) {
-		return retryUnknown(msg, err)
-	}
 	if err != nil {
 		return err
 	}
@@ -61,9 +74,9 @@ func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg) (err erro
 		return nil
 	}
 	s.tel.Metrics.JobFinished(ctx, job)
-	s.log.InfoContext(ctx, "job cancelled", "job", job.ID, "reason", reason)
+	s.log.InfoContext(ctx, "job cancelled", "job", job.ID, "reason", reason, "actor", actor)
 	ev := events.ForJob(events.Cancelled, job, now)
-	ev.Attempt, ev.Reason, ev.Timing = attempt, reason, &job.Timing
+	ev.Attempt, ev.Reason, ev.Timing, ev.Actor = attempt, reason, &job.Timing, actor
 	return s.bus.PublishEvent(ctx, ev)
 }
 

@@ -14,10 +14,12 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
-// handleDrainRequest starts a drain asked for on lockstep.v1.jobs.drain.
+// handleDrainRequest starts a drain asked for on lockstep.v1.jobs.drain
+// (Lockstep's own, and requests without auth) or drain.<user>.
 func (s *service) handleDrainRequest(ctx context.Context, msg jetstream.Msg) error {
 	var req domain.DrainRequest
 	if err := json.Unmarshal(msg.Data(), &req); err != nil || !jobspec.ValidID(req.JobID) {
@@ -26,7 +28,21 @@ func (s *service) handleDrainRequest(ctx context.Context, msg jetstream.Msg) err
 	if err := validRequest(req); err != nil {
 		return errs.MarkPermanent(err)
 	}
-	err := s.startDrain(ctx, req)
+	actor, err := actorOf(subjects.Drain, msg.Subject())
+	if err != nil {
+		return err
+	}
+	job, _, err := s.jobs.Get(ctx, req.JobID)
+	if errs.IsNotFound(err) {
+		return retryUnknown(msg, err)
+	}
+	if err != nil {
+		return err
+	}
+	if why := s.refusal(job, actor, req.Kind); why != "" {
+		return s.refuse(ctx, job, actor, string(req.Kind)+" drain", why)
+	}
+	err = s.startDrain(ctx, req, requestActor(actor, req.Kind))
 	if errs.IsNotFound(err) {
 		return retryUnknown(msg, err)
 	}
@@ -51,8 +67,8 @@ func validRequest(req domain.DrainRequest) error {
 // see it and signal the ranks), then the job record, then the draining
 // event. A job not running yet has nothing to checkpoint: a cancel ends it,
 // anything else waits for it to run (a pending job is simply not started).
-// Asking twice makes one drain.
-func (s *service) startDrain(ctx context.Context, req domain.DrainRequest) (err error) {
+// Asking twice makes one drain. actor is who asked (Drain.Actor).
+func (s *service) startDrain(ctx context.Context, req domain.DrainRequest, actor string) (err error) {
 	now := s.cfg.Now().UTC()
 	job, rev, err := s.jobs.Get(ctx, req.JobID)
 	if err != nil {
@@ -76,9 +92,9 @@ func (s *service) startDrain(ctx context.Context, req domain.DrainRequest) (err 
 		if req.Then != domain.ThenCancel {
 			return nil
 		}
-		return s.cancelNow(ctx, job.ID, reason)
+		return s.cancelNow(ctx, job.ID, reason, actor)
 	}
-	d := domain.Drain{Kind: req.Kind, Then: req.Then, Reason: reason, RequestedAt: now, Deadline: now.Add(job.Spec.Grace())}
+	d := domain.Drain{Kind: req.Kind, Then: req.Then, Reason: reason, RequestedAt: now, Deadline: now.Add(job.Spec.Grace()), Actor: actor}
 	rec := domain.DrainRecord{JobID: job.ID, Attempt: job.Attempt, Drain: d, Signal: job.Spec.Signal(), Expected: expectedAcks(job),
 		TraceParent: telemetry.TraceParent(ctx)}
 	created, err := s.createRecord(ctx, rec)
@@ -90,7 +106,7 @@ func (s *service) startDrain(ctx context.Context, req domain.DrainRequest) (err 
 		if req.Then != domain.ThenCancel {
 			return nil
 		}
-		return s.upgradeToCancel(ctx, job.ID, reason)
+		return s.upgradeToCancel(ctx, job.ID, reason, actor)
 	}
 	updated, changed, err := s.jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
 		return j.StartDrain(rec.Attempt, d), nil
@@ -102,9 +118,9 @@ func (s *service) startDrain(ctx context.Context, req domain.DrainRequest) (err 
 		// The attempt ended meanwhile: nothing to drain.
 		return s.forgetDrain(ctx, job.ID)
 	}
-	s.log.InfoContext(ctx, "draining", "job", job.ID, "attempt", rec.Attempt, "reason", reason, "then", req.Then, "grace", job.Spec.Grace())
+	s.log.InfoContext(ctx, "draining", "job", job.ID, "attempt", rec.Attempt, "reason", reason, "then", req.Then, "grace", job.Spec.Grace(), "actor", actor)
 	ev := events.ForJob(events.Draining, updated, now)
-	ev.Reason, ev.Drain, ev.Signal = reason, &d, rec.Signal
+	ev.Reason, ev.Drain, ev.Signal, ev.Actor = reason, &d, rec.Signal, actor
 	return s.bus.PublishEvent(ctx, ev)
 }
 
@@ -132,7 +148,9 @@ func (s *service) createRecord(ctx context.Context, rec domain.DrainRecord) (boo
 	return resp.Succeeded, nil
 }
 
-func (s *service) upgradeToCancel(ctx context.Context, jobID, reason string) error {
+// upgradeToCancel makes a drain under way end in a cancel; actor, who
+// decided the outcome now, becomes the drain's actor.
+func (s *service) upgradeToCancel(ctx context.Context, jobID, reason, actor string) error {
 	for range 10 {
 		var rec domain.DrainRecord
 		found, rev, err := store.GetJSON(ctx, s.etcd, store.DrainKey(jobID), &rec)
@@ -141,6 +159,7 @@ func (s *service) upgradeToCancel(ctx context.Context, jobID, reason string) err
 		}
 		rec.Drain.Then = domain.ThenCancel
 		rec.Drain.Reason += "; then " + reason
+		rec.Drain.Actor = actor
 		resp, err := s.etcd.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(store.DrainKey(jobID)), "=", rev)).
 			Then(clientv3.OpPut(store.DrainKey(jobID), store.MustJSON(rec))).Commit()
@@ -158,7 +177,7 @@ func (s *service) upgradeToCancel(ctx context.Context, jobID, reason string) err
 }
 
 // cancelNow cancels a job that has nothing to checkpoint.
-func (s *service) cancelNow(ctx context.Context, jobID, reason string) error {
+func (s *service) cancelNow(ctx context.Context, jobID, reason, actor string) error {
 	now := s.cfg.Now().UTC()
 	var attempt int
 	job, changed, err := s.jobs.Update(ctx, jobID, func(j *domain.Job) (bool, error) {
@@ -176,7 +195,7 @@ func (s *service) cancelNow(ctx context.Context, jobID, reason string) error {
 	}
 	s.tel.Metrics.JobFinished(ctx, job)
 	ev := events.ForJob(events.Cancelled, job, now)
-	ev.Attempt, ev.Reason, ev.Timing = attempt, reason, &job.Timing
+	ev.Attempt, ev.Reason, ev.Timing, ev.Actor = attempt, reason, &job.Timing, actor
 	return s.bus.PublishEvent(ctx, ev)
 }
 
@@ -237,6 +256,7 @@ func (s *service) completeDrain(ctx context.Context, rec domain.DrainRecord, why
 	}[rec.Drain.Then]
 	ev := events.ForJob(t, job, now)
 	ev.Attempt, ev.Reason, ev.Timing, ev.Checkpoint = rec.Attempt, reason, &job.Timing, job.LastCheckpoint
+	ev.Actor = rec.Drain.Actor
 	return s.bus.PublishEvent(ctx, ev)
 }
 

@@ -3,7 +3,9 @@
 // as soon as the acknowledgements are in (or at the grace deadline), and
 // requeues the job to resume from its last acknowledged checkpoint.
 //
-// Triggers: lockstep checkpoint / cancel --checkpoint (lockstep.v1.jobs.drain),
+// Triggers: lockstep checkpoint / cancel --checkpoint (lockstep.v1.jobs.drain,
+// or drain.<user> from a user: only the job's owner, admins and operators
+// are obeyed, others get a refused event),
 // preemption (placement publishes drain requests for its victims), node
 // drain (etcd nodestate/<node>), and time limits (job records). A plain
 // cancel (lockstep.v1.jobs.cancel) stops at once.
@@ -25,6 +27,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
+	"github.com/lockstep-dev/lockstep/shared/queue"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
@@ -38,6 +41,9 @@ type Config struct {
 	CheckInterval time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Queues is the queue policy; its admins and operators may cancel,
+	// drain and checkpoint any job, everyone else their own.
+	Queues queue.Config
 }
 
 type service struct {
@@ -100,13 +106,13 @@ func Run(ctx context.Context, cfg Config) error {
 	go s.followJobs(ctx)
 
 	cancelDone, err := b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamJobs, Durable: subjects.DurableDrain, Filter: subjects.Cancel,
+		Stream: subjects.StreamJobs, Durable: subjects.DurableDrain, Filters: []string{subjects.Cancel, subjects.CancelUsers},
 	}, log, s.handleCancel)
 	if err != nil {
 		return errors.Wrap(err, "drain")
 	}
 	drainDone, err := b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamJobs, Durable: subjects.DurableDrainReqs, Filter: subjects.Drain, Workers: 4,
+		Stream: subjects.StreamJobs, Durable: subjects.DurableDrainReqs, Filters: []string{subjects.Drain, subjects.DrainUsers}, Workers: 4,
 	}, log, s.handleDrainRequest)
 	if err != nil {
 		return errors.Wrap(err, "drain")
@@ -117,7 +123,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return errors.Wrap(err, "drain")
 	}
-	sub, err := b.NC.QueueSubscribe(subjects.CheckpointAck, subjects.QueueDrain, s.handleAck(ctx))
+	// Acks come from agents, each on its node's subject; the bare subject
+	// (no node) is not listened to: an ack must say where it came from.
+	sub, err := b.NC.QueueSubscribe(subjects.CheckpointAcksAll, subjects.QueueDrain, s.handleAck(ctx))
 	if err != nil {
 		return errors.Wrap(err, "drain: subscribe to acks")
 	}

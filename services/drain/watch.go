@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/store"
 )
@@ -102,7 +103,7 @@ func (s *service) watchLoop(ctx context.Context) {
 			}
 		}
 		for _, req := range dueDrains(s.running.snapshot(), s.allocs.Snapshot(), s.nodeState.Snapshot(), now) {
-			if err := s.startDrain(ctx, req); err != nil {
+			if err := s.startDrain(ctx, req, events.SystemActor("drain")); err != nil {
 				s.log.Warn("drain not started; will retry", "job", req.JobID, "err", err)
 			}
 		}

@@ -21,6 +21,9 @@ const (
 	// MetricMalformedAllocations counts alloc/<job> values that did not
 	// decode or contradicted themselves, released by sweeping.
 	MetricMalformedAllocations = "lockstep.allocations.malformed"
+	// MetricReportsRefused counts agent reports refused for the node they
+	// name, by reason (refusedWrongNode, refusedNotPlaced).
+	MetricReportsRefused = "lockstep.gang.reports.refused"
 )
 
 // Reasons a proposal is refused (label values of MetricProposalsRefused).
@@ -30,12 +33,17 @@ const (
 	refusedNotPending  = "not_pending" // the job is not pending on the proposal's attempt
 	refusedUnfit       = "unfit"       // the placement is not what the job's spec asks for
 	refusedUnavailable = "unavailable" // a node of it is down or drained
+
+	// Reasons a report is refused (label values of MetricReportsRefused).
+	refusedWrongNode = "wrong_node" // the body names another node than the subject it came on
+	refusedNotPlaced = "not_placed" // the node does not hold that attempt in the allocation
 )
 
 // counters are gang's instruments beyond telemetry.Metrics.
 type counters struct {
 	refused   metric.Int64Counter
 	malformed metric.Int64Counter
+	reports   metric.Int64Counter
 }
 
 func newCounters(m metric.Meter) (counters, error) {
@@ -43,7 +51,10 @@ func newCounters(m metric.Meter) (counters, error) {
 		metric.WithDescription("Proposals refused by gang (terminated, never retried), by reason: malformed, no_job, not_pending, unfit, unavailable."))
 	malformed, err2 := m.Int64Counter(MetricMalformedAllocations, metric.WithUnit("{allocation}"),
 		metric.WithDescription("Allocation records that did not decode or contradicted themselves; their keys were released by sweeping."))
-	return counters{refused: refused, malformed: malformed}, errors.Wrap(errors.CombineErrors(err1, err2), "gang instruments")
+	reports, err3 := m.Int64Counter(MetricReportsRefused, metric.WithUnit("{report}"),
+		metric.WithDescription("Agent reports refused (terminated or dropped, never applied) for the node they name, by reason: wrong_node, not_placed."))
+	err := errors.CombineErrors(errors.CombineErrors(err1, err2), err3)
+	return counters{refused: refused, malformed: malformed, reports: reports}, errors.Wrap(err, "gang instruments")
 }
 
 // refuse ends a proposal without reserving anything: a log line naming
@@ -53,4 +64,23 @@ func (s *service) refuse(ctx context.Context, prop domain.Proposal, reason, deta
 	s.log.WarnContext(ctx, "proposal refused", "job", prop.JobID, "attempt", prop.Attempt, "reason", reason, "detail", detail)
 	s.counters.refused.Add(ctx, 1, metric.WithAttributes(telemetry.LabelReason.String(reason)))
 	return errs.MarkPermanent(errors.Newf("proposal for job %q attempt %d refused (%s): %s", prop.JobID, prop.Attempt, reason, detail))
+}
+
+// refuseReport counts and logs a report that is not applied because of the
+// node it names; the error it returns is permanent, so the consumer
+// terminates the message.
+func (s *service) refuseReport(ctx context.Context, r domain.Report, reason, detail string) error {
+	s.log.WarnContext(ctx, "agent report refused", "job", r.JobID, "attempt", r.Attempt, "node", r.Node, "reason", reason, "detail", detail)
+	s.counters.reports.Add(ctx, 1, metric.WithAttributes(telemetry.LabelReason.String(reason)))
+	return errs.MarkPermanent(errors.Newf("report of job %q attempt %d from node %q refused (%s): %s", r.JobID, r.Attempt, r.Node, reason, detail))
+}
+
+// placed reports whether node holds part of allocation a.
+func placed(a domain.Allocation, node string) bool {
+	for _, np := range a.Placement.Nodes {
+		if np.Node == node {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package gang
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
@@ -14,10 +15,14 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
-// handleReport applies one agent report to the job's allocation.
+// handleReport applies one agent report to the job's allocation. The node
+// a report is about must be the one whose subject it came on (with auth,
+// the server lets only that node publish there) and must hold the
+// report's attempt: a node cannot end, start or fail another's gang.
 func (s *service) handleReport(ctx context.Context, msg jetstream.Msg) error {
 	var r domain.Report
 	if err := codec.Decode(msg.Data(), &r); err != nil || r.JobID == "" || r.Node == "" {
@@ -31,6 +36,15 @@ func (s *service) handleReport(ctx context.Context, msg jetstream.Msg) error {
 	ctx = telemetry.WithJob(ctx, r.JobID)
 	trace.SpanFromContext(ctx).SetAttributes(telemetry.AttrAttempt.Int(r.Attempt),
 		telemetry.AttrNode.String(r.Node), telemetry.AttrReport.String(string(r.Kind)))
+	if from := subjects.NodeOf(subjects.Report, msg.Subject()); from != r.Node {
+		return s.refuseReport(ctx, r, refusedWrongNode, fmt.Sprintf("it came on %s", msg.Subject()))
+	}
+	// The placement of an attempt never changes, so a remembered
+	// allocation of the same attempt settles it without a read; otherwise
+	// applyReports checks against etcd.
+	if a, ok := s.rememberedAllocation(r.JobID); ok && a.Attempt == r.Attempt && !placed(a, r.Node) {
+		return s.refuseReport(ctx, r, refusedNotPlaced, "the node holds no part of that attempt")
+	}
 	return s.submitReport(ctx, r)
 }
 
@@ -130,6 +144,15 @@ func (s *service) applyReports(ctx context.Context, batch []domain.Report, fresh
 		// etcd may say a report is stale.
 		return errs.MarkConflict(errors.New("re-read the allocation"))
 	}
+	mine = slices.DeleteFunc(mine, func(r domain.Report) bool {
+		if placed(a, r.Node) {
+			return false
+		}
+		// Batched with other messages: dropped (and acknowledged) rather
+		// than terminated on its own.
+		_ = s.refuseReport(ctx, r, refusedNotPlaced, "the node holds no part of that attempt")
+		return true
+	})
 	if len(mine) == 0 {
 		return nil // released already, or an older attempt: nothing to do
 	}
@@ -360,4 +383,15 @@ func (s *service) requeue(ctx context.Context, a domain.Allocation, reason strin
 	ev := events.ForJob(events.Requeued, job, now)
 	ev.Attempt, ev.Reason, ev.Timing = a.Attempt, reason, &job.Timing
 	return s.bus.PublishEvent(ctx, ev)
+}
+
+// rememberedAllocation is the allocation of jobID as last seen here, if
+// any, without reading etcd. Only its attempt and placement may be relied
+// on: those never change for an attempt.
+func (s *service) rememberedAllocation(jobID string) (domain.Allocation, bool) {
+	rs := s.replica()
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	k, ok := rs.known[jobID]
+	return k.a, ok
 }

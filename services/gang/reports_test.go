@@ -112,7 +112,7 @@ func publishAll(t *testing.T, env *testenv.Env, id string, p domain.Placement, k
 				r := domain.Report{JobID: id, Attempt: 1, Node: np.Node, Kind: kind}
 				// Distinct IDs: the second is a redelivery JetStream does not drop.
 				msgID := fmt.Sprintf("test.%s.%s.%s.%d", id, np.Node, kind, round)
-				errs <- env.Bus.PublishJSON(context.Background(), subjects.Report, msgID, r)
+				errs <- env.Bus.PublishJSON(context.Background(), subjects.ReportFrom(np.Node), msgID, r)
 			}()
 		}
 	}

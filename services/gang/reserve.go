@@ -3,21 +3,18 @@ package gang
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
-	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/lockstep-dev/lockstep/shared/codec"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
-	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
@@ -29,9 +26,9 @@ import (
 // decides what runs, and the placement must be one that record asks for.
 // Anything else is refused: terminated, counted and logged, never retried.
 func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
-	var prop domain.Proposal
-	if err := codec.Decode(msg.Data(), &prop); err != nil || !jobspec.ValidID(prop.JobID) || prop.Attempt < 1 || len(prop.Placement.Nodes) == 0 {
-		return s.refuse(ctx, prop, refusedMalformed, fmt.Sprintf("malformed proposal (want a job ID, an attempt >= 1 and a placement): %v", err))
+	prop, err := domain.DecodeProposal(msg.Data())
+	if err != nil {
+		return s.refuse(ctx, prop, refusedMalformed, err.Error())
 	}
 	ctx = telemetry.WithJob(ctx, prop.JobID)
 	job, rev, err := s.jobRecord(ctx, prop)
@@ -63,11 +60,11 @@ func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 		return s.refuse(ctx, prop, refusedUnavailable, st.reason)
 	}
 	trace.SpanFromContext(ctx).SetAttributes(append(telemetry.JobAttrs(job), telemetry.PlacementAttrs(prop.Placement)...)...)
-	alloc, conflicts, err := s.reserve(ctx, job, prop, nodes)
+	alloc, refused, err := s.reserve(ctx, job, prop, nodes)
 	if err != nil {
 		return err
 	}
-	if len(conflicts) == 0 {
+	if refused == nil {
 		return s.afterReserve(ctx, job, rev, alloc, prop.Note)
 	}
 	existing, _, found, err := store.GetAllocation(ctx, s.etcd, prop.JobID)
@@ -89,7 +86,10 @@ func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 			return err
 		}
 	}
-	return s.conflict(ctx, job, rev, conflicts)
+	if next(*refused) == waitForRanks {
+		return s.awaitRanks(ctx, job, rev, *refused)
+	}
+	return s.conflict(ctx, job, rev, refused.conflicts)
 }
 
 // jobRecord is the proposal's job as recorded: the watch's copy when it is
@@ -162,11 +162,15 @@ func (s *service) nodeViews(ctx context.Context, p domain.Placement) (map[string
 }
 
 // reserve runs the all-or-nothing transaction. It returns the allocation on
-// success, or the names of the slots that were taken.
-func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Proposal, nodes map[string]nodeView) (_ domain.Allocation, conflicts []string, err error) {
+// success, or what stood in the way (non-nil).
+func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Proposal, nodes map[string]nodeView) (_ domain.Allocation, refused *refusal, err error) {
 	ctx, span := s.tel.Tracer.Start(ctx, telemetry.SpanReserve)
 	defer func() {
-		span.SetAttributes(telemetry.AttrConflicts.Int(len(conflicts)))
+		n := 0
+		if refused != nil {
+			n = len(refused.conflicts)
+		}
+		span.SetAttributes(telemetry.AttrConflicts.Int(n))
 		telemetry.End(span, err)
 	}()
 	p := prop.Placement
@@ -196,41 +200,17 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 		return domain.Allocation{}, nil, err
 	}
 	if !ok {
-		return domain.Allocation{}, namedConflicts(resp, p, job.ID), nil
+		var kvs []*mvccpb.KeyValue
+		for _, r := range resp.Responses {
+			kvs = append(kvs, r.GetResponseRange().Kvs...)
+		}
+		r := readRefusal(kvs, p, job.ID)
+		r.rev = resp.Header.Revision
+		return domain.Allocation{}, &r, nil
 	}
 	// The agents' reports start from this, without reading it back.
 	s.remember(alloc, resp.Header.Revision)
 	return alloc, nil, nil
-}
-
-// namedConflicts turns the failed branch's reads into "node-3/gpu2 held by
-// job-x" strings, sorted.
-func namedConflicts(resp *clientv3.TxnResponse, p domain.Placement, jobID string) []string {
-	var out []string
-	for _, r := range resp.Responses {
-		for _, kv := range r.GetResponseRange().Kvs {
-			key := string(kv.Key)
-			var c domain.Claim
-			_ = codec.Decode(kv.Value, &c)
-			switch {
-			case strings.HasPrefix(key, store.ClaimsPrefix):
-				node, gpu, _ := store.ParseClaimKey(key)
-				out = append(out, fmt.Sprintf("%s/gpu%d held by %s", node, gpu, c.JobID))
-			case strings.HasPrefix(key, store.PortsPrefix):
-				addr, port, _ := store.ParsePortKey(key)
-				out = append(out, fmt.Sprintf("port %s:%d held by %s", addr, port, c.JobID))
-			case key == store.AllocKey(jobID):
-				out = append(out, "job already holds an allocation")
-			}
-		}
-	}
-	// A node key that is present passed unless it changed; absent ones are
-	// down. Report nodes re-registered or gone when nothing else explains it.
-	if len(out) == 0 {
-		out = append(out, "a node of "+strings.Join(p.NodeNames(), ",")+" re-registered or went down")
-	}
-	sort.Strings(out)
-	return out
 }
 
 // assignments builds each node's part of the gang.
@@ -244,7 +224,7 @@ func assignments(job domain.Job, a domain.Allocation) []domain.Assignment {
 			MasterAddr: p.MasterAddr, MasterPort: p.MasterPort, Ranks: np.Ranks,
 			Command: job.Spec.Command, Env: job.Spec.Env,
 			RestartCount: a.Attempt - 1, Resume: job.LastCheckpoint, CheckpointDir: job.Spec.Checkpoint.Dir,
-			Workdir: job.Spec.Workdir, TraceParent: a.TraceParent,
+			Workdir: job.Spec.Workdir, TraceParent: a.TraceParent, Owner: job.Owner,
 		})
 	}
 	return out

@@ -125,6 +125,8 @@ type service struct {
 	// new gang).
 	nodes      *store.Cache[domain.Node]
 	nodeStates *store.Cache[domain.NodeState]
+	// ranks follows the jobs waiting for an earlier attempt's ranks to end.
+	ranks *rankWaits
 	// reports is the report path's memory (see replicaState).
 	reports     *replicaState
 	replicaOnce sync.Once
@@ -190,6 +192,7 @@ func (s *service) serve(ctx context.Context) error {
 		}
 	}
 	s.nodeStates = store.NewCache[domain.NodeState](cli, store.NodeStatePrefix, log)
+	s.ranks = newRankWaits(ctx, cli, log, s.ranksEnded)
 	go s.nodes.Run(ctx)
 	go s.nodeStates.Run(ctx)
 	for _, ready := range []<-chan struct{}{s.nodes.Ready(), s.nodeStates.Ready()} {
@@ -206,7 +209,7 @@ func (s *service) serve(ctx context.Context) error {
 		return err
 	}
 	reportDone, err := b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamWork, Durable: subjects.DurableReports, Filter: subjects.Report, Workers: s.cfg.Workers,
+		Stream: subjects.StreamWork, Durable: subjects.DurableReports, Filter: subjects.ReportsAll, Workers: s.cfg.Workers,
 	}, log, s.handleReport)
 	if err != nil {
 		return err

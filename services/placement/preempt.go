@@ -39,22 +39,17 @@ func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan
 	if busy {
 		return
 	}
-	var top *domain.Job
-	for _, d := range plan.Decisions {
-		if d.Action != queue.Pending {
-			continue
-		}
-		if d.ReasonCode != queue.ReasonResources && d.ReasonCode != queue.ReasonReserved {
-			continue
-		}
-		j := seen[d.JobID].job
-		if top == nil || j.Spec.Priority > top.Spec.Priority {
-			top = &j
-		}
-	}
-	if top == nil {
+	// The preemptor is chosen within the policy: a job its queue's quota
+	// or its owner's GPU limit would hold back never evicts anyone.
+	p, found := queue.Preemptor(in, plan)
+	if !found {
 		return
 	}
+	sj, ok := seen[p.ID]
+	if !ok {
+		return
+	}
+	top := &sj.job
 	// Judge on what is left once this cycle's starts take their share.
 	snap := in.Snapshot.Clone()
 	for _, d := range plan.Starts() {

@@ -120,7 +120,7 @@ func TestServerEnforcesThePermissionTable(t *testing.T) {
 		t.Fatalf("alice submits as herself: %v", err)
 	}
 	for _, subject := range []string{
-		subjects.SubmitAs("bob"), subjects.CancelAs("bob"), subjects.Reserve, subjects.ReportFrom("node-1"),
+		subjects.SubmitAs("bob"), subjects.CancelAs("bob"), subjects.Reserve, subjects.ReportFrom("node-1"), subjects.CheckpointAckFrom("node-1"),
 		"$KV." + subjects.BucketJobs + ".job-1", subjects.NodeDrain, subjects.JobEvent("job-1", "succeeded"),
 	} {
 		if !refused(t, alice, aliceErrs, subject) {
@@ -132,7 +132,11 @@ func TestServerEnforcesThePermissionTable(t *testing.T) {
 	if refused(t, node, nodeErrs, subjects.ReportFrom("node-1")) {
 		t.Error("node-1 may not report for itself")
 	}
-	for _, subject := range []string{subjects.ReportFrom("node-2"), subjects.Reserve, subjects.SubmitAs("alice")} {
+	if refused(t, node, nodeErrs, subjects.CheckpointAckFrom("node-1")) {
+		t.Error("node-1 may not forward its ranks' acks")
+	}
+	for _, subject := range []string{subjects.ReportFrom("node-2"), subjects.Reserve, subjects.SubmitAs("alice"),
+		subjects.CheckpointAckFrom("node-2"), subjects.CheckpointAck} {
 		if !refused(t, node, nodeErrs, subject) {
 			t.Errorf("node-1 published on %s and the server let it", subject)
 		}

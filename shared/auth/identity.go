@@ -64,6 +64,10 @@ type Identity struct {
 // account name: no dots, wildcards, spaces or control characters.
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
+// ValidName reports whether name is one an identity may have. Services
+// that take a user name from a subject token check it with this.
+func ValidName(name string) bool { return namePattern.MatchString(name) }
+
 // Validate checks the identity's name and role.
 func (id Identity) Validate() error {
 	if _, err := ParseRole(string(id.Role)); err != nil {

@@ -83,7 +83,7 @@ func Permissions(id Identity) Rules {
 		return Rules{
 			Pub: []string{
 				subjects.ReportFrom(id.Name), subjects.NodeEvent(id.Name, "*"),
-				subjects.LogsAll, subjects.CheckpointAck,
+				subjects.LogsAll, subjects.CheckpointAckFrom(id.Name),
 				jsInfo, jsStreamInfo,
 			},
 			Sub: []string{inbox},

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/lockstep-dev/lockstep/shared/auth"
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
@@ -35,8 +36,10 @@ type Bus struct {
 	// consumers records which durable consumers of this connection are
 	// running, for readiness.
 	consumers map[string]bool
-	// conn is how Connect proves who it is (see connect.go).
-	conn credentials
+	// conn is how Connect proves who it is, identity who that is (see
+	// connect.go).
+	conn     credentials
+	identity auth.Identity
 }
 
 // Option adjusts a Bus.
@@ -74,7 +77,7 @@ func Connect(ctx context.Context, url, name string, opts ...Option) (*Bus, error
 	for _, o := range opts {
 		o(b)
 	}
-	natsOpts, err := b.conn.natsOptions()
+	natsOpts, id, err := b.conn.natsOptions()
 	if err != nil {
 		return nil, errors.Wrapf(err, "connect to nats at %s", url)
 	}
@@ -93,7 +96,7 @@ func Connect(ctx context.Context, url, name string, opts ...Option) (*Bus, error
 		nc.Close()
 		return nil, errors.Wrap(err, "jetstream context")
 	}
-	b.NC, b.JS = nc, js
+	b.NC, b.JS, b.identity = nc, js, id
 	if b.meter == nil {
 		b.meter = otel.GetMeterProvider().Meter(telemetry.ScopeName)
 	}

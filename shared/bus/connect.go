@@ -36,29 +36,35 @@ func WithTLS(caFile, certFile, keyFile string) Option {
 // natsOptions turns the credentials into nats.go options, checking the
 // files first so that a wrong path fails with its name rather than as an
 // authorization error from the server.
-func (c credentials) natsOptions() ([]nats.Option, error) {
+func (c credentials) natsOptions() ([]nats.Option, auth.Identity, error) {
 	var opts []nats.Option
+	var id auth.Identity
 	if c.creds != "" {
-		id, err := CredsIdentity(c.creds)
-		if err != nil {
-			return nil, err
+		var err error
+		if id, err = CredsIdentity(c.creds); err != nil {
+			return nil, id, err
 		}
 		opts = append(opts, nats.UserCredentials(c.creds), nats.CustomInboxPrefix(id.InboxPrefix()))
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
-		return nil, errors.Newf("TLS client certificate %q and key %q: give both or neither", c.tlsCert, c.tlsKey)
+		return nil, id, errors.Newf("TLS client certificate %q and key %q: give both or neither", c.tlsCert, c.tlsKey)
 	}
 	if c.tlsCA != "" {
 		if _, err := os.Stat(c.tlsCA); err != nil {
-			return nil, errors.Wrap(err, "TLS CA")
+			return nil, id, errors.Wrap(err, "TLS CA")
 		}
 		opts = append(opts, nats.RootCAs(c.tlsCA))
 	}
 	if c.tlsCert != "" {
 		opts = append(opts, nats.ClientCert(c.tlsCert, c.tlsKey))
 	}
-	return opts, nil
+	return opts, id, nil
 }
+
+// Identity is who the connection's creds say it is (the zero Identity
+// without creds). The server has checked them; a client acting for a
+// user puts this name in its request subjects.
+func (b *Bus) Identity() auth.Identity { return b.identity }
 
 // CredsIdentity reads who a creds file's user JWT says it is: the name,
 // and the role from its "role:" tag (empty for creds Lockstep did not

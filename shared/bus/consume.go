@@ -35,6 +35,9 @@ type ConsumerSpec struct {
 	Stream  string
 	Durable string
 	Filter  string
+	// Filters, when set, replaces Filter with several subjects (a
+	// request subject and its per-user form).
+	Filters []string
 	// AckWait is how long a first delivery may be in flight before the
 	// server redelivers it (default 30 s); later deliveries get a little
 	// longer each (the consumer's BackOff).
@@ -50,6 +53,15 @@ type ConsumerSpec struct {
 	// GiveUp, when set, records a terminated message where its sender
 	// will see it.
 	GiveUp GiveUp
+}
+
+// filter is the single filter subject, unless Filters says several (the
+// server takes one or the other).
+func filter(s ConsumerSpec) string {
+	if len(s.Filters) > 0 {
+		return ""
+	}
+	return s.Filter
 }
 
 func (s ConsumerSpec) maxDeliver() int {
@@ -71,13 +83,14 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 	cctx, cancel := withDefaultTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cons, err := b.JS.CreateOrUpdateConsumer(cctx, spec.Stream, jetstream.ConsumerConfig{
-		Durable:       spec.Durable,
-		FilterSubject: spec.Filter,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       ackWait,
-		MaxDeliver:    spec.maxDeliver(),
-		BackOff:       backOff(ackWait, spec.maxDeliver()),
-		MaxAckPending: MaxAckPending,
+		Durable:        spec.Durable,
+		FilterSubject:  filter(spec),
+		FilterSubjects: spec.Filters,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        ackWait,
+		MaxDeliver:     spec.maxDeliver(),
+		BackOff:        backOff(ackWait, spec.maxDeliver()),
+		MaxAckPending:  MaxAckPending,
 	})
 	if err != nil {
 		return nil, errors.Wrapf(err, "bind consumer %s on %s", spec.Durable, spec.Stream)

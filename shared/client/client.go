@@ -28,6 +28,12 @@ import (
 type Client struct {
 	bus  *bus.Bus
 	jobs *jobs.Store
+	// User is the authenticated user the connection's credentials name,
+	// "" when connected without credentials. With a user, requests go on
+	// that user's subjects (subjects.SubmitAs, CancelAs, DrainAs), the only
+	// ones a cluster with auth lets them publish on, and the services take
+	// the job's owner and the request's actor from them.
+	User string
 }
 
 // Dial connects to NATS, with credentials when opts carry them
@@ -46,7 +52,8 @@ func Dial(ctx context.Context, url string, opts ...bus.Option) (*Client, error) 
 		b.Close()
 		return nil, errors.WithHint(err, "no Lockstep services have run against this NATS yet")
 	}
-	return &Client{bus: b, jobs: js}, nil
+	// The server checked the creds; their name is who this client acts as.
+	return &Client{bus: b, jobs: js, User: b.Identity().Name}, nil
 }
 
 // Close closes the connection.
@@ -99,7 +106,7 @@ func (c *Client) Submit(ctx context.Context, raw []byte, opts ...SubmitOptions) 
 			return "", err
 		}
 	}
-	msg := nats.NewMsg(subjects.Submit)
+	msg := nats.NewMsg(c.subject(subjects.Submit, subjects.SubmitAs))
 	msg.Data = raw
 	msg.Header.Set(subjects.HeaderMsgID, spec.ID)
 	// A caller tracing its pipeline gets its trace continued by the job.
@@ -149,7 +156,7 @@ func (c *Client) Cancel(ctx context.Context, id, reason string) error {
 		return errors.Newf("%q is not a valid job ID", id)
 	}
 	msgID := "cancel." + id + "." + time.Now().UTC().Format(time.RFC3339Nano)
-	return c.bus.PublishJSON(ctx, subjects.Cancel, msgID, domain.CancelRequest{JobID: id, Reason: reason})
+	return c.bus.PublishJSON(ctx, c.subject(subjects.Cancel, subjects.CancelAs), msgID, domain.CancelRequest{JobID: id, Reason: reason})
 }
 
 // Job reads one job record.
@@ -280,7 +287,16 @@ func (c *Client) Drain(ctx context.Context, id string, kind domain.DrainKind, th
 		return errors.Newf("%q is not a valid job ID", id)
 	}
 	msgID := "drain." + id + "." + time.Now().UTC().Format(time.RFC3339Nano)
-	return c.bus.PublishJSON(ctx, subjects.Drain, msgID, domain.DrainRequest{JobID: id, Kind: kind, Then: then, Reason: reason})
+	return c.bus.PublishJSON(ctx, c.subject(subjects.Drain, subjects.DrainAs), msgID, domain.DrainRequest{JobID: id, Kind: kind, Then: then, Reason: reason})
+}
+
+// subject is a request's subject: the user's own when the client has one,
+// the shared one (a cluster without auth) otherwise.
+func (c *Client) subject(shared string, as func(string) string) string {
+	if c.User == "" {
+		return shared
+	}
+	return as(c.User)
 }
 
 // DrainNode takes a node out of service: no new work, running gangs
@@ -315,11 +331,14 @@ func (c *Client) Nodes(ctx context.Context) ([]domain.NodeInfo, error) {
 	return out, errors.Wrap(json.Unmarshal(msg.Data, &out), "decode node list")
 }
 
-// Ack sends a rank's checkpoint acknowledgement and returns the drain
-// service's verdict. A request that reaches a replica just as it stops gets
-// no answer, so each try is short and the ack (idempotent) is sent again,
-// for up to 20 seconds.
-func (c *Client) Ack(ctx context.Context, ack domain.CheckpointAck) (domain.AckReply, error) {
+// Ack sends a checkpoint acknowledgement as node's agent forwards it (on
+// node's ack subject, which with auth only that node's identity, or an
+// admin, may publish on) and returns the drain service's verdict. Ranks do
+// not use it: they hand acks to their agent (`lockstep ckpt-done`). A
+// request that reaches a replica just as it stops gets no answer, so each
+// try is short and the ack (idempotent) is sent again, for up to 20
+// seconds.
+func (c *Client) Ack(ctx context.Context, node string, ack domain.CheckpointAck) (domain.AckReply, error) {
 	data, err := json.Marshal(ack)
 	if err != nil {
 		return domain.AckReply{}, err
@@ -327,7 +346,7 @@ func (c *Client) Ack(ctx context.Context, ack domain.CheckpointAck) (domain.AckR
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		msg, err := c.bus.NC.RequestWithContext(tctx, subjects.CheckpointAck, data)
+		msg, err := c.bus.NC.RequestWithContext(tctx, subjects.CheckpointAckFrom(node), data)
 		cancel()
 		if err == nil {
 			var reply domain.AckReply

@@ -30,6 +30,12 @@ import (
 //	users:
 //	  alice: {maxRunningGPUs: 64, queues: {prod: {maxPriority: 100, maxRunningGPUs: 16}}}
 //
+// and who is who (queue.Config.GroupsOf, Privileged):
+//
+//	groups: {ml: [alice, carol]}   # for allowGroups: services look up no local accounts
+//	admins: [admin]                # may cancel, drain and checkpoint anyone's job
+//	operators: [olga]              # likewise
+//
 // An empty path means no quotas, equal weights and the defaults above
 // (queue.DefaultSizeHandicap, DefaultMaxSizeHandicap,
 // DefaultSizeHandicapBacklog, DefaultLeafStretch, DefaultSpineStretch).

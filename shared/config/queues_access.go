@@ -5,6 +5,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 
+	"github.com/lockstep-dev/lockstep/shared/auth"
 	"github.com/lockstep-dev/lockstep/shared/queue"
 )
 
@@ -33,6 +34,9 @@ func checkAccess(cfg queue.Config) error {
 		}
 	}
 	if err := checkUser("defaultUser", cfg.DefaultUser); err != nil {
+		return err
+	}
+	if err := checkPeople(cfg); err != nil {
 		return err
 	}
 	for _, name := range sortedKeys(cfg.Users) {
@@ -75,4 +79,32 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// checkPeople validates admins, operators and groups: every name must be
+// one an identity can have (auth.Identity), or it could never match.
+func checkPeople(cfg queue.Config) error {
+	check := func(field string, names []string) error {
+		for i, n := range names {
+			if !auth.ValidName(n) {
+				return errors.Newf("--queues: %s[%d]: %q is not a user name (1-63 of a-z, 0-9, '_' and '-')", field, i, n)
+			}
+		}
+		return nil
+	}
+	if err := check("admins", cfg.Admins); err != nil {
+		return err
+	}
+	if err := check("operators", cfg.Operators); err != nil {
+		return err
+	}
+	for _, g := range sortedKeys(cfg.Groups) {
+		if g == "" {
+			return errors.New(`--queues: groups: the group name "" is not allowed`)
+		}
+		if err := check("groups."+g, cfg.Groups[g]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

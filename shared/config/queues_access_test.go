@@ -44,6 +44,13 @@ users:
 	if l := cfg.Limits("carol", "batch"); l.MaxPendingJobs != 0 || l.MaxRunningGPUs != 32 || l.MaxPriority != nil {
 		t.Errorf("carol in batch: %+v", l)
 	}
+	cfg, err = LoadQueues(write("admins: [admin]\noperators: [olga]\ngroups: {ml: [alice, carol]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Privileged("admin") || !cfg.Privileged("olga") || cfg.Privileged("alice") || strings.Join(cfg.GroupsOf("carol"), ",") != "ml" {
+		t.Errorf("people: %+v", cfg)
+	}
 	// A file without the new fields keeps today's behaviour: no access
 	// lists, no priority cap, no user limits, no root.
 	cfg, err = LoadQueues(write("queues:\n  research: {gpuQuota: 64}\n"))
@@ -74,6 +81,10 @@ users:
 		"users:\n  \"\": {maxRunningGPUs: 8}\n":                `user name "" is not allowed`,
 		"users: [bob]\n":                                       "users",
 		"defaultUser: {queues: {a: {maxRunningGPUs: -9}}}\n":   "defaultUser: queues.a.maxRunningGPUs -9",
+		"admins: [Admin]\n":                                    `admins[0]: "Admin" is not a user name`,
+		"operators: [ok, \"a b\"]\n":                           `operators[1]: "a b" is not a user name`,
+		"groups: {ml: [alice, \"x.y\"]}\n":                     `groups.ml[1]: "x.y" is not a user name`,
+		"groups: {ml: alice}\n":                                "groups",
 	} {
 		if _, err := LoadQueues(write(body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want one mentioning %q", body, err, want)

@@ -81,6 +81,10 @@ type Assignment struct {
 	// TraceParent is the W3C traceparent of the reservation: the agent's
 	// launch span continues the job's trace from it.
 	TraceParent string `json:"traceParent,omitempty"`
+	// Owner is the job's owner: the local account the agent runs the ranks
+	// as when it runs as root. Empty (a cluster without auth): the ranks run
+	// as the agent's own user, as they always did.
+	Owner string `json:"owner,omitempty"`
 }
 
 // Claim is the value of a GPU or port claim key.

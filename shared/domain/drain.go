@@ -29,6 +29,11 @@ type Drain struct {
 	Reason      string    `json:"reason"`
 	RequestedAt time.Time `json:"requestedAt"`
 	Deadline    time.Time `json:"deadline"`
+	// Actor is who asked for the drain: a user, "lockstep:placement"
+	// (preemption) or "lockstep:drain" (time limit, node drain); empty
+	// when the request came unauthenticated, on a cluster without auth.
+	// The events that end the drain name it too.
+	Actor string `json:"actor,omitempty"`
 }
 
 // DrainRequest asks the drain service to drain a job (subject

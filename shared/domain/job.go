@@ -87,4 +87,6 @@ type Job struct {
 	ReservedAt   time.Time `json:"reservedAt,omitzero"`
 	RunningAt    time.Time `json:"runningAt,omitzero"`
 	EndedAt      time.Time `json:"endedAt,omitzero"`
+	// Owner is the authenticated user who submitted the job (empty on a cluster without auth).
+	Owner string `json:"owner,omitempty"`
 }

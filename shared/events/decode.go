@@ -1,8 +1,11 @@
 package events
 
 import (
+	"strings"
+
 	"github.com/cockroachdb/errors"
 
+	"github.com/lockstep-dev/lockstep/shared/auth"
 	"github.com/lockstep-dev/lockstep/shared/codec"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
@@ -80,6 +83,12 @@ func (e Event) check() []validate.FieldError {
 	if e.Queue != "" && !jobspec.ValidID(e.Queue) {
 		fail("queue", "not a queue name")
 	}
+	if e.Owner != "" && !auth.ValidName(e.Owner) {
+		fail("owner", "not a user name")
+	}
+	if e.Actor != "" && !validActor(e.Actor) {
+		fail("actor", "not a user name or lockstep:<service>")
+	}
 	if len(e.Conflicts) > 1024 {
 		fail("conflicts", "%d entries, more than 1024", len(e.Conflicts))
 	}
@@ -87,4 +96,12 @@ func (e Event) check() []validate.FieldError {
 		out = append(out, domain.CheckPlacement("placement", *e.Placement)...)
 	}
 	return out
+}
+
+// validActor is a user name or "lockstep:<service>" (Lockstep itself).
+func validActor(a string) bool {
+	if svc, ok := strings.CutPrefix(a, SystemActorPrefix); ok {
+		return auth.ValidName(svc)
+	}
+	return auth.ValidName(a)
 }

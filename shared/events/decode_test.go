@@ -31,8 +31,17 @@ func goodEvents() map[string]Event {
 	rejected.Reason, rejected.MsgID = "invalid job spec: gang.nodes: must be an integer", "Not An ID"
 	draining := ForJob(Draining, job, at)
 	draining.Reason, draining.Signal = "preempted", "SIGUSR1"
-	draining.Drain = &domain.Drain{Kind: domain.DrainPreempt, Then: domain.ThenRequeue, Reason: "preempted", RequestedAt: at, Deadline: at.Add(time.Minute)}
+	draining.Drain = &domain.Drain{Kind: domain.DrainPreempt, Then: domain.ThenRequeue, Reason: "preempted", RequestedAt: at, Deadline: at.Add(time.Minute),
+		Actor: SystemActor("placement")}
+	draining.Actor = SystemActor("placement")
+	owned := job
+	owned.Owner = "alice"
+	cancelled := ForJob(Cancelled, owned, at)
+	cancelled.Reason, cancelled.Actor = "cancelled by user", "alice"
+	refused := ForJob(Refused, owned, at)
+	refused.Reason, refused.Actor = "job train-1 belongs to alice", "bob"
 	return map[string]Event{
+		"cancelled": cancelled, "refused": refused,
 		"admitted": ForJob(Admitted, job, at), "reserved": reserved, "failed": failed, "rejected": rejected, "draining": draining,
 		"node-up": {Type: NodeUp, Node: "n1", Epoch: 5, Time: at},
 	}
@@ -62,6 +71,9 @@ var badEvents = []struct{ name, data, want string }{
 	{"escape-in-node", `{"type":"node-up","node":"n1\r\u001b[31m","time":"2026-12-03T06:00:00Z","attempt":0}`, "node: not a node name"},
 	{"float-attempt", `{"type":"admitted","jobId":"a","time":"2026-12-03T06:00:00Z","attempt":1.0}`, "attempt: must be int"},
 	{"bad-placement", `{"type":"running","jobId":"a","time":"2026-12-03T06:00:00Z","attempt":1,"placement":{"nodes":[],"masterAddr":"x","masterPort":1}}`, "placement.nodes"},
+	{"refused-no-reason", `{"type":"refused","jobId":"a","actor":"bob","time":"2026-12-03T06:00:00Z","attempt":1}`, "reason"},
+	{"actor-posing", `{"type":"cancelled","jobId":"a","reason":"x","actor":"lockstep:x.y","time":"2026-12-03T06:00:00Z","attempt":1}`, "actor"},
+	{"bad-owner", `{"type":"admitted","jobId":"a","owner":"Alice Smith","time":"2026-12-03T06:00:00Z","attempt":1}`, "owner"},
 	{"bad-queue", `{"type":"admitted","jobId":"a","queue":"../x","time":"2026-12-03T06:00:00Z","attempt":1}`, "queue"},
 }
 

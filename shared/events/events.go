@@ -38,6 +38,12 @@ const (
 	Checkpointed Type = "checkpointed"
 	// Timeout: the job reached its time limit and was drained.
 	Timeout Type = "timeout"
+	// Refused: a request about the job was refused and changed nothing: a
+	// user other than the owner asked to cancel, drain or checkpoint it,
+	// or submitted a job under its ID. It names the actor (audit) and is
+	// never a state change, so no watcher of the owner's job mistakes it
+	// for the job's end.
+	Refused Type = "refused"
 )
 
 // Node event types.
@@ -47,6 +53,14 @@ const (
 	NodeDrained Type = "node-drained"
 	NodeResumed Type = "node-resumed"
 )
+
+// SystemActorPrefix starts the actor of an action Lockstep took itself:
+// "lockstep:placement" (preemption), "lockstep:drain" (time limit, node
+// drain). The colon is in no user name, so no user can pass for Lockstep.
+const SystemActorPrefix = "lockstep:"
+
+// SystemActor is the actor of an action service took on its own.
+func SystemActor(service string) string { return SystemActorPrefix + service }
 
 // Event is the envelope of every event.
 type Event struct {
@@ -71,6 +85,14 @@ type Event struct {
 	Checkpoint *domain.CheckpointRef `json:"checkpoint,omitempty"`
 	// Timing, on final events and requeues: η's terms so far.
 	Timing *domain.Timing `json:"timing,omitempty"`
+	// Owner is the job's owner (the authenticated submitter; empty on a
+	// cluster without auth).
+	Owner string `json:"owner,omitempty"`
+	// Actor is who asked for a control action (cancelled, draining and
+	// the events ending a drain; refused): a user, or "lockstep:<service>"
+	// when Lockstep itself acted (preemption, time limit, node drain).
+	// Empty when the request came unauthenticated.
+	Actor string `json:"actor,omitempty"`
 }
 
 // Subject is where the event is published.
@@ -90,6 +112,9 @@ func (e Event) DedupID() string {
 		return fmt.Sprintf("node.%s.%s.%d", e.Node, e.Type, e.Epoch)
 	case NodeDrained, NodeResumed:
 		return fmt.Sprintf("node.%s.%s.%d", e.Node, e.Type, e.Time.UnixNano())
+	case Refused:
+		// Each refused request is its own record.
+		return fmt.Sprintf("job.%s.%d.%s.%s.%d", e.JobID, e.Attempt, e.Type, e.Actor, e.Time.UnixNano())
 	case Conflict:
 		// Several conflicts can hit one attempt; each is its own event. A
 		// re-emitted conflict is informational, so a duplicate is harmless.
@@ -109,7 +134,7 @@ func (e Event) IsNodeEvent() bool {
 
 // ForJob starts a job event of the given type.
 func ForJob(t Type, job domain.Job, now time.Time) Event {
-	return Event{Type: t, JobID: job.ID, Time: now.UTC(), Attempt: job.Attempt, Queue: job.Spec.Queue, Restarts: job.Restarts}
+	return Event{Type: t, JobID: job.ID, Time: now.UTC(), Attempt: job.Attempt, Queue: job.Spec.Queue, Restarts: job.Restarts, Owner: job.Owner}
 }
 
 var loadSchema = sync.OnceValues(func() (*validate.Schema, error) {

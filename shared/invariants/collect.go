@@ -26,6 +26,7 @@ import (
 func Collect(ctx context.Context, cli *clientv3.Client, js *jobs.Store) (State, error) {
 	s := State{
 		Claims: map[string]Claim{}, Allocations: map[string]domain.Allocation{}, Assignments: map[string]Assignment{},
+		Running:   map[string]Running{},
 		Inventory: map[string]bool{}, Epochs: map[string]int64{}, LiveLeases: map[int64]bool{},
 		Jobs: map[string]domain.Job{}, Malformed: map[string]string{},
 	}
@@ -126,6 +127,14 @@ func (s *State) add(key string, value []byte, lease int64) string {
 		} else {
 			s.Inventory[name] = true
 		}
+	case strings.HasPrefix(key, store.RunningPrefix):
+		r, err := store.DecodeRunning(key, value)
+		if err != nil {
+			// The error names the key; the map's key names it already.
+			_, why, _ := strings.Cut(err.Error(), ": ")
+			return why
+		}
+		s.Running[r.JobID+"/"+r.Node] = Running{Node: r.Node, Job: r.JobID, Attempt: r.Attempt}
 	case strings.HasPrefix(key, store.DrainsPrefix):
 		var d domain.DrainRecord
 		return decode(value, &d)

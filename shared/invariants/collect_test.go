@@ -2,7 +2,6 @@ package invariants_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -65,7 +64,8 @@ func seed(t *testing.T) *cluster {
 }
 
 // allocate writes an allocation with its claims, port and assignment, as
-// gang does.
+// gang does, and the running key its node's agent writes when it starts
+// the ranks.
 func (c *cluster) allocate(t *testing.T, job string, attempt int, st domain.AllocState, node string, gpus []int, lease clientv3.LeaseID) {
 	t.Helper()
 	a := domain.Allocation{JobID: job, Attempt: attempt, State: st, Lease: int64(lease),
@@ -77,6 +77,7 @@ func (c *cluster) allocate(t *testing.T, job string, attempt int, st domain.Allo
 	}
 	c.put(t, store.PortKey(node, 29500), domain.Claim{JobID: job, Attempt: attempt}, lease)
 	c.put(t, store.AssignKey(node, job), domain.Assignment{JobID: job, Attempt: attempt, Node: node, Epoch: c.epoch[node]}, lease)
+	c.put(t, store.RunningKey(job, node), store.Running{JobID: job, Node: node, Attempt: attempt, Epoch: c.epoch[node]}, clientv3.LeaseID(c.epoch[node]))
 }
 
 func (c *cluster) put(t *testing.T, key string, v any, lease clientv3.LeaseID) {
@@ -141,7 +142,7 @@ func TestCheckDeletedAllocationOfRunningJob(t *testing.T) {
 		"claim-without-owner: n1/0 held by run, which has no allocation",
 		"claim-without-owner: n1/1 held by run has neither a live lease (lease 0) nor a running allocation",
 		"claim-without-owner: n1/1 held by run, which has no allocation",
-		fmt.Sprintf("ranks-without-allocation: node n1 runs ranks of run attempt 1 (assigned to its current registration %x): alloc/run is gone", c.epoch["n1"]),
+		"ranks-without-allocation: running/run/n1: node n1 reports ranks of run attempt 1 alive: alloc/run is gone",
 	)
 }
 
@@ -166,7 +167,7 @@ func TestCheckCorruptAllocation(t *testing.T) {
 		"active-job-without-allocation: res is reserved on attempt 1 but holds no allocation for it (alloc/res: none)",
 		"assignment-without-allocation: assign/n2/res (attempt 1) has no allocation: alloc/res is gone",
 		"claim-without-owner: n2/0 held by res, which has no allocation",
-		fmt.Sprintf("ranks-without-allocation: node n2 runs ranks of res attempt 1 (assigned to its current registration %x): alloc/res is gone", c.epoch["n2"]),
+		"ranks-without-allocation: running/res/n2: node n2 reports ranks of res attempt 1 alive: alloc/res is gone",
 	)
 }
 
@@ -179,6 +180,7 @@ func TestCheckMalformedValuesNamedByKey(t *testing.T) {
 	c.put(t, store.ClaimKey("n2", 3), "\x00garbage", 0)
 	c.put(t, store.InventoryKey("n2"), `{"name": "n9"}`, 0)
 	c.put(t, store.AssignKey("n1", "run"), `[]`, 0)
+	c.put(t, store.RunningKey("run", "n1"), store.Running{JobID: "run", Node: "n2", Attempt: 1}, 0)
 	kv, err := c.env.Bus.JS.KeyValue(context.Background(), subjects.BucketJobs)
 	if err != nil {
 		t.Fatal(err)
@@ -192,14 +194,14 @@ func TestCheckMalformedValuesNamedByKey(t *testing.T) {
 			malformed = append(malformed, key[:strings.Index(key, ":")])
 		}
 	}
-	expect(t, malformed, "alloc/run", "assign/n1/run", "claims/n2/3", "inventory/n2", "jobs/bad")
+	expect(t, malformed, "alloc/run", "assign/n1/run", "claims/n2/3", "inventory/n2", "jobs/bad", "running/run/n1")
 }
 
-// An attempt's assignment left behind after the job moved on to attempt 2
-// elsewhere: the agent of n1 still runs attempt 1 beside attempt 2. The
-// same leftover of an earlier registration of the node runs nothing, and
-// only the assignment is named.
-func TestCheckAssignmentOfAnEarlierAttempt(t *testing.T) {
+// Attempt 1's assignment and running key left behind after the job moved
+// on to attempt 2 elsewhere: the agent of n1 reports attempt 1's ranks
+// alive beside attempt 2 — the reservation that had to wait for them did
+// not. Once n1 reports them gone, only the assignment is named.
+func TestCheckRanksOfAnEarlierAttempt(t *testing.T) {
 	c := seed(t)
 	c.del(t, store.AllocKey("run"))
 	c.del(t, store.ClaimKey("n1", 0))
@@ -212,10 +214,10 @@ func TestCheckAssignmentOfAnEarlierAttempt(t *testing.T) {
 	}
 	want := []string{
 		"assignment-without-allocation: assign/n1/run (attempt 1) has no allocation: alloc/run is of attempt 2",
-		fmt.Sprintf("ranks-without-allocation: node n1 runs ranks of run attempt 1 (assigned to its current registration %x): alloc/run is of attempt 2", c.epoch["n1"]),
+		"ranks-beside-next-attempt: running/run/n1: node n1 reports ranks of run attempt 1 alive while attempt 2 holds an allocation",
 	}
 	expect(t, c.findings(t), want...)
 
-	c.put(t, store.AssignKey("n1", "run"), domain.Assignment{JobID: "run", Attempt: 1, Node: "n1", Epoch: 7}, 0)
+	c.del(t, store.RunningKey("run", "n1"))
 	expect(t, c.findings(t), want[0])
 }

@@ -7,8 +7,9 @@
 //   - no allocation belongs to a finished job;
 //   - every claim is on a registered node;
 //   - every reserved or running job holds an allocation of its attempt;
-//   - every assignment belongs to its job's allocation, and no agent runs
-//     ranks of an allocation that is gone;
+//   - every assignment belongs to its job's allocation;
+//   - no agent reports ranks alive (running/<job>/<node>) of an allocation
+//     that is gone, nor of an attempt older than one that is reserved;
 //   - every stored value decodes and agrees with its key.
 //
 // Evaluate is pure, so tests can feed it states directly; Collect reads a
@@ -34,6 +35,8 @@ type State struct {
 	Assignments map[string]Assignment
 	// Inventory holds every registered node name.
 	Inventory map[string]bool
+	// Running maps "job/node" to what the node's agent reports alive.
+	Running map[string]Running
 	// Epochs holds the current registration (epoch) of every live node.
 	Epochs map[string]int64
 	// LiveLeases holds the IDs of leases that exist (TTL > 0).
@@ -62,6 +65,14 @@ type Assignment struct {
 	Epoch   int64
 }
 
+// Running is one running/<job>/<node> key: ranks of that attempt of the
+// job are alive on the node.
+type Running struct {
+	Node    string
+	Job     string
+	Attempt int
+}
+
 // Violation is one broken invariant, in words.
 type Violation struct {
 	Rule   string `json:"rule"`
@@ -86,10 +97,16 @@ const (
 	// RuleAssignNoAlloc: an assignment whose allocation is gone, is of
 	// another attempt or does not place that node.
 	RuleAssignNoAlloc = "assignment-without-allocation"
-	// RuleRanksNoAlloc: as RuleAssignNoAlloc, and the node's agent runs
-	// those ranks: the assignment is of its current registration, which is
-	// the agent's report that it started them and has not stopped them.
+	// RuleRanksNoAlloc: a node's agent reports ranks alive (its running
+	// key) of an allocation that is gone, is of another attempt or does not
+	// place that node. While the agent stops them (up to its stop grace,
+	// 5 s by default) this is expected; past it, they run beside whatever
+	// holds their GPUs next.
 	RuleRanksNoAlloc = "ranks-without-allocation"
+	// RuleRanksBesideNext: ranks of an attempt are alive while a later
+	// attempt of the same job holds an allocation — the reservation that
+	// must wait for them did not.
+	RuleRanksBesideNext = "ranks-beside-next-attempt"
 )
 
 // Evaluate returns every violation in s, sorted.
@@ -147,6 +164,7 @@ func Evaluate(s State) []Violation {
 	}
 	out = append(out, evaluateJobs(s)...)
 	out = append(out, evaluateAssignments(s)...)
+	out = append(out, evaluateRunning(s)...)
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
 }
@@ -207,11 +225,37 @@ func evaluateAssignments(s State) []Violation {
 		}
 		out = append(out, Violation{RuleAssignNoAlloc, fmt.Sprintf(
 			"assign/%s/%s (attempt %d) has no allocation: %s", as.Node, as.Job, as.Attempt, why)})
-		if epoch, up := s.Epochs[as.Node]; up && epoch == as.Epoch {
-			out = append(out, Violation{RuleRanksNoAlloc, fmt.Sprintf(
-				"node %s runs ranks of %s attempt %d (assigned to its current registration %x): %s",
-				as.Node, as.Job, as.Attempt, as.Epoch, why)})
+	}
+	return out
+}
+
+// evaluateRunning judges what the agents report alive (running keys)
+// against the allocations: ranks of an allocation that is gone, and ranks
+// beside a later attempt of their job.
+func evaluateRunning(s State) []Violation {
+	var out []Violation
+	for _, r := range s.Running {
+		a, ok := s.Allocations[r.Job]
+		key := "running/" + r.Job + "/" + r.Node
+		if ok && a.Attempt > r.Attempt {
+			out = append(out, Violation{RuleRanksBesideNext, fmt.Sprintf(
+				"%s: node %s reports ranks of %s attempt %d alive while attempt %d holds an allocation",
+				key, r.Node, r.Job, r.Attempt, a.Attempt)})
+			continue
 		}
+		why := ""
+		switch {
+		case !ok:
+			why = fmt.Sprintf("alloc/%s is gone", r.Job)
+		case a.Attempt != r.Attempt:
+			why = fmt.Sprintf("alloc/%s is of attempt %d", r.Job, a.Attempt)
+		case !places(a, r.Node):
+			why = fmt.Sprintf("alloc/%s does not place node %s", r.Job, r.Node)
+		default:
+			continue
+		}
+		out = append(out, Violation{RuleRanksNoAlloc, fmt.Sprintf(
+			"%s: node %s reports ranks of %s attempt %d alive: %s", key, r.Node, r.Job, r.Attempt, why)})
 	}
 	return out
 }

@@ -25,6 +25,9 @@ func healthy() State {
 		Assignments: map[string]Assignment{
 			"n1/a": {"n1", "a", 1, 11}, "n2/a": {"n2", "a", 1, 12}, "n1/b": {"n1", "b", 1, 11},
 		},
+		Running: map[string]Running{
+			"a/n1": {"n1", "a", 1}, "a/n2": {"n2", "a", 1}, "b/n1": {"n1", "b", 1},
+		},
 		Inventory:  map[string]bool{"n1": true, "n2": true},
 		Epochs:     map[string]int64{"n1": 11, "n2": 12},
 		Malformed:  map[string]string{},
@@ -77,9 +80,21 @@ func TestEachRuleIsDetected(t *testing.T) {
 		{"assignment on a node its allocation does not place", func(s *State) {
 			s.Assignments["n2/b"] = Assignment{Node: "n2", Job: "b", Attempt: 1, Epoch: 12}
 		}, RuleAssignNoAlloc},
-		{"live agent runs ranks of a gone allocation", func(s *State) {
-			s.Assignments["n2/gone"] = Assignment{Node: "n2", Job: "gone", Attempt: 1, Epoch: 12}
+		{"agent reports ranks of a gone allocation", func(s *State) {
+			s.Running["gone/n2"] = Running{Node: "n2", Job: "gone", Attempt: 1}
 		}, RuleRanksNoAlloc},
+		{"agent reports ranks on a node the allocation does not place", func(s *State) {
+			s.Running["b/n2"] = Running{Node: "n2", Job: "b", Attempt: 1}
+		}, RuleRanksNoAlloc},
+		{"ranks of attempt 1 alive while attempt 2 is reserved", func(s *State) {
+			b := s.Allocations["b"]
+			b.Attempt = 2
+			s.Allocations["b"] = b
+			j := s.Jobs["b"]
+			j.Attempt = 2
+			s.Jobs["b"] = j
+			s.Running["b/n2"] = Running{Node: "n2", Job: "b", Attempt: 1}
+		}, RuleRanksBesideNext},
 		{"malformed value", func(s *State) { s.Malformed["alloc/x"] = "undecodable" }, RuleMalformed},
 		{"allocation of a finished job", func(s *State) {
 			b := s.Jobs["b"]

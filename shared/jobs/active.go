@@ -21,11 +21,13 @@ type Brief struct {
 	State       domain.State `json:"state"`
 	Attempt     int          `json:"attempt"`
 	TraceParent string       `json:"traceParent,omitempty"`
+	// Owner lets admission count a user's pending jobs.
+	Owner string `json:"owner,omitempty"`
 }
 
 // BriefOf is j's brief.
 func BriefOf(j domain.Job) Brief {
-	return Brief{ID: j.ID, State: j.State, Attempt: j.Attempt, TraceParent: j.TraceParent}
+	return Brief{ID: j.ID, State: j.State, Attempt: j.Attempt, TraceParent: j.TraceParent, Owner: j.Owner}
 }
 
 // Active follows the bucket with one long-lived watch and keeps the brief
@@ -67,6 +69,28 @@ func (a *Active) Snapshot() map[string]Brief {
 		out[k] = v
 	}
 	return out
+}
+
+// Count counts the non-terminal records for which match is true, without
+// copying the map (admission asks once per submission).
+func (a *Active) Count(match func(Brief) bool) int {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	n := 0
+	for _, b := range a.jobs {
+		if match(b) {
+			n++
+		}
+	}
+	return n
+}
+
+// Get returns the brief of one non-terminal record.
+func (a *Active) Get(id string) (Brief, bool) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	b, ok := a.jobs[id]
+	return b, ok
 }
 
 func (a *Active) run(ctx context.Context) {

@@ -1,6 +1,7 @@
 package queue_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,5 +110,23 @@ func TestLimits(t *testing.T) {
 	}
 	if !accessConfig.Queue("research").AllowRoot || accessConfig.Queue("prod").AllowRoot {
 		t.Error("AllowRoot not carried")
+	}
+}
+
+func TestGroupsOfAndPrivileged(t *testing.T) {
+	cfg := queue.Config{
+		Groups: map[string][]string{"ml": {"alice", "carol"}, "ops": {"alice"}, "web": {"bob"}},
+		Admins: []string{"admin"}, Operators: []string{"olga"},
+	}
+	if got := cfg.GroupsOf("alice"); !slices.Equal(got, []string{"ml", "ops"}) {
+		t.Errorf("GroupsOf(alice) = %v", got)
+	}
+	if got := cfg.GroupsOf("dave"); got != nil {
+		t.Errorf("GroupsOf(dave) = %v", got)
+	}
+	for user, want := range map[string]bool{"admin": true, "olga": true, "alice": false, "": false} {
+		if got := cfg.Privileged(user); got != want {
+			t.Errorf("Privileged(%q) = %v, want %v", user, got, want)
+		}
 	}
 }

@@ -115,6 +115,13 @@ type Config struct {
 	// DefaultUser's limits only.
 	Users       map[string]UserConfig `json:"users,omitempty"`
 	DefaultUser UserConfig            `json:"defaultUser,omitzero"`
+	// Admins and Operators may cancel, drain and checkpoint any user's
+	// job (Privileged); everyone else acts on their own jobs only.
+	Admins    []string `json:"admins,omitempty"`
+	Operators []string `json:"operators,omitempty"`
+	// Groups lists each group's members, for AllowGroups (GroupsOf): the
+	// services look up no local accounts, whose groups are the nodes'.
+	Groups map[string][]string `json:"groups,omitempty"`
 }
 
 // Queue returns the configuration of a queue.

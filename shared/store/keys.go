@@ -11,6 +11,11 @@
 //	assign/<node>/<job>       domain.Assignment, same lifetime as claims
 //	drains/<job>              domain.DrainRecord, no lease: a drain in progress
 //	nodestate/<node>          domain.NodeState, no lease: an operator's drain of a node
+//	running/<job>/<node>      Running, under the agent's node lease: some process
+//	                          of the job's ranks is alive on the node (written
+//	                          before the ranks start, deleted once their whole
+//	                          trees are gone); a reservation of the job waits
+//	                          until no such key is left
 //	election/<service>        concurrency.Election keys for singletons
 package store
 
@@ -34,6 +39,7 @@ const (
 	ElectionPrefix  = Prefix + "election/"
 	DrainsPrefix    = Prefix + "drains/"
 	NodeStatePrefix = Prefix + "nodestate/"
+	RunningPrefix   = Prefix + "running/"
 )
 
 // DrainKey is a job's drain record.
@@ -41,6 +47,23 @@ func DrainKey(job string) string { return DrainsPrefix + job }
 
 // NodeStateKey is a node's administrative state.
 func NodeStateKey(node string) string { return NodeStatePrefix + node }
+
+// RunningKey says that ranks of job are alive on node.
+func RunningKey(job, node string) string { return RunningPrefix + job + "/" + node }
+
+// JobRunningPrefix covers the running keys of one job, on every node. Job
+// IDs have no '/', so one job's prefix never covers another's keys.
+func JobRunningPrefix(job string) string { return RunningPrefix + job + "/" }
+
+// ParseRunningKey splits a running key into job and node.
+func ParseRunningKey(key string) (job, node string, ok bool) {
+	rest, found := strings.CutPrefix(key, RunningPrefix)
+	if !found {
+		return "", "", false
+	}
+	job, node, ok = strings.Cut(rest, "/")
+	return job, node, ok && job != "" && node != ""
+}
 
 // Lease and timing defaults.
 const (

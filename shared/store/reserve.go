@@ -12,7 +12,9 @@ import (
 // ReservationTxn builds the one transaction that claims a whole gang:
 //
 //	If:   every GPU claim key, the MASTER_PORT key and the job's allocation
-//	      key are absent, and every node key still has the revision read
+//	      key are absent, no agent reports ranks of the job alive (no key
+//	      under JobRunningPrefix: an earlier attempt's ranks still being
+//	      stopped), and every node key still has the revision read
 //	      (nodeRevs; a node that re-registered or vanished fails it);
 //	Then: put the allocation, every claim, the port claim and one
 //	      assignment per node, all attached to lease;
@@ -35,6 +37,11 @@ func ReservationTxn(a domain.Allocation, assigns []domain.Assignment, nodeRevs m
 		clientv3.Compare(clientv3.CreateRevision(port), "=", 0),
 		clientv3.Compare(clientv3.CreateRevision(AllocKey(a.JobID)), "=", 0))
 	els = append(els, clientv3.OpGet(port), clientv3.OpGet(AllocKey(a.JobID)))
+	// A compare over a prefix holds for every key in it, and for none
+	// when it is empty: one compare however many nodes still report.
+	running := JobRunningPrefix(a.JobID)
+	cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(running).WithPrefix(), "=", 0))
+	els = append(els, clientv3.OpGet(running, clientv3.WithPrefix()))
 	return cmps, AllocationPuts(a, assigns, clientv3.WithLease(lease)), els
 }
 

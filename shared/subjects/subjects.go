@@ -134,8 +134,9 @@ func RankLogs(jobID string, rank int) string {
 
 // Template maps a concrete subject to its template (no IDs), the
 // low-cardinality name spans and metrics use: a job event's subject becomes
-// JobEventT, a node event's NodeEventT, a log line's LogsT. Subjects without
-// IDs (submit, reserve, report, ...) are their own template.
+// JobEventT, a node event's NodeEventT, a log line's LogsT, a node's report
+// or ack subject Report or CheckpointAck. Subjects without IDs (submit,
+// reserve, ...) are their own template.
 func Template(subject string) string {
 	switch {
 	case strings.HasPrefix(subject, prefix+".events.job."):
@@ -144,6 +145,12 @@ func Template(subject string) string {
 		return NodeEventT
 	case strings.HasPrefix(subject, prefix+".logs."):
 		return LogsT
+	case strings.HasPrefix(subject, Report+"."):
+		// Per-node subjects keep the family's name: the node is on the
+		// span as an attribute already.
+		return Report
+	case strings.HasPrefix(subject, CheckpointAck+"."):
+		return CheckpointAck
 	}
 	return subject
 }
@@ -171,3 +178,27 @@ func DrainAs(user string) string { return Drain + "." + user }
 // ReportFrom is the report subject of one node: only that node's identity
 // may publish on it, so gang knows which node a report really came from.
 func ReportFrom(node string) string { return Report + "." + node }
+
+// ReportsAll matches every node's report subject (gang's filter).
+const ReportsAll = Report + ".>"
+
+// CheckpointAckFrom is the checkpoint-ack subject of one node: ranks hand
+// their acks to their node's agent, which forwards them here. Only that
+// node's identity may publish on it, so drain knows which node an ack
+// came from.
+func CheckpointAckFrom(node string) string { return CheckpointAck + "." + node }
+
+// CheckpointAcksAll matches every node's ack subject (drain's
+// subscription).
+const CheckpointAcksAll = CheckpointAck + ".>"
+
+// NodeOf is the node named by the last token of a per-node subject
+// (ReportFrom, CheckpointAckFrom) under base, or "" when subject is not
+// one of them.
+func NodeOf(base, subject string) string {
+	node, ok := strings.CutPrefix(subject, base+".")
+	if !ok || !Token(node) {
+		return ""
+	}
+	return node
+}

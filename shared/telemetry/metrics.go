@@ -54,6 +54,7 @@ const (
 	RejectInvalid       = "invalid_spec"  // the spec failed validation
 	RejectQuota         = "quota"         // bigger than its queue's quota
 	RejectUnschedulable = "unschedulable" // the whole cluster could never hold it
+	RejectPolicy        = "policy"        // the queue policy refuses its owner (access, priority, user limits)
 )
 
 // Stages of lockstep.scheduling.latency.
@@ -111,7 +112,7 @@ func newMetrics(m metric.Meter) (*Metrics, error) {
 	}
 	out.Submissions = counter(MetricSubmissions, "{submission}", "Submissions received by admission (first deliveries).")
 	out.Admissions = counter(MetricAdmissions, "{job}", "Jobs admitted, by queue.")
-	out.Rejections = counter(MetricRejections, "{job}", "Submissions rejected, by reason: invalid_spec, quota, unschedulable.")
+	out.Rejections = counter(MetricRejections, "{job}", "Submissions rejected, by reason: invalid_spec, quota, policy, unschedulable.")
 	out.SchedulingLatency = seconds(MetricSchedulingLatency, "Time from queueing (submit, or requeue) to stage=reserved (every GPU claimed) or stage=running (every rank running).")
 	out.GangWait = seconds(MetricGangWait, "T_gang_wait: time from (re)queue until the gang's last GPU was claimed, by queue.")
 	out.Conflicts = counter(MetricConflicts, "{conflict}", "Reservations that lost a race for a GPU, port or node.")

@@ -1,0 +1,180 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/domain"
+)
+
+// Who a gang's ranks run as. An agent running as root starts each rank
+// with its owner's uid, gid and supplementary groups (Slurm's task launch
+// does the same with the submitter's UID): a job can then read and write
+// what its owner can, and nothing of the node's or another user's. An
+// agent that is not root cannot change user: its ranks run as itself, as
+// they always did, and it says so once in its log.
+
+// account is the local user a gang's ranks run as.
+type account struct {
+	// Name, Home and Shell give the ranks USER/LOGNAME, HOME and SHELL.
+	Name, Home, Shell string
+	// Cred is what the rank is started with; nil runs it as the agent.
+	Cred *syscall.Credential
+}
+
+// defaultPath is the PATH of ranks that run as another user than the
+// agent: the agent's own PATH is its business (it may name directories
+// only root should trust), and a login's PATH comes from the same list.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// runAs decides who a job's ranks run as on this node: the agent itself
+// when it is not root or the job has no owner (a cluster without auth),
+// else the owner's local account. An owner with no local account is
+// mapped to cfg.MapUnknownUsersTo when set, else the job fails here; an
+// owner that is root, or maps to uid 0, runs only where the agent allows
+// it (cfg.AllowRootRanks).
+func (e *executor) runAs(owner string) (account, error) {
+	if !e.root || owner == "" {
+		return e.self, nil
+	}
+	node := e.cfg.Node.Name
+	u, err := user.Lookup(owner)
+	var unknown user.UnknownUserError
+	if errors.As(err, &unknown) && e.cfg.MapUnknownUsersTo != "" {
+		u, err = user.Lookup(e.cfg.MapUnknownUsersTo)
+		if err != nil {
+			return account{}, errors.Wrapf(err, "user %q does not exist on %s, nor %q that unknown users map to", owner, node, e.cfg.MapUnknownUsersTo)
+		}
+	}
+	if errors.As(err, &unknown) {
+		return account{}, errors.Newf("user %q does not exist on %s", owner, node)
+	}
+	if err != nil {
+		return account{}, errors.Wrapf(err, "look up user %q on %s", owner, node)
+	}
+	acct, err := accountOf(u)
+	if err != nil {
+		return account{}, errors.Wrapf(err, "user %q on %s", owner, node)
+	}
+	if acct.Cred.Uid == 0 && !e.cfg.AllowRootRanks {
+		return account{}, errors.Newf("user %q is root on %s, and ranks run as root only where the agent allows it (--allow-root-ranks)", owner, node)
+	}
+	return acct, nil
+}
+
+// accountOf reads what a rank needs of a local account: ids, groups,
+// home and login shell.
+func accountOf(u *user.User) (account, error) {
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err := errors.CombineErrors(err1, err2); err != nil {
+		return account{}, errors.Wrap(err, "non-numeric uid or gid")
+	}
+	ids, err := u.GroupIds()
+	if err != nil {
+		return account{}, errors.Wrap(err, "list groups")
+	}
+	groups := make([]uint32, 0, len(ids))
+	for _, id := range ids {
+		g, err := strconv.ParseUint(id, 10, 32)
+		if err != nil {
+			return account{}, errors.Wrapf(err, "group id %q", id)
+		}
+		groups = append(groups, uint32(g))
+	}
+	return account{
+		Name: u.Username, Home: u.HomeDir, Shell: loginShell(u.Username),
+		Cred: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups},
+	}, nil
+}
+
+// selfAccount is the agent's own user, for ranks that run as the agent.
+func selfAccount() account {
+	a := account{Name: strconv.Itoa(os.Getuid()), Home: os.Getenv("HOME"), Shell: "/bin/sh"}
+	if u, err := user.Current(); err == nil {
+		a.Name, a.Home, a.Shell = u.Username, u.HomeDir, loginShell(u.Username)
+	}
+	return a
+}
+
+// loginShell is name's shell from /etc/passwd (os/user does not say), or
+// /bin/sh.
+func loginShell(name string) string {
+	b, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		return "/bin/sh"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) == 7 && f[0] == name && f[6] != "" {
+			return f[6]
+		}
+	}
+	return "/bin/sh"
+}
+
+// credArg encodes a credential for the rank supervisor's command line
+// ("-": run the rank as the supervisor itself). The supervisor stays the
+// agent's user, so that it can end the tree and its cgroup whatever the
+// rank does; only the rank it starts changes user.
+func credArg(c *syscall.Credential) string {
+	if c == nil {
+		return "-"
+	}
+	gs := make([]string, len(c.Groups))
+	for i, g := range c.Groups {
+		gs[i] = strconv.FormatUint(uint64(g), 10)
+	}
+	return fmt.Sprintf("%d:%d:%s", c.Uid, c.Gid, strings.Join(gs, ","))
+}
+
+// parseCredArg is credArg's inverse.
+func parseCredArg(s string) (*syscall.Credential, error) {
+	if s == "-" {
+		return nil, nil
+	}
+	f := strings.Split(s, ":")
+	if len(f) != 3 {
+		return nil, errors.Newf("credential %q: want uid:gid:groups", s)
+	}
+	uid, err1 := strconv.ParseUint(f[0], 10, 32)
+	gid, err2 := strconv.ParseUint(f[1], 10, 32)
+	if err := errors.CombineErrors(err1, err2); err != nil {
+		return nil, errors.Wrapf(err, "credential %q", s)
+	}
+	c := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+	if f[2] != "" {
+		for _, g := range strings.Split(f[2], ",") {
+			n, err := strconv.ParseUint(g, 10, 32)
+			if err != nil {
+				return nil, errors.Wrapf(err, "credential %q", s)
+			}
+			c.Groups = append(c.Groups, uint32(n))
+		}
+	}
+	return c, nil
+}
+
+// attemptDir creates the attempt's directory (rank logs, ack files, the
+// default working directory). Ranks running as their owner get it as
+// theirs, closed to other users: they write their ack files there.
+func (e *executor) attemptDir(as domain.Assignment, acct account) (string, error) {
+	dir := filepath.Join(e.cfg.DataDir, "jobs", as.JobID, strconv.Itoa(as.Attempt))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", errors.Wrap(err, "rank working directory")
+	}
+	if acct.Cred == nil {
+		return dir, nil
+	}
+	if err := os.Chown(dir, int(acct.Cred.Uid), int(acct.Cred.Gid)); err != nil {
+		return "", errors.Wrapf(err, "give the attempt's directory to %s", acct.Name)
+	}
+	return dir, errors.Wrap(os.Chmod(dir, 0o700), "close the attempt's directory")
+}

@@ -1,0 +1,70 @@
+package drain
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/auth"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/errs"
+	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+)
+
+// actorOf reads who sent a cancel or drain request from its subject, never
+// from its body: on a cluster with auth the server lets only bob (or an
+// admin) publish on CancelAs("bob"). The shared subject has no actor ("");
+// once auth is on only services and admins may publish there, and without
+// auth anyone may, as before.
+func actorOf(base, subject string) (string, error) {
+	actor, ok := subjects.UserOf(base, subject)
+	switch {
+	case !ok:
+		return "", errs.MarkPermanent(errors.Newf("request on %q, not on %s", subject, base))
+	case actor != "" && !auth.ValidName(actor):
+		return "", errs.MarkPermanent(errors.Newf("request subject %q names no valid user", subject))
+	}
+	return actor, nil
+}
+
+// refusal says why actor may not act on job, or "" when they may: the
+// owner may, and so may the policy's admins and operators and a request
+// on the shared subject. Everyone else is refused, including on a job
+// without an owner (one submitted on the shared subject). Only Lockstep
+// and the privileged may ask for the drains Lockstep starts itself.
+func (s *service) refusal(job domain.Job, actor string, kind domain.DrainKind) string {
+	if actor == "" || s.cfg.Queues.Privileged(actor) {
+		return ""
+	}
+	if job.Owner != actor {
+		if job.Owner == "" {
+			return fmt.Sprintf("job %s belongs to no user: only an admin or operator may act on it", job.ID)
+		}
+		return fmt.Sprintf("job %s belongs to %s", job.ID, job.Owner)
+	}
+	if kind != "" && kind != domain.DrainCancel && kind != domain.DrainCheckpoint {
+		return fmt.Sprintf("a %s drain is for Lockstep, admins and operators: ask for cancel or checkpoint", kind)
+	}
+	return ""
+}
+
+// refuse records a request that changed nothing, on the job's subject, for
+// the owner and the audit trail: the actor and why.
+func (s *service) refuse(ctx context.Context, job domain.Job, actor, request, reason string) error {
+	s.log.WarnContext(ctx, "refused request", "job", job.ID, "request", request, "actor", actor, "owner", job.Owner, "reason", reason)
+	ev := events.ForJob(events.Refused, job, s.cfg.Now().UTC())
+	ev.Actor, ev.Reason = actor, request+" refused: "+reason
+	return s.bus.PublishEvent(ctx, ev)
+}
+
+// requestActor is the actor a drain names: the requester, or Lockstep
+// itself for the drains it starts on the shared subject (placement's
+// preemptions).
+func requestActor(actor string, kind domain.DrainKind) string {
+	if actor == "" && kind == domain.DrainPreempt {
+		return events.SystemActor("placement")
+	}
+	return actor
+}

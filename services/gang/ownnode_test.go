@@ -1,0 +1,86 @@
+package gang_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/services/gang"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/testenv"
+)
+
+// The finding: a forged "exited" report ended a victim's gang as
+// succeeded. A node reports now on its own subject (with auth, the server
+// lets only that node publish there), and gang refuses a report that names
+// another node than the subject it came on, or a node that holds no part
+// of the attempt: neither changes the allocation or the job, and both are
+// terminated, not redelivered. The victim's own node still reports.
+func TestReportsAreRefusedForAnotherNode(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	js := startGang(t, env, 1, gang.Config{Workers: 2})
+	nodeLease, err := env.Etcd.Grant(ctx, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := reservedGang(t, env, js, nodeLease.ID, "victim", 1, 29500, domain.StateReserved)
+	own := a.Placement.Nodes[0].Node
+
+	forged := []struct {
+		subject string
+		r       domain.Report
+	}{
+		// evil's agent claims to speak for the victim's node.
+		{subjects.ReportFrom("evil"), domain.Report{JobID: "victim", Attempt: 1, Node: own, Kind: domain.ReportFailed, ExitCode: 1}},
+		// evil reports for itself on a gang it holds no part of.
+		{subjects.ReportFrom("evil"), domain.Report{JobID: "victim", Attempt: 1, Node: "evil", Kind: domain.ReportFailed, ExitCode: 1}},
+		// The subject of old, which no node has any more.
+		{subjects.Report, domain.Report{JobID: "victim", Attempt: 1, Node: own, Kind: domain.ReportFailed, ExitCode: 1}},
+	}
+	for i, f := range forged {
+		if err := env.Bus.PublishJSON(ctx, f.subject, fmt.Sprintf("forged.%d", i), f.r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitReportsConsumed(t, env, 2) // the bare subject is not gang's to consume
+	got, _, found, err := store.GetAllocation(ctx, env.Etcd, "victim")
+	if err != nil || !found || got.State != domain.AllocReserved || len(got.Started) > 0 || len(got.Exited) > 0 {
+		t.Fatalf("allocation after forged reports: %+v found=%v err=%v", got, found, err)
+	}
+	if j, _, err := js.Get(ctx, "victim"); err != nil || j.State != domain.StateReserved {
+		t.Fatalf("job after forged reports: %s (%s) %v", j.State, j.Reason, err)
+	}
+
+	r := domain.Report{JobID: "victim", Attempt: 1, Node: own, Kind: domain.ReportStarted}
+	if err := env.Bus.PublishJSON(ctx, subjects.ReportFrom(own), "own.started", r); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, js, "victim", domain.StateRunning)
+}
+
+// waitReportsConsumed waits until gang's report consumer has settled n
+// messages for good: none pending, none awaiting an ack, none redelivered.
+func waitReportsConsumed(t *testing.T, env *testenv.Env, n uint64) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, func() error {
+		c, err := env.Bus.JS.Consumer(context.Background(), subjects.StreamWork, subjects.DurableReports)
+		if err != nil {
+			return err
+		}
+		info, err := c.Info(context.Background())
+		if err != nil {
+			return err
+		}
+		if info.Delivered.Consumer < n || info.NumPending > 0 || info.NumAckPending > 0 {
+			return fmt.Errorf("reports: %d delivered, %d pending, %d awaiting ack", info.Delivered.Consumer, info.NumPending, info.NumAckPending)
+		}
+		if info.NumRedelivered > 0 || info.Delivered.Consumer > n {
+			t.Fatalf("refused reports were redelivered: %+v", info)
+		}
+		return nil
+	})
+}

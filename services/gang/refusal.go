@@ -1,0 +1,83 @@
+package gang
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+
+	"github.com/lockstep-dev/lockstep/shared/codec"
+	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/store"
+)
+
+// refusal is what a failed reservation transaction read in its Else
+// branch: the slots that were taken, in words, and the running keys of
+// the job (ranks of an earlier attempt still alive on some node).
+type refusal struct {
+	conflicts []string
+	// ranks are the job's running keys at rev, the transaction's revision.
+	ranks []string
+	rev   int64
+}
+
+// step is what gang does about a refusal.
+type step int
+
+const (
+	// proposeAgain: the slots may be free on another placement; placement
+	// is told at once (a conflict).
+	proposeAgain step = iota
+	// waitForRanks: whatever the placement, the job may not start while
+	// ranks of its earlier attempt are alive; it is proposed again when
+	// the last of its running keys goes (awaitRanks), not before.
+	waitForRanks
+)
+
+// next decides what follows a refusal.
+func next(r refusal) step {
+	if len(r.ranks) > 0 {
+		return waitForRanks
+	}
+	return proposeAgain
+}
+
+// readRefusal names what the Else reads found: "node-3/gpu2 held by
+// job-x", "node-1 still runs attempt 1 of the job", sorted.
+func readRefusal(kvs []*mvccpb.KeyValue, p domain.Placement, jobID string) refusal {
+	var r refusal
+	for _, kv := range kvs {
+		key := string(kv.Key)
+		var c domain.Claim
+		switch {
+		case strings.HasPrefix(key, store.ClaimsPrefix):
+			_ = codec.Decode(kv.Value, &c)
+			node, gpu, _ := store.ParseClaimKey(key)
+			r.conflicts = append(r.conflicts, fmt.Sprintf("%s/gpu%d held by %s", node, gpu, c.JobID))
+		case strings.HasPrefix(key, store.PortsPrefix):
+			_ = codec.Decode(kv.Value, &c)
+			addr, port, _ := store.ParsePortKey(key)
+			r.conflicts = append(r.conflicts, fmt.Sprintf("port %s:%d held by %s", addr, port, c.JobID))
+		case key == store.AllocKey(jobID):
+			r.conflicts = append(r.conflicts, "job already holds an allocation")
+		case strings.HasPrefix(key, store.JobRunningPrefix(jobID)):
+			// The key counts, readable or not: only its agent (or its
+			// lease) may end it.
+			r.ranks = append(r.ranks, key)
+			if run, err := store.DecodeRunning(key, kv.Value); err == nil {
+				r.conflicts = append(r.conflicts, fmt.Sprintf("%s still runs ranks of attempt %d", run.Node, run.Attempt))
+			} else {
+				r.conflicts = append(r.conflicts, fmt.Sprintf("ranks still run (%v)", err))
+			}
+		}
+	}
+	// A node key that is present passed unless it changed; absent ones are
+	// down. Report nodes re-registered or gone when nothing else explains it.
+	if len(r.conflicts) == 0 {
+		r.conflicts = append(r.conflicts, "a node of "+strings.Join(p.NodeNames(), ",")+" re-registered or went down")
+	}
+	sort.Strings(r.conflicts)
+	sort.Strings(r.ranks)
+	return r
+}
