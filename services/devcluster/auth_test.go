@@ -14,10 +14,12 @@ import (
 
 	"github.com/lockstep-dev/lockstep/services/devcluster"
 	"github.com/lockstep-dev/lockstep/shared/auth"
+	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/client"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/testenv"
 )
 
 // openDir is a temporary directory anyone may enter and write: a root
@@ -172,4 +174,33 @@ func TestAuthClusterRestartsOnSameDataDir(t *testing.T) {
 		t.Fatalf("dial as admin after restart: %v", err)
 	}
 	cl.Close()
+}
+
+// The client with alice's creds acts as alice: her submission is admitted
+// with her as the owner, taken from the subject the server let her use.
+func TestAuthClusterClientActsAsItsCreds(t *testing.T) {
+	c := startAuthCluster(t)
+	ctx := context.Background()
+	cl, err := client.Dial(ctx, c.NATSURL, bus.WithCreds(filepath.Join(c.CredsDir, "alice.creds")))
+	if err != nil {
+		t.Fatalf("dial as alice: %v", err)
+	}
+	t.Cleanup(cl.Close)
+	if cl.User != "alice" {
+		t.Fatalf("client acts as %q, want alice", cl.User)
+	}
+	id, err := cl.Submit(ctx, []byte(`{"name":"hers","gang":{"nodes":1,"gpusPerNode":1},"command":["sleep","300"]}`))
+	if err != nil {
+		t.Fatalf("submit as alice: %v", err)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		j, err := cl.Job(ctx, id)
+		if err != nil {
+			return err
+		}
+		if j.Owner != "alice" {
+			return fmt.Errorf("job %s owner %q, want alice", id, j.Owner)
+		}
+		return nil
+	})
 }
