@@ -484,8 +484,14 @@ func seq(from, to int) []int {
 	return out
 }
 
-// DefaultDataDir is where `lockstep dev` keeps its state.
+// DefaultDataDir is where `lockstep dev` keeps its state: the user's cache
+// directory, or /var/lib/lockstep/dev for root.
 func DefaultDataDir() string {
+	// As root, ranks run as their owners (or nobody), who must be able to
+	// enter their attempt directories: root's home is closed to them.
+	if os.Geteuid() == 0 {
+		return filepath.Join("/var/lib", "lockstep", "dev")
+	}
 	if d, err := os.UserCacheDir(); err == nil {
 		return filepath.Join(d, "lockstep", "dev")
 	}
