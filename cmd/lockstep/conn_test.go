@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockstep-dev/lockstep/services/devcluster"
 	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/testenv"
 )
 
 // TestMain keeps the developer's own config file and LOCKSTEP_* variables
@@ -63,9 +65,14 @@ func TestCLIWithDevContextActsAsAdmin(t *testing.T) {
 		t.Fatalf("submit through the dev context: exit %d: %s", code, errOut)
 	}
 	id := strings.TrimSpace(out)
-	if out, errOut, code := cli(t, "queue"); code != 0 || !strings.Contains(out, id) {
-		t.Fatalf("queue through the dev context: exit %d, %s %s", code, out, errOut)
-	}
+	// submit returns once the submission is stored; admission writes the
+	// record a moment later.
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if out, errOut, code := cli(t, "queue"); code != 0 || !strings.Contains(out, id) {
+			return fmt.Errorf("queue through the dev context: exit %d, %s %s", code, out, errOut)
+		}
+		return nil
+	})
 
 	// check reaches etcd (TLS, client certificate) through the context too.
 	if out, errOut, code := cli(t, "check", "--settle", "0"); code != 0 || !strings.Contains(out, "ok") {
