@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/domain"
@@ -38,11 +39,20 @@ func (r *runningKeys) hold(ctx context.Context, as domain.Assignment) (int64, er
 	ctx, cancel := context.WithTimeout(ctx, holdTimeout)
 	defer cancel()
 	val := store.Running{JobID: as.JobID, Node: r.node, Attempt: as.Attempt, Epoch: as.Epoch}
-	resp, err := r.etcd.Put(ctx, store.RunningKey(as.JobID, r.node), store.MustJSON(val), clientv3.WithLease(clientv3.LeaseID(as.Epoch)))
-	if err != nil {
-		return 0, errors.Wrapf(err, "record ranks of job %s attempt %d as running", errors.Safe(as.JobID), as.Attempt)
+	// Retried within holdTimeout: one member that stopped answering (a
+	// frozen etcd leader) times a request out, and the next one goes to
+	// another member. Failing at once would requeue the whole gang.
+	for i := 0; ; i++ {
+		resp, err := r.etcd.Put(ctx, store.RunningKey(as.JobID, r.node), store.MustJSON(val), clientv3.WithLease(clientv3.LeaseID(as.Epoch)))
+		if err == nil {
+			return resp.Header.Revision, nil
+		}
+		if ctx.Err() != nil || errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			return 0, errors.Wrapf(err, "record ranks of job %s attempt %d as running", errors.Safe(as.JobID), as.Attempt)
+		}
+		r.log.Warn("running key not written, retrying", "job", as.JobID, "attempt", as.Attempt, "err", err)
+		sleep(ctx, min(time.Duration(i+1)*100*time.Millisecond, time.Second))
 	}
-	return resp.Header.Revision, nil
 }
 
 // drop deletes the key hold wrote, unless a later attempt of the job
