@@ -56,7 +56,8 @@ func (r *runningKeys) hold(ctx context.Context, as domain.Assignment) (int64, er
 }
 
 // drop deletes the key hold wrote, unless a later attempt of the job
-// started here has rewritten it since (rev). It retries until it succeeds
+// started here has rewritten it since (its value then differs; rev 0 means
+// hold wrote nothing). It retries until it succeeds
 // or ctx (the registration) ends: a registration that ends takes the key
 // along with its lease.
 func (r *runningKeys) drop(ctx context.Context, as domain.Assignment, rev int64) {
@@ -64,12 +65,16 @@ func (r *runningKeys) drop(ctx context.Context, as domain.Assignment, rev int64)
 		return
 	}
 	key := store.RunningKey(as.JobID, r.node)
+	// Compared by value, not by the revision hold saw: a put that timed
+	// out on a frozen member can still be applied after hold's retry
+	// succeeded, rewriting the same value at a later revision.
+	val := store.MustJSON(store.Running{JobID: as.JobID, Node: r.node, Attempt: as.Attempt, Epoch: as.Epoch})
 	for i := 0; ctx.Err() == nil; i++ {
-		_, err := r.etcd.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).Then(clientv3.OpDelete(key)).Commit()
+		_, err := r.etcd.Txn(ctx).If(clientv3.Compare(clientv3.Value(key), "=", val)).Then(clientv3.OpDelete(key)).Commit()
 		if err == nil {
 			return
 		}
 		r.log.Warn("running key not deleted, retrying", "key", key, "err", err)
-		sleep(ctx, min(time.Duration(i+1)*200*time.Millisecond, 5*time.Second))
+		sleep(ctx, min(time.Duration(i+1)*200*time.Millisecond, time.Second))
 	}
 }
