@@ -11,7 +11,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
@@ -40,9 +39,9 @@ func (s *service) handleAck(ctx context.Context) nats.MsgHandler {
 // ack records one ack that came from node (from the subject, which only
 // that node may publish on when the bus has auth).
 func (s *service) ack(ctx context.Context, node string, data []byte) domain.AckReply {
-	var a domain.CheckpointAck
-	if err := json.Unmarshal(data, &a); err != nil || !jobspec.ValidID(a.JobID) {
-		return domain.AckReply{Error: fmt.Sprintf("malformed ack (want {\"jobId\", \"attempt\", \"rank\", \"step\", \"path\"}): %v", err)}
+	a, err := domain.DecodeCheckpointAck(data)
+	if err != nil {
+		return domain.AckReply{Error: err.Error()}
 	}
 	if node == "" {
 		return domain.AckReply{Error: "an ack must come from a node's agent, on its node's subject"}

@@ -2,15 +2,12 @@ package drain
 
 import (
 	"context"
-	"encoding/json"
 
-	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
-	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
@@ -24,9 +21,9 @@ const unknownJobRetries = 20
 // job's trace (a CLI); the cancellation itself joins the job's trace,
 // linked to the request.
 func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg) (err error) {
-	var req domain.CancelRequest
-	if err := json.Unmarshal(msg.Data(), &req); err != nil || !jobspec.ValidID(req.JobID) {
-		return errs.MarkPermanent(errors.Newf("malformed cancel request (want {\"jobId\": ...}): %v", err))
+	req, err := domain.DecodeCancelRequest(msg.Data())
+	if err != nil {
+		return err // permanent: the consumer terminates it with the fields named
 	}
 	actor, err := actorOf(subjects.Cancel, msg.Subject())
 	if err != nil {

@@ -2,7 +2,6 @@ package drain
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/cockroachdb/errors"
@@ -12,7 +11,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
-	"github.com/lockstep-dev/lockstep/shared/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
@@ -21,12 +19,9 @@ import (
 // handleDrainRequest starts a drain asked for on lockstep.v1.jobs.drain
 // (Lockstep's own, and requests without auth) or drain.<user>.
 func (s *service) handleDrainRequest(ctx context.Context, msg jetstream.Msg) error {
-	var req domain.DrainRequest
-	if err := json.Unmarshal(msg.Data(), &req); err != nil || !jobspec.ValidID(req.JobID) {
-		return errs.MarkPermanent(errors.Newf("malformed drain request: %v", err))
-	}
-	if err := validRequest(req); err != nil {
-		return errs.MarkPermanent(err)
+	req, err := domain.DecodeDrainRequest(msg.Data())
+	if err != nil {
+		return err // permanent: the consumer terminates it with the fields named
 	}
 	actor, err := actorOf(subjects.Drain, msg.Subject())
 	if err != nil {
@@ -47,20 +42,6 @@ func (s *service) handleDrainRequest(ctx context.Context, msg jetstream.Msg) err
 		return retryUnknown(msg, err)
 	}
 	return err
-}
-
-func validRequest(req domain.DrainRequest) error {
-	switch req.Kind {
-	case domain.DrainCancel, domain.DrainCheckpoint, domain.DrainPreempt, domain.DrainNode, domain.DrainTimeLimit:
-	default:
-		return errors.Newf("drain request for %s: unknown kind %q", req.JobID, req.Kind)
-	}
-	switch req.Then {
-	case domain.ThenRequeue, domain.ThenCancel, domain.ThenTimeout:
-	default:
-		return errors.Newf("drain request for %s: unknown then %q", req.JobID, req.Then)
-	}
-	return nil
 }
 
 // startDrain begins draining a job: the drain record goes to etcd (agents

@@ -20,9 +20,9 @@ import (
 // node gets no new work (placement skips it) and its running gangs are
 // checkpoint-drained and requeued elsewhere by the watch loop.
 func (s *service) handleNodeRequest(ctx context.Context, msg jetstream.Msg) error {
-	var req domain.NodeRequest
-	if err := json.Unmarshal(msg.Data(), &req); err != nil || !subjects.Token(req.Node) {
-		return errs.MarkPermanent(errors.Newf("malformed node request: %v", err))
+	req, err := domain.DecodeNodeRequest(msg.Data())
+	if err != nil {
+		return err // permanent: the consumer terminates it with the fields named
 	}
 	now := s.cfg.Now().UTC()
 	var ev events.Event
