@@ -10,6 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/client"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
@@ -61,7 +64,11 @@ func runDescribe(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	evs, err := c.Events(ctx, j.ID)
-	if err != nil {
+	if errors.Is(err, client.ErrNotYours) {
+		// The record is everyone's to read (as squeue's); the events are
+		// the owner's.
+		fmt.Fprintf(env.stderr, "lockstep: %s\n", clean(err.Error()))
+	} else if err != nil {
 		return err
 	}
 	d := description{

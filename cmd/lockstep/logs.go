@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 )
@@ -32,13 +29,7 @@ func runLogs(ctx context.Context, env *cliEnv, args []string) error {
 	if _, err := c.Job(ctx, id); err != nil {
 		return err
 	}
-	filter := subjects.JobLogs(id)
-	if *rank >= 0 {
-		filter = subjects.RankLogs(id, *rank)
-	}
-	cons, err := c.Bus().JS.OrderedConsumer(ctx, subjects.StreamLogs, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverAllPolicy,
-	})
+	cons, err := c.Logs(ctx, id, *rank)
 	if err != nil {
 		return err
 	}
@@ -52,9 +43,7 @@ func runLogs(ctx context.Context, env *cliEnv, args []string) error {
 		for msg := range batch.Messages() {
 			n++
 			if prefix {
-				// Subject: ...logs.<job>.<rank>.<stream>
-				parts := strings.Split(msg.Subject(), ".")
-				fmt.Fprintf(env.stdout, "[rank %s] ", clean(parts[len(parts)-2]))
+				fmt.Fprintf(env.stdout, "[rank %s] ", clean(subjects.LogRank(msg.Subject())))
 			}
 			_, _ = env.stdout.Write(msg.Data())
 		}

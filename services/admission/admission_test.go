@@ -69,7 +69,7 @@ func waitEvent(t *testing.T, env *testenv.Env, jobID string, typ events.Type) ev
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cons, err := env.Bus.JS.OrderedConsumer(ctx, subjects.StreamEvents, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{subjects.JobEvent(jobID, string(typ))},
+		FilterSubjects: []string{subjects.JobEvent(subjects.AnyOwner, jobID, string(typ))},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func TestDuplicateSubmissionCreatesOneJob(t *testing.T) {
 		t.Fatalf("want 2 jobs, got %d: %+v", len(all), all)
 	}
 	cons, err := env.Bus.JS.OrderedConsumer(context.Background(), subjects.StreamEvents, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{subjects.JobEvent("dup-1", string(events.Admitted))},
+		FilterSubjects: []string{subjects.JobEvent(subjects.AnyOwner, "dup-1", string(events.Admitted))},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lockstep-dev/lockstep/services/admission"
+	"github.com/lockstep-dev/lockstep/shared/client"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/queue"
@@ -139,7 +141,7 @@ func TestQueuePolicyRejectsWithTheReason(t *testing.T) {
 func allEvents(t *testing.T, env *testenv.Env, jobID string) []events.Event {
 	t.Helper()
 	cons, err := env.Bus.JS.OrderedConsumer(context.Background(), subjects.StreamEvents, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{subjects.JobEvents(jobID)},
+		FilterSubjects: []string{subjects.JobEvents(subjects.AnyOwner, jobID)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -157,4 +159,41 @@ func allEvents(t *testing.T, env *testenv.Env, jobID string) []events.Event {
 		out = append(out, ev)
 	}
 	return out
+}
+
+// The stream drops a second message with the same Nats-Msg-Id whoever sent
+// it, so bob can take alice's message ID before she publishes. The drop is
+// not silent: alice's client is told the ID is another user's; her own
+// retry is still a quiet no-op.
+func TestSquattedMessageIDIsReportedToTheSubmitter(t *testing.T) {
+	env, _ := start(t)
+	ctx := context.Background()
+	alice, err := client.New(ctx, env.Bus, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(id string) []byte {
+		return []byte(`{"id":"` + id + `","gang":{"nodes":1,"gpusPerNode":8},"command":["true"]}`)
+	}
+
+	publishAs(t, env, "bob", "nightly-42", string(spec("nightly-42")))
+	waitEvent(t, env, "nightly-42", events.Admitted)
+	if _, err := alice.Submit(ctx, spec("nightly-42")); !errors.Is(err, client.ErrIDTaken) {
+		t.Errorf("alice's submission under bob's message ID: %v, want ErrIDTaken", err)
+	}
+
+	publishAs(t, env, "bob", "nightly-43", `{"id":"nightly-43","gang":{"nodes":1.5},"command":["true"]}`)
+	waitEvent(t, env, "nightly-43", events.Rejected)
+	// A rejected submission keeps its record (and its ID) too.
+	if _, err := alice.Submit(ctx, spec("nightly-43")); !errors.Is(err, client.ErrIDTaken) {
+		t.Errorf("alice's submission under bob's rejected message's ID: %v, want ErrIDTaken", err)
+	}
+
+	if _, err := alice.Submit(ctx, spec("nightly-44")); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, env, "nightly-44", events.Admitted)
+	if _, err := alice.Submit(ctx, spec("nightly-44")); err != nil {
+		t.Errorf("alice's retry of her own submission: %v", err)
+	}
 }

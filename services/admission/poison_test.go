@@ -66,7 +66,7 @@ func TestPoisonSubmissionsAreRejectedAndDoNotStallAdmission(t *testing.T) {
 
 	// Every poison submission got its rejected event, naming the field.
 	testenv.Eventually(t, 90*time.Second, func() error {
-		n, err := countEvents(ctx, env, subjects.JobEvent("*", string(events.Rejected)))
+		n, err := countEvents(ctx, env, subjects.JobEvent(subjects.AnyOwner, "*", string(events.Rejected)))
 		if err != nil {
 			return err
 		}

@@ -150,8 +150,8 @@ func (e *executor) start(ctx context.Context, as domain.Assignment) error {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: acct.Cred}
 		}
 		logFile := filepath.Join(dir, "rank-"+strconv.Itoa(r.Rank)+".log")
-		cmd.Stdout = e.newSink(as.JobID, r.Rank, "stdout", logFile)
-		cmd.Stderr = e.newSink(as.JobID, r.Rank, "stderr", logFile)
+		cmd.Stdout = e.newSink(as, r.Rank, "stdout", logFile)
+		cmd.Stderr = e.newSink(as, r.Rank, "stderr", logFile)
 		if note != "" {
 			_, _ = io.WriteString(cmd.Stderr, note)
 		}

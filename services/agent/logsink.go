@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 )
 
@@ -24,13 +25,15 @@ type logSink struct {
 // maxLine bounds a published line; longer output is split.
 const maxLine = 64 << 10
 
-func (e *executor) newSink(jobID string, rank int, stream, path string) *logSink {
+// newSink publishes under the job's owner, whose permissions let them
+// read their own jobs' output and nobody else's.
+func (e *executor) newSink(as domain.Assignment, rank int, stream, path string) *logSink {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		e.log.Warn("rank log file not writable", "path", path, "err", err)
 		f = nil
 	}
-	return &logSink{e: e, subject: subjects.Logs(jobID, rank, stream), jobID: jobID, f: f}
+	return &logSink{e: e, subject: subjects.Logs(as.Owner, as.JobID, rank, stream), jobID: as.JobID, f: f}
 }
 
 func (s *logSink) Write(p []byte) (int, error) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go"
 
 	"github.com/lockstep-dev/lockstep/services/devcluster"
@@ -17,6 +18,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/client"
 	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/testenv"
@@ -203,4 +205,89 @@ func TestAuthClusterClientActsAsItsCreds(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Item by item, with the server and the services enforcing it: bob may not
+// cancel, checkpoint, read the events or output of, or resubmit over
+// alice's job, and her job runs on untouched; alice reads all of hers.
+func TestAuthClusterBobCannotTouchAlicesJob(t *testing.T) {
+	c := startAuthCluster(t)
+	ctx := context.Background()
+	dialAs := func(name string) *client.Client {
+		cl, err := client.Dial(ctx, c.NATSURL, bus.WithCreds(filepath.Join(c.CredsDir, name+".creds")))
+		if err != nil {
+			t.Fatalf("dial as %s: %v", name, err)
+		}
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	alice, bob := dialAs("alice"), dialAs("bob")
+	spec := []byte(`{"id":"alices-run","gang":{"nodes":1,"gpusPerNode":1},"command":["sh","-c","echo hello-from-alice; sleep 300"]}`)
+	id, err := alice.Submit(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, alice, id, domain.StateRunning, 30*time.Second)
+
+	if err := bob.Cancel(ctx, id, "mine now"); err != nil {
+		t.Fatalf("bob's cancel request should reach drain (which refuses it): %v", err)
+	}
+	if err := bob.Drain(ctx, id, domain.DrainCheckpoint, domain.ThenRequeue, "mine now"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.Submit(ctx, spec); !errors.Is(err, client.ErrIDTaken) {
+		t.Errorf("bob resubmits alice's ID: %v, want ErrIDTaken", err)
+	}
+	short := func() context.Context {
+		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		t.Cleanup(cancel)
+		return sctx
+	}
+	if evs, err := bob.Events(short(), id); !errors.Is(err, client.ErrNotYours) {
+		t.Errorf("bob reads alice's events: %d events, %v; want ErrNotYours", len(evs), err)
+	}
+	if _, err := bob.Logs(short(), id, -1); !errors.Is(err, client.ErrNotYours) {
+		t.Errorf("bob reads alice's output: %v; want ErrNotYours", err)
+	}
+
+	// Both of bob's requests were refused, by name; the job runs on.
+	testenv.Eventually(t, 20*time.Second, func() error {
+		evs, err := alice.Events(ctx, id)
+		if err != nil {
+			return err
+		}
+		refused := 0
+		for _, ev := range evs {
+			if ev.Type == events.Refused && ev.Actor == "bob" {
+				refused++
+			}
+		}
+		if refused != 2 {
+			return fmt.Errorf("%d refused events naming bob, want 2 (cancel and checkpoint)", refused)
+		}
+		return nil
+	})
+	if j, err := alice.Job(ctx, id); err != nil || j.State != domain.StateRunning || j.Attempt != 1 {
+		t.Fatalf("alice's job after bob's attempts: state %s attempt %d, %v", j.State, j.Attempt, err)
+	}
+	testenv.Eventually(t, 20*time.Second, func() error {
+		cons, err := alice.Logs(ctx, id, -1)
+		if err != nil {
+			return err
+		}
+		batch, err := cons.FetchNoWait(10)
+		if err != nil {
+			return err
+		}
+		for msg := range batch.Messages() {
+			if strings.Contains(string(msg.Data()), "hello-from-alice") {
+				return nil
+			}
+		}
+		return errors.New("alice's output not readable yet")
+	})
+	if err := alice.Cancel(ctx, id, "done"); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, alice, id, domain.StateCancelled, 30*time.Second)
 }

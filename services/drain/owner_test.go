@@ -66,7 +66,7 @@ func waitFor(t *testing.T, env *testenv.Env, jobID string, typ events.Type, acto
 	var found events.Event
 	testenv.Eventually(t, 20*time.Second, func() error {
 		cons, err := env.Bus.JS.OrderedConsumer(context.Background(), subjects.StreamEvents, jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{subjects.JobEvent(jobID, string(typ))},
+			FilterSubjects: []string{subjects.JobEvent(subjects.AnyOwner, jobID, string(typ))},
 		})
 		if err != nil {
 			return err

@@ -262,7 +262,7 @@ func newBenchFixture(b *testing.B, n, raw int) *benchFixture {
 		f.traced[i], span = tr.Start(ctx, telemetry.SpanPropose)
 		span.End()
 	}
-	sub, err := env.Bus.NC.Subscribe(subjects.JobEvent("*", "reserved"), func(*nats.Msg) { f.reserved.Add(1) })
+	sub, err := env.Bus.NC.Subscribe(subjects.JobEvent(subjects.AnyOwner, "*", "reserved"), func(*nats.Msg) { f.reserved.Add(1) })
 	if err != nil {
 		b.Fatal(err)
 	}

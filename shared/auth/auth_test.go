@@ -121,7 +121,7 @@ func TestServerEnforcesThePermissionTable(t *testing.T) {
 	}
 	for _, subject := range []string{
 		subjects.SubmitAs("bob"), subjects.CancelAs("bob"), subjects.Reserve, subjects.ReportFrom("node-1"), subjects.CheckpointAckFrom("node-1"),
-		"$KV." + subjects.BucketJobs + ".job-1", subjects.NodeDrain, subjects.JobEvent("job-1", "succeeded"),
+		"$KV." + subjects.BucketJobs + ".job-1", subjects.NodeDrain, subjects.JobEvent("alice", "job-1", "succeeded"),
 	} {
 		if !refused(t, alice, aliceErrs, subject) {
 			t.Errorf("alice published on %s and the server let her", subject)
@@ -140,6 +140,18 @@ func TestServerEnforcesThePermissionTable(t *testing.T) {
 		if !refused(t, node, nodeErrs, subject) {
 			t.Errorf("node-1 published on %s and the server let it", subject)
 		}
+	}
+
+	// Only placement proposes; no service speaks for a node or a person.
+	gang, gangErrs := c.connect(t, auth.Identity{Name: "gang", Role: auth.RoleGang})
+	for _, subject := range []string{subjects.Reserve, subjects.ReportFrom("node-1"), subjects.CheckpointAckFrom("node-1"), subjects.SubmitAs("alice")} {
+		if !refused(t, gang, gangErrs, subject) {
+			t.Errorf("gang published on %s and the server let it", subject)
+		}
+	}
+	placement, placementErrs := c.connect(t, auth.Identity{Name: "placement", Role: auth.RolePlacement})
+	if refused(t, placement, placementErrs, subjects.Reserve) {
+		t.Error("placement may publish proposals")
 	}
 
 	op, opErrs := c.connect(t, auth.Identity{Name: "ops", Role: auth.RoleOperator})
@@ -220,6 +232,101 @@ func TestIdentityValidation(t *testing.T) {
 	} {
 		if err := tc.id.Validate(); (err == nil) != tc.ok {
 			t.Errorf("%+v: err %v, want ok=%v", tc.id, err, tc.ok)
+		}
+	}
+}
+
+// Events and logs carry their job's owner: alice reads her own job's, and
+// the server refuses bob a consumer or a subscription on them.
+func TestUsersReadOnlyTheirOwnJobsEventsAndLogs(t *testing.T) {
+	c := startCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	svc, _ := c.connect(t, auth.Identity{Name: "gang", Role: auth.RoleGang})
+	sjs, err := jetstream.New(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range bus.Streams(bus.StreamOptions{}) {
+		if _, err := sjs.CreateOrUpdateStream(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node, _ := c.connect(t, auth.Identity{Name: "node-1", Role: auth.RoleNode})
+	njs, err := jetstream.New(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sjs.Publish(ctx, subjects.JobEvent("alice", "j1", "admitted"), []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := njs.Publish(ctx, subjects.Logs("alice", "j1", 0, "stdout"), []byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+
+	read := func(nc *nats.Conn, stream, filter string) (int, error) {
+		js, err := jetstream.New(nc)
+		if err != nil {
+			return 0, err
+		}
+		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		cons, err := js.OrderedConsumer(rctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
+		if err != nil {
+			return 0, err
+		}
+		batch, err := cons.FetchNoWait(10)
+		if err != nil {
+			return 0, err
+		}
+		n := 0
+		for range batch.Messages() {
+			n++
+		}
+		return n, batch.Error()
+	}
+	alice, _ := c.connect(t, auth.Identity{Name: "alice", Role: auth.RoleUser})
+	for stream, filter := range map[string]string{
+		subjects.StreamEvents: subjects.JobEvents("alice", "j1"),
+		subjects.StreamLogs:   subjects.JobLogs("alice", "j1"),
+	} {
+		if n, err := read(alice, stream, filter); err != nil || n != 1 {
+			t.Errorf("alice reads her own job on %s: %d messages, %v", filter, n, err)
+		}
+	}
+	bob, bobErrs := c.connect(t, auth.Identity{Name: "bob", Role: auth.RoleUser})
+	for stream, filter := range map[string]string{
+		subjects.StreamEvents:       subjects.JobEvents("alice", "j1"),
+		subjects.StreamLogs:         subjects.JobLogs("alice", "j1"),
+		subjects.StreamEvents + " ": subjects.JobEventsAll,
+	} {
+		if n, err := read(bob, strings.TrimSpace(stream), filter); err == nil {
+			t.Errorf("bob read %d messages on %s", n, filter)
+		}
+		// The server refused the consumer itself, not merely timed out.
+		select {
+		case err := <-bobErrs:
+			if !strings.Contains(err.Error(), "CONSUMER.CREATE") || !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+				t.Errorf("bob reads %s: unexpected error %v", filter, err)
+			}
+		default:
+			t.Errorf("bob reads %s: no permissions violation", filter)
+		}
+	}
+	for _, subject := range []string{subjects.JobEvents("alice", "j1"), subjects.JobLogs("alice", "j1"), subjects.EventsAll} {
+		if _, err := bob.SubscribeSync(subject); err != nil {
+			t.Fatal(err)
+		}
+		if err := bob.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-bobErrs:
+			if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+				t.Errorf("bob subscribes to %s: unexpected error %v", subject, err)
+			}
+		case <-time.After(2 * time.Second):
+			t.Errorf("bob subscribed to %s", subject)
 		}
 	}
 }

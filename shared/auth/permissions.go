@@ -66,15 +66,18 @@ func Permissions(id Identity) Rules {
 			subjects.SubmitAs(id.Name), subjects.CancelAs(id.Name), subjects.DrainAs(id.Name),
 			subjects.NodeDrain, subjects.NodeResume,
 			consumerOn(subjects.StreamEvents, ">"), consumerOn(subjects.StreamLogs, ">"))
+		r.Sub = append(r.Sub, subjects.EventsAll, subjects.LogsAll)
 		return r
 	case RoleUser:
 		// A user's requests go on subjects that carry their name: the owner
-		// of a job is whoever the server let publish it.
+		// of a job is whoever the server let publish it. Events and logs
+		// carry the owner too, so a user reads their own jobs' and nobody
+		// else's, through a consumer or a plain subscription.
 		r := person
-		// Reading events and logs is not granted yet: their subjects do not
-		// carry the owner, so a rule could not stop one user reading
-		// another's. That waits for the owner to be in those subjects.
-		r.Pub = append(r.Pub, subjects.SubmitAs(id.Name), subjects.CancelAs(id.Name), subjects.DrainAs(id.Name))
+		r.Pub = append(r.Pub, subjects.SubmitAs(id.Name), subjects.CancelAs(id.Name), subjects.DrainAs(id.Name),
+			consumerOn(subjects.StreamEvents, subjects.UserJobEvents(id.Name)),
+			consumerOn(subjects.StreamLogs, subjects.UserLogs(id.Name)))
+		r.Sub = append(r.Sub, subjects.UserJobEvents(id.Name), subjects.UserLogs(id.Name))
 		return r
 	case RoleNode:
 		// A node reports on its own assignments and its ranks' output, and
@@ -90,12 +93,16 @@ func Permissions(id Identity) Rules {
 		}
 	case RoleAdmission, RolePlacement, RoleGang, RoleDrain:
 		// The services are the system of record: they consume the request
-		// and work streams, write job records and publish events and
-		// proposals. (Splitting this further per service is possible once
-		// each service's own subjects are pinned down; the boundary that
-		// matters, people and nodes versus services, is drawn here.)
+		// and work streams, write job records and publish events. Each
+		// service shares the job records (every one moves jobs through
+		// their states), but only placement proposes and asks for
+		// preemption, and no service speaks for a node or a person.
+		pub := []string{subjects.EventsAll, jsAPI, jsAck, jsFlowControl, kvJobsWrite}
+		if id.Role == RolePlacement {
+			pub = append(pub, subjects.Reserve, subjects.Drain)
+		}
 		return Rules{
-			Pub: []string{subjects.All, jsAPI, jsAck, jsFlowControl, kvJobsWrite},
+			Pub: pub,
 			// Bounded redelivery follows the server's max-deliveries
 			// advisories for the services' own consumers.
 			Sub:     []string{subjects.All, inbox, subjects.MaxDeliveriesAdvisory("*", "*")},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/errs"
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/jobspec"
@@ -111,10 +112,53 @@ func (c *Client) Submit(ctx context.Context, raw []byte, opts ...SubmitOptions) 
 	msg.Header.Set(subjects.HeaderMsgID, spec.ID)
 	// A caller tracing its pipeline gets its trace continued by the job.
 	telemetry.Inject(ctx, msg.Header)
-	if _, err := c.bus.JS.PublishMsg(ctx, msg); err != nil {
+	ack, err := c.bus.JS.PublishMsg(ctx, msg)
+	if err != nil {
 		return "", errors.Wrap(err, "publish submission")
 	}
+	if ack.Duplicate {
+		if err := c.checkDuplicate(ctx, spec.ID); err != nil {
+			return "", err
+		}
+	}
 	return spec.ID, nil
+}
+
+// ErrIDTaken: a submission's ID belongs to another user's job.
+var ErrIDTaken = errors.New("id already used by another user")
+
+// duplicateWait bounds how long a deduplicated submission waits for the
+// record of the message it was taken for.
+const duplicateWait = 5 * time.Second
+
+// checkDuplicate explains a submission the stream dropped as a duplicate
+// of an earlier message with the same Nats-Msg-Id (the job ID). The
+// stream's de-duplication knows no owners, so the earlier message may be
+// this user's (a retry: fine), another user's (the ID is theirs), or one
+// that made no job at all (rejected): only the job record tells.
+func (c *Client) checkDuplicate(ctx context.Context, id string) error {
+	wctx, cancel := context.WithTimeout(ctx, duplicateWait)
+	defer cancel()
+	for {
+		j, err := c.Job(wctx, id)
+		switch {
+		case err == nil && j.Owner == c.User:
+			return nil
+		case err == nil:
+			return errors.Wrapf(ErrIDTaken, "job %s", id)
+		case !errs.IsNotFound(err) && wctx.Err() == nil:
+			return err
+		}
+		select {
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return errors.Newf("job %s: a submission under this ID was sent in the last few minutes and made no job "+
+				"(rejected, or still waiting for admission); see `lockstep describe %s`, or submit under another ID", id, id)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // NewID makes a job ID from a name and a random suffix.
@@ -163,6 +207,66 @@ func (c *Client) Cancel(ctx context.Context, id, reason string) error {
 func (c *Client) Job(ctx context.Context, id string) (domain.Job, error) {
 	j, _, err := c.jobs.Get(ctx, id)
 	return j, err
+}
+
+// ErrNotYours: the server refused to let this identity read another
+// user's job's events or output.
+var ErrNotYours = errors.New("not your job")
+
+// readErr explains a failure to open a consumer on a job's events or
+// output. The server answers a read it does not permit with silence (a
+// permissions violation on the connection, then a timeout here), so a
+// user reading another user's job is told so rather than shown a timeout.
+func (c *Client) readErr(err error, what, id, owner string) error {
+	if c.User != "" && owner != c.User {
+		return errors.Wrapf(errors.Mark(err, ErrNotYours),
+			"read %s of job %s: it belongs to %s, and a user may read only their own jobs'", what, id, ownerName(owner))
+	}
+	return errors.Wrapf(err, "read %s of job %s", what, id)
+}
+
+// ownerName is how messages name a job's owner.
+func ownerName(owner string) string {
+	if owner == "" {
+		return "no user (submitted without authentication)"
+	}
+	return owner
+}
+
+// Logs opens a consumer on a job's output (every rank, or one when rank
+// is not negative), from the start.
+func (c *Client) Logs(ctx context.Context, id string, rank int) (jetstream.Consumer, error) {
+	owner, err := c.OwnerOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	filter := subjects.JobLogs(owner, id)
+	if rank >= 0 {
+		filter = subjects.RankLogs(owner, id, rank)
+	}
+	// One filter subject, which the server checks against the reader's
+	// permissions.
+	cons, err := c.bus.JS.OrderedConsumer(ctx, subjects.StreamLogs, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return nil, c.readErr(err, "output", id, owner)
+	}
+	return cons, nil
+}
+
+// OwnerOf is the owner of job id, whose name is in the subjects of the
+// job's events and logs: the record's, or, before the record exists (a
+// submission just sent) or after it is gone, the connection's own user.
+func (c *Client) OwnerOf(ctx context.Context, id string) (string, error) {
+	j, err := c.Job(ctx, id)
+	switch {
+	case err == nil:
+		return j.Owner, nil
+	case errs.IsNotFound(err):
+		return c.User, nil
+	}
+	return "", err
 }
 
 // WaitEnded blocks until the job's record is final and returns it. The
@@ -218,12 +322,18 @@ func (c *Client) Follow(ctx context.Context, id string, fn func(events.Event) bo
 }
 
 func (c *Client) follow(ctx context.Context, id string, live bool, fn func(events.Event) bool) error {
+	owner, err := c.OwnerOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	// One filter subject: the server then checks it against the reader's
+	// permissions (a user may read their own jobs' events only).
 	cons, err := c.bus.JS.OrderedConsumer(ctx, subjects.StreamEvents, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{subjects.JobEvents(id)},
+		FilterSubjects: []string{subjects.JobEvents(owner, id)},
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
 	})
 	if err != nil {
-		return errors.Wrap(err, "read events")
+		return c.readErr(err, "events", id, owner)
 	}
 	if !live {
 		return drain(cons, fn)

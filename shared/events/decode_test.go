@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/errs"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
 )
 
 var at = time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
@@ -95,6 +96,16 @@ func TestDecodeRefusesForgedEvents(t *testing.T) {
 	data, _ := json.Marshal(ev)
 	if _, err := DecodeFrom("lockstep.v1.events.job.other.admitted", data); err == nil || !strings.Contains(err.Error(), "subject") {
 		t.Errorf("event read on another job's subject: %v", err)
+	}
+	// So is one on another owner's: the subject is what readers are
+	// allowed by, the body must agree with it.
+	ev.Owner = "alice"
+	data, _ = json.Marshal(ev)
+	if _, err := DecodeFrom(subjects.JobEvent("bob", ev.JobID, string(ev.Type)), data); err == nil || !strings.Contains(err.Error(), "subject") {
+		t.Errorf("alice's event on bob's subject: %v", err)
+	}
+	if _, err := DecodeFrom(subjects.JobEvent("alice", ev.JobID, string(ev.Type)), data); err != nil {
+		t.Errorf("alice's event on her subject: %v", err)
 	}
 }
 

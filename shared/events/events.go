@@ -100,7 +100,7 @@ func (e Event) Subject() string {
 	if e.IsNodeEvent() {
 		return subjects.NodeEvent(e.Node, string(e.Type))
 	}
-	return subjects.JobEvent(e.JobID, string(e.Type))
+	return subjects.JobEvent(e.Owner, e.JobID, string(e.Type))
 }
 
 // DedupID is the event's Nats-Msg-Id. It is a function of the transition,

@@ -67,7 +67,9 @@ const (
 	// JobEventsAll matches every job event.
 	JobEventsAll = prefix + ".events.job.>"
 	// JobEventT is the subject template of job events, used for span names.
-	JobEventT = prefix + ".events.job.{jobId}.{type}"
+	// The owner comes first so that one permission rule can give a user
+	// their own jobs' events and nobody else's.
+	JobEventT = prefix + ".events.job.{owner}.{jobId}.{type}"
 	// NodeEventsAll matches every node event.
 	NodeEventsAll = prefix + ".events.node.>"
 	// NodeEventT is the subject template of node events, used for span names.
@@ -75,8 +77,9 @@ const (
 
 	// LogsAll matches every log line.
 	LogsAll = prefix + ".logs.>"
-	// LogsT is the subject template of rank output, used for span names.
-	LogsT = prefix + ".logs.{jobId}.{rank}.{stream}"
+	// LogsT is the subject template of rank output, used for span names;
+	// owner first, as in JobEventT.
+	LogsT = prefix + ".logs.{owner}.{jobId}.{rank}.{stream}"
 )
 
 // Internal work subjects.
@@ -106,30 +109,73 @@ const (
 	HeaderMsgID = "Nats-Msg-Id"
 )
 
-// JobEvent is the subject of one job event.
-func JobEvent(jobID, eventType string) string {
-	return prefix + ".events.job." + jobID + "." + eventType
+// NoOwner is the owner token of a job submitted without authentication.
+// No identity's name starts with '_' (auth.ValidName), so it names nobody.
+const NoOwner = "_"
+
+// AnyOwner, passed as an owner, matches every owner's jobs: for services
+// and admins, whose permissions cover every owner.
+const AnyOwner = "*"
+
+// ownerToken is the subject token of a job's owner.
+func ownerToken(owner string) string {
+	if owner == "" {
+		return NoOwner
+	}
+	return owner
 }
 
-// JobEvents matches every event of one job.
-func JobEvents(jobID string) string { return prefix + ".events.job." + jobID + ".>" }
+// JobEvent is the subject of one event of owner's job.
+func JobEvent(owner, jobID, eventType string) string {
+	return prefix + ".events.job." + ownerToken(owner) + "." + jobID + "." + eventType
+}
+
+// JobEvents matches every event of one of owner's jobs.
+func JobEvents(owner, jobID string) string {
+	return prefix + ".events.job." + ownerToken(owner) + "." + jobID + ".>"
+}
+
+// UserJobEvents matches every event of every job of owner: what a user
+// may read.
+func UserJobEvents(owner string) string { return prefix + ".events.job." + ownerToken(owner) + ".>" }
 
 // NodeEvent is the subject of one node event.
 func NodeEvent(node, eventType string) string {
 	return prefix + ".events.node." + node + "." + eventType
 }
 
-// Logs is the subject of one rank's output stream ("stdout" or "stderr").
-func Logs(jobID string, rank int, stream string) string {
-	return prefix + ".logs." + jobID + "." + strconv.Itoa(rank) + "." + stream
+// Logs is the subject of one rank's output stream ("stdout" or "stderr")
+// of owner's job.
+func Logs(owner, jobID string, rank int, stream string) string {
+	return prefix + ".logs." + ownerToken(owner) + "." + jobID + "." + strconv.Itoa(rank) + "." + stream
 }
 
-// JobLogs matches every log line of a job.
-func JobLogs(jobID string) string { return prefix + ".logs." + jobID + ".>" }
+// JobLogs matches every log line of one of owner's jobs.
+func JobLogs(owner, jobID string) string {
+	return prefix + ".logs." + ownerToken(owner) + "." + jobID + ".>"
+}
 
-// RankLogs matches every log line of one rank.
-func RankLogs(jobID string, rank int) string {
-	return prefix + ".logs." + jobID + "." + strconv.Itoa(rank) + ".>"
+// RankLogs matches every log line of one rank of owner's job.
+func RankLogs(owner, jobID string, rank int) string {
+	return prefix + ".logs." + ownerToken(owner) + "." + jobID + "." + strconv.Itoa(rank) + ".>"
+}
+
+// UserLogs matches every log line of every job of owner: what a user may
+// read.
+func UserLogs(owner string) string { return prefix + ".logs." + ownerToken(owner) + ".>" }
+
+// LogRank is the rank a log line's subject names, "" when subject is not
+// a log line's.
+func LogRank(subject string) string {
+	rest, ok := strings.CutPrefix(subject, prefix+".logs.")
+	if !ok {
+		return ""
+	}
+	parts := strings.Split(rest, ".")
+	if len(parts) != 4 {
+		return ""
+	}
+	return parts[2]
 }
 
 // Template maps a concrete subject to its template (no IDs), the

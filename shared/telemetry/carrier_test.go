@@ -102,9 +102,9 @@ func TestContinueJoinsTheJobTraceAndLinksTheRequest(t *testing.T) {
 
 func TestSpanNamesUseTemplates(t *testing.T) {
 	for subject, want := range map[string]string{
-		"lockstep.v1.events.job.hello-1a2b.reserved": "send lockstep.v1.events.job.{jobId}.{type}",
-		"lockstep.v1.events.node.node-01.node-up":    "send lockstep.v1.events.node.{node}.{type}",
-		"lockstep.v1.work.reserve":                   "send lockstep.v1.work.reserve",
+		"lockstep.v1.events.job.alice.hello-1a2b.reserved": "send lockstep.v1.events.job.{owner}.{jobId}.{type}",
+		"lockstep.v1.events.node.node-01.node-up":          "send lockstep.v1.events.node.{node}.{type}",
+		"lockstep.v1.work.reserve":                         "send lockstep.v1.work.reserve",
 	} {
 		if got := SpanName(OpSend, subject); got != want {
 			t.Errorf("SpanName(%s) = %q, want %q", subject, got, want)

@@ -51,7 +51,7 @@ const (
 )
 
 // SpanName is a messaging span's name: the operation and the subject's
-// template, never an ID ("send lockstep.v1.events.job.{jobId}.{type}").
+// template, never an ID ("send lockstep.v1.events.job.{owner}.{jobId}.{type}").
 func SpanName(op, subject string) string { return op + " " + subjects.Template(subject) }
 
 // messagingAttrs are the semantic-convention attributes of a NATS message.
