@@ -40,6 +40,9 @@ type Bus struct {
 	// connect.go).
 	conn     credentials
 	identity auth.Identity
+	// asyncErr, when set, receives the errors the server sends outside any
+	// request (permission violations, slow consumer).
+	asyncErr func(error)
 }
 
 // Option adjusts a Bus.
@@ -68,6 +71,14 @@ func WithMeter(m metric.Meter) Option {
 	}
 }
 
+// WithAsyncErrors hands the errors the server sends outside any request
+// (a permissions violation, a slow consumer) to fn instead of the NATS
+// client's default, which prints them to stderr. A client that explains
+// the failed request itself (the CLI) passes a quiet fn.
+func WithAsyncErrors(fn func(error)) Option {
+	return func(b *Bus) { b.asyncErr = fn }
+}
+
 // Connect dials NATS. name identifies the client (service and node) in
 // server monitoring. The connection reconnects forever; callers close it.
 // Without WithCreds or WithTLS it connects anonymously in plain text, as
@@ -87,6 +98,9 @@ func Connect(ctx context.Context, url, name string, opts ...Option) (*Bus, error
 		nats.ReconnectWait(250*time.Millisecond),
 		nats.RetryOnFailedConnect(false),
 	)
+	if fn := b.asyncErr; fn != nil {
+		natsOpts = append(natsOpts, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { fn(err) }))
+	}
 	nc, err := nats.Connect(url, natsOpts...)
 	if err != nil {
 		return nil, errors.Wrapf(err, "connect to nats at %s", url)

@@ -41,6 +41,9 @@ type Client struct {
 // (bus.WithCreds, bus.WithTLS). It does not create streams: a cluster that
 // has no services running yet has nothing to submit to, and says so.
 func Dial(ctx context.Context, url string, opts ...bus.Option) (*Client, error) {
+	// A permissions violation is explained by the request it failed
+	// (ErrNotYours and the like), not printed raw on stderr.
+	opts = append([]bus.Option{bus.WithAsyncErrors(func(error) {})}, opts...)
 	b, err := bus.Connect(ctx, url, "lockstep-cli", opts...)
 	if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) {
 		return nil, errors.WithHint(err, "this cluster requires credentials: pass --creds FILE (or set LOCKSTEP_CREDS, or a context in ~/.config/lockstep/config.yaml); `lockstep dev` writes them to its data dir's creds/")
