@@ -1,7 +1,7 @@
 // Package events defines the one event envelope Lockstep publishes, its
 // types, subjects and de-duplication IDs. schemas/event.v1.json is the
-// contract; TestEventsMatchSchema validates every constructor's output
-// against it.
+// contract: DecodeFrom checks every event read against it, and
+// TestEventsMatchSchema holds the declared types to its enum.
 package events
 
 import (
