@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cockroachdb/errors"
+
 	"github.com/lockstep-dev/lockstep/loadtest/live"
 	ltreport "github.com/lockstep-dev/lockstep/loadtest/report"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
@@ -183,11 +185,17 @@ func compareLoadtest(ctx context.Context, env *cliEnv, cfg live.Config, rep live
 			cfg.Auth = withAuth
 			rep.Started = time.Now().UTC()
 			res, err := loadtestOnce(ctx, env, cfg, rep, filepath.Join(dir, fmt.Sprintf("%s-%d", name, round)), label)
-			if err != nil {
-				return err
+			if err == nil {
+				err = bookkeeping(res)
 			}
-			if err := bookkeeping(res); err != nil {
-				return err
+			if err != nil {
+				// The rounds done so far still compare.
+				done := round - 1
+				if done > 0 {
+					cmp.Insecure, cmp.Auth = cmp.Insecure[:done], cmp.Auth[:done]
+					printComparison(env, cmp, dir)
+				}
+				return errors.Wrapf(err, "round %d, %s", round, label)
 			}
 			if withAuth {
 				cmp.Auth = append(cmp.Auth, res)
@@ -196,11 +204,16 @@ func compareLoadtest(ctx context.Context, env *cliEnv, cfg live.Config, rep live
 			}
 		}
 	}
+	return printComparison(env, cmp, dir)
+}
+
+// printComparison writes compare.md and prints its table.
+func printComparison(env *cliEnv, cmp live.Comparison, dir string) error {
 	if err := cmp.Write(dir); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "%d jobs at %.0f/s offered, %d round(s) insecure and with auth (%s):\n\n%s\nreport: %s/compare.md\n",
-		cmp.Insecure[0].Submitted, cmp.Insecure[0].OfferedRate, rounds, cmp.Auth[0].Auth, cmp.Table(), dir)
+		cmp.Insecure[0].Submitted, cmp.Insecure[0].OfferedRate, len(cmp.Insecure), cmp.Auth[0].Auth, cmp.Table(), dir)
 	return nil
 }
 

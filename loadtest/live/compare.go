@@ -2,11 +2,11 @@ package live
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/loadtest/report"
-	"github.com/lockstep-dev/lockstep/loadtest/stats"
 )
 
 // Comparison is one workload run on fresh embedded clusters without auth
@@ -14,7 +14,7 @@ import (
 // as a user): what auth costs, measured in one command on one machine.
 // With several rounds the order alternates (insecure first in odd rounds,
 // auth first in even ones), so that neither side always runs on a cold
-// process, and each side's samples are pooled.
+// process, and ratios are taken per round.
 type Comparison struct {
 	Kind     string    `json:"kind"` // "loadtest-compare-auth"
 	Command  string    `json:"command"`
@@ -26,73 +26,103 @@ type Comparison struct {
 	Auth     []*Result `json:"auth"`
 }
 
-// side is one side's runs pooled.
-type side struct {
-	sustained           float64 // mean over the runs
-	admitted, running   stats.Dist
-	cpuPerJobMs, rawTxn float64
-	submitted, ok       int
+// metric is one compared figure, read from a run ("" and 0 when the run
+// did not measure it).
+type metric struct {
+	name   string
+	format string
+	of     func(*Result) float64
 }
 
-func pool(rs []*Result) side {
-	var s side
-	var adm, run []float64
-	var cpu float64
-	measured := true
-	for _, r := range rs {
-		s.sustained += r.SustainedPerSec / float64(len(rs))
-		s.rawTxn += r.RawPerSec / float64(len(rs))
-		adm, run = append(adm, r.AdmittedMs...), append(run, r.RunningMs...)
-		cpu += r.Usage.CPUSeconds
-		measured = measured && r.Usage.Measured
-		s.submitted += r.Submitted
-		s.ok += r.Succeeded
-	}
-	s.admitted, s.running = stats.Summarize(adm), stats.Summarize(run)
-	if measured && s.submitted > 0 {
-		s.cpuPerJobMs = 1000 * cpu / float64(s.submitted)
-	}
-	return s
+var compared = []metric{
+	{"sustained jobs reaching running /s", "%.1f", func(r *Result) float64 { return r.SustainedPerSec }},
+	{"submit → admitted p50 (ms)", "%.1f", func(r *Result) float64 { return r.ToAdmitted.P50 }},
+	{"submit → admitted p99 (ms)", "%.1f", func(r *Result) float64 { return r.ToAdmitted.P99 }},
+	{"submit → all ranks running p50 (ms)", "%.0f", func(r *Result) float64 { return r.ToRunning.P50 }},
+	{"submit → all ranks running p99 (ms)", "%.0f", func(r *Result) float64 { return r.ToRunning.P99 }},
+	{"process CPU ms per submitted job", "%.1f", func(r *Result) float64 {
+		if !r.Usage.Measured || r.Submitted == 0 {
+			return 0
+		}
+		return 1000 * r.Usage.CPUSeconds / float64(r.Submitted)
+	}},
+	// How much CPU the process got: on a shared machine, a run that got
+	// much less than its pair says the pair's ratios are the neighbours'.
+	{"cores the process got (CPU s ÷ wall s)", "%.2f", func(r *Result) float64 { return r.Usage.Cores }},
+	{"raw etcd reservation Txn/s", "%.0f", func(r *Result) float64 { return r.RawPerSec }},
 }
 
 // Table is the side-by-side figures and their ratios, auth ÷ insecure:
-// above 1 a latency or CPU cost grew with auth, below 1 a rate fell.
+// above 1 a latency or CPU cost grew with auth, below 1 a rate fell. Each
+// side's figure is the median over its runs; the ratio is the median of
+// the rounds' ratios (each round's two runs are adjacent in time, so they
+// share the machine's conditions), with every round's ratio beside it.
 func (c Comparison) Table() report.Table {
 	t := report.Table{Header: []string{"", "insecure", "auth + TLS", "auth ÷ insecure"}}
-	row := func(name string, a, b float64, format string) {
-		if a == 0 && b == 0 {
-			return
+	if len(c.Insecure) > 1 {
+		t.Header = append(t.Header, "per round")
+	}
+	for _, m := range compared {
+		var ins, au, ratios []float64
+		for k := range min(len(c.Insecure), len(c.Auth)) {
+			a, b := m.of(c.Insecure[k]), m.of(c.Auth[k])
+			ins, au = append(ins, a), append(au, b)
+			if a > 0 {
+				ratios = append(ratios, b/a)
+			}
+		}
+		if median(ins) == 0 && median(au) == 0 {
+			continue
 		}
 		ratio := "—"
-		if a > 0 {
-			ratio = fmt.Sprintf("%.2f", b/a)
+		if len(ratios) > 0 {
+			ratio = fmt.Sprintf("%.2f", median(ratios))
 		}
-		t.Add(name, fmt.Sprintf(format, a), fmt.Sprintf(format, b), ratio)
+		row := []any{m.name, fmt.Sprintf(m.format, median(ins)), fmt.Sprintf(m.format, median(au)), ratio}
+		if len(c.Insecure) > 1 {
+			each := make([]string, len(ratios))
+			for k, r := range ratios {
+				each[k] = fmt.Sprintf("%.2f", r)
+			}
+			row = append(row, strings.Join(each, ", "))
+		}
+		t.Add(row...)
 	}
-	i, a := pool(c.Insecure), pool(c.Auth)
-	row("sustained jobs reaching running /s", i.sustained, a.sustained, "%.1f")
-	row("submit → admitted p50 (ms)", i.admitted.P50, a.admitted.P50, "%.1f")
-	row("submit → admitted p99 (ms)", i.admitted.P99, a.admitted.P99, "%.1f")
-	row("submit → all ranks running p50 (ms)", i.running.P50, a.running.P50, "%.0f")
-	row("submit → all ranks running p99 (ms)", i.running.P99, a.running.P99, "%.0f")
-	row("process CPU ms per submitted job", i.cpuPerJobMs, a.cpuPerJobMs, "%.1f")
-	row("raw etcd reservation Txn/s", i.rawTxn, a.rawTxn, "%.0f")
 	return t
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 // Summary renders compare.md.
 func (c Comparison) Summary() string {
 	var b strings.Builder
-	i, a := pool(c.Insecure), pool(c.Auth)
+	var submitted, succeeded [2]int
+	for k, rs := range [][]*Result{c.Insecure, c.Auth} {
+		for _, r := range rs {
+			submitted[k] += r.Submitted
+			succeeded[k] += r.Succeeded
+		}
+	}
 	fmt.Fprintf(&b, "# Load test, insecure vs auth + TLS: %d virtual nodes, %s\n\n", c.Insecure[0].Nodes, c.Stream)
 	fmt.Fprintf(&b, "- command: `%s`\n- seed: %d\n- started: %s\n- cluster: %s\n", c.Command, c.Seed, c.Started.Format(time.RFC3339), c.Cluster)
 	fmt.Fprintf(&b, "- insecure: %s; jobs published on %s\n", authLine(c.Insecure[0]), c.Insecure[0].SubmitSubject)
 	fmt.Fprintf(&b, "- auth: %s; jobs published on %s\n\n", authLine(c.Auth[0]), c.Auth[0].SubmitSubject)
 	b.WriteString(c.Table().String() + "\n")
 	fmt.Fprintf(&b, "%d round(s), each side on a fresh embedded cluster per round, one after the other in this process "+
-		"(insecure first in odd rounds, auth first in even ones); latency percentiles pool each side's jobs, rates are means. "+
-		"Jobs: %d / %d submitted, %d / %d succeeded. Each run's own report is in `<side>-<round>/`.\n",
-		len(c.Insecure), i.submitted, a.submitted, i.ok, a.ok)
+		"(insecure first in odd rounds, auth first in even ones). Each side's figure is the median of its runs' and the ratio "+
+		"the median of the rounds' ratios. Jobs (insecure / auth): %d / %d submitted, %d / %d succeeded. "+
+		"Each run's own report is in `<side>-<round>/`.\n",
+		len(c.Insecure), submitted[0], submitted[1], succeeded[0], succeeded[1])
 	return b.String()
 }
 
