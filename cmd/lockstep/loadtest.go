@@ -2,25 +2,37 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/cockroachdb/errors"
 
 	"github.com/lockstep-dev/lockstep/loadtest/live"
 	ltreport "github.com/lockstep-dev/lockstep/loadtest/report"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
 	"github.com/lockstep-dev/lockstep/services/gang"
+	"github.com/lockstep-dev/lockstep/shared/config"
 )
 
 func runLoadtest(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlags(env, "loadtest", "[flags]",
 		"Load-test the real services (admission, placement, gang, drain) over real NATS and etcd with\n"+
-			"thousands of virtual nodes in this process. Without --nats/--etcd it starts an embedded\n"+
-			"cluster on free loopback ports; with them it adds virtual nodes and load to that cluster and\n"+
-			"starts no services. Open-loop arrivals, bounded by --count/--span and --deadline. Writes\n"+
-			"summary.md, results.json and plots to a report folder. See docs/loadtest.md.")
-	natsURL := fs.String("nats", "", "NATS URL of an existing cluster (with --etcd); empty: embedded")
-	etcdURL := fs.String("etcd", "", "etcd endpoint of an existing cluster (with --nats)")
+			"thousands of virtual nodes in this process. Without --nats, --etcd or --context it starts an\n"+
+			"embedded cluster on free loopback ports, with auth as `lockstep dev` runs it (--insecure: without);\n"+
+			"with them it adds virtual nodes and load to that cluster, connecting as every client does\n"+
+			"(flags, then LOCKSTEP_* variables, then the context; admin's credentials on a cluster with auth),\n"+
+			"and starts no services. Open-loop arrivals, bounded by --count/--span and --deadline. Writes\n"+
+			"summary.md, results.json and plots to a report folder. --compare-auth runs the stream insecure\n"+
+			"and with auth (--rounds times, alternating the order) and writes compare.md. See docs/loadtest.md.")
+	connFlags := config.RegisterConnection(fs, true)
+	insecure := fs.Bool("insecure", false, "embedded cluster: run it without authentication (default: NATS creds for every service and node, etcd over TLS with client certificates, jobs submitted as dev's user alice)")
+	submitCreds := fs.String("submit-creds", "", "creds file of the user to submit the jobs as, on that user's subject (default: the connection's creds; embedded with auth: alice's)")
+	compareAuth := fs.Bool("compare-auth", false, "embedded cluster: run the same stream on fresh clusters insecure and with auth, and report both and their ratios (compare.md)")
+	rounds := fs.Int("rounds", 1, "--compare-auth: rounds of one insecure and one auth run each, alternating which goes first")
 	cl := clusterFlags(fs, 1000, 16, 8)
 	tracePath := fs.String("trace", "synthetic", "\"synthetic\" or a Philly-format trace to replay (see --speedup)")
 	speedup := fs.Float64("speedup", 3600, "trace replay: divide submission offsets and run times by this")
@@ -48,6 +60,16 @@ func runLoadtest(ctx context.Context, env *cliEnv, args []string) error {
 	if *rawClients < 1 || *rawClients > 1024 {
 		return usagef("--raw-clients: %d is outside 1..1024", *rawClients)
 	}
+	external, err := loadtestTarget(fs, *insecure, *compareAuth)
+	if err != nil {
+		return err
+	}
+	if *compareAuth && *cpuProfile != "" {
+		return usagef("--cpuprofile profiles one run: leave out --compare-auth")
+	}
+	if *rounds < 1 || *rounds > 10 {
+		return usagef("--rounds: %d is outside 1..10", *rounds)
+	}
 	c, err := cl.build("vn-")
 	if err != nil {
 		return err
@@ -73,24 +95,130 @@ func runLoadtest(ctx context.Context, env *cliEnv, args []string) error {
 	if *verbose {
 		log = newLeveledLogger(env, slog.LevelWarn)
 	}
-	bar := ltreport.NewProgress(env.stderr, "load", 2)
-	res, err := live.Run(ctx, live.Config{
-		NATSURL: *natsURL, Etcd: *etcdURL, NoFsync: *noFsync, Cluster: c, Jobs: stream,
+	cfg := live.Config{
+		NoFsync: *noFsync, Auth: !*insecure, SubmitCreds: *submitCreds, Cluster: c, Jobs: stream,
 		NodesPerLease: *perLease, RawTxns: *raw, RawWorkers: *rawClients, Drain: *drain, Deadline: *deadline, CPUProfile: *cpuProfile, Log: log,
-		Progress: func(sub, ended float64) { bar.Set(sub + ended) },
-	})
-	bar.Done()
-	if err != nil {
-		return err
 	}
-	rep := live.Report{Kind: "loadtest", Command: ltreport.CommandLine(), Started: started.UTC(), Seed: *seed, Stream: name, Cluster: c.Name, Result: res}
-	if err := rep.Write(dir); err != nil {
+	if external {
+		conn, err := connFlags.Resolve(os.Getenv)
+		if err != nil {
+			return err
+		}
+		cfg.NATSURL, cfg.Etcd, cfg.Credentials, cfg.Auth = conn.NATS, conn.Etcd, conn.Credentials, false
+	}
+	rep := live.Report{Kind: "loadtest", Command: ltreport.CommandLine(), Started: started.UTC(), Seed: *seed, Stream: name, Cluster: c.Name}
+	if *compareAuth {
+		return compareLoadtest(ctx, env, cfg, rep, dir, *rounds)
+	}
+	res, err := loadtestOnce(ctx, env, cfg, rep, dir, "load")
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "%d jobs at %.0f/s offered: %.1f running/s sustained; submit → running p50 %.0f ms, p99 %.0f ms; "+
 		"reservations %.1f/s = %.2f × raw etcd (%.0f Txn/s)\n",
 		res.Submitted, res.OfferedRate, res.SustainedPerSec, res.ToRunning.P50, res.ToRunning.P99, res.ReservedPerSec, res.RatioToRaw, res.RawPerSec)
 	fmt.Fprintf(env.stdout, "report: %s/summary.md\n", dir)
+	return bookkeeping(res)
+}
+
+// loadtestTarget says whether the command line names an existing cluster
+// (--nats, --etcd or --context: then every connection setting resolves as
+// for any client) rather than asking for an embedded one, and rejects
+// flags that do not fit the choice. Only the command line decides: a
+// LOCKSTEP_* variable or a current context left over from `lockstep dev`
+// does not turn the default embedded run into a run against that cluster.
+func loadtestTarget(fs *flag.FlagSet, insecure, compareAuth bool) (external bool, err error) {
+	var credFlags []string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "nats", "etcd", "context":
+			external = true
+		case "creds", "tls-ca", "tls-cert", "tls-key", "etcd-ca", "etcd-cert", "etcd-key":
+			credFlags = append(credFlags, "--"+f.Name)
+		}
+	})
+	switch {
+	case external && (insecure || compareAuth):
+		return false, usagef("--insecure and --compare-auth shape the embedded cluster; an existing cluster's auth is what its credentials say")
+	case !external && len(credFlags) > 0:
+		return false, usagef("%v: credentials are for an existing cluster; name it with --context or --nats/--etcd (the embedded one issues its own)", credFlags)
+	}
+	return external, nil
+}
+
+// loadtestOnce runs the load once and writes its report to dir (made if
+// missing).
+func loadtestOnce(ctx context.Context, env *cliEnv, cfg live.Config, rep live.Report, dir, label string) (*live.Result, error) {
+	dir, err := ltreport.Dir(dir, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	bar := ltreport.NewProgress(env.stderr, label, 2)
+	cfg.Progress = func(sub, ended float64) { bar.Set(sub + ended) }
+	res, err := live.Run(ctx, cfg)
+	bar.Done()
+	if err != nil {
+		return nil, err
+	}
+	rep.Result = res
+	if err := rep.Write(dir); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// compareLoadtest runs the same stream on fresh embedded clusters without
+// auth and with it, rounds times, alternating which goes first, and
+// reports both sides and their ratios.
+func compareLoadtest(ctx context.Context, env *cliEnv, cfg live.Config, rep live.Report, dir string, rounds int) error {
+	cmp := live.Comparison{Kind: "loadtest-compare-auth", Command: rep.Command, Started: rep.Started, Seed: rep.Seed, Stream: rep.Stream, Cluster: rep.Cluster}
+	for round := 1; round <= rounds; round++ {
+		order := []bool{false, true}
+		if round%2 == 0 {
+			order = []bool{true, false}
+		}
+		for _, withAuth := range order {
+			name, label := "insecure", "insecure"
+			if withAuth {
+				name, label = "auth", "auth + TLS"
+			}
+			cfg.Auth = withAuth
+			rep.Started = time.Now().UTC()
+			res, err := loadtestOnce(ctx, env, cfg, rep, filepath.Join(dir, fmt.Sprintf("%s-%d", name, round)), label)
+			if err == nil {
+				err = bookkeeping(res)
+			}
+			if err != nil {
+				// The rounds done so far still compare.
+				done := round - 1
+				if done > 0 {
+					cmp.Insecure, cmp.Auth = cmp.Insecure[:done], cmp.Auth[:done]
+					printComparison(env, cmp, dir)
+				}
+				return errors.Wrapf(err, "round %d, %s", round, label)
+			}
+			if withAuth {
+				cmp.Auth = append(cmp.Auth, res)
+			} else {
+				cmp.Insecure = append(cmp.Insecure, res)
+			}
+		}
+	}
+	return printComparison(env, cmp, dir)
+}
+
+// printComparison writes compare.md and prints its table.
+func printComparison(env *cliEnv, cmp live.Comparison, dir string) error {
+	if err := cmp.Write(dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "%d jobs at %.0f/s offered, %d round(s) insecure and with auth (%s):\n\n%s\nreport: %s/compare.md\n",
+		cmp.Insecure[0].Submitted, cmp.Insecure[0].OfferedRate, len(cmp.Insecure), cmp.Auth[0].Auth, cmp.Table(), dir)
+	return nil
+}
+
+// bookkeeping fails the command when a run lost track of a job.
+func bookkeeping(res *live.Result) error {
 	if !res.BookkeepingOK() {
 		return &exitError{code: 1, msg: "bookkeeping: " + res.Bookkeeping[0]}
 	}

@@ -6,11 +6,17 @@
 //
 // By default Run starts a devcluster (embedded NATS and etcd on free
 // loopback ports, in a temporary directory, etcd fsync on, every service
-// once). The devcluster insists on one real node; its agent is stopped
-// right after start (its node goes down), so every job runs on virtual
-// nodes. Given NATS and etcd URLs instead, Run starts no services: it adds
-// virtual nodes and load to that cluster, and reports no service CPU or
-// memory (they run elsewhere).
+// once), with auth when Config.Auth: then the harness connects as dev's
+// admin and submits as its user alice, on her own subject. The devcluster
+// insists on one real node; its agent is stopped right after start (its
+// node goes down), so every job runs on virtual nodes. Given NATS and etcd
+// URLs instead, Run starts no services: it adds virtual nodes and load to
+// that cluster, connecting with Config.Credentials (an admin's on a cluster
+// with auth) and submitting as SubmitCreds' user when set, and reports no
+// service CPU or memory (they run elsewhere).
+//
+// Submissions always go over their own connection, so that a run with
+// auth and one without differ only in auth (see Comparison).
 //
 // # Virtual agents
 //

@@ -2,11 +2,13 @@ package live
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/loadtest/fabric"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
+	"github.com/lockstep-dev/lockstep/shared/subjects"
 )
 
 // A small live run against the real services (embedded cluster): every
@@ -84,5 +86,49 @@ func TestHelpers(t *testing.T) {
 	jobs := []trace.Job{{Nodes: 1, GPUsPerNode: 8}, {Nodes: 4, GPUsPerNode: 8}, {Nodes: 4, GPUsPerNode: 8}, {Nodes: 2, GPUsPerNode: 8}}
 	if s := commonShape(jobs); s.String() != "4x8" {
 		t.Errorf("commonShape = %s, want 4x8", s)
+	}
+}
+
+// The load test runs against a cluster with auth (the embedded one, as
+// `lockstep dev` runs by default): the harness connects as admin over
+// etcd TLS, submits as the user alice on her own subject, and every job is
+// admitted and runs.
+func TestLiveRunWithAuth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	c, err := fabric.Generated{Nodes: 16, NodesPerLeaf: 8, LeavesPerSpine: 2, GPUs: 8, Prefix: "vn"}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes, _ := trace.ParseSizes("1x8:1,2x8:1")
+	durs, _ := trace.ParseDurations("100ms:1")
+	jobs, err := trace.Synthetic{Rate: 20, Span: 500 * time.Millisecond, Sizes: sizes, Durations: durs, Seed: 1}.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Config{
+		DataDir: t.TempDir(), NoFsync: true, Auth: true, Cluster: c, Jobs: jobs, NodesPerLease: 8,
+		RawTxns: 20, Drain: 30 * time.Second, Deadline: 45 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.BookkeepingOK() {
+		t.Fatalf("bookkeeping: %v", res.Bookkeeping)
+	}
+	if res.Submitted != len(jobs) || res.Admitted != len(jobs) || res.Succeeded != len(jobs) {
+		t.Errorf("submitted %d, admitted %d, succeeded %d of %d", res.Submitted, res.Admitted, res.Succeeded, len(jobs))
+	}
+	if res.SubmittedAs != devUser || res.SubmitSubject != subjects.SubmitAs(devUser) {
+		t.Errorf("submitted as %q on %q, want %s on its own subject", res.SubmittedAs, res.SubmitSubject, devUser)
+	}
+	if !strings.Contains(res.Auth, "NATS creds") || !strings.Contains(res.Auth, "etcd TLS") {
+		t.Errorf("auth %q, want NATS creds and etcd TLS", res.Auth)
+	}
+	if res.RawPerSec <= 0 || res.ToRunning.N != len(jobs) {
+		t.Errorf("raw %g Txn/s, %d running latencies", res.RawPerSec, res.ToRunning.N)
 	}
 }

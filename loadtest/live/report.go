@@ -56,7 +56,8 @@ func (rep Report) Summary() string {
 	fmt.Fprintf(&b, "# Load test: %d virtual nodes, %s\n\n", r.Nodes, rep.Stream)
 	fmt.Fprintf(&b, "- command: `%s`\n- seed: %d\n- started: %s\n- cluster: %s (%s GPUs; %d nodes per etcd lease)\n",
 		rep.Command, rep.Seed, rep.Started.Format(time.RFC3339), rep.Cluster, report.Thousands(r.GPUs), r.NodesPerLease)
-	fmt.Fprintf(&b, "- services: %s (NATS %s, etcd %s)\n\n", r.Mode, r.NATS, r.Etcd)
+	fmt.Fprintf(&b, "- services: %s (NATS %s, etcd %s)\n", r.Mode, r.NATS, r.Etcd)
+	fmt.Fprintf(&b, "- auth: %s; jobs published on %s\n\n", authLine(r), r.SubmitSubject)
 
 	t := report.Table{Header: []string{"jobs", "offered/s", "submitted", "admitted", "rejected", "running", "succeeded", "failed", "unfinished"}}
 	t.Add(report.Thousands(r.Jobs), fmt.Sprintf("%.0f", r.OfferedRate), report.Thousands(r.Submitted), report.Thousands(r.Admitted),
@@ -118,6 +119,17 @@ func (rep Report) Summary() string {
 	}
 	b.WriteString("\nPlots: `latency-cdf.png`, `throughput.png`.\n")
 	return b.String()
+}
+
+// authLine says how the harness connected.
+func authLine(r *Result) string {
+	if r.Auth == "" {
+		return "none (anonymous, plain text)"
+	}
+	if r.SubmittedAs == "" {
+		return r.Auth
+	}
+	return r.Auth + "; submitted as " + r.SubmittedAs
 }
 
 func ms(x float64) string { return fmt.Sprintf("%.0f ms", x) }

@@ -21,6 +21,12 @@ type Result struct {
 	Nodes         int    `json:"nodes"`
 	GPUs          int    `json:"gpus"`
 	NodesPerLease int    `json:"nodesPerLease"`
+	// Auth is what the harness presented ("" for nothing: anonymous, plain
+	// text); SubmittedAs is the user the jobs were submitted as ("" without
+	// creds) and SubmitSubject where they were published.
+	Auth          string `json:"auth,omitempty"`
+	SubmittedAs   string `json:"submittedAs,omitempty"`
+	SubmitSubject string `json:"submitSubject"`
 
 	// The stream as offered.
 	Jobs        int     `json:"jobs"`

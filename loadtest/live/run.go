@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/lockstep-dev/lockstep/services/devcluster"
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
@@ -30,6 +32,22 @@ type Config struct {
 	// NATSURL and Etcd point at an existing cluster; both empty starts an
 	// embedded devcluster on free loopback ports.
 	NATSURL, Etcd string
+	// Credentials are what the harness presents to NATS and etcd (the
+	// zero value: anonymous, plain text). On a cluster with auth they must
+	// be an admin's: the virtual agents report for every virtual node, and
+	// the harness registers nodes in etcd and reads every job's events.
+	// With an embedded cluster they are set from it.
+	Credentials config.Credentials
+	// SubmitCreds is the creds file of the user the jobs are submitted as,
+	// on their own subject (subjects.SubmitAs), as a user's pipeline does;
+	// "" submits with Credentials' creds (their user's subject) or, with
+	// none, on the shared subject.
+	SubmitCreds string
+	// Auth runs the embedded cluster with authentication, as `lockstep dev`
+	// does by default: NATS in operator mode with one identity per service
+	// and node, etcd over TLS with client certificates. The harness connects
+	// as admin and submits as dev's user alice unless SubmitCreds is set.
+	Auth bool
 	// DataDir holds the embedded cluster's data (default: a temporary
 	// directory, removed after).
 	DataDir string
@@ -90,6 +108,8 @@ func (c *Config) validate() error {
 	switch {
 	case (c.NATSURL == "") != (c.Etcd == ""):
 		return errors.New("give both --nats and --etcd for an existing cluster, or neither for an embedded one")
+	case c.Auth && c.NATSURL != "":
+		return errors.New("Auth starts an embedded cluster with auth; an existing cluster's auth comes with its credentials")
 	case c.Cluster == nil || len(c.Cluster.Nodes) == 0:
 		return errors.New("no virtual nodes")
 	case len(c.Jobs) == 0:
@@ -116,15 +136,23 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		defer stop()
 		res.NATS, res.Etcd = cfg.NATSURL, cfg.Etcd
 	}
-	b, err := bus.Connect(ctx, cfg.NATSURL, "lockstep-loadtest")
+	b, err := bus.Connect(ctx, cfg.NATSURL, "lockstep-loadtest", cfg.Credentials.BusOptions()...)
 	if err != nil {
-		return nil, err
+		return nil, errors.WithHint(err, "a cluster with auth needs admin's credentials: --context, --creds and --etcd-ca/--etcd-cert/--etcd-key")
 	}
 	defer b.Close()
 	if _, err := b.JS.Stream(ctx, subjects.StreamJobs); err != nil {
 		return nil, errors.WithHint(errors.Wrap(err, "find the jobs stream"), "are Lockstep's services running against this NATS?")
 	}
-	cli, err := store.Connect(ctx, cfg.Etcd)
+	sb, err := connectSubmitter(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer sb.Close()
+	res.Auth = describeAuth(cfg.Credentials)
+	res.SubmitSubject = submitSubject(sb)
+	res.SubmittedAs = sb.Identity().Name
+	cli, err := store.Connect(ctx, cfg.Etcd, cfg.Credentials.StoreOptions()...)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +211,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	lctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
 	defer cancel()
 	t0 := time.Now()
-	sub := submit(lctx, b, f, cfg, runID, t0)
+	sub := submit(lctx, sb, f, cfg, runID, t0)
 	res.DeadlineHit = waitEnded(lctx, f, cfg, sub) && lctx.Err() != nil && ctx.Err() == nil
 	res.Usage = usage.stop(res.Mode == "embedded")
 	res.Streams = streamDelta(seqs, streamSeqs(ctx, b.JS))
@@ -220,6 +248,10 @@ func newRunID() string {
 // from other work on a shared cluster.
 func jobPrefix(runID string) string { return "lt-" + runID + "-" }
 
+// devUser is the user of `lockstep dev` (one of the two it issues creds
+// for) the jobs are submitted as on an embedded cluster with auth.
+const devUser = "alice"
+
 // startEmbedded starts a devcluster and stops its one real agent.
 func startEmbedded(ctx context.Context, cfg *Config) (func(), error) {
 	dir, tmp := cfg.DataDir, false
@@ -233,7 +265,7 @@ func startEmbedded(ctx context.Context, cfg *Config) (func(), error) {
 	real := devcluster.SimulatedNodes(1, 8, 1)[0]
 	c, err := devcluster.Start(ctx, devcluster.Config{
 		DataDir: dir, NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
-		Nodes: 1, GPUsPerNode: 8, Leaves: 1, NoFsync: cfg.NoFsync, Log: cfg.Log, NoSpanFile: true,
+		Nodes: 1, GPUsPerNode: 8, Leaves: 1, NoFsync: cfg.NoFsync, Log: cfg.Log, NoSpanFile: true, Auth: cfg.Auth,
 	})
 	if err != nil {
 		if tmp {
@@ -245,6 +277,12 @@ func startEmbedded(ctx context.Context, cfg *Config) (func(), error) {
 	// virtual ones, so its agent goes (and its node with it).
 	c.StopService(devcluster.AgentName(real.Name))
 	cfg.NATSURL, cfg.Etcd = c.NATSURL, c.EtcdEndpoint
+	if cfg.Auth {
+		cfg.Credentials = c.Admin
+		if cfg.SubmitCreds == "" {
+			cfg.SubmitCreds = filepath.Join(c.CredsDir, devUser+".creds")
+		}
+	}
 	return func() {
 		c.Stop()
 		if tmp {
@@ -296,6 +334,7 @@ type topologyJSON struct {
 // whether or not earlier jobs were handled. Specs are encoded up front.
 func submit(ctx context.Context, b *bus.Bus, f *follower, cfg Config, runID string, t0 time.Time) *submission {
 	prefix := jobPrefix(runID)
+	subject := submitSubject(b)
 	msgs := make([]*nats.Msg, len(cfg.Jobs))
 	ids := make([]string, len(cfg.Jobs))
 	for i, j := range cfg.Jobs {
@@ -306,7 +345,7 @@ func submit(ctx context.Context, b *bus.Bus, f *follower, cfg Config, runID stri
 			spec.Topology = &topologyJSON{MaxSwitches: j.MaxSwitches, WaitForSwitches: j.SwitchWait.String()}
 		}
 		data, _ := json.Marshal(spec)
-		m := nats.NewMsg(subjects.Submit)
+		m := nats.NewMsg(subject)
 		m.Data = data
 		m.Header.Set(subjects.HeaderMsgID, id)
 		msgs[i], ids[i] = m, id
