@@ -36,9 +36,10 @@ func loadCredentials(path string) (config.Credentials, error) {
 }
 
 // authRefused checks that the cluster lets in only who shows credentials
-// from its authority: NATS refuses plain text, TLS without a client
-// certificate and a client certificate without creds; etcd refuses a
-// client without a certificate.
+// from its authority: NATS refuses a client that does not trust its CA
+// (the server requires TLS, so there is no plain text), TLS without a
+// client certificate and a client certificate without creds; etcd refuses
+// a client without a certificate, and plain text.
 func authRefused(t *testing.T, c *cluster, _ string) string {
 	a := c.admin
 	natsCases := []struct {
@@ -46,7 +47,7 @@ func authRefused(t *testing.T, c *cluster, _ string) string {
 		opts []nats.Option
 		want string // in the error, lower case
 	}{
-		{"plain text", nil, ""},
+		{"no TLS options", nil, ""},
 		{"TLS, no client certificate", []nats.Option{nats.RootCAs(a.TLSCA)}, ""},
 		{"client certificate, no creds", []nats.Option{nats.RootCAs(a.TLSCA), nats.ClientCert(a.TLSCert, a.TLSKey)}, "authorization"},
 	}
