@@ -12,9 +12,14 @@ LOCKSTEP=$BUILD/bin/lockstep
 PROJECT=lockstep
 NETWORK=lockstep-net
 
-# Published on the host's loopback only (see docker-compose.yml).
+# Published on the host's loopback only (see docker-compose.yml); both over
+# TLS, NATS with creds and etcd with a client certificate.
 NATS_HOST_URLS=nats://127.0.0.1:14222,nats://127.0.0.1:14223,nats://127.0.0.1:14224
-ETCD_HOST_URLS=http://127.0.0.1:12379,http://127.0.0.1:12380,http://127.0.0.1:12381
+ETCD_HOST_URLS=https://127.0.0.1:12379,https://127.0.0.1:12380,https://127.0.0.1:12381
+# The cluster's authority, CA and every identity's credentials (secrets.sh);
+# admin's config file points the host's CLI at the cluster.
+SECRETS=$DEPLOY/.secrets
+ADMIN_CONFIG=$SECRETS/admin/config.yaml
 
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds the images (build.sh), starts the compose cluster and waits until
-# every container is healthy: NATS and etcd first (the services wait for
-# them through depends_on), then every service and all 8 agents registered.
+# Builds the images (build.sh), makes the cluster's CA and credentials once
+# (secrets.sh, into deploy/.secrets/), starts the compose cluster and waits
+# until every container is healthy: NATS and etcd first (the services wait
+# for them through depends_on), then every service and all 8 agents
+# registered.
 #
 # Usage: deploy/up.sh [--no-build] [--no-jaeger] [--timeout SECONDS]
 set -euo pipefail
@@ -27,6 +29,7 @@ started=$SECONDS
 if [[ $build == 1 ]]; then
   "$DEPLOY/build.sh" ${build_args[@]+"${build_args[@]}"}
 fi
+"$DEPLOY/secrets.sh"
 log "docker compose up"
 compose up -d --remove-orphans ${services[@]+"${services[@]}"}
 
@@ -59,8 +62,9 @@ while :; do
 done
 log "cluster healthy: ${#ids[@]} containers, $((SECONDS - started))s"
 cat >&2 <<MSG
-  NATS:      $NATS_HOST_URLS
-  etcd:      $ETCD_HOST_URLS
+  NATS:      $NATS_HOST_URLS (TLS, creds)
+  etcd:      $ETCD_HOST_URLS (client certificate)
   Jaeger UI: http://127.0.0.1:16686
-  try:       $LOCKSTEP submit docs/examples/hello.json --wait --nats $NATS_HOST_URLS
+  admin:     export LOCKSTEP_CONFIG=$ADMIN_CONFIG
+  try:       LOCKSTEP_CONFIG=$ADMIN_CONFIG $LOCKSTEP submit docs/examples/hello.json --wait
 MSG

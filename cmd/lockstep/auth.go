@@ -14,7 +14,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/auth"
 )
 
-const authUsage = `Usage: lockstep auth init|issue|enroll-node [flags]
+const authUsage = `Usage: lockstep auth init|issue|enroll-node|server-cert|nats-config [flags]
 
 Make a cluster's credentials. The authority directory (--dir) holds the
 signing keys: keep it on an admin's machine, never on nodes.
@@ -23,6 +23,8 @@ signing keys: keep it on an admin's machine, never on nodes.
   issue         issue an identity: NAME.creds (nats --creds) and, for roles
                 that use etcd, NAME.crt/NAME.key signed by the CA
   enroll-node   issue a node identity and, with --etcd, create its etcd role
+  server-cert   issue a NATS or etcd server's TLS certificate (no creds)
+  nats-config   write the nats-server config that trusts this authority
 
 Run 'lockstep auth SUB -h' for a subcommand's flags.`
 
@@ -38,8 +40,12 @@ func runAuth(ctx context.Context, env *cliEnv, args []string) error {
 		return runAuthIssue(ctx, env, args[1:], "")
 	case "enroll-node":
 		return runAuthIssue(ctx, env, args[1:], string(auth.RoleNode))
+	case "server-cert":
+		return runAuthServerCert(env, args[1:])
+	case "nats-config":
+		return runAuthNATSConfig(env, args[1:])
 	}
-	return usagef("auth: unknown subcommand %q (want init, issue or enroll-node)", args[0])
+	return usagef("auth: unknown subcommand %q (want init, issue, enroll-node, server-cert or nats-config)", args[0])
 }
 
 func runAuthInit(env *cliEnv, args []string) error {

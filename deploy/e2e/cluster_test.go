@@ -21,6 +21,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/client"
+	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/invariants"
@@ -33,7 +34,7 @@ import (
 // names it gives things. The test reaches the cluster through these only.
 const (
 	natsURLs = "nats://127.0.0.1:14222,nats://127.0.0.1:14223,nats://127.0.0.1:14224"
-	etcdURLs = "http://127.0.0.1:12379,http://127.0.0.1:12380,http://127.0.0.1:12381"
+	etcdURLs = "https://127.0.0.1:12379,https://127.0.0.1:12380,https://127.0.0.1:12381"
 	// jaegerURL is Jaeger's query API and UI.
 	jaegerURL = "http://127.0.0.1:16686"
 	network   = "lockstep-net"
@@ -49,9 +50,13 @@ func container(service string) string { return "lockstep-" + service }
 type cluster struct {
 	deploy string // the deploy/ directory
 	bin    string // the host-built lockstep CLI
-	cl     *client.Client
-	etcd   *clientv3.Client
-	jobs   *jobs.Store
+	// adminConfig is the config file deploy/secrets.sh writes for admin, and
+	// admin the credentials in it: the test acts as admin, over TLS.
+	adminConfig string
+	admin       config.Credentials
+	cl          *client.Client
+	etcd        *clientv3.Client
+	jobs        *jobs.Store
 	// jaeger is false with LOCKSTEP_E2E_JAEGER=0: no Jaeger image (its
 	// first build takes most of half an hour on two cores), no trace check.
 	jaeger bool
@@ -89,15 +94,19 @@ func startCluster(t *testing.T) *cluster {
 	c.script(t, 45*time.Minute, "up.sh", upArgs...) // builds first; a cold build takes minutes
 	t.Logf("deploy/up.sh %v (build, start, all containers healthy): %s", upArgs, time.Since(start).Round(time.Second))
 
+	c.adminConfig = filepath.Join(deploy, ".secrets", "admin", "config.yaml")
+	if c.admin, err = loadCredentials(c.adminConfig); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if c.cl, err = client.Dial(ctx, natsURLs); err != nil {
+	if c.cl, err = client.Dial(ctx, natsURLs, c.admin.BusOptions()...); err != nil {
 		t.Fatalf("dial the cluster's NATS: %v", err)
 	}
 	t.Cleanup(c.cl.Close)
 	// The test's own etcd client gives up on a member that does not answer
 	// within 2 s, so a paused member does not hang its reads.
-	c.etcd, err = store.ConnectTimeout(ctx, etcdURLs, 2*time.Second)
+	c.etcd, err = store.ConnectTimeout(ctx, etcdURLs, 2*time.Second, c.admin.StoreOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +325,10 @@ func (c *cluster) checkClean(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, c.bin, "check", "--nats", natsURLs, "--etcd", etcdURLs).CombinedOutput()
+	cmd := exec.CommandContext(ctx, c.bin, "check", "--nats", natsURLs, "--etcd", etcdURLs)
+	// Admin's creds and certificates, as a user of the CLI would give them.
+	cmd.Env = append(os.Environ(), "LOCKSTEP_CONFIG="+c.adminConfig)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Errorf("lockstep check: %v\n%s", err, out)
 	}

@@ -45,6 +45,7 @@ func TestComposeFaults(t *testing.T) {
 		run  func(t *testing.T, c *cluster, name string) string
 	}{
 		{"smoke", smoke},
+		{"auth", authRefused},
 		{"kill-nats", killNATS},
 		{"kill-etcd", killEtcd},
 		{"kill-services", killServices},

@@ -9,6 +9,8 @@ import (
 // the operator it trusts and the account JWTs it resolves, from memory.
 type ServerTrust struct {
 	Operator *jwt.OperatorClaims
+	// OperatorJWT is Operator as signed, what a server's config file names.
+	OperatorJWT string
 	// SystemAccount is the system account's public key.
 	SystemAccount string
 	// Accounts maps each account's public key to its signed JWT.
@@ -57,6 +59,7 @@ func (a *Authority) Trust() (ServerTrust, error) {
 	}
 	return ServerTrust{
 		Operator:      opClaims,
+		OperatorJWT:   opJWT,
 		SystemAccount: sysPub,
 		Accounts:      map[string]string{sysPub: sysJWT, accPub: accJWT},
 	}, nil
