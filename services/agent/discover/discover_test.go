@@ -73,6 +73,9 @@ func TestDiscoverFixtures(t *testing.T) {
 					t.Errorf("active NICs on node %d = %d, want %d", i, nics, tc.nicsOn[i])
 				}
 			}
+			if tc.nics > 0 && (inv.NICs[2].Name != "mlx5_2" || inv.NICs[tc.nics-1].Name != "mlx5_11") {
+				t.Errorf("NICs not in natural order: %v", inv.NICs)
+			}
 			if len(inv.NICs) != tc.nics {
 				t.Errorf("%d NICs, want %d", len(inv.NICs), tc.nics)
 			}

@@ -185,7 +185,38 @@ func readNICs(sys fs.FS) ([]NIC, []string, error) {
 		}
 		nics = append(nics, nic)
 	}
+	slices.SortFunc(nics, func(a, b NIC) int { return naturalCompare(a.Name, b.Name) })
 	return nics, notes, nil
+}
+
+// naturalCompare orders mlx5_2 before mlx5_10, as people and NCCL_IB_HCA
+// lists expect.
+func naturalCompare(a, b string) int {
+	pa, na := splitNumber(a)
+	pb, nb := splitNumber(b)
+	if c := strings.Compare(pa, pb); c != 0 || na == nb {
+		if c == 0 {
+			return strings.Compare(a, b)
+		}
+		return c
+	}
+	if na < nb {
+		return -1
+	}
+	return 1
+}
+
+// splitNumber splits "mlx5_10" into "mlx5_" and 10 (-1 without a number).
+func splitNumber(s string) (string, int) {
+	i := len(s)
+	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+		i--
+	}
+	n, err := strconv.Atoi(s[i:])
+	if err != nil || len(s)-i > 6 {
+		return s, -1
+	}
+	return s[:i], n
 }
 
 // portState parses "4: ACTIVE" into "ACTIVE"; "" when the file is missing.
