@@ -19,8 +19,19 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/topology"
 )
 
-// serviceFlags parses the flags every service takes, plus extra ones.
+// serviceFlags parses the flags every service takes, plus extra ones, and
+// resolves the connection.
 func serviceFlags(env *cliEnv, name, summary string, args []string, extra func(*flag.FlagSet)) (config.Base, error) {
+	b, err := parseServiceFlags(env, name, summary, args, extra)
+	if err != nil {
+		return b, err
+	}
+	return b, resolveService(env, &b)
+}
+
+// parseServiceFlags only parses: a service mode that never connects
+// (`agent --discover`) stops here, so it needs no NATS or etcd settings.
+func parseServiceFlags(env *cliEnv, name, summary string, args []string, extra func(*flag.FlagSet)) (config.Base, error) {
 	var b config.Base
 	b.MetricsAddr = config.DefaultMetricsAddr[name]
 	fs := newFlags(env, name, "[flags]", summary)
@@ -34,14 +45,20 @@ func serviceFlags(env *cliEnv, name, summary string, args []string, extra func(*
 	if fs.NArg() > 0 {
 		return b, usagef("%s takes no arguments, got %q", name, fs.Args())
 	}
+	return b, nil
+}
+
+// resolveService fills the connection from flags, environment and config
+// file, the instance name and the logger, and validates them.
+func resolveService(env *cliEnv, b *config.Base) error {
 	if err := b.ResolveConnection(os.Getenv); err != nil {
-		return b, err
+		return err
 	}
 	if b.Instance == "" {
 		b.Instance, _ = os.Hostname()
 	}
 	b.Log = newLogger(env)
-	return b, b.Validate()
+	return b.Validate()
 }
 
 // serve runs one service with its telemetry: spans exported as the OTEL_*
@@ -140,8 +157,9 @@ func runDrain(ctx context.Context, env *cliEnv, args []string) error {
 
 func runAgent(ctx context.Context, env *cliEnv, args []string) error {
 	var cfg agent.Config
+	var disc discoverFlags
 	host, _ := os.Hostname()
-	b, err := serviceFlags(env, "agent", "Register this node and run the ranks assigned to it.", args, func(fs *flag.FlagSet) {
+	b, err := parseServiceFlags(env, "agent", "Register this node and run the ranks assigned to it.", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&cfg.Node.Name, "name", host, "node name")
 		fs.StringVar(&cfg.Node.Addr, "addr", host, "address other nodes reach this one at (MASTER_ADDR)")
 		fs.IntVar(&cfg.Node.GPUs, "gpus", 8, "number of GPUs (simulated: indices only)")
@@ -155,8 +173,15 @@ func runAgent(ctx context.Context, env *cliEnv, args []string) error {
 		fs.StringVar((*string)(&cfg.Containment), "containment", string(agent.ContainAuto), "how rank process trees are contained: auto (a cgroup per rank where possible), cgroup, process (supervisors only)")
 		fs.StringVar(&cfg.MapUnknownUsersTo, "map-unknown-users-to", "", "run the ranks of a job whose owner has no account on this node as this user (e.g. nobody) instead of failing the job here")
 		fs.BoolVar(&cfg.AllowRootRanks, "allow-root-ranks", false, "let ranks of an owner who is root on this node run as root")
+		disc.register(fs)
 	})
 	if err != nil {
+		return err
+	}
+	if disc.discover {
+		return runDiscover(ctx, env, disc)
+	}
+	if err := resolveService(env, &b); err != nil {
 		return err
 	}
 	return serve(ctx, b, "agent", func(b config.Base) error {
