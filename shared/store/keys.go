@@ -91,6 +91,14 @@ const (
 	MasterPortCount = 2000
 )
 
+// MaxTxnOps is the etcd --max-txn-ops Lockstep needs (etcd's default is
+// 128): the reservation of a gang of n nodes and g GPUs in all is one
+// transaction of up to 3n+g+3 compares (ReservationTxn), so the default
+// stops at about 13 nodes of 8 GPUs. 8192 holds 512 nodes of 8 GPUs, in
+// well under etcd's 1.5 MiB request limit. The embedded etcd sets it; an
+// external cluster must be started with it.
+const MaxTxnOps = 8192
+
 // NodeKey is a node's liveness key.
 func NodeKey(node string) string { return NodesPrefix + node }
 

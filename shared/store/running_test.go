@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -204,5 +206,45 @@ func TestDecodeFootprintNamesTheField(t *testing.T) {
 		case want != "" && (err == nil || !strings.HasPrefix(err.Error(), want) || !store.IsMalformed(err)):
 			t.Errorf("%s: error %v, want a malformed error starting %q", value, err, want)
 		}
+	}
+}
+
+// A 64-node gang of 8 GPUs per node, placed away from its previous
+// reservation's 64 nodes, is the largest compare set for that size: 64
+// node revisions, 512 claims, the port, the allocation, 128 running keys
+// and the footprint. etcd (as embedded, store.MaxTxnOps) takes it.
+func TestReservationOfA64NodeGang(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	gang := func(prefix string, attempt int) domain.Allocation {
+		a := domain.Allocation{JobID: "big", Attempt: attempt, State: domain.AllocReserved,
+			Placement: domain.Placement{MasterAddr: prefix + "00", MasterPort: 29500 + attempt}}
+		for i := range 64 {
+			a.Placement.Nodes = append(a.Placement.Nodes, domain.NodePlacement{
+				Node: fmt.Sprintf("%s%02d", prefix, i), GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}})
+		}
+		return a
+	}
+	first, second := gang("a", 1), gang("b", 2)
+	revs := registered(t, env.Etcd, slices.Concat(first.Placement.NodeNames(), second.Placement.NodeNames())...)
+	if ok, _, err := store.Reserve(ctx, env.Etcd, first, nil, revs, 0); err != nil || !ok {
+		t.Fatalf("attempt 1 not reserved (ok %v, err %v)", ok, err)
+	}
+	if _, err := env.Etcd.Txn(ctx).Then(store.AllocationDeletes(first)...).Commit(); err != nil {
+		t.Fatal(err)
+	}
+	prior, err := store.ReadPrior(ctx, env.Etcd, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmps, then, els := store.ReservationTxn(second, nil, revs, prior, 0)
+	if len(cmps) != 707 || len(then) != 515 || len(els) != 706 {
+		t.Errorf("ops: %d compares, %d puts, %d reads; want 707, 515 (no assignments here), 706", len(cmps), len(then), len(els))
+	}
+	if max(len(cmps), len(then), len(els)) > store.MaxTxnOps {
+		t.Errorf("the reservation exceeds store.MaxTxnOps")
+	}
+	if ok, _, err := store.Reserve(ctx, env.Etcd, second, nil, revs, 0); err != nil || !ok {
+		t.Fatalf("attempt 2 not reserved (ok %v, err %v)", ok, err)
 	}
 }
