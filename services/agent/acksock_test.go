@@ -49,7 +49,7 @@ func TestAckSocketForwardsOnlyTheAttemptsOwnAcks(t *testing.T) {
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
 
 	for _, id := range []string{"mine", "theirs"} {
-		if err := e.start(ctx, shAssignment(id, "sleep 60")); err != nil {
+		if err := e.start(ctx, shAssignment(id, "sleep 60"), 0); err != nil {
 			t.Fatal(err)
 		}
 	}

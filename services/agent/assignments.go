@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/codec"
@@ -42,7 +43,7 @@ func (a *agent) watchAssignments(ctx context.Context, epoch int64) error {
 	present := map[string]bool{}
 	for _, kv := range resp.Kvs {
 		present[string(kv.Key)] = true
-		a.assigned(ctx, string(kv.Key), kv.Value, epoch)
+		a.assigned(ctx, kv, epoch)
 	}
 	// Ranks running for assignments that are gone stop now.
 	a.exec.keepOnly(func(jobID string) bool { return present[store.AssignKey(a.cfg.Node.Name, jobID)] }, "no longer assigned")
@@ -51,7 +52,7 @@ func (a *agent) watchAssignments(ctx context.Context, epoch int64) error {
 	for wr := range w.C {
 		for _, ev := range wr.Events {
 			if ev.Type == clientv3.EventTypePut {
-				a.assigned(ctx, string(ev.Kv.Key), ev.Kv.Value, epoch)
+				a.assigned(ctx, ev.Kv, epoch)
 			} else {
 				jobID := store.LastSegment(string(ev.Kv.Key))
 				a.exec.stop(jobID, "assignment released")
@@ -65,9 +66,10 @@ func (a *agent) watchAssignments(ctx context.Context, epoch int64) error {
 // assigned handles one assignment: start it if new and for this
 // registration; report it lost if it belongs to an earlier registration
 // (this agent restarted and is not running those ranks).
-func (a *agent) assigned(ctx context.Context, key string, raw []byte, epoch int64) {
+func (a *agent) assigned(ctx context.Context, kv *mvccpb.KeyValue, epoch int64) {
+	key := string(kv.Key)
 	var as domain.Assignment
-	if err := codec.Decode(raw, &as); err != nil {
+	if err := codec.Decode(kv.Value, &as); err != nil {
 		a.log.Warn("undecodable assignment", "key", key, "err", err)
 		return
 	}
@@ -95,8 +97,14 @@ func (a *agent) assigned(ctx context.Context, key string, raw []byte, epoch int6
 			Reason: "agent restarted; these ranks are no longer running"})
 		return
 	}
-	if err := a.exec.start(ctx, as); err != nil {
+	if err := a.exec.start(ctx, as, kv.CreateRevision); err != nil {
 		telemetry.End(span, err)
+		if errors.Is(err, errAssignmentGone) {
+			// Released before it started: nothing to report (its delete
+			// event follows in the watch).
+			a.log.InfoContext(ctx, "assignment released before its ranks started", "job", as.JobID, "attempt", as.Attempt)
+			return
+		}
 		a.report(ctx, domain.Report{JobID: as.JobID, Attempt: as.Attempt, Kind: domain.ReportFailed,
 			Rank: as.Ranks[0].Rank, ExitCode: 127, Reason: err.Error()})
 		return

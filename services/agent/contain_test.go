@@ -68,7 +68,7 @@ func TestRankTreeEndsWithTheRank(t *testing.T) {
 			t.Run(string(mode)+"/"+how, func(t *testing.T) {
 				e, reports := testExecutor(t, env, mode)
 				pids := pidFileIn(t)
-				if err := e.start(context.Background(), shAssignment("j1", treeScript(pids, how == "rank exits"))); err != nil {
+				if err := e.start(context.Background(), shAssignment("j1", treeScript(pids, how == "rank exits")), 0); err != nil {
 					t.Fatal(err)
 				}
 				g := gangOf(t, e, "j1")
@@ -119,7 +119,7 @@ func TestRankThatCannotStartFailsTheStart(t *testing.T) {
 	env := testenv.Start(t)
 	e, _ := testExecutor(t, env, ContainProcess)
 	err := e.start(context.Background(), domain.Assignment{JobID: "j2", Attempt: 1,
-		Ranks: []domain.Rank{{Rank: 0}}, Command: []string{"/nonexistent/train"}})
+		Ranks: []domain.Rank{{Rank: 0}}, Command: []string{"/nonexistent/train"}}, 0)
 	if err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Fatalf("err = %v, want a start error naming the missing file", err)
 	}
@@ -127,7 +127,7 @@ func TestRankThatCannotStartFailsTheStart(t *testing.T) {
 		t.Fatalf("rank records left: %v", ents)
 	}
 	if err := e.start(context.Background(), domain.Assignment{JobID: "j3", Attempt: 1,
-		Ranks: []domain.Rank{{Rank: 0}}, Command: []string{"no-such-command-here"}}); err == nil {
+		Ranks: []domain.Rank{{Rank: 0}}, Command: []string{"no-such-command-here"}}, 0); err == nil {
 		t.Fatal("a command not on PATH started")
 	}
 }

@@ -103,8 +103,10 @@ func (e *executor) forget(jobID string) {
 }
 
 // start launches every local rank of an assignment, or none: if one fails
-// to start, those already started are killed. ctx carries the launch span.
-func (e *executor) start(ctx context.Context, as domain.Assignment) error {
+// to start, those already started are killed. assignRev is the
+// assignment's CreateRevision (see runningKeys.hold). ctx carries the
+// launch span.
+func (e *executor) start(ctx context.Context, as domain.Assignment, assignRev int64) error {
 	if len(as.Command) == 0 || len(as.Ranks) == 0 {
 		return errors.Newf("assignment of job %s has no command or no ranks", as.JobID)
 	}
@@ -132,7 +134,7 @@ func (e *executor) start(ctx context.Context, as domain.Assignment) error {
 	}
 	// Recorded before anything of the attempt runs: gang reserves no later
 	// attempt of the job until the key is gone (see runningKeys).
-	runRev, err := e.alive.hold(ctx, as)
+	runRev, err := e.alive.hold(ctx, as, assignRev)
 	if err != nil {
 		return err
 	}

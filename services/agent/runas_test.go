@@ -18,7 +18,7 @@ import (
 // and returns what it printed (from the rank's log file).
 func rankOutput(t *testing.T, e *executor, as domain.Assignment) string {
 	t.Helper()
-	if err := e.start(context.Background(), as); err != nil {
+	if err := e.start(context.Background(), as, 0); err != nil {
 		t.Fatal(err)
 	}
 	log := filepath.Join(e.cfg.DataDir, "jobs", as.JobID, "1", "rank-0.log")
@@ -113,7 +113,7 @@ func TestRankRunsAsItsOwner(t *testing.T) {
 	e.cfg.Node.Name = "node-3"
 	as = shAssignment("bobs", "echo end")
 	as.Owner = "lockstep-no-such-user"
-	if err := e.start(context.Background(), as); err == nil || err.Error() != `user "lockstep-no-such-user" does not exist on node-3` {
+	if err := e.start(context.Background(), as, 0); err == nil || err.Error() != `user "lockstep-no-such-user" does not exist on node-3` {
 		t.Errorf("unknown owner: %v", err)
 	}
 	// ... unless unknown users map to an account.
@@ -126,7 +126,7 @@ func TestRankRunsAsItsOwner(t *testing.T) {
 	// Root only where allowed.
 	as = shAssignment("rooted", "echo end")
 	as.Owner = "root"
-	if err := e.start(context.Background(), as); err == nil || !strings.Contains(err.Error(), "--allow-root-ranks") {
+	if err := e.start(context.Background(), as, 0); err == nil || !strings.Contains(err.Error(), "--allow-root-ranks") {
 		t.Errorf("root owner: %v", err)
 	}
 }

@@ -139,18 +139,11 @@ func (d *devAuth) credentials(id auth.Identity) (config.Credentials, error) {
 	return c, nil
 }
 
-// etcdRBAC turns etcd's role checks on in dev. Off for now: a node's
-// grants (auth.EtcdPermissions) do not yet cover the running keys its
-// agent writes (running/<job>/<node>, a layout no per-node prefix can
-// cover), so with RBAC on every rank fails to start. Until they do, dev's
-// etcd authenticates (TLS, a client certificate from dev's CA) without
-// authorizing; the users and roles are created all the same.
-const etcdRBAC = false
-
 // startEtcdAuth connects to etcd as admin, creates admin's etcd user with
-// the root role and, with etcdRBAC, turns etcd's auth on (all idempotent:
-// a restart on the same data dir finds them done). From then on etcd holds
-// every identity to its role (auth.EtcdPermissions).
+// the root role and turns etcd's auth on (all idempotent: a restart on the
+// same data dir finds them done). From then on etcd holds every identity
+// to its role (auth.EtcdPermissions): a simulated node writes only its own
+// keys.
 func (d *devAuth) startEtcdAuth(ctx context.Context, endpoint string) error {
 	admin, err := d.adminCredentials()
 	if err != nil {
@@ -164,7 +157,7 @@ func (d *devAuth) startEtcdAuth(ctx context.Context, endpoint string) error {
 		_ = cli.Close()
 		return err
 	}
-	if err := enableEtcdRBAC(ctx, cli); err != nil {
+	if err := auth.EnableEtcdAuth(ctx, cli); err != nil {
 		_ = cli.Close()
 		return err
 	}
@@ -184,11 +177,4 @@ func (d *devAuth) close() {
 	if d != nil && d.admin != nil {
 		_ = d.admin.Close()
 	}
-}
-
-func enableEtcdRBAC(ctx context.Context, cli *clientv3.Client) error {
-	if !etcdRBAC {
-		return nil
-	}
-	return auth.EnableEtcdAuth(ctx, cli)
 }

@@ -93,6 +93,24 @@ func TestAuthClusterRunsAdminJobAndRefusesAnonymous(t *testing.T) {
 			t.Errorf("rank %d did not run: %v", r, err)
 		}
 	}
+
+	// etcd's RBAC is on: node-01's certificate, which its agent ran the
+	// ranks with, writes its own running keys but no claim and no other
+	// node's key.
+	node, err := store.Connect(ctx, c.EtcdEndpoint, store.WithTLS(filepath.Join(c.CredsDir, "ca.crt"),
+		filepath.Join(c.CredsDir, "node-01.crt"), filepath.Join(c.CredsDir, "node-01.key")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Close()
+	if _, err := node.Put(ctx, store.RunningKey("node-01", "probe"), "{}"); err != nil {
+		t.Errorf("node-01 writes its own running key: %v", err)
+	}
+	for _, key := range []string{store.ClaimKey("node-01", 0), store.NodeKey("node-02"), store.RunningKey("node-02", "probe")} {
+		if _, err := node.Put(ctx, key, "{}"); err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("node-01 writes %s: got %v, want permission denied", key, err)
+		}
+	}
 }
 
 // alice's creds, used as `nats --creds` would (with her inbox prefix), may

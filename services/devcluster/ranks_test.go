@@ -22,7 +22,7 @@ import (
 
 // The finding (issue 14): a requeued job's next attempt was reserved and
 // started while a rank of the attempt before, ignoring SIGTERM, still ran
-// out its stop grace on its node. Now the agent keeps running/<job>/<node>
+// out its stop grace on its node. Now the agent keeps running/<node>/<job>
 // until the rank's whole tree is gone, and the reservation waits for it:
 // at the moment attempt 2's allocation appears in etcd, attempt 1's rank
 // process must already be gone.

@@ -3,6 +3,7 @@ package gang
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -91,27 +92,27 @@ func (w *rankWaits) await(jobID string, attempt int, keys []string, rev int64) {
 	}()
 }
 
-// untilGone returns true once no running key of the job is left, false if
-// ctx ended first. keys were present at rev; the watch takes it from there,
-// and a broken watch starts again from a fresh read.
+// untilGone returns true once none of the job's running keys present at
+// rev (keys) is left, false if ctx ended first. The keys are in different
+// nodes' ranges (running/<node>/<job>): one watch covers the span from the
+// first to the last (other jobs' deletes in it are skipped), and a broken
+// watch starts again from a fresh read. A key that appears on another
+// node meanwhile is not waited for here: the next reservation compares
+// it, and waits again.
 func (w *rankWaits) untilGone(jobID string, keys []string, rev int64) bool {
-	prefix := store.JobRunningPrefix(jobID)
 	left := map[string]bool{}
 	for _, k := range keys {
 		left[k] = true
 	}
+	if len(left) == 0 {
+		return true
+	}
+	from, to := slices.Min(keys), slices.Max(keys)+"\x00"
 	for w.ctx.Err() == nil {
-		if len(left) == 0 {
-			return true
-		}
-		ws := store.Watch(w.ctx, w.cli, prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1))
+		ws := store.Watch(w.ctx, w.cli, from, clientv3.WithRange(to), clientv3.WithRev(rev+1), clientv3.WithFilterPut())
 		for resp := range ws.C {
 			for _, ev := range resp.Events {
-				if ev.Type == clientv3.EventTypeDelete {
-					delete(left, string(ev.Kv.Key))
-				} else {
-					left[string(ev.Kv.Key)] = true
-				}
+				delete(left, string(ev.Kv.Key))
 			}
 			if len(left) == 0 {
 				return true
@@ -121,14 +122,22 @@ func (w *rankWaits) untilGone(jobID string, keys []string, rev int64) bool {
 			return false
 		}
 		w.log.Warn("running keys watch broken; reading them again", "job", jobID, "err", ws.Err())
-		resp, err := w.cli.Get(w.ctx, prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		resp, err := w.cli.Get(w.ctx, from, clientv3.WithRange(to), clientv3.WithKeysOnly())
 		if err != nil {
 			sleep(w.ctx, time.Second)
 			continue
 		}
-		clear(left)
+		present := map[string]bool{}
 		for _, kv := range resp.Kvs {
-			left[string(kv.Key)] = true
+			present[string(kv.Key)] = true
+		}
+		for k := range left {
+			if !present[k] {
+				delete(left, k)
+			}
+		}
+		if len(left) == 0 {
+			return true
 		}
 		rev = resp.Header.Revision
 	}

@@ -60,12 +60,26 @@ func TestReconcileLeavesAReservationBeingRecorded(t *testing.T) {
 		}
 		return found
 	}
+	footprint := func(id string) bool {
+		t.Helper()
+		resp, err := env.Etcd.Get(ctx, store.FootprintKey(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(resp.Kvs) > 0
+	}
 	testenv.Eventually(t, 30*time.Second, func() error {
 		if held("orphan") {
 			return errors.New("orphan allocation not released yet")
 		}
+		if footprint("orphan") {
+			return errors.New("footprint of a job that does not exist not deleted yet")
+		}
 		return nil
 	})
+	if !footprint("in-flight") {
+		t.Fatal("the reconciler deleted the footprint of a pending job")
+	}
 	if !held("in-flight") {
 		t.Fatal("the reconciler released a reservation whose job was about to record it")
 	}

@@ -141,7 +141,8 @@ func (s *service) reconcileLoop(ctx context.Context) {
 //     recorded, and is left alone until its launch deadline);
 //   - an allocation past its launch deadline is released and requeued;
 //   - an allocation on a node that is down is requeued;
-//   - an active job without its allocation is requeued.
+//   - an active job without its allocation is requeued;
+//   - the footprint of a finished or unknown job is deleted.
 func (s *service) reconcile(ctx context.Context) {
 	l, err := s.allocations(ctx, true)
 	if err != nil {
@@ -235,6 +236,7 @@ func (s *service) reconcile(ctx context.Context) {
 		}
 	}
 	s.sweepStrays(ctx, l, active)
+	s.dropFootprints(ctx, active)
 }
 
 // sweepStrays releases the keys that no allocation accounts for (see

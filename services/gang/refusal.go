@@ -61,7 +61,7 @@ func readRefusal(kvs []*mvccpb.KeyValue, p domain.Placement, jobID string) refus
 			r.conflicts = append(r.conflicts, fmt.Sprintf("port %s:%d held by %s", addr, port, c.JobID))
 		case key == store.AllocKey(jobID):
 			r.conflicts = append(r.conflicts, "job already holds an allocation")
-		case strings.HasPrefix(key, store.JobRunningPrefix(jobID)):
+		case isRunningKeyOf(key, jobID):
 			// The key counts, readable or not: only its agent (or its
 			// lease) may end it.
 			r.ranks = append(r.ranks, key)
@@ -80,4 +80,11 @@ func readRefusal(kvs []*mvccpb.KeyValue, p domain.Placement, jobID string) refus
 	sort.Strings(r.conflicts)
 	sort.Strings(r.ranks)
 	return r
+}
+
+// isRunningKeyOf reports whether key is a running key of the job, on any
+// node.
+func isRunningKeyOf(key, jobID string) bool {
+	_, job, ok := store.ParseRunningKey(key)
+	return ok && job == jobID
 }

@@ -32,11 +32,14 @@ type EtcdRole struct {
 // record for claims, allocations and assignments.
 const serviceRole = "lockstep-service"
 
-// EtcdPermissions is the etcd half of the permission table. A node may
-// keep its own liveness and inventory keys, read its own assignments and
-// the drain records (to signal its ranks); it cannot touch claims,
-// allocations or another node's keys. People reach etcd only through the
-// services, except an admin (lockstep check, recovery).
+// EtcdPermissions is the etcd half of the permission table. A node, like
+// Kubernetes' NodeRestriction, may only register itself and report on its
+// own assignments: it writes its liveness and inventory keys and its
+// running keys (running/<node>/, what its ranks keep alive), reads its
+// own assignments and the drain records (to signal its ranks), and
+// nothing else: no claim, allocation, footprint or assignment, and no key
+// of another node. People reach etcd only through the services, except an
+// admin (lockstep check, recovery).
 func EtcdPermissions(id Identity) (EtcdRole, bool) {
 	switch {
 	case id.Role == RoleAdmin:
@@ -44,9 +47,12 @@ func EtcdPermissions(id Identity) (EtcdRole, bool) {
 	case id.Role.IsService():
 		return EtcdRole{Name: serviceRole, Grants: []EtcdGrant{{Key: store.Prefix, Prefix: true, Write: true}}}, true
 	case id.Role == RoleNode:
+		// Identity names have no '/', so node-1's prefixes never cover
+		// node-10's keys.
 		return EtcdRole{Name: "node-" + id.Name, Grants: []EtcdGrant{
 			{Key: store.NodeKey(id.Name), Write: true},
 			{Key: store.InventoryKey(id.Name), Write: true},
+			{Key: store.NodeRunningPrefix(id.Name), Prefix: true, Write: true},
 			{Key: store.NodeAssignPrefix(id.Name), Prefix: true},
 			{Key: store.DrainsPrefix, Prefix: true},
 		}}, true

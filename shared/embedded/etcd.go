@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/lockstep-dev/lockstep/shared/auth"
+	"github.com/lockstep-dev/lockstep/shared/store"
 )
 
 // EtcdConfig configures an embedded single-member etcd.
@@ -64,6 +65,9 @@ func StartEtcd(cfg EtcdConfig) (*Etcd, error) {
 			CertFile: cfg.TLS.Cert, KeyFile: cfg.TLS.Key, TrustedCAFile: cfg.TLS.CA, ClientCertAuth: true,
 		}
 	}
+	// A gang's reservation is one transaction, larger than etcd's default
+	// allows for gangs past a dozen nodes.
+	ec.MaxTxnOps = store.MaxTxnOps
 	// Keep history bounded: the watchers only need recent revisions.
 	ec.AutoCompactionMode = "periodic"
 	ec.AutoCompactionRetention = "1h"

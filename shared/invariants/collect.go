@@ -26,7 +26,7 @@ import (
 func Collect(ctx context.Context, cli *clientv3.Client, js *jobs.Store) (State, error) {
 	s := State{
 		Claims: map[string]Claim{}, Allocations: map[string]domain.Allocation{}, Assignments: map[string]Assignment{},
-		Running:   map[string]Running{},
+		Running: map[string]Running{}, Footprints: map[string][]string{},
 		Inventory: map[string]bool{}, Epochs: map[string]int64{}, LiveLeases: map[int64]bool{},
 		Jobs: map[string]domain.Job{}, Malformed: map[string]string{},
 	}
@@ -135,6 +135,13 @@ func (s *State) add(key string, value []byte, lease int64) string {
 			return why
 		}
 		s.Running[r.JobID+"/"+r.Node] = Running{Node: r.Node, Job: r.JobID, Attempt: r.Attempt}
+	case strings.HasPrefix(key, store.FootprintPrefix):
+		f, err := store.DecodeFootprint(key, value)
+		if err != nil {
+			_, why, _ := strings.Cut(err.Error(), ": ")
+			return why
+		}
+		s.Footprints[f.JobID] = f.Nodes
 	case strings.HasPrefix(key, store.DrainsPrefix):
 		var d domain.DrainRecord
 		return decode(value, &d)

@@ -77,7 +77,8 @@ func (c *cluster) allocate(t *testing.T, job string, attempt int, st domain.Allo
 	}
 	c.put(t, store.PortKey(node, 29500), domain.Claim{JobID: job, Attempt: attempt}, lease)
 	c.put(t, store.AssignKey(node, job), domain.Assignment{JobID: job, Attempt: attempt, Node: node, Epoch: c.epoch[node]}, lease)
-	c.put(t, store.RunningKey(job, node), store.Running{JobID: job, Node: node, Attempt: attempt, Epoch: c.epoch[node]}, clientv3.LeaseID(c.epoch[node]))
+	c.put(t, store.FootprintKey(job), store.Footprint{JobID: job, Attempt: attempt, Nodes: []string{node}}, 0)
+	c.put(t, store.RunningKey(node, job), store.Running{JobID: job, Node: node, Attempt: attempt, Epoch: c.epoch[node]}, clientv3.LeaseID(c.epoch[node]))
 }
 
 func (c *cluster) put(t *testing.T, key string, v any, lease clientv3.LeaseID) {
@@ -142,7 +143,7 @@ func TestCheckDeletedAllocationOfRunningJob(t *testing.T) {
 		"claim-without-owner: n1/0 held by run, which has no allocation",
 		"claim-without-owner: n1/1 held by run has neither a live lease (lease 0) nor a running allocation",
 		"claim-without-owner: n1/1 held by run, which has no allocation",
-		"ranks-without-allocation: running/run/n1: node n1 reports ranks of run attempt 1 alive: alloc/run is gone",
+		"ranks-without-allocation: running/n1/run: node n1 reports ranks of run attempt 1 alive: alloc/run is gone",
 	)
 }
 
@@ -167,7 +168,7 @@ func TestCheckCorruptAllocation(t *testing.T) {
 		"active-job-without-allocation: res is reserved on attempt 1 but holds no allocation for it (alloc/res: none)",
 		"assignment-without-allocation: assign/n2/res (attempt 1) has no allocation: alloc/res is gone",
 		"claim-without-owner: n2/0 held by res, which has no allocation",
-		"ranks-without-allocation: running/res/n2: node n2 reports ranks of res attempt 1 alive: alloc/res is gone",
+		"ranks-without-allocation: running/n2/res: node n2 reports ranks of res attempt 1 alive: alloc/res is gone",
 	)
 }
 
@@ -180,7 +181,8 @@ func TestCheckMalformedValuesNamedByKey(t *testing.T) {
 	c.put(t, store.ClaimKey("n2", 3), "\x00garbage", 0)
 	c.put(t, store.InventoryKey("n2"), `{"name": "n9"}`, 0)
 	c.put(t, store.AssignKey("n1", "run"), `[]`, 0)
-	c.put(t, store.RunningKey("run", "n1"), store.Running{JobID: "run", Node: "n2", Attempt: 1}, 0)
+	c.put(t, store.RunningKey("n1", "run"), store.Running{JobID: "run", Node: "n2", Attempt: 1}, 0)
+	c.put(t, store.FootprintKey("res"), store.Footprint{JobID: "run", Attempt: 1, Nodes: []string{"n2"}}, 0)
 	kv, err := c.env.Bus.JS.KeyValue(context.Background(), subjects.BucketJobs)
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +196,7 @@ func TestCheckMalformedValuesNamedByKey(t *testing.T) {
 			malformed = append(malformed, key[:strings.Index(key, ":")])
 		}
 	}
-	expect(t, malformed, "alloc/run", "assign/n1/run", "claims/n2/3", "inventory/n2", "jobs/bad", "running/run/n1")
+	expect(t, malformed, "alloc/run", "assign/n1/run", "claims/n2/3", "footprints/res", "inventory/n2", "jobs/bad", "running/n1/run")
 }
 
 // Attempt 1's assignment and running key left behind after the job moved
@@ -214,10 +216,11 @@ func TestCheckRanksOfAnEarlierAttempt(t *testing.T) {
 	}
 	want := []string{
 		"assignment-without-allocation: assign/n1/run (attempt 1) has no allocation: alloc/run is of attempt 2",
-		"ranks-beside-next-attempt: running/run/n1: node n1 reports ranks of run attempt 1 alive while attempt 2 holds an allocation",
+		"ranks-beside-next-attempt: running/n1/run: node n1 reports ranks of run attempt 1 alive while attempt 2 holds an allocation",
+		"ranks-outside-footprint: running/n1/run: node n1 reports ranks of run attempt 1 alive, but footprints/run does not name it",
 	}
 	expect(t, c.findings(t), want...)
 
-	c.del(t, store.RunningKey("run", "n1"))
+	c.del(t, store.RunningKey("n1", "run"))
 	expect(t, c.findings(t), want[0])
 }

@@ -8,8 +8,10 @@
 //   - every claim is on a registered node;
 //   - every reserved or running job holds an allocation of its attempt;
 //   - every assignment belongs to its job's allocation;
-//   - no agent reports ranks alive (running/<job>/<node>) of an allocation
-//     that is gone, nor of an attempt older than one that is reserved;
+//   - no agent reports ranks alive (running/<node>/<job>) of an allocation
+//     that is gone, nor of an attempt older than one that is reserved, nor
+//     on a node the job's footprint does not name (its next reservation
+//     would not wait for them);
 //   - every stored value decodes and agrees with its key.
 //
 // Evaluate is pure, so tests can feed it states directly; Collect reads a
@@ -20,6 +22,7 @@ package invariants
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/lockstep-dev/lockstep/shared/domain"
@@ -37,6 +40,9 @@ type State struct {
 	Inventory map[string]bool
 	// Running maps "job/node" to what the node's agent reports alive.
 	Running map[string]Running
+	// Footprints maps a job to the nodes its latest reservation recorded
+	// (footprints/<job>): where its reservations look for running keys.
+	Footprints map[string][]string
 	// Epochs holds the current registration (epoch) of every live node.
 	Epochs map[string]int64
 	// LiveLeases holds the IDs of leases that exist (TTL > 0).
@@ -65,7 +71,7 @@ type Assignment struct {
 	Epoch   int64
 }
 
-// Running is one running/<job>/<node> key: ranks of that attempt of the
+// Running is one running/<node>/<job> key: ranks of that attempt of the
 // job are alive on the node.
 type Running struct {
 	Node    string
@@ -107,6 +113,10 @@ const (
 	// attempt of the same job holds an allocation — the reservation that
 	// must wait for them did not.
 	RuleRanksBesideNext = "ranks-beside-next-attempt"
+	// RuleRanksOutsideFootprint: ranks of an unfinished job alive on a node
+	// its footprint does not name, so its next reservation would not wait
+	// for them (a footprint deleted or rewritten by hand).
+	RuleRanksOutsideFootprint = "ranks-outside-footprint"
 )
 
 // Evaluate returns every violation in s, sorted.
@@ -236,7 +246,14 @@ func evaluateRunning(s State) []Violation {
 	var out []Violation
 	for _, r := range s.Running {
 		a, ok := s.Allocations[r.Job]
-		key := "running/" + r.Job + "/" + r.Node
+		key := "running/" + r.Node + "/" + r.Job
+		if j, found := s.Jobs[r.Job]; found && !j.State.Terminal() && !slices.Contains(s.Footprints[r.Job], r.Node) {
+			if _, bad := s.Malformed["footprints/"+r.Job]; !bad {
+				out = append(out, Violation{RuleRanksOutsideFootprint, fmt.Sprintf(
+					"%s: node %s reports ranks of %s attempt %d alive, but footprints/%s does not name it",
+					key, r.Node, r.Job, r.Attempt, r.Job)})
+			}
+		}
 		if ok && a.Attempt > r.Attempt {
 			out = append(out, Violation{RuleRanksBesideNext, fmt.Sprintf(
 				"%s: node %s reports ranks of %s attempt %d alive while attempt %d holds an allocation",

@@ -28,6 +28,7 @@ func healthy() State {
 		Running: map[string]Running{
 			"a/n1": {"n1", "a", 1}, "a/n2": {"n2", "a", 1}, "b/n1": {"n1", "b", 1},
 		},
+		Footprints: map[string][]string{"a": {"n1", "n2"}, "b": {"n1"}},
 		Inventory:  map[string]bool{"n1": true, "n2": true},
 		Epochs:     map[string]int64{"n1": 11, "n2": 12},
 		Malformed:  map[string]string{},
@@ -95,6 +96,9 @@ func TestEachRuleIsDetected(t *testing.T) {
 			s.Jobs["b"] = j
 			s.Running["b/n2"] = Running{Node: "n2", Job: "b", Attempt: 1}
 		}, RuleRanksBesideNext},
+		{"agent reports ranks on a node the footprint does not name", func(s *State) {
+			s.Footprints["a"] = []string{"n1"}
+		}, RuleRanksOutsideFootprint},
 		{"malformed value", func(s *State) { s.Malformed["alloc/x"] = "undecodable" }, RuleMalformed},
 		{"allocation of a finished job", func(s *State) {
 			b := s.Jobs["b"]

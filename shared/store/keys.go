@@ -11,11 +11,17 @@
 //	assign/<node>/<job>       domain.Assignment, same lifetime as claims
 //	drains/<job>              domain.DrainRecord, no lease: a drain in progress
 //	nodestate/<node>          domain.NodeState, no lease: an operator's drain of a node
-//	running/<job>/<node>      Running, under the agent's node lease: some process
+//	running/<node>/<job>      Running, under the agent's node lease: some process
 //	                          of the job's ranks is alive on the node (written
 //	                          before the ranks start, deleted once their whole
 //	                          trees are gone); a reservation of the job waits
-//	                          until no such key is left
+//	                          until no such key is left on the nodes where one
+//	                          may be (footprints/<job>). Under the node's name
+//	                          so that etcd's RBAC, which grants key ranges,
+//	                          can give each node its own running keys only
+//	footprints/<job>          Footprint, no lease: the nodes of the job's latest
+//	                          reservation, the only nodes where a running key
+//	                          of the job may be (see ReadPrior)
 //	election/<service>        concurrency.Election keys for singletons
 package store
 
@@ -40,6 +46,7 @@ const (
 	DrainsPrefix    = Prefix + "drains/"
 	NodeStatePrefix = Prefix + "nodestate/"
 	RunningPrefix   = Prefix + "running/"
+	FootprintPrefix = Prefix + "footprints/"
 )
 
 // DrainKey is a job's drain record.
@@ -49,21 +56,25 @@ func DrainKey(job string) string { return DrainsPrefix + job }
 func NodeStateKey(node string) string { return NodeStatePrefix + node }
 
 // RunningKey says that ranks of job are alive on node.
-func RunningKey(job, node string) string { return RunningPrefix + job + "/" + node }
+func RunningKey(node, job string) string { return RunningPrefix + node + "/" + job }
 
-// JobRunningPrefix covers the running keys of one job, on every node. Job
-// IDs have no '/', so one job's prefix never covers another's keys.
-func JobRunningPrefix(job string) string { return RunningPrefix + job + "/" }
+// NodeRunningPrefix covers the running keys of one node: the range its
+// etcd role may write. Node names have no '/', so one node's prefix never
+// covers another's keys.
+func NodeRunningPrefix(node string) string { return RunningPrefix + node + "/" }
 
-// ParseRunningKey splits a running key into job and node.
-func ParseRunningKey(key string) (job, node string, ok bool) {
+// ParseRunningKey splits a running key into node and job.
+func ParseRunningKey(key string) (node, job string, ok bool) {
 	rest, found := strings.CutPrefix(key, RunningPrefix)
 	if !found {
 		return "", "", false
 	}
-	job, node, ok = strings.Cut(rest, "/")
-	return job, node, ok && job != "" && node != ""
+	node, job, ok = strings.Cut(rest, "/")
+	return node, job, ok && job != "" && node != "" && !strings.Contains(job, "/")
 }
+
+// FootprintKey records where ranks of the job may be alive.
+func FootprintKey(job string) string { return FootprintPrefix + job }
 
 // Lease and timing defaults.
 const (
@@ -79,6 +90,14 @@ const (
 	MasterPortBase  = 29500
 	MasterPortCount = 2000
 )
+
+// MaxTxnOps is the etcd --max-txn-ops Lockstep needs (etcd's default is
+// 128): the reservation of a gang of n nodes and g GPUs in all is one
+// transaction of up to 3n+g+3 compares (ReservationTxn), so the default
+// stops at about 13 nodes of 8 GPUs. 8192 holds 512 nodes of 8 GPUs, in
+// well under etcd's 1.5 MiB request limit. The embedded etcd sets it; an
+// external cluster must be started with it.
+const MaxTxnOps = 8192
 
 // NodeKey is a node's liveness key.
 func NodeKey(node string) string { return NodesPrefix + node }

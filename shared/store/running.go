@@ -8,7 +8,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/codec"
 )
 
-// Running is the value of running/<job>/<node>: which attempt's ranks are
+// Running is the value of running/<node>/<job>: which attempt's ranks are
 // alive on the node, and under which registration (epoch) of its agent.
 // The key is what counts: its presence holds back the job's next
 // reservation (ReservationTxn), whatever the value says.
@@ -23,9 +23,9 @@ type Running struct {
 // agrees with its key; a failure is an ErrMalformed error naming the key.
 func DecodeRunning(key string, value []byte) (Running, error) {
 	var r Running
-	job, node, ok := ParseRunningKey(key)
+	node, job, ok := ParseRunningKey(key)
 	if !ok {
-		return r, markMalformed(errors.Newf("%s: not a running/<job>/<node> key", key))
+		return r, markMalformed(errors.Newf("%s: not a running/<node>/<job> key", key))
 	}
 	if err := codec.Decode(value, &r); err != nil {
 		return Running{}, markMalformed(errors.Wrapf(err, "%s: undecodable", key))
