@@ -30,6 +30,22 @@ if [[ $build == 1 ]]; then
   "$DEPLOY/build.sh" ${build_args[@]+"${build_args[@]}"}
 fi
 "$DEPLOY/secrets.sh"
+# etcd first: its users and roles exist and its auth is on before any
+# service or agent connects, so no node ever writes outside its own keys.
+log "docker compose up: etcd"
+compose up -d --remove-orphans etcd-1 etcd-2 etcd-3
+deadline=$((SECONDS + timeout))
+until "$LOCKSTEP" auth etcd-rbac --etcd "$ETCD_HOST_URLS" --ca "$SECRETS/admin/ca.crt" \
+    --etcd-root "$SECRETS/admin/admin" admin=admin admission=admission placement=placement gang=gang drain=drain \
+    node-01=node node-02=node node-03=node node-04=node node-05=node node-06=node node-07=node node-08=node \
+    >/dev/null 2>"$BUILD/etcd-rbac.err"; do
+  if ((SECONDS > deadline)); then
+    cat "$BUILD/etcd-rbac.err" >&2
+    die "etcd's users and roles not set up after ${timeout}s"
+  fi
+  sleep 2
+done
+log "etcd auth on: every identity held to its role"
 log "docker compose up"
 compose up -d --remove-orphans ${services[@]+"${services[@]}"}
 

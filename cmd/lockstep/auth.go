@@ -25,6 +25,7 @@ signing keys: keep it on an admin's machine, never on nodes.
   enroll-node   issue a node identity and, with --etcd, create its etcd role
   server-cert   issue a NATS or etcd server's TLS certificate (no creds)
   nats-config   write the nats-server config that trusts this authority
+  etcd-rbac     create identities' etcd users and roles and turn etcd's auth on
 
 Run 'lockstep auth SUB -h' for a subcommand's flags.`
 
@@ -44,8 +45,10 @@ func runAuth(ctx context.Context, env *cliEnv, args []string) error {
 		return runAuthServerCert(env, args[1:])
 	case "nats-config":
 		return runAuthNATSConfig(env, args[1:])
+	case "etcd-rbac":
+		return runAuthEtcdRBAC(ctx, env, args[1:])
 	}
-	return usagef("auth: unknown subcommand %q (want init, issue, enroll-node, server-cert or nats-config)", args[0])
+	return usagef("auth: unknown subcommand %q (want init, issue, enroll-node, server-cert, nats-config or etcd-rbac)", args[0])
 }
 
 func runAuthInit(env *cliEnv, args []string) error {

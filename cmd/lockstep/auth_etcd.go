@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/auth"
+)
+
+// runAuthEtcdRBAC creates each named identity's etcd user and role and
+// turns etcd's auth on, so that from then on etcd holds every client to
+// its role (a node writes only its own keys). It acts as root through the
+// admin certificate and is idempotent: a cluster set up before is left as
+// it is, with any missing users added.
+func runAuthEtcdRBAC(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlags(env, "auth etcd-rbac", "NAME=ROLE...",
+		"Create etcd users and roles for identities (admin is etcd's root) and turn etcd's auth on.")
+	endpoints := fs.String("etcd", "", "comma-separated etcd endpoints (https://...)")
+	rootCert := fs.String("etcd-root", "", "an admin identity's certificate base path (PATH.crt, PATH.key)")
+	caFile := fs.String("ca", "", "the CA certificate etcd's server certificate is signed by")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if *endpoints == "" || *rootCert == "" || *caFile == "" || len(pos) == 0 {
+		return usagef("auth etcd-rbac: want --etcd, --etcd-root, --ca and at least one NAME=ROLE")
+	}
+	ids, err := parseIdentities(pos)
+	if err != nil {
+		return err
+	}
+	tlsCfg, err := transport.TLSInfo{CertFile: *rootCert + ".crt", KeyFile: *rootCert + ".key", TrustedCAFile: *caFile}.ClientConfig()
+	if err != nil {
+		return errors.Wrap(err, "etcd root certificate")
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(*endpoints, ","), TLS: tlsCfg, DialTimeout: 5 * time.Second})
+	if err != nil {
+		return errors.Wrapf(err, "connect to etcd at %s", *endpoints)
+	}
+	defer cli.Close()
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for _, id := range ids {
+		if err := auth.ApplyEtcd(cctx, cli, id); err != nil {
+			return err
+		}
+	}
+	if err := auth.EnableEtcdAuth(cctx, cli); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "etcd auth on at %s; users: %d\n", *endpoints, len(ids))
+	return nil
+}
+
+// parseIdentities reads NAME=ROLE arguments. Without an admin among them
+// enabling auth would lock everyone out, so one is required.
+func parseIdentities(args []string) ([]auth.Identity, error) {
+	var ids []auth.Identity
+	admin := false
+	for _, a := range args {
+		name, role, ok := strings.Cut(a, "=")
+		if !ok {
+			return nil, usagef("auth etcd-rbac: %q: want NAME=ROLE", a)
+		}
+		r, err := auth.ParseRole(role)
+		if err != nil {
+			return nil, usagef("auth etcd-rbac: %q: %v", a, err)
+		}
+		id := auth.Identity{Name: name, Role: r}
+		if err := id.Validate(); err != nil {
+			return nil, usagef("auth etcd-rbac: %v", err)
+		}
+		admin = admin || r == auth.RoleAdmin
+		ids = append(ids, id)
+	}
+	if !admin {
+		return nil, usagef("auth etcd-rbac: name an admin identity (NAME=admin): it becomes etcd's root, and auth on without one locks everyone out")
+	}
+	return ids, nil
+}
