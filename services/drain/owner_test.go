@@ -29,18 +29,20 @@ var (
 	olga  = auth.Identity{Name: "olga", Role: auth.RoleOperator}
 )
 
-// ownedCluster is a drain replica behind a NATS server that holds alice,
-// bob and olga (an operator of the policy) to the permission table.
+// ownedCluster is a drain replica, under its own identity, on a cluster
+// with auth that holds alice, bob and olga (an operator of the policy) to
+// the permission table.
 func ownedCluster(t *testing.T) (*testenv.Env, *jobs.Store) {
 	t.Helper()
-	env := testenv.StartWithUsers(t, alice, bob, olga)
+	env := testenv.Start(t, testenv.WithAuth())
 	ctx, cancel := context.WithCancel(context.Background())
 	js, err := jobs.Open(ctx, env.Bus.JS)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
-	cfg := drain.Config{Base: config.Base{NATSURL: env.NATSURL, Etcd: env.EtcdEndpoint, StreamReplicas: 1, Log: slog.New(slog.DiscardHandler)},
+	cfg := drain.Config{Base: config.Base{NATSURL: env.NATSURL, Etcd: env.EtcdEndpoint, StreamReplicas: 1, Log: slog.New(slog.DiscardHandler),
+		Credentials: env.Auth.Credentials(t, auth.Identity{Name: "drain", Role: auth.RoleDrain})},
 		CheckInterval: 20 * time.Millisecond, Queues: queue.Config{Operators: []string{"olga"}}}
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -9,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/auth"
+	"github.com/lockstep-dev/lockstep/shared/bus"
 	"github.com/lockstep-dev/lockstep/shared/config"
 )
 
@@ -106,4 +107,30 @@ func (a *Authority) cert(t testing.TB, name string) (ca, cert, key string) {
 		t.Fatalf("%v", err)
 	}
 	return f.CA, f.Cert, f.Key
+}
+
+// ConnectAs connects to a cluster started WithAuth as id, with id's creds
+// (and so its inbox prefix, the only inbox the table lets it read). Errors
+// the server sends outside a request, such as permission violations,
+// arrive on errs.
+func (e *Env) ConnectAs(t testing.TB, id auth.Identity) (b *bus.Bus, errs <-chan error) {
+	t.Helper()
+	if e.Auth == nil {
+		t.Fatal("ConnectAs needs a cluster started with testenv.WithAuth()")
+	}
+	ch := make(chan error, 64)
+	opts := append(e.Auth.Credentials(t, id).BusOptions(), bus.WithAsyncErrors(func(err error) {
+		select {
+		case ch <- err:
+		default:
+		}
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := bus.Connect(ctx, e.NATSURL, id.Name, opts...)
+	if err != nil {
+		t.Fatalf("connect as %s: %v", id.Name, err)
+	}
+	t.Cleanup(b.Close)
+	return b, ch
 }
