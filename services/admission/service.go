@@ -101,7 +101,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return errors.Wrap(err, "admission")
 	}
-	defer cfg.Ready("admission", b, cli)()
+	defer cfg.Ready("admission", b, cli, store.NodesPrefix)()
 	log.Info("admission running")
 	<-done
 	return nil

@@ -177,7 +177,7 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 	}
 	a.log.Info("node registered", "epoch", node.Epoch, "gpus", node.GPUs, "leaf", node.Leaf)
 	a.tel.Metrics.NodeTransitions.Add(ectx, 1, metric.WithAttributes(telemetry.LabelEvent.String("up")))
-	defer a.cfg.Ready("agent", a.bus, a.etcd)()
+	defer a.cfg.Ready("agent", a.bus, a.etcd, store.NodeKey(node.Name))()
 	_ = a.bus.PublishEvent(ectx, events.Event{Type: events.NodeUp, Node: node.Name, Epoch: node.Epoch, Time: time.Now().UTC()})
 
 	// The keeper gives the node up a fifth of the TTL before etcd could

@@ -94,6 +94,20 @@ func stepsOnce(t *testing.T, dir string, ranks, total int) {
 	}
 }
 
+// conflictReasons lists what each conflict event says held the placement.
+func conflictReasons(evs []events.Event) string {
+	var out []string
+	for _, ev := range evs {
+		if ev.Type == events.Conflict {
+			out = append(out, fmt.Sprintf("%s %v", ev.Reason, ev.Conflicts))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; conflicts: " + strings.Join(out, "; ")
+}
+
 func typesOf(evs []events.Event) string {
 	var out []string
 	for _, ev := range evs {
@@ -133,7 +147,7 @@ func TestCheckpointReleasesOnAckAndResumes(t *testing.T) {
 	h.waitEvent(id, events.Succeeded)
 	evs := h.events(id)
 	if got := typesOf(evs); !strings.Contains(got, "running,draining,checkpointed,requeued,reserved,running,succeeded") {
-		t.Errorf("events = %s", got)
+		t.Errorf("events = %s%s", got, conflictReasons(evs))
 	}
 	if eta := j.Timing.Efficiency(); eta <= 0 || eta >= 1 {
 		t.Errorf("η = %v, want in (0,1): %+v", eta, j.Timing)

@@ -137,7 +137,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer func() { _ = listSub.Unsubscribe() }()
 	go s.watchLoop(ctx)
 	defer s.tel.ObserveCluster(s.clusterState)()
-	defer cfg.Ready("drain", b, cli)()
+	defer cfg.Ready("drain", b, cli, store.NodesPrefix)()
 	log.Info("drain running")
 	<-cancelDone
 	<-drainDone

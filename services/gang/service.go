@@ -215,7 +215,7 @@ func (s *service) serve(ctx context.Context) error {
 		return err
 	}
 	go s.reconcileLoop(ctx)
-	defer s.cfg.Ready("gang", b, cli)()
+	defer s.cfg.Ready("gang", b, cli, store.NodesPrefix)()
 	log.Info("gang running", "lease", int64(s.lease()))
 	<-reserveDone
 	<-reportDone

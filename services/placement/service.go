@@ -67,7 +67,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return errors.Wrap(err, "placement")
 	}
 	// A standby is ready too: it serves by waiting to lead.
-	defer cfg.Ready("placement", b, cli)()
+	defer cfg.Ready("placement", b, cli, store.NodesPrefix)()
 
 	for ctx.Err() == nil {
 		sess, err := store.OpenSession(ctx, cli, store.DefaultNodeTTL, log)

@@ -8,7 +8,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
-	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
@@ -57,10 +56,11 @@ func (b *Base) StartTelemetry(ctx context.Context, service, version string) (sto
 }
 
 // Ready declares the service serving: /readyz passes while its NATS
-// connection is up with every consumer running and etcd answers. Call it
-// once the service's consumers and watches have started; call the returned
-// function when it stops.
-func (b *Base) Ready(service string, bs *bus.Bus, cli *clientv3.Client) (done func()) {
+// connection is up with every consumer running and etcd answers a read of
+// probe, a key this identity may read (with etcd's RBAC on, a node may read
+// only its own keys). Call it once the service's consumers and watches have
+// started; call the returned function when it stops.
+func (b *Base) Ready(service string, bs *bus.Bus, cli *clientv3.Client, probe string) (done func()) {
 	name := service
 	if b.Instance != "" {
 		name += "/" + b.Instance
@@ -68,7 +68,7 @@ func (b *Base) Ready(service string, bs *bus.Bus, cli *clientv3.Client) (done fu
 	return b.Health.Add(name, bs.Ready, func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		_, err := cli.Get(ctx, store.NodesPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly(), clientv3.WithSerializable())
+		_, err := cli.Get(ctx, probe, clientv3.WithCountOnly(), clientv3.WithSerializable())
 		return errors.Wrap(err, "etcd")
 	})
 }
