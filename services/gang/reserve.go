@@ -81,9 +81,18 @@ func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 	case found && existing.Attempt < prop.Attempt:
 		// The record says the job is pending on a later attempt, so the
 		// earlier one is over: release it (its agents stop its ranks)
-		// before this attempt can start.
+		// before this attempt can start. What refused this attempt was
+		// likely that allocation's own hold (a requeue races its release),
+		// so try once more rather than send placement round again: the
+		// retry reserves, or waits for the old ranks' running keys.
 		if err := s.releaseAttempt(ctx, job.ID, existing.Attempt); err != nil {
 			return err
+		}
+		if alloc, refused, err = s.reserve(ctx, job, prop, nodes); err != nil {
+			return err
+		}
+		if refused == nil {
+			return s.afterReserve(ctx, job, rev, alloc, prop.Note)
 		}
 	}
 	if next(*refused) == waitForRanks {
