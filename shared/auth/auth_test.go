@@ -82,6 +82,44 @@ func refused(t *testing.T, nc *nats.Conn, errs <-chan error, subject string) boo
 	}
 }
 
+// streams creates Lockstep's streams as a service identity would, and
+// returns that service's JetStream.
+func (c *cluster) streams(ctx context.Context, t *testing.T, id auth.Identity) jetstream.JetStream {
+	t.Helper()
+	svc, _ := c.connect(t, id)
+	js, err := jetstream.New(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range bus.Streams(bus.StreamOptions{}) {
+		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
+			t.Fatalf("%s creates stream %s: %v", id.Name, cfg.Name, err)
+		}
+	}
+	return js
+}
+
+// subscribeRefused subscribes to subject and reports whether the server
+// refused it with a permissions violation.
+func subscribeRefused(t *testing.T, nc *nats.Conn, errs <-chan error, subject string) bool {
+	t.Helper()
+	if _, err := nc.SubscribeSync(subject); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errs:
+		if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+			t.Fatalf("subscribe to %s: unexpected error %v", subject, err)
+		}
+		return true
+	case <-time.After(2 * time.Second):
+		return false
+	}
+}
+
 func TestAnonymousConnectionRefused(t *testing.T) {
 	c := startCluster(t)
 	nc, err := nats.Connect(c.url, nats.NoReconnect())
@@ -100,16 +138,7 @@ func TestServerEnforcesThePermissionTable(t *testing.T) {
 	defer cancel()
 
 	// A service identity can build the streams and use JetStream.
-	svc, _ := c.connect(t, auth.Identity{Name: "admission", Role: auth.RoleAdmission})
-	js, err := jetstream.New(svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cfg := range bus.Streams(bus.StreamOptions{}) {
-		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
-			t.Fatalf("service creates stream %s: %v", cfg.Name, err)
-		}
-	}
+	c.streams(ctx, t, auth.Identity{Name: "admission", Role: auth.RoleAdmission})
 
 	alice, aliceErrs := c.connect(t, auth.Identity{Name: "alice", Role: auth.RoleUser})
 	ajs, err := jetstream.New(alice)
@@ -166,18 +195,7 @@ func TestServerEnforcesThePermissionTable(t *testing.T) {
 func TestUserCannotReadAnotherUsersReplies(t *testing.T) {
 	c := startCluster(t)
 	bob, bobErrs := c.connect(t, auth.Identity{Name: "bob", Role: auth.RoleUser})
-	if _, err := bob.SubscribeSync(auth.Identity{Name: "alice", Role: auth.RoleUser}.InboxPrefix() + ".>"); err != nil {
-		t.Fatal(err)
-	}
-	if err := bob.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-bobErrs:
-		if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
-			t.Fatalf("unexpected error %v", err)
-		}
-	case <-time.After(2 * time.Second):
+	if !subscribeRefused(t, bob, bobErrs, auth.Identity{Name: "alice", Role: auth.RoleUser}.InboxPrefix()+".>") {
 		t.Fatal("bob subscribed to alice's inbox")
 	}
 }
@@ -242,16 +260,7 @@ func TestUsersReadOnlyTheirOwnJobsEventsAndLogs(t *testing.T) {
 	c := startCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	svc, _ := c.connect(t, auth.Identity{Name: "gang", Role: auth.RoleGang})
-	sjs, err := jetstream.New(svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cfg := range bus.Streams(bus.StreamOptions{}) {
-		if _, err := sjs.CreateOrUpdateStream(ctx, cfg); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sjs := c.streams(ctx, t, auth.Identity{Name: "gang", Role: auth.RoleGang})
 	node, _ := c.connect(t, auth.Identity{Name: "node-1", Role: auth.RoleNode})
 	njs, err := jetstream.New(node)
 	if err != nil {
@@ -314,18 +323,7 @@ func TestUsersReadOnlyTheirOwnJobsEventsAndLogs(t *testing.T) {
 		}
 	}
 	for _, subject := range []string{subjects.JobEvents("alice", "j1"), subjects.JobLogs("alice", "j1"), subjects.EventsAll} {
-		if _, err := bob.SubscribeSync(subject); err != nil {
-			t.Fatal(err)
-		}
-		if err := bob.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case err := <-bobErrs:
-			if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
-				t.Errorf("bob subscribes to %s: unexpected error %v", subject, err)
-			}
-		case <-time.After(2 * time.Second):
+		if !subscribeRefused(t, bob, bobErrs, subject) {
 			t.Errorf("bob subscribed to %s", subject)
 		}
 	}
