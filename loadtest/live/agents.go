@@ -2,7 +2,6 @@ package live
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -236,7 +235,7 @@ func (a *agents) publisher(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case r := <-a.reports:
-			msgID := fmt.Sprintf("report.%s.%d.%s.%s", r.JobID, r.Attempt, r.Node, r.Kind)
+			msgID := r.MsgID()
 			for i := range 10 {
 				err := a.bus.PublishJSON(ctx, subjects.ReportFrom(r.Node), msgID, r)
 				if err == nil || ctx.Err() != nil {

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -117,7 +116,7 @@ func (a *agent) assigned(ctx context.Context, kv *mvccpb.KeyValue, epoch int64) 
 func (a *agent) report(ctx context.Context, r domain.Report) {
 	r.Node = a.cfg.Node.Name
 	r.Time = time.Now().UTC()
-	msgID := fmt.Sprintf("report.%s.%d.%s.%s", r.JobID, r.Attempt, r.Node, r.Kind)
+	msgID := r.MsgID()
 	for i := range 10 {
 		// On the node's own subject: with auth, only this node may publish
 		// there, and gang refuses a report naming another node.

@@ -211,7 +211,7 @@ func TestJobTraceSpansEveryService(t *testing.T) {
 	reserve := named(spans, "gang", telemetry.SpanName(telemetry.OpProcess, subjects.Reserve))[0]
 	for k, want := range map[string]string{
 		string(telemetry.AttrJobID): id, string(telemetry.AttrQueue): "default", string(telemetry.AttrGangSize): "16",
-		"messaging.consumer.group.name": subjects.DurableGang, "messaging.message.id": "propose." + id + ".1.0",
+		"messaging.consumer.group.name": subjects.DurableGang, "messaging.message.id": domain.ProposalMsgID(id, 1, 0),
 	} {
 		if got := attr(reserve, k); got != want {
 			t.Errorf("gang's process span: %s = %q, want %q", k, got, want)

@@ -2,7 +2,6 @@ package placement
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -145,7 +144,7 @@ func (s *scheduler) propose(ctx context.Context, sj seenJob, p domain.Placement,
 		s.tel.Metrics.Retries.Add(ctx, 1)
 	}
 	prop := domain.Proposal{JobID: j.ID, Attempt: j.Attempt, Placement: p, ProposedAt: now, JobRevision: sj.rev, Note: note}
-	msgID := fmt.Sprintf("propose.%s.%d.%d", j.ID, j.Attempt, j.Conflicts)
+	msgID := domain.ProposalMsgID(j.ID, j.Attempt, j.Conflicts)
 	if err := s.bus.PublishJSON(ctx, subjects.Reserve, msgID, prop); err != nil {
 		s.log.WarnContext(ctx, "proposal not sent", "job", j.ID, "err", err)
 		return

@@ -65,7 +65,7 @@ func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan
 		grace = max(grace, seen[v].job.Spec.Grace())
 		req := domain.DrainRequest{JobID: v, Kind: domain.DrainPreempt, Then: domain.ThenRequeue,
 			Reason: fmt.Sprintf("preempted by %s (priority %d)", top.ID, top.Spec.Priority)}
-		msgID := fmt.Sprintf("preempt.%s.%d.%s", v, seen[v].job.Attempt, top.ID)
+		msgID := domain.PreemptMsgID(v, seen[v].job.Attempt, top.ID)
 		// The request joins the victim's trace, linked to the preemptor's.
 		vctx, span := telemetry.Continue(ctx, s.tel.Tracer, seen[v].job.TraceParent, "placement.preempt",
 			telemetry.AttrJobID.String(v), telemetry.AttrReason.String(req.Reason))
