@@ -8,6 +8,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/lockstep-dev/lockstep/shared/clock"
 	"github.com/lockstep-dev/lockstep/shared/codec"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/store"
@@ -26,7 +27,7 @@ func (a *agent) followAssignments(ctx context.Context, epoch int64) error {
 		// A broken watch (a frozen or restarted etcd member) is not a lost
 		// node: list again and carry on, as long as the lease holds.
 		a.log.Warn("assignment watch broken; listing again", "err", err)
-		sleep(ctx, 200*time.Millisecond)
+		clock.Sleep(ctx, 200*time.Millisecond)
 	}
 }
 
@@ -125,6 +126,6 @@ func (a *agent) report(ctx context.Context, r domain.Report) {
 			return
 		}
 		a.log.WarnContext(ctx, "report not published, retrying", "job", r.JobID, "kind", r.Kind, "err", err)
-		sleep(ctx, time.Duration(i+1)*200*time.Millisecond)
+		clock.Sleep(ctx, time.Duration(i+1)*200*time.Millisecond)
 	}
 }

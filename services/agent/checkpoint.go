@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go"
 
+	"github.com/lockstep-dev/lockstep/shared/clock"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/store"
 	"github.com/lockstep-dev/lockstep/shared/subjects"
@@ -190,7 +191,7 @@ func (a *agent) requestAck(ctx context.Context, ack domain.CheckpointAck) (domai
 		if ctx.Err() != nil {
 			return domain.AckReply{}, ctx.Err()
 		}
-		sleep(ctx, time.Duration(i+1)*100*time.Millisecond)
+		clock.Sleep(ctx, time.Duration(i+1)*100*time.Millisecond)
 	}
 	return domain.AckReply{}, errors.New("no drain service answered")
 }

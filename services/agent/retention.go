@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/clock"
 )
 
 // Attempt directories (DataDir/jobs/JOB/ATTEMPT: rank logs, checkpoint ack
@@ -52,7 +54,7 @@ func sweepInterval(retention time.Duration) time.Duration {
 func (e *executor) keepSweeping(ctx context.Context) {
 	for ctx.Err() == nil {
 		e.sweepAttempts(ctx, time.Now())
-		sleep(ctx, sweepInterval(e.cfg.Retention))
+		clock.Sleep(ctx, sweepInterval(e.cfg.Retention))
 	}
 }
 

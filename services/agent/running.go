@@ -9,6 +9,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/lockstep-dev/lockstep/shared/clock"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/store"
 )
@@ -75,7 +76,7 @@ func (r *runningKeys) hold(ctx context.Context, as domain.Assignment, assignRev 
 			return 0, errors.Wrapf(err, "record ranks of job %s attempt %d as running", errors.Safe(as.JobID), as.Attempt)
 		}
 		r.log.Warn("running key not written, retrying", "job", as.JobID, "attempt", as.Attempt, "err", err)
-		sleep(ctx, min(time.Duration(i+1)*100*time.Millisecond, time.Second))
+		clock.Sleep(ctx, min(time.Duration(i+1)*100*time.Millisecond, time.Second))
 	}
 }
 
@@ -99,6 +100,6 @@ func (r *runningKeys) drop(ctx context.Context, as domain.Assignment, rev int64)
 			return
 		}
 		r.log.Warn("running key not deleted, retrying", "key", key, "err", err)
-		sleep(ctx, min(time.Duration(i+1)*200*time.Millisecond, time.Second))
+		clock.Sleep(ctx, min(time.Duration(i+1)*200*time.Millisecond, time.Second))
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/clock"
 	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/events"
@@ -149,7 +150,7 @@ func Run(ctx context.Context, cfg Config) error {
 		if err := a.serveEpoch(ctx); err != nil && ctx.Err() == nil {
 			log.Warn("registration lost; stopping ranks and re-registering", "err", err)
 			a.exec.fenceAll("node lease lost")
-			sleep(ctx, time.Second)
+			clock.Sleep(ctx, time.Second)
 		}
 	}
 	return nil
@@ -224,12 +225,5 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 		return errors.Wrapf(err, "node lease %x", int64(lease.ID))
 	case err := <-watchErr:
 		return err
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
 	}
 }

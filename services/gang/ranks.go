@@ -10,6 +10,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/lockstep-dev/lockstep/shared/clock"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/store"
@@ -87,7 +88,7 @@ func (w *rankWaits) await(jobID string, attempt int, keys []string, rev int64) {
 				return
 			}
 			w.log.Warn("job not proposed again after its ranks ended, retrying", "job", jobID, "err", err)
-			sleep(w.ctx, min(time.Duration(i+1)*200*time.Millisecond, 5*time.Second))
+			clock.Sleep(w.ctx, min(time.Duration(i+1)*200*time.Millisecond, 5*time.Second))
 		}
 	}()
 }
@@ -124,7 +125,7 @@ func (w *rankWaits) untilGone(jobID string, keys []string, rev int64) bool {
 		w.log.Warn("running keys watch broken; reading them again", "job", jobID, "err", ws.Err())
 		resp, err := w.cli.Get(w.ctx, from, clientv3.WithRange(to), clientv3.WithKeysOnly())
 		if err != nil {
-			sleep(w.ctx, time.Second)
+			clock.Sleep(w.ctx, time.Second)
 			continue
 		}
 		present := map[string]bool{}

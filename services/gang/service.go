@@ -28,6 +28,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/clock"
 	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
@@ -162,7 +163,7 @@ func Run(ctx context.Context, cfg Config) error {
 		sess, err := store.OpenSession(ctx, cli, cfg.ReservationTTL, log)
 		if err != nil {
 			log.Warn("etcd session failed, retrying", "err", err)
-			sleep(ctx, time.Second)
+			clock.Sleep(ctx, time.Second)
 			continue
 		}
 		s.lease = sess.Lease
@@ -176,7 +177,7 @@ func Run(ctx context.Context, cfg Config) error {
 		sess.Orphan()
 		if err != nil && ctx.Err() == nil {
 			log.Warn("gang stopped, restarting", "err", err)
-			sleep(ctx, time.Second)
+			clock.Sleep(ctx, time.Second)
 		}
 	}
 	return nil
@@ -220,11 +221,4 @@ func (s *service) serve(ctx context.Context) error {
 	<-reserveDone
 	<-reportDone
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
 }

@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/bus"
+	"github.com/lockstep-dev/lockstep/shared/clock"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/queue"
@@ -158,7 +159,7 @@ func (s *scheduler) run(ctx context.Context) error {
 		// Wall time paces the loop; no decision depends on it.
 		start := time.Now()
 		s.cycle(ctx)
-		sleep(ctx, cycleRest(time.Since(start)))
+		clock.Sleep(ctx, cycleRest(time.Since(start)))
 	}
 }
 

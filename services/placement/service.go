@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 
+	"github.com/lockstep-dev/lockstep/shared/clock"
 	"github.com/lockstep-dev/lockstep/shared/config"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/queue"
@@ -73,7 +74,7 @@ func Run(ctx context.Context, cfg Config) error {
 		sess, err := store.OpenSession(ctx, cli, store.DefaultNodeTTL, log)
 		if err != nil {
 			log.Warn("etcd session failed, retrying", "err", err)
-			sleep(ctx, time.Second)
+			clock.Sleep(ctx, time.Second)
 			continue
 		}
 		el := sess.Election(store.ElectionKey("placement"))
@@ -107,11 +108,4 @@ func Run(ctx context.Context, cfg Config) error {
 		sess.Close()
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lockstep-dev/lockstep/shared/clock"
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/jobs"
 	"github.com/lockstep-dev/lockstep/shared/queue"
@@ -29,7 +30,7 @@ func (s *scheduler) watchJobs(ctx context.Context) {
 		if err != nil {
 			cancel()
 			s.log.Warn("job watch failed; retrying", "err", err)
-			sleep(ctx, time.Second)
+			clock.Sleep(ctx, time.Second)
 			continue
 		}
 		go s.watchdog(wctx, cancel)

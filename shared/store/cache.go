@@ -1,6 +1,7 @@
 package store
 
 import (
+	"github.com/lockstep-dev/lockstep/shared/clock"
 	"github.com/lockstep-dev/lockstep/shared/codec"
 
 	"context"
@@ -91,7 +92,7 @@ func (c *Cache[T]) Run(ctx context.Context) {
 	for ctx.Err() == nil {
 		if err := c.load(ctx); err != nil {
 			c.log.Warn("cache load failed", "prefix", c.prefix, "err", err)
-			sleep(ctx, time.Second)
+			clock.Sleep(ctx, time.Second)
 			continue
 		}
 		once.Do(func() { close(c.ready) })
@@ -207,13 +208,6 @@ func (c *Cache[T]) apply(ev *clientv3.Event) {
 	c.mu.Unlock()
 	if c.OnChange != nil {
 		c.OnChange(key, val, prev)
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
 	}
 }
 
