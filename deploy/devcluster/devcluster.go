@@ -4,6 +4,10 @@
 // `lockstep dev`, the end-to-end tests and the load-test harness. Each
 // service still gets its own NATS and etcd connections and talks to the
 // others only through them, exactly as when they run as separate processes.
+//
+// It is wiring, not a service, so it lives in deploy/ beside the other way
+// of running the whole system (the compose cluster), not among the five
+// services.
 package devcluster
 
 import (
