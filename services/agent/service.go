@@ -24,7 +24,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/domain"
 	"github.com/lockstep-dev/lockstep/shared/events"
 	"github.com/lockstep-dev/lockstep/shared/store"
-	"github.com/lockstep-dev/lockstep/shared/subjects"
 	"github.com/lockstep-dev/lockstep/shared/telemetry"
 )
 
@@ -64,8 +63,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	switch {
-	case !subjects.Token(c.Node.Name) || len(c.Node.Name) > 128:
-		return errors.Newf("--name: %q is not a valid node name (no dots, spaces or wildcards)", c.Node.Name)
+	case !domain.ValidNodeName(c.Node.Name):
+		return errors.Newf("--name: %q is not a valid node name (at most %d bytes; no dots, slashes, spaces, wildcards or control characters)",
+			c.Node.Name, domain.MaxNameBytes)
 	case c.Node.GPUs < 1 || c.Node.GPUs > 64:
 		return errors.Newf("--gpus: %d is not between 1 and 64", c.Node.GPUs)
 	case c.Node.Addr == "":

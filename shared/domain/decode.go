@@ -124,12 +124,13 @@ func (c *checker) jobID(field, id string) {
 }
 
 // ValidNodeName is the node-name rule: what an agent accepts for --name
-// (no dots, spaces or wildcards: a node name is a subject token), at most
+// (no dots, spaces or wildcards: a node name is a subject token; no '/':
+// it is one segment of its etcd keys, running/<node>/<job>), at most
 // MaxNameBytes of UTF-8, without control characters, which have no place
 // in a name printed on a terminal.
 func ValidNodeName(name string) bool {
 	return name != "" && len(name) <= MaxNameBytes && utf8.ValidString(name) &&
-		!strings.ContainsAny(name, ".*> ") && !hasControl(name)
+		!strings.ContainsAny(name, ".*> /") && !hasControl(name)
 }
 
 func (c *checker) node(field, name string) {

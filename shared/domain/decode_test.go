@@ -137,6 +137,7 @@ func badCases(t *testing.T) []badCase {
 		{"Report", patch(t, "Report", map[string]any{"attempt": 0}), "attempt: 0 is not between 1"},
 		{"Report", patch(t, "Report", map[string]any{"kind": "exploded"}), `kind: "exploded" is not one of`},
 		{"Report", patch(t, "Report", map[string]any{"node": "n1\u001b[2J"}), `node: "n1\x1b[2J" is not a node name`},
+		{"Report", patch(t, "Report", map[string]any{"node": "n1/../n2"}), `node: "n1/../n2" is not a node name`},
 		{"Report", patch(t, "Report", map[string]any{"node": nil}), "node: required"},
 		{"Report", patch(t, "Report", map[string]any{"rank": -1}), "rank: -1"},
 		{"Report", patch(t, "Report", map[string]any{"jobId": "../etc"}), "jobId"},

@@ -221,16 +221,8 @@ func evaluateJobs(s State) []Violation {
 func evaluateAssignments(s State) []Violation {
 	var out []Violation
 	for _, as := range s.Assignments {
-		a, ok := s.Allocations[as.Job]
-		why := ""
-		switch {
-		case !ok:
-			why = fmt.Sprintf("alloc/%s is gone", as.Job)
-		case a.Attempt != as.Attempt:
-			why = fmt.Sprintf("alloc/%s is of attempt %d", as.Job, a.Attempt)
-		case !places(a, as.Node):
-			why = fmt.Sprintf("alloc/%s does not place node %s", as.Job, as.Node)
-		default:
+		why, orphan := unallocated(s, as.Job, as.Attempt, as.Node)
+		if !orphan {
 			continue
 		}
 		out = append(out, Violation{RuleAssignNoAlloc, fmt.Sprintf(
@@ -260,21 +252,30 @@ func evaluateRunning(s State) []Violation {
 				key, r.Node, r.Job, r.Attempt, a.Attempt)})
 			continue
 		}
-		why := ""
-		switch {
-		case !ok:
-			why = fmt.Sprintf("alloc/%s is gone", r.Job)
-		case a.Attempt != r.Attempt:
-			why = fmt.Sprintf("alloc/%s is of attempt %d", r.Job, a.Attempt)
-		case !places(a, r.Node):
-			why = fmt.Sprintf("alloc/%s does not place node %s", r.Job, r.Node)
-		default:
+		why, orphan := unallocated(s, r.Job, r.Attempt, r.Node)
+		if !orphan {
 			continue
 		}
 		out = append(out, Violation{RuleRanksNoAlloc, fmt.Sprintf(
 			"%s: node %s reports ranks of %s attempt %d alive: %s", key, r.Node, r.Job, r.Attempt, why)})
 	}
 	return out
+}
+
+// unallocated says why attempt of job on node has no allocation that
+// accounts for it (gone, of another attempt, not placing the node), or
+// false when one does.
+func unallocated(s State, job string, attempt int, node string) (why string, orphan bool) {
+	a, ok := s.Allocations[job]
+	switch {
+	case !ok:
+		return fmt.Sprintf("alloc/%s is gone", job), true
+	case a.Attempt != attempt:
+		return fmt.Sprintf("alloc/%s is of attempt %d", job, a.Attempt), true
+	case !places(a, node):
+		return fmt.Sprintf("alloc/%s does not place node %s", job, node), true
+	}
+	return "", false
 }
 
 func places(a domain.Allocation, node string) bool {

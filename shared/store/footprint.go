@@ -78,7 +78,7 @@ func DecodeFootprint(key string, value []byte) (Footprint, error) {
 		return Footprint{}, bad("nodes", "empty")
 	}
 	for i, n := range f.Nodes {
-		if n == "" || strings.Contains(n, "/") {
+		if !domain.ValidNodeName(n) {
 			return Footprint{}, bad(fmt.Sprintf("nodes[%d]", i), "%q is not a node name", n)
 		}
 	}
