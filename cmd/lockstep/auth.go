@@ -7,10 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cockroachdb/errors"
-	"go.etcd.io/etcd/client/pkg/v3/transport"
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/lockstep-dev/lockstep/shared/auth"
 )
 
@@ -139,13 +135,9 @@ func runAuthIssue(ctx context.Context, env *cliEnv, args []string, role string) 
 	if *rootCert == "" {
 		return usagef("--etcd needs --etcd-root, a root client certificate")
 	}
-	tlsCfg, err := transport.TLSInfo{CertFile: *rootCert + ".crt", KeyFile: *rootCert + ".key", TrustedCAFile: files.CA}.ClientConfig()
+	cli, err := etcdAsRoot(*etcdURL, *rootCert, files.CA)
 	if err != nil {
-		return errors.Wrap(err, "etcd root certificate")
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{*etcdURL}, TLS: tlsCfg, DialTimeout: 5 * time.Second})
-	if err != nil {
-		return errors.Wrapf(err, "connect to etcd at %s", *etcdURL)
+		return err
 	}
 	defer cli.Close()
 	if err := auth.ApplyEtcd(ctx, cli, id); err != nil {

@@ -35,13 +35,9 @@ func runAuthEtcdRBAC(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	tlsCfg, err := transport.TLSInfo{CertFile: *rootCert + ".crt", KeyFile: *rootCert + ".key", TrustedCAFile: *caFile}.ClientConfig()
+	cli, err := etcdAsRoot(*endpoints, *rootCert, *caFile)
 	if err != nil {
-		return errors.Wrap(err, "etcd root certificate")
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(*endpoints, ","), TLS: tlsCfg, DialTimeout: 5 * time.Second})
-	if err != nil {
-		return errors.Wrapf(err, "connect to etcd at %s", *endpoints)
+		return err
 	}
 	defer cli.Close()
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -56,6 +52,17 @@ func runAuthEtcdRBAC(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "etcd auth on at %s; users: %d\n", *endpoints, len(ids))
 	return nil
+}
+
+// etcdAsRoot connects to etcd with an admin identity's certificate
+// (rootCert.crt, rootCert.key), which etcd maps to its root user.
+func etcdAsRoot(endpoints, rootCert, caFile string) (*clientv3.Client, error) {
+	tlsCfg, err := transport.TLSInfo{CertFile: rootCert + ".crt", KeyFile: rootCert + ".key", TrustedCAFile: caFile}.ClientConfig()
+	if err != nil {
+		return nil, errors.Wrap(err, "etcd root certificate")
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(endpoints, ","), TLS: tlsCfg, DialTimeout: 5 * time.Second})
+	return cli, errors.Wrapf(err, "connect to etcd at %s", endpoints)
 }
 
 // parseIdentities reads NAME=ROLE arguments. Without an admin among them
