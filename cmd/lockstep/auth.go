@@ -10,7 +10,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/auth"
 )
 
-const authUsage = `Usage: lockstep auth init|issue|enroll-node|server-cert|nats-config [flags]
+const authUsage = `Usage: lockstep auth init|issue|enroll-node|server-cert|nats-config|etcd-rbac [flags]
 
 Make a cluster's credentials. The authority directory (--dir) holds the
 signing keys: keep it on an admin's machine, never on nodes.
