@@ -70,10 +70,11 @@ func reservedGang(t *testing.T, env *testenv.Env, js *jobs.Store, nodeLease clie
 	spec := jobspec.Spec{ID: id, Queue: "default", Command: []string{"sleep", "1"},
 		Gang: jobspec.Gang{Nodes: width, GPUsPerNode: 2, TasksPerNode: 2}}
 	now := time.Now().UTC()
-	job := domain.Job{ID: id, Spec: spec, State: state, Attempt: 1, PendingSince: now}
-	if state != domain.StatePending {
-		job.Placement, job.ReservedAt = &p, now
-	}
+	// In the order a replica works: the record exists pending, the
+	// reservation commits, then the record says so. A reconciler pass in
+	// between leaves a pending job's reservation alone; it would requeue a
+	// reserved record whose allocation is not written yet.
+	job := domain.Job{ID: id, Spec: spec, State: domain.StatePending, Attempt: 1, PendingSince: now}
 	if err := js.Create(ctx, job); err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +88,15 @@ func reservedGang(t *testing.T, env *testenv.Env, js *jobs.Store, nodeLease clie
 	}
 	if ok, _, err := store.Reserve(ctx, env.Etcd, a, assigns, revs, lease.ID); err != nil || !ok {
 		t.Fatalf("reserve %s: ok=%v err=%v", id, ok, err)
+	}
+	if state != domain.StatePending {
+		_, _, err := js.Update(ctx, id, func(j *domain.Job) (bool, error) {
+			j.State, j.Placement, j.ReservedAt = state, &p, now
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	return a, lease.ID
 }

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -298,10 +299,16 @@ func (c *Client) Jobs(ctx context.Context) (all []domain.Job, bad []string, err 
 	return all, bad, err
 }
 
-// Events returns a job's events so far, oldest first.
+// Events returns a job's events so far, oldest first by event time.
+// Stream order is publish order, which is not causal order across
+// services: admission publishes "admitted" after its record is visible,
+// and placement and gang may act on that record and publish "reserved"
+// first. Each event's time is taken before its effect, so sorting by it
+// (stably, for equal times) restores the order things happened in.
 func (c *Client) Events(ctx context.Context, id string) ([]events.Event, error) {
 	var out []events.Event
 	err := c.follow(ctx, id, false, func(ev events.Event) bool { out = append(out, ev); return true })
+	slices.SortStableFunc(out, func(a, b events.Event) int { return a.Time.Compare(b.Time) })
 	return out, err
 }
 
