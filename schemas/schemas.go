@@ -1,6 +1,6 @@
 // Package schemas embeds Lockstep's JSON Schemas: the v1 job spec and the v1
 // event envelope. They are the public contract and the one source of
-// validation rules; shared/jobspec and shared/events compile them at start.
+// validation rules; shared/contract/jobspec and shared/contract/events compile them at start.
 package schemas
 
 import "embed"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/auth"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 )
 
 const authUsage = `Usage: lockstep auth init|issue|enroll-node|server-cert|nats-config|etcd-rbac [flags]

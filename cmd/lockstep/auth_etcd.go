@@ -10,7 +10,7 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/lockstep-dev/lockstep/shared/auth"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 )
 
 // runAuthEtcdRBAC creates each named identity's etcd user and role and

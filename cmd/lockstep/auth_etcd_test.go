@@ -10,9 +10,9 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/lockstep-dev/lockstep/shared/auth"
-	"github.com/lockstep-dev/lockstep/shared/embedded"
-	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/embedded"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // etcd-rbac turns a TLS etcd that trusts every certificate into one that

@@ -9,7 +9,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/lockstep-dev/lockstep/shared/auth"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 )
 
 // runAuthServerCert issues a server's certificate: NATS and etcd servers
@@ -29,7 +30,7 @@ func runAuthServerCert(env *cliEnv, args []string) error {
 	if *dir == "" || *hosts == "" || len(pos) != 1 {
 		return usagef("auth server-cert: want exactly one NAME, --dir and --hosts")
 	}
-	if !auth.ValidName(pos[0]) {
+	if !domain.ValidUserName(pos[0]) {
 		return usagef("auth server-cert: name %q: use a-z, 0-9, '_' and '-'", pos[0])
 	}
 	var hostList []string

@@ -7,11 +7,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/client"
-	"github.com/lockstep-dev/lockstep/shared/config"
-	"github.com/lockstep-dev/lockstep/shared/invariants"
-	"github.com/lockstep-dev/lockstep/shared/jobs"
-	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/contract/client"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/invariants"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 func runCheck(ctx context.Context, env *cliEnv, args []string) error {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/services/agent"
-	"github.com/lockstep-dev/lockstep/shared/client"
-	"github.com/lockstep-dev/lockstep/shared/testenv"
+	"github.com/lockstep-dev/lockstep/shared/contract/client"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 // `lockstep ckpt-done` from inside a rank: no bus at all, only the agent's

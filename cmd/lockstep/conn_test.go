@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
-	"github.com/lockstep-dev/lockstep/shared/config"
-	"github.com/lockstep-dev/lockstep/shared/testenv"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 // TestMain keeps the developer's own config file and LOCKSTEP_* variables

@@ -7,8 +7,8 @@ import (
 	"os"
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
-	"github.com/lockstep-dev/lockstep/shared/config"
-	"github.com/lockstep-dev/lockstep/shared/topology"
+	"github.com/lockstep-dev/lockstep/shared/core/topology"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
 func runDev(ctx context.Context, env *cliEnv, args []string) error {

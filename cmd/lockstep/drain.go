@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/lockstep-dev/lockstep/services/agent"
-	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
 func runCheckpoint(ctx context.Context, env *cliEnv, args []string) error {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/lockstep-dev/lockstep/shared/client"
+	"github.com/lockstep-dev/lockstep/shared/contract/client"
 
-	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
 // newFlags makes a flag set that prints a helpful usage and reports errors

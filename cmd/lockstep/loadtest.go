@@ -15,7 +15,7 @@ import (
 	ltreport "github.com/lockstep-dev/lockstep/loadtest/report"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
 	"github.com/lockstep-dev/lockstep/services/gang"
-	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
 func runLoadtest(ctx context.Context, env *cliEnv, args []string) error {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 )
 
 func runLogs(ctx context.Context, env *cliEnv, args []string) error {

@@ -13,10 +13,10 @@ import (
 	"github.com/lockstep-dev/lockstep/services/drain"
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/services/placement"
-	"github.com/lockstep-dev/lockstep/shared/config"
-	"github.com/lockstep-dev/lockstep/shared/jobs"
-	"github.com/lockstep-dev/lockstep/shared/store"
-	"github.com/lockstep-dev/lockstep/shared/topology"
+	"github.com/lockstep-dev/lockstep/shared/core/topology"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // serviceFlags parses the flags every service takes, plus extra ones, and

@@ -14,7 +14,7 @@ import (
 	ltreport "github.com/lockstep-dev/lockstep/loadtest/report"
 	"github.com/lockstep-dev/lockstep/loadtest/sim"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
-	"github.com/lockstep-dev/lockstep/shared/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
 func runSimulate(ctx context.Context, env *cliEnv, args []string) error {

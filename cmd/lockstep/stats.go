@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
 // clusterStats summarises every job record.

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
 func TestSummarizeComputesClusterEfficiency(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
-	"github.com/lockstep-dev/lockstep/shared/telemetry"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 // runTrace prints a job's trace from the span file `lockstep dev` writes in

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
-	"github.com/lockstep-dev/lockstep/shared/telemetry"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 // writeSpans writes a span file as `lockstep dev` does.

@@ -11,9 +11,9 @@ import (
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/lockstep-dev/lockstep/shared/auth"
-	"github.com/lockstep-dev/lockstep/shared/config"
-	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // demoUsers are the people `lockstep dev` issues credentials for, besides

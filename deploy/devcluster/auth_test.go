@@ -14,14 +14,14 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
-	"github.com/lockstep-dev/lockstep/shared/auth"
-	"github.com/lockstep-dev/lockstep/shared/bus"
-	"github.com/lockstep-dev/lockstep/shared/client"
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/events"
-	"github.com/lockstep-dev/lockstep/shared/store"
-	"github.com/lockstep-dev/lockstep/shared/subjects"
-	"github.com/lockstep-dev/lockstep/shared/testenv"
+	"github.com/lockstep-dev/lockstep/shared/contract/client"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 // openDir is a temporary directory anyone may enter and write: a root

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/placement"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
 )
 
 // TestPerPodDeadlockVersusGang reproduces the Kubernetes gang deadlock
@@ -18,17 +18,17 @@ import (
 func TestPerPodDeadlockVersusGang(t *testing.T) {
 	// Per-pod, pure: the Kubernetes default scheduler's behaviour.
 	nodes := devcluster.SimulatedNodes(3, 8, 1)
-	snap := &placement.Snapshot{PortBase: 29500, PortCount: 10}
+	snap := &place.Snapshot{PortBase: 29500, PortCount: 10}
 	for _, n := range nodes {
-		snap.Nodes = append(snap.Nodes, placement.NodeView{Node: n, Up: true, Free: []int{0, 1, 2, 3, 4, 5, 6, 7}})
+		snap.Nodes = append(snap.Nodes, place.NodeView{Node: n, Up: true, Free: []int{0, 1, 2, 3, 4, 5, 6, 7}})
 	}
-	onePod := func(job string) placement.Request {
-		return placement.Request{JobID: job, Nodes: 1, GPUsPerNode: 1, TasksPerNode: 1}
+	onePod := func(job string) place.Request {
+		return place.Request{JobID: job, Nodes: 1, GPUsPerNode: 1, TasksPerNode: 1}
 	}
 	placed := map[string]int{}
 	for range 16 { // pods of A and B arrive interleaved
 		for _, job := range []string{"a", "b"} {
-			if placement.PlacePods(snap, onePod(job)).Complete() {
+			if place.PlacePods(snap, onePod(job)).Complete() {
 				placed[job]++
 			}
 		}

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/events"
-	"github.com/lockstep-dev/lockstep/shared/store"
-	"github.com/lockstep-dev/lockstep/shared/testenv"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 // TestTopologyPlacementAndSwitchWait runs on 4 nodes over 2 leaves: a

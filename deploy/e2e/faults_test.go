@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/events"
 )
 
 // jobSecs is how long the jobs of each fault's load run: long enough to be

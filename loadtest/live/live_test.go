@@ -8,7 +8,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/loadtest/fabric"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
-	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 )
 
 // A small live run against the real services (embedded cluster): every

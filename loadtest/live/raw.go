@@ -12,8 +12,8 @@ import (
 	"go.etcd.io/etcd/client/v3/namespace"
 
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // RawResult is the raw etcd transaction rate for the load's gang shape.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/loadtest/stats"
-	"github.com/lockstep-dev/lockstep/shared/events"
+	"github.com/lockstep-dev/lockstep/shared/contract/events"
 )
 
 // Result is one load test's measurements. Latencies are in milliseconds,

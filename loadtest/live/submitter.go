@@ -6,9 +6,9 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/lockstep-dev/lockstep/shared/bus"
-	"github.com/lockstep-dev/lockstep/shared/config"
-	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
 // connectSubmitter opens the connection the jobs are published on: its own,
@@ -30,7 +30,7 @@ func connectSubmitter(ctx context.Context, cfg Config) (*bus.Bus, error) {
 // submitSubject is where b submits: its user's own subject when its creds
 // name one (the only submit subject a cluster with auth lets a user
 // publish on, and where admission takes the owner from), the shared one
-// without creds. The same rule as shared/client's.
+// without creds. The same rule as shared/contract/client's.
 func submitSubject(b *bus.Bus) string {
 	if user := b.Identity().Name; user != "" {
 		return subjects.SubmitAs(user)

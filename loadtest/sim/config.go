@@ -7,7 +7,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/loadtest/fabric"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
-	"github.com/lockstep-dev/lockstep/shared/queue"
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
 )
 
 // Policy names a scheduling policy.

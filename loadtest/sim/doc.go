@@ -1,7 +1,7 @@
 // Package sim is a discrete-event simulator on virtual time: it replays a
 // job stream (package trace) on a simulated cluster (package fabric)
 // through the same placement and queue code the services use
-// (shared/placement, shared/queue; imported, never copied), under one of
+// (shared/core/place, shared/core/queue; imported, never copied), under one of
 // four policies, and measures how well each uses the GPUs.
 //
 // # Policies

@@ -6,10 +6,10 @@ import (
 
 	"github.com/lockstep-dev/lockstep/loadtest/fabric"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/placement"
-	"github.com/lockstep-dev/lockstep/shared/queue"
-	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // epoch is virtual time zero: the Philly trace's first day. Placement and
@@ -46,7 +46,7 @@ type job struct {
 type engine struct {
 	cfg  Config
 	c    *fabric.Cluster
-	snap *placement.Snapshot
+	snap *place.Snapshot
 	pol  scheduler
 	now  time.Duration
 
@@ -108,9 +108,9 @@ func newEngine(cfg Config) *engine {
 	if e.pol.blind() {
 		nodes = c.Unlabelled()
 	}
-	e.snap = &placement.Snapshot{PortBase: store.MasterPortBase, PortCount: store.MasterPortCount}
+	e.snap = &place.Snapshot{PortBase: store.MasterPortBase, PortCount: store.MasterPortCount}
 	for _, n := range nodes {
-		e.snap.Nodes = append(e.snap.Nodes, placement.NodeView{Node: n, Free: seq(n.GPUs), Up: true})
+		e.snap.Nodes = append(e.snap.Nodes, place.NodeView{Node: n, Free: seq(n.GPUs), Up: true})
 		e.free += n.GPUs
 		e.maxFit = max(e.maxFit, n.GPUs)
 	}
@@ -132,7 +132,7 @@ func newEngine(cfg Config) *engine {
 		}
 		j.pj = queue.PendingJob{
 			ID: tj.ID, Queue: q, SubmittedAt: epoch.Add(tj.Submit), TimeLimit: limit,
-			Request: placement.Request{
+			Request: place.Request{
 				JobID: tj.ID, Nodes: tj.Nodes, GPUsPerNode: tj.GPUsPerNode, TasksPerNode: 1,
 			},
 		}

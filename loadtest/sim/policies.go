@@ -3,9 +3,9 @@ package sim
 import (
 	"hash/fnv"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/placement"
-	"github.com/lockstep-dev/lockstep/shared/queue"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
 )
 
 // lockstep is the placement service's policy: PlanBackfill (in the order
@@ -64,8 +64,8 @@ func (s *slurm) pass(e *engine) {
 	now := e.at(e.now)
 	for _, i := range e.pending.candidates(e, e.gangFits()) {
 		j := &e.jobs[i]
-		r := placement.Place(e.snap, j.pj.Request, now, seedFor(e.cfg.Seed, j.ID))
-		if r.Code != placement.Placed {
+		r := place.Place(e.snap, j.pj.Request, now, seedFor(e.cfg.Seed, j.ID))
+		if r.Code != place.Placed {
 			e.decided(int(i), queue.Decision{JobID: j.ID, Action: queue.Pending, ReasonCode: r.ReasonCode})
 			break
 		}
@@ -117,7 +117,7 @@ func (*perPod) pass(e *engine) {
 		}
 		req := j.pj.Request
 		req.Nodes -= len(j.pods)
-		res := placement.PlacePods(e.snap, req)
+		res := place.PlacePods(e.snap, req)
 		for _, pod := range res.Pods {
 			j.pods = append(j.pods, pod)
 			j.podAt = append(j.podAt, e.now)

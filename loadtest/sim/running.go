@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/queue"
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
 )
 
 // The running list is kept sorted by expected end, then ID: the order in

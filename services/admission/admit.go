@@ -13,17 +13,17 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/lockstep-dev/lockstep/shared/bus"
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/errs"
-	"github.com/lockstep-dev/lockstep/shared/events"
-	"github.com/lockstep-dev/lockstep/shared/jobs"
-	"github.com/lockstep-dev/lockstep/shared/jobspec"
-	"github.com/lockstep-dev/lockstep/shared/placement"
-	"github.com/lockstep-dev/lockstep/shared/queue"
-	"github.com/lockstep-dev/lockstep/shared/store"
-	"github.com/lockstep-dev/lockstep/shared/subjects"
-	"github.com/lockstep-dev/lockstep/shared/telemetry"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 type admitter struct {
@@ -49,7 +49,7 @@ type admitter struct {
 type emptyCluster struct {
 	mu   sync.Mutex
 	gen  uint64
-	snap *placement.Snapshot
+	snap *place.Snapshot
 }
 
 // handle admits or rejects one submission. Every path is idempotent: a
@@ -183,15 +183,15 @@ func (a *admitter) fitsInventory(spec jobspec.Spec) (string, bool) {
 		if len(nodes) == 0 {
 			return "", true
 		}
-		a.empty.snap, a.empty.gen = placement.EmptyCluster(nodes), gen
+		a.empty.snap, a.empty.gen = place.EmptyCluster(nodes), gen
 	}
 	// A hard constraint the whole cluster cannot meet is final; soft ones
 	// (preferred levels, maxSwitches) only delay, so judge them as expired:
 	// a wait that started at the epoch is long over by farFuture.
-	req := placement.RequestFor(spec.ID, spec)
+	req := place.RequestFor(spec.ID, spec)
 	req.WaitSince = time.Unix(0, 0).UTC()
-	res := placement.Place(a.empty.snap, req, farFuture, 0)
-	if res.Code == placement.Unschedulable {
+	res := place.Place(a.empty.snap, req, farFuture, 0)
+	if res.Code == place.Unschedulable {
 		return res.Detail, false
 	}
 	return "", true

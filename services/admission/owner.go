@@ -6,13 +6,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/auth"
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/events"
-	"github.com/lockstep-dev/lockstep/shared/jobs"
-	"github.com/lockstep-dev/lockstep/shared/jobspec"
-	"github.com/lockstep-dev/lockstep/shared/queue"
-	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 )
 
 // ownerOf reads a submission's owner from its subject, never from its
@@ -24,7 +23,7 @@ func ownerOf(subject string) (string, error) {
 	switch {
 	case !ok:
 		return "", fmt.Errorf("submission on %q, not a submission subject", subject)
-	case user != "" && !auth.ValidName(user):
+	case user != "" && !domain.ValidUserName(user):
 		return "", fmt.Errorf("submission subject %q names no valid user", subject)
 	}
 	return user, nil

@@ -19,13 +19,13 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/lockstep-dev/lockstep/shared/bus"
-	"github.com/lockstep-dev/lockstep/shared/config"
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/jobs"
-	"github.com/lockstep-dev/lockstep/shared/queue"
-	"github.com/lockstep-dev/lockstep/shared/store"
-	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // Config configures an admission replica.

@@ -16,7 +16,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"golang.org/x/sys/unix"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
 // Ranks hold no bus credentials, so `lockstep ckpt-done` hands its ack to

@@ -5,9 +5,9 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/store"
-	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // checkAssignment checks an assignment read from etcd against what the

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // Forged or malformed assignments are refused, naming the field, before

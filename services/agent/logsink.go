@@ -5,8 +5,8 @@ import (
 	"os"
 	"sync"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 )
 
 // logSink receives one output stream of a rank. It appends to the rank's

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/clock"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 )
 
 // Attempt directories (DataDir/jobs/JOB/ATTEMPT: rank logs, checkpoint ack

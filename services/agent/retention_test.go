@@ -10,7 +10,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/lockstep-dev/lockstep/shared/testenv"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 func TestExpiredPicksIdleAttemptsOfJobsNotRunningHere(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/lockstep-dev/lockstep/shared/clock"
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // runningKeys keeps running/<node>/<job> for every gang with a process

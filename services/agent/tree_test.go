@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/testenv"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 // Helpers shared by the containment tests: a rank that forks sleep

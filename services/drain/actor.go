@@ -6,11 +6,10 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/lockstep-dev/lockstep/shared/auth"
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/errs"
-	"github.com/lockstep-dev/lockstep/shared/events"
-	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 )
 
 // actorOf reads who sent a cancel or drain request from its subject, never
@@ -23,7 +22,7 @@ func actorOf(base, subject string) (string, error) {
 	switch {
 	case !ok:
 		return "", errs.MarkPermanent(errors.Newf("request on %q, not on %s", subject, base))
-	case actor != "" && !auth.ValidName(actor):
+	case actor != "" && !domain.ValidUserName(actor):
 		return "", errs.MarkPermanent(errors.Newf("request subject %q names no valid user", subject))
 	}
 	return actor, nil

@@ -6,12 +6,12 @@ import (
 	"github.com/cockroachdb/errors"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // MetricMalformedAllocations counts alloc/<job> values that did not decode
 // or contradicted themselves, released by sweeping (gang counts the same
-// under the same name). It lives here, not in shared/telemetry, only
+// under the same name). It lives here, not in shared/plumbing/telemetry, only
 // because that package was not this change's to edit.
 const MetricMalformedAllocations = "lockstep.allocations.malformed"
 

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 )
 
 // fitSpec is 2 nodes × 4 GPUs in 2 ranks per node.

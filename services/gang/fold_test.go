@@ -3,7 +3,7 @@ package gang
 import (
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
 func gangOn(nodes ...string) domain.Allocation {

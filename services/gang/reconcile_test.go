@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/services/gang"
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/jobs"
-	"github.com/lockstep-dev/lockstep/shared/jobspec"
-	"github.com/lockstep-dev/lockstep/shared/store"
-	"github.com/lockstep-dev/lockstep/shared/testenv"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 // A reservation is committed before the job record says "reserved". A

@@ -6,13 +6,13 @@ import (
 	"github.com/cockroachdb/errors"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/errs"
-	"github.com/lockstep-dev/lockstep/shared/telemetry"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 // Metric names of what gang refuses or repairs. They live here, not in
-// shared/telemetry, only because that package was not this change's to
+// shared/plumbing/telemetry, only because that package was not this change's to
 // edit; docs/operations.md lists them.
 const (
 	// MetricProposalsRefused counts proposals terminated unreserved, by

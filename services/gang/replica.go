@@ -5,8 +5,8 @@ import (
 	"maps"
 	"sync"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // replicaState is what one gang replica remembers between messages to save

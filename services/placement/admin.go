@@ -7,11 +7,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/jobspec"
-	"github.com/lockstep-dev/lockstep/shared/placement"
-	"github.com/lockstep-dev/lockstep/shared/queue"
-	"github.com/lockstep-dev/lockstep/shared/subjects"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
 )
 
 // serveAdmin answers `submit --test-only` and `lockstep topology` while
@@ -52,7 +52,7 @@ func (s *scheduler) testOnly(raw []byte) domain.TestOnlyReply {
 	job := domain.Job{ID: id, Spec: spec, State: domain.StatePending, Attempt: 1, SubmittedAt: now, PendingSince: now}
 	in.Pending = append(in.Pending, queue.PendingJob{
 		ID: id, Queue: spec.Queue, Priority: spec.Priority, SubmittedAt: now,
-		TimeLimit: spec.Limit(), Request: placement.RequestForJob(job),
+		TimeLimit: spec.Limit(), Request: place.RequestForJob(job),
 	})
 	plan := queue.PlanBackfill(in)
 	d, _ := plan.Find(id)

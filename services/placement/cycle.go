@@ -5,12 +5,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/placement"
-	"github.com/lockstep-dev/lockstep/shared/queue"
-	"github.com/lockstep-dev/lockstep/shared/store"
-	"github.com/lockstep-dev/lockstep/shared/subjects"
-	"github.com/lockstep-dev/lockstep/shared/telemetry"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 // cycle runs one scheduling pass: build the queue policy's input from the
@@ -102,7 +102,7 @@ func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob) {
 		}
 		pending = append(pending, queue.PendingJob{
 			ID: id, Queue: sj.job.Spec.Queue, Owner: sj.job.Owner, Priority: sj.job.Spec.Priority, SubmittedAt: sj.job.SubmittedAt,
-			TimeLimit: sj.job.Spec.Limit(), Request: placement.RequestForJob(sj.job),
+			TimeLimit: sj.job.Spec.Limit(), Request: place.RequestForJob(sj.job),
 		})
 	}
 	s.waits.apply(pending, seen)

@@ -7,11 +7,11 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/preempt"
-	"github.com/lockstep-dev/lockstep/shared/queue"
-	"github.com/lockstep-dev/lockstep/shared/subjects"
-	"github.com/lockstep-dev/lockstep/shared/telemetry"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/core/preempt"
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 // preemption is a preemptor's outstanding request: the victims asked to

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/jobs"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 )
 
 // Retention bounds, see Config.Retention.

@@ -4,14 +4,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/placement"
-	"github.com/lockstep-dev/lockstep/shared/queue"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
 )
 
 // switchWaits keeps, in the leader's memory, when each pending job's
 // bounded topology wait (maxSwitches + waitForSwitches, preferred +
-// preferredWait) started: the input placement.Request.WaitSince of every
+// preferredWait) started: the input place.Request.WaitSince of every
 // plan, updated from each plan's decisions with queue.NextWaitSince, the
 // function the simulator uses too. The wait starts at the first cycle
 // that finds the job could start but only on more switches than it asked
@@ -81,13 +81,13 @@ func (w *switchWaits) update(plan queue.Plan, in queue.Input, seen map[string]se
 
 // requestOf is the placement request a plan used for a pending job, with
 // its wait clock; RequestForJob (wait not started) for a job not in it.
-func requestOf(in queue.Input, j domain.Job) placement.Request {
+func requestOf(in queue.Input, j domain.Job) place.Request {
 	for _, p := range in.Pending {
 		if p.ID == j.ID {
 			return p.Request
 		}
 	}
-	return placement.RequestForJob(j)
+	return place.RequestForJob(j)
 }
 
 // size is how many clocks are kept, for tests.

@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/placement"
-	pt "github.com/lockstep-dev/lockstep/shared/placement/placementtest"
-	"github.com/lockstep-dev/lockstep/shared/queue"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
+	pt "github.com/lockstep-dev/lockstep/shared/core/place/placetest"
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
 )
 
 // The leader's clocks follow queue.NextWaitSince across cycles: a gang
@@ -20,7 +20,7 @@ func TestSwitchWaitsAcrossCycles(t *testing.T) {
 		{Node: "a1", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}},
 		{Node: "b1", NodeRank: 1, GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}},
 	}}
-	snap := func() *placement.Snapshot {
+	snap := func() *place.Snapshot {
 		b := pt.MakeCluster()
 		for _, n := range []string{"a1", "a2", "b1", "b2"} {
 			b.Add(pt.MakeNode(n).Leaf("leaf-" + n[:1]).Spine("spine"))
@@ -47,10 +47,10 @@ func TestSwitchWaitsAcrossCycles(t *testing.T) {
 		return d
 	}
 
-	if d := cycle(t0); d.ReasonCode != placement.ReasonWaitingForSwitches {
+	if d := cycle(t0); d.ReasonCode != place.ReasonWaitingForSwitches {
 		t.Fatalf("t0: %s %q, want WaitingForSwitches", d.Action, d.Reason)
 	}
-	if d := cycle(t0.Add(14 * time.Minute)); d.ReasonCode != placement.ReasonWaitingForSwitches {
+	if d := cycle(t0.Add(14 * time.Minute)); d.ReasonCode != place.ReasonWaitingForSwitches {
 		t.Fatalf("t0+14m: %s %q, want still WaitingForSwitches", d.Action, d.Reason)
 	}
 	if w.size() != 1 {

@@ -3,9 +3,9 @@ package placement
 import (
 	"sync"
 
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/placement"
-	"github.com/lockstep-dev/lockstep/shared/store"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // view is placement's picture of the cluster, kept current from the
@@ -28,7 +28,7 @@ type view struct {
 	dirty      map[string]bool
 	portsDirty bool
 
-	base *placement.Snapshot
+	base *place.Snapshot
 	pos  map[string]int // node name -> index in base.Nodes
 	gens [3]uint64      // nodes, inventory and node-state generations base was built at
 }
@@ -127,7 +127,7 @@ func (v *view) allocChanged(val, prev *domain.Allocation) {
 // up when its liveness key exists, drained when an operator said so, with
 // claimed GPUs and the cores of running ranks removed. The caller owns
 // the result.
-func (s *scheduler) snapshot() *placement.Snapshot {
+func (s *scheduler) snapshot() *place.Snapshot {
 	gens := [3]uint64{s.nodes.Generation(), s.inventory.Generation(), s.nodeState.Generation()}
 	return s.view.snapshot(s.cfg, gens, func() (live, inv map[string]domain.Node, states map[string]domain.NodeState) {
 		return s.nodes.Snapshot(), s.inventory.Snapshot(), s.nodeState.Snapshot()
@@ -138,7 +138,7 @@ func (s *scheduler) snapshot() *placement.Snapshot {
 // the node caches' generations; nodes reads those caches, and is called
 // only when gens differ from the last call's.
 func (v *view) snapshot(cfg Config, gens [3]uint64,
-	nodes func() (live, inv map[string]domain.Node, states map[string]domain.NodeState)) *placement.Snapshot {
+	nodes func() (live, inv map[string]domain.Node, states map[string]domain.NodeState)) *place.Snapshot {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.base == nil || gens != v.gens {
@@ -164,7 +164,7 @@ func (v *view) snapshot(cfg Config, gens [3]uint64,
 // builds its placement index once for all the cycles until the next
 // rebuild.
 func (v *view) rebuild(cfg Config, live, inv map[string]domain.Node, states map[string]domain.NodeState) {
-	snap := &placement.Snapshot{
+	snap := &place.Snapshot{
 		Topology:  cfg.Topology,
 		UsedPorts: v.usedPorts(),
 		PortBase:  store.MasterPortBase, PortCount: store.MasterPortCount,
@@ -175,7 +175,7 @@ func (v *view) rebuild(cfg Config, live, inv map[string]domain.Node, states map[
 			return
 		}
 		seen[n.Name] = true
-		nv := placement.NodeView{Node: n, Up: up, Drained: states[store.NodeStateKey(n.Name)].Drained}
+		nv := place.NodeView{Node: n, Up: up, Drained: states[store.NodeStateKey(n.Name)].Drained}
 		v.refresh(&nv)
 		snap.Nodes = append(snap.Nodes, nv)
 	}
@@ -196,7 +196,7 @@ func (v *view) rebuild(cfg Config, live, inv map[string]domain.Node, states map[
 }
 
 // refresh recomputes one node's free GPUs and cores from the tracked use.
-func (v *view) refresh(nv *placement.NodeView) {
+func (v *view) refresh(nv *place.NodeView) {
 	n := nv.Node
 	used := v.usedGPUs[n.Name]
 	nv.Free = make([]int, 0, n.GPUs)

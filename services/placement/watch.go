@@ -6,10 +6,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lockstep-dev/lockstep/shared/clock"
-	"github.com/lockstep-dev/lockstep/shared/domain"
-	"github.com/lockstep-dev/lockstep/shared/jobs"
-	"github.com/lockstep-dev/lockstep/shared/queue"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 )
 
 // watchStall is how long the job watch may deliver nothing while the

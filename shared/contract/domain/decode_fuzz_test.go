@@ -1,0 +1,107 @@
+package domain_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+)
+
+// Fuzz targets of every decoder. Properties: no input panics; a refusal
+// is a permanent *MessageError; what is accepted re-encodes to bytes that
+// are accepted again and re-encode identically (validation is stable).
+// The seed corpus is in testdata/fuzz/<target>/ (plain `go test` runs it);
+// .ci/fuzz runs each target for a bounded time.
+
+func FuzzDecodeProposal(f *testing.F)      { fuzzDecoder(f, domain.DecodeProposal) }
+func FuzzDecodeReport(f *testing.F)        { fuzzDecoder(f, domain.DecodeReport) }
+func FuzzDecodeCancelRequest(f *testing.F) { fuzzDecoder(f, domain.DecodeCancelRequest) }
+func FuzzDecodeDrainRequest(f *testing.F)  { fuzzDecoder(f, domain.DecodeDrainRequest) }
+func FuzzDecodeCheckpointAck(f *testing.F) { fuzzDecoder(f, domain.DecodeCheckpointAck) }
+func FuzzDecodeAckReply(f *testing.F)      { fuzzDecoder(f, domain.DecodeAckReply) }
+func FuzzDecodeNodeRequest(f *testing.F)   { fuzzDecoder(f, domain.DecodeNodeRequest) }
+func FuzzDecodeAssignment(f *testing.F)    { fuzzDecoder(f, domain.DecodeAssignment) }
+func FuzzDecodeAllocation(f *testing.F)    { fuzzDecoder(f, domain.DecodeAllocation) }
+func FuzzDecodeNode(f *testing.F)          { fuzzDecoder(f, domain.DecodeNode) }
+func FuzzDecodeClaim(f *testing.F)         { fuzzDecoder(f, domain.DecodeClaim) }
+
+func fuzzDecoder[T any](f *testing.F, decode func([]byte) (T, error)) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := decode(data)
+		if err != nil {
+			var me *domain.MessageError
+			if !errors.As(err, &me) || !errs.IsPermanent(err) {
+				t.Fatalf("refusal is not a permanent *MessageError: %v", err)
+			}
+			return
+		}
+		once, err := json.Marshal(v)
+		if err != nil {
+			t.Fatalf("accepted value does not encode: %v", err)
+		}
+		v2, err := decode(once)
+		if err != nil {
+			t.Fatalf("accepted %q, but not its re-encoding %s: %v", data, once, err)
+		}
+		twice, _ := json.Marshal(v2)
+		if !bytes.Equal(once, twice) {
+			t.Fatalf("re-encoding is unstable:\n %s\n %s", once, twice)
+		}
+	})
+}
+
+// TestSeedCorpus keeps testdata/fuzz in step with valid() and badCases():
+// LOCKSTEP_UPDATE_CORPUS=1 rewrites it; otherwise every seed must be there.
+func TestSeedCorpus(t *testing.T) {
+	seeds := map[string]map[string][]byte{}
+	add := func(decoder, name string, data []byte) {
+		if seeds[decoder] == nil {
+			seeds[decoder] = map[string][]byte{}
+		}
+		seeds[decoder][name] = data
+	}
+	for name, v := range valid() {
+		data, _ := json.Marshal(v)
+		add(name, "valid", data)
+		add(name, "truncated", data[:len(data)/2])
+		add(name, "empty-object", []byte(`{}`))
+		add(name, "null", []byte(`null`))
+	}
+	for i, bc := range badCases(t) {
+		if len(bc.data) > 64<<10 {
+			continue // the size check needs no seed
+		}
+		add(bc.decoder, fmt.Sprintf("bad-%02d", i), bc.data)
+	}
+	update := os.Getenv("LOCKSTEP_UPDATE_CORPUS") == "1"
+	for decoder, files := range seeds {
+		dir := filepath.Join("testdata", "fuzz", "FuzzDecode"+decoder)
+		if update {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for name, data := range files {
+			path := filepath.Join(dir, name)
+			want := "go test fuzz v1\n[]byte(" + strconv.Quote(string(data)) + ")\n"
+			if update {
+				if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			got, err := os.ReadFile(path)
+			if err != nil || string(got) != want {
+				t.Errorf("seed %s is missing or stale; run LOCKSTEP_UPDATE_CORPUS=1 go test -run TestSeedCorpus ./shared/contract/domain", path)
+			}
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package domain_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+)
+
+var at = time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
+
+// placement is a two-node gang of 2 ranks × 2 GPUs per node, as placement
+// builds one.
+func placement() domain.Placement {
+	return domain.Placement{MasterAddr: "10.0.0.1", MasterPort: 29500, Leaves: []string{"leaf-1"},
+		Nodes: []domain.NodePlacement{
+			{Node: "n1", NodeRank: 0, GPUs: []int{0, 1, 2, 3}, Ranks: []domain.Rank{
+				{Rank: 0, LocalRank: 0, GPUs: []int{0, 1}, CPUs: []int{0, 1}}, {Rank: 1, LocalRank: 1, GPUs: []int{2, 3}}}},
+			{Node: "n2", NodeRank: 1, GPUs: []int{4, 5, 6, 7}, Ranks: []domain.Rank{
+				{Rank: 2, LocalRank: 0, GPUs: []int{4, 5}}, {Rank: 3, LocalRank: 1, GPUs: []int{6, 7}}}},
+		}}
+}
+
+// valid holds one well-formed value of every decoded type, keyed by
+// decoder; validSeeds and the fuzz targets start from them.
+func valid() map[string]any {
+	p := placement()
+	return map[string]any{
+		"Proposal":      domain.Proposal{JobID: "train-1", Attempt: 1, Placement: p, ProposedAt: at, JobRevision: 42, Note: "backfill"},
+		"Report":        domain.Report{JobID: "train-1", Attempt: 2, Node: "n1", Kind: domain.ReportFailed, Rank: 1, ExitCode: 137, Reason: "killed", Time: at},
+		"CancelRequest": domain.CancelRequest{JobID: "train-1", Reason: "user asked"},
+		"DrainRequest":  domain.DrainRequest{JobID: "train-1", Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue, Reason: "lockstep checkpoint"},
+		"CheckpointAck": domain.CheckpointAck{JobID: "train-1", Attempt: 1, Rank: 3, Step: 1200, Path: "ckpt/step-1200"},
+		"AckReply":      domain.AckReply{OK: true, Complete: true},
+		"NodeRequest":   domain.NodeRequest{Node: "n1", Reason: "maintenance"},
+		"Assignment": domain.Assignment{JobID: "train-1", Attempt: 2, Epoch: 7587, Node: "n2", NodeRank: 1, NNodes: 2, WorldSize: 4,
+			MasterAddr: "10.0.0.1", MasterPort: 29500, Ranks: p.Nodes[1].Ranks, Command: []string{"python", "train.py"},
+			Env: map[string]string{"EPOCHS": "3"}, RestartCount: 1,
+			Resume:        &domain.CheckpointRef{Step: 1200, Path: "/ckpt/1200", Rank: 0, Attempt: 1, At: at},
+			CheckpointDir: "/ckpt", Workdir: "/home/ada", TraceParent: "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01"},
+		"Allocation": domain.Allocation{JobID: "train-1", Attempt: 2, State: domain.AllocRunning, Placement: p, Lease: 99,
+			ReservedAt: at, LaunchDeadline: at.Add(time.Minute), Started: map[string]bool{"n1": true, "n2": true},
+			Exited: map[string]int{"n1": 0}, NodeEpochs: map[string]int64{"n1": 5, "n2": 6}},
+		"Node": domain.Node{Name: "n1", Addr: "10.0.0.1", GPUs: 8, CPUs: 64, Leaf: "leaf-1", Spine: "spine-1", Epoch: 5,
+			NUMA: []domain.NUMANode{{ID: 0, GPUs: []int{0, 1, 2, 3}, CPUs: []int{0, 1, 2, 3}}, {ID: 1, GPUs: []int{4, 5, 6, 7}, CPUs: []int{4, 5, 6, 7}}}},
+		"Claim": domain.Claim{JobID: "train-1", Attempt: 2},
+	}
+}
+
+// decoders adapt every Decode* function to one signature.
+var decoders = map[string]func([]byte) (any, error){
+	"Proposal":      adapt(domain.DecodeProposal),
+	"Report":        adapt(domain.DecodeReport),
+	"CancelRequest": adapt(domain.DecodeCancelRequest),
+	"DrainRequest":  adapt(domain.DecodeDrainRequest),
+	"CheckpointAck": adapt(domain.DecodeCheckpointAck),
+	"AckReply":      adapt(domain.DecodeAckReply),
+	"NodeRequest":   adapt(domain.DecodeNodeRequest),
+	"Assignment":    adapt(domain.DecodeAssignment),
+	"Allocation":    adapt(domain.DecodeAllocation),
+	"Node":          adapt(domain.DecodeNode),
+	"Claim":         adapt(domain.DecodeClaim),
+}
+
+func adapt[T any](f func([]byte) (T, error)) func([]byte) (any, error) {
+	return func(b []byte) (any, error) { return f(b) }
+}
+
+func TestDecodersAcceptWhatServicesSend(t *testing.T) {
+	for name, v := range valid() {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decoders[name](data)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		again, _ := json.Marshal(got)
+		if string(again) != string(data) {
+			t.Errorf("%s changed in decoding:\n got  %s\n want %s", name, again, data)
+		}
+	}
+	if len(decoders) != len(valid()) {
+		t.Errorf("%d decoders, %d valid values", len(decoders), len(valid()))
+	}
+}
+
+// patch returns the valid value of a type as a JSON object with some
+// fields replaced (a nil value deletes the field).
+func patch(t *testing.T, name string, fields map[string]any) []byte {
+	t.Helper()
+	data, _ := json.Marshal(valid()[name])
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range fields {
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	out, _ := json.Marshal(m)
+	return out
+}
+
+// raw is JSON put in a patch as is.
+type raw string
+
+func (r raw) MarshalJSON() ([]byte, error) { return []byte(r), nil }
+
+type badCase struct {
+	decoder string
+	data    []byte
+	want    string
+}
+
+// badCases are forged and malformed messages with what the error must say;
+// they are also seeds of the fuzz corpus.
+func badCases(t *testing.T) []badCase {
+	badPlacement := placement()
+	badPlacement.Nodes[1].Ranks[0].GPUs = []int{0, 5} // GPU 0 is n1's
+	dupRank := placement()
+	dupRank.Nodes[1].Ranks[0].Rank = 0
+	return []badCase{
+		{"Report", []byte(`{"jobId":`), "malformed JSON"},
+		{"Report", []byte(`[1]`), "must be domain.Report"},
+		{"Report", patch(t, "Report", map[string]any{"attempt": raw("1.0")}), "attempt: must be int"},
+		{"Report", patch(t, "Report", map[string]any{"attempt": 0}), "attempt: 0 is not between 1"},
+		{"Report", patch(t, "Report", map[string]any{"kind": "exploded"}), `kind: "exploded" is not one of`},
+		{"Report", patch(t, "Report", map[string]any{"node": "n1\u001b[2J"}), `node: "n1\x1b[2J" is not a node name`},
+		{"Report", patch(t, "Report", map[string]any{"node": "n1/../n2"}), `node: "n1/../n2" is not a node name`},
+		{"Report", patch(t, "Report", map[string]any{"node": nil}), "node: required"},
+		{"Report", patch(t, "Report", map[string]any{"rank": -1}), "rank: -1"},
+		{"Report", patch(t, "Report", map[string]any{"jobId": "../etc"}), "jobId"},
+		{"Report", patch(t, "Report", map[string]any{"reason": strings.Repeat("x", 5000)}), "reason: 5000 bytes"},
+		{"Proposal", patch(t, "Proposal", map[string]any{"placement": map[string]any{"nodes": []any{}}}), "placement.nodes: 0 nodes"},
+		{"Proposal", patch(t, "Proposal", map[string]any{"placement": badPlacement}), "placement.nodes.1.ranks.0.gpus.0: GPU 0 is not among the node's"},
+		{"Proposal", patch(t, "Proposal", map[string]any{"placement": dupRank}), "placement.nodes.1.ranks.0.rank: 0 appears twice"},
+		{"Proposal", patch(t, "Proposal", map[string]any{"attempt": -3}), "attempt"},
+		{"CancelRequest", []byte(`{}`), "jobId"},
+		{"DrainRequest", patch(t, "DrainRequest", map[string]any{"then": "explode"}), "then"},
+		{"DrainRequest", patch(t, "DrainRequest", map[string]any{"kind": ""}), "kind"},
+		{"CheckpointAck", patch(t, "CheckpointAck", map[string]any{"step": -1}), "step: -1 is negative"},
+		{"CheckpointAck", patch(t, "CheckpointAck", map[string]any{"path": "a\nb"}), "path"},
+		{"AckReply", []byte(`{"ok":true,"error":"but no"}`), "error: set on a reply that says ok"},
+		{"NodeRequest", []byte(`{"node":"a.b"}`), "node"},
+		{"Assignment", patch(t, "Assignment", map[string]any{"command": []string{""}}), "command"},
+		{"Assignment", patch(t, "Assignment", map[string]any{"workdir": "/x/../../../etc"}), `workdir: "/x/../../../etc" has a ".." element`},
+		{"Assignment", patch(t, "Assignment", map[string]any{"env": map[string]string{"1X": "y"}}), "env"},
+		{"Assignment", patch(t, "Assignment", map[string]any{"nodeRank": 2}), "nodeRank: 2 is not between 0 and 1"},
+		{"Assignment", patch(t, "Assignment", map[string]any{"masterPort": 70000}), "masterPort"},
+		{"Allocation", patch(t, "Allocation", map[string]any{"state": "held"}), "state"},
+		{"Allocation", patch(t, "Allocation", map[string]any{"started": map[string]bool{"n9": true}}), `started: "n9" is not a node of the placement`},
+		{"Node", patch(t, "Node", map[string]any{"numa": []any{map[string]any{"id": 0, "gpus": []int{8}}}}), "numa.0.gpus.0: GPU 8 is not between 0 and 7"},
+		{"Node", patch(t, "Node", map[string]any{"gpus": -1}), "gpus"},
+		{"Claim", []byte(`{"jobId":"a","attempt":0}`), "attempt"},
+		{"Claim", []byte(strings.Repeat(" ", domain.MaxMessageBytes+1)), "bytes, more than"},
+	}
+}
+
+// Every forged or malformed message is refused with the field named, as a
+// permanent error (never retried).
+func TestDecodersNameTheField(t *testing.T) {
+	for _, tc := range badCases(t) {
+		_, err := decoders[tc.decoder](tc.data)
+		if err == nil {
+			t.Errorf("%s accepted %.200s", tc.decoder, tc.data)
+			continue
+		}
+		var me *domain.MessageError
+		if !errors.As(err, &me) || !errs.IsPermanent(err) {
+			t.Errorf("%s: %v is not a permanent *MessageError", tc.decoder, err)
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %q does not say %q", tc.decoder, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package jobspec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/schemas"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/contract/validate"
+)
+
+// InvalidError is a spec that failed validation. Fields names every
+// violation; Error() joins them into one line.
+type InvalidError struct {
+	Fields []validate.FieldError
+}
+
+func (e *InvalidError) Error() string { return "invalid job spec: " + validate.Join(e.Fields) }
+
+var loadSchema = sync.OnceValues(func() (*validate.Schema, error) {
+	return validate.Load(schemas.JobSpecV1)
+})
+
+// Parse validates raw JSON against the v1 schema and the rules a schema
+// cannot express, fills defaults, and returns the spec. Any violation is an
+// *InvalidError marked errs.ErrInvalidSpec.
+func Parse(raw []byte) (Spec, error) {
+	if len(raw) > MaxSpecBytes {
+		return Spec{}, invalid(validate.Errorf("", "spec is %d bytes, more than the %d allowed", len(raw), MaxSpecBytes))
+	}
+	sch, err := loadSchema()
+	if err != nil {
+		return Spec{}, errors.Wrap(err, "load job spec schema")
+	}
+	if fes := sch.Check(raw); fes != nil {
+		return Spec{}, invalid(fes...)
+	}
+	var s Spec
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		// The schema accepted it but Go cannot hold it: JSON Schema calls
+		// 1.0 and 1e3 integers, encoding/json will not put them in an int.
+		// That is the submitter's input, not our fault: reject it, never
+		// retry it.
+		return Spec{}, invalid(decodeFieldError(err))
+	}
+	s.applyDefaults()
+	if fes := s.semanticChecks(); fes != nil {
+		return Spec{}, invalid(fes...)
+	}
+	return s, nil
+}
+
+// decodeFieldError names the field a decoding error is about.
+func decodeFieldError(err error) validate.FieldError {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		switch te.Type.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			return validate.Errorf(te.Field, "must be an integer written without a fraction or exponent, got %s", te.Value)
+		}
+		return validate.Errorf(te.Field, "must be %s, got %s", te.Type, te.Value)
+	}
+	return validate.Errorf("", "cannot decode: %v", err)
+}
+
+func invalid(fes ...validate.FieldError) error {
+	return errs.MarkInvalid(&InvalidError{Fields: fes})
+}
+
+func (s *Spec) applyDefaults() {
+	if s.Queue == "" {
+		s.Queue = DefaultQueue
+	}
+	if s.Gang.TasksPerNode == 0 {
+		s.Gang.TasksPerNode = s.Gang.GPUsPerNode
+	}
+	if s.Name == "" {
+		s.Name = s.ID
+	}
+}
+
+// semanticChecks are the rules JSON Schema cannot say.
+func (s Spec) semanticChecks() []validate.FieldError {
+	var out []validate.FieldError
+	if s.Gang.GPUsPerNode%s.Gang.TasksPerNode != 0 {
+		out = append(out, validate.Errorf("gang.tasksPerNode",
+			"%d ranks cannot share %d GPUs evenly; tasksPerNode must divide gpusPerNode", s.Gang.TasksPerNode, s.Gang.GPUsPerNode))
+	}
+	for _, d := range []struct{ field, value string }{
+		{"timeLimit", s.TimeLimit},
+		{"topology.waitForSwitches", s.Topology.WaitForSwitches},
+		{"topology.preferredWait", s.Topology.PreferredWait},
+		{"checkpoint.gracePeriod", s.Checkpoint.GracePeriod},
+	} {
+		if fe, ok := checkDuration(d.field, d.value); !ok {
+			out = append(out, fe)
+		}
+	}
+	for _, d := range []struct{ field, value string }{
+		{"workdir", s.Workdir},
+		{"checkpoint.dir", s.Checkpoint.Dir},
+	} {
+		if fe, ok := CheckPath(d.field, d.value); !ok {
+			out = append(out, fe)
+		}
+	}
+	if s.Topology.WaitForSwitches != "" && s.Topology.MaxSwitches == 0 {
+		out = append(out, validate.Errorf("topology.waitForSwitches", "only means something with topology.maxSwitches"))
+	}
+	if s.Topology.PreferredWait != "" && s.Topology.Preferred == "" {
+		out = append(out, validate.Errorf("topology.preferredWait", "only means something with topology.preferred"))
+	}
+	if s.Topology.MaxSwitches > s.Gang.Nodes {
+		out = append(out, validate.Errorf("topology.maxSwitches", "%d is more than the gang's %d nodes", s.Topology.MaxSwitches, s.Gang.Nodes))
+	}
+	return out
+}
+
+// checkDuration validates an optional positive duration of at most a year.
+func checkDuration(field, value string) (validate.FieldError, bool) {
+	if value == "" {
+		return validate.FieldError{}, true
+	}
+	d, err := time.ParseDuration(value)
+	switch {
+	case err != nil:
+		return validate.Errorf(field, "%v", err), false
+	case d <= 0:
+		return validate.Errorf(field, "must be positive"), false
+	case d > 365*24*time.Hour:
+		return validate.Errorf(field, "%s is more than a year", d), false
+	}
+	return validate.FieldError{}, true
+}
+
+// idPattern is the job-ID rule (a DNS label), also in the schema.
+var idPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// ValidID reports whether id is a valid job ID.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// DeriveID picks a job's ID: the spec's own, else the Nats-Msg-Id when it is
+// a valid ID, else one derived from the message's stream sequence (stable
+// across redeliveries of the same message).
+func DeriveID(specID, msgID string, streamSeq uint64) string {
+	switch {
+	case specID != "":
+		return specID
+	case ValidID(msgID):
+		return msgID
+	default:
+		return fmt.Sprintf("job-%d", streamSeq)
+	}
+}

@@ -1,0 +1,89 @@
+package jobspec
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+)
+
+// FuzzParse: no input panics; every refusal is an invalid spec (never an
+// internal error, which admission would retry); an accepted spec
+// re-encodes to one that parses to the same spec (defaults are applied
+// once). The seed corpus is in testdata/fuzz/FuzzParse.
+func FuzzParse(f *testing.F) {
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		s, err := Parse(raw)
+		if err != nil {
+			if !errs.IsInvalid(err) || !errs.IsPermanent(err) {
+				t.Fatalf("refusal is not an invalid spec: %v", err)
+			}
+			return
+		}
+		once, err := json.Marshal(s)
+		if err != nil {
+			t.Fatalf("accepted spec does not encode: %v", err)
+		}
+		s2, err := Parse(once)
+		if err != nil {
+			t.Fatalf("accepted %q, but not its re-encoding %s: %v", raw, once, err)
+		}
+		if twice, _ := json.Marshal(s2); !bytes.Equal(once, twice) {
+			t.Fatalf("parsing is not stable:\n %s\n %s", once, twice)
+		}
+	})
+}
+
+// goodSpecs seed the corpus with accepted specs.
+var goodSpecs = map[string]string{
+	"minimal": `{"gang":{"nodes":2,"gpusPerNode":8},"command":["train.py"]}`,
+	"full": `{"id":"a-1","name":"n","queue":"research","priority":7,
+		"gang":{"nodes":1,"gpusPerNode":8,"tasksPerNode":2,"cpusPerTask":4,"gpuBind":"closest"},
+		"command":["x","--lr","0.1"],"env":{"A":"b"},"timeLimit":"1h30m","workdir":"/home/ada",
+		"restartPolicy":{"maxRestarts":0,"requeueOnTimeLimit":true},
+		"topology":{"maxSwitches":1,"waitForSwitches":"10m","preferred":"spine","preferredWait":"1m"},
+		"checkpoint":{"signal":"SIGUSR2","gracePeriod":"60s","dir":"/ckpt","ack":"rank0"}}`,
+}
+
+// TestSeedCorpus keeps testdata/fuzz/FuzzParse in step with goodSpecs and
+// badSpecs: LOCKSTEP_UPDATE_CORPUS=1 rewrites it; otherwise every seed
+// must be there.
+func TestSeedCorpus(t *testing.T) {
+	seeds := map[string]string{}
+	for name, s := range goodSpecs {
+		seeds["good-"+name] = s
+	}
+	unsafe := regexp.MustCompile(`[^a-z0-9-]+`)
+	for _, b := range badSpecs() {
+		if len(b.spec) > 64<<10 {
+			continue // the size check needs no seed
+		}
+		seeds["bad-"+strings.Trim(unsafe.ReplaceAllString(strings.ToLower(b.name), "-"), "-")] = b.spec
+	}
+	dir := filepath.Join("testdata", "fuzz", "FuzzParse")
+	update := os.Getenv("LOCKSTEP_UPDATE_CORPUS") == "1"
+	if update {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, s := range seeds {
+		path := filepath.Join(dir, name)
+		want := "go test fuzz v1\n[]byte(" + strconv.Quote(s) + ")\n"
+		if update {
+			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if got, err := os.ReadFile(path); err != nil || string(got) != want {
+			t.Errorf("seed %s is missing or stale; run LOCKSTEP_UPDATE_CORPUS=1 go test -run TestSeedCorpus ./shared/contract/jobspec", path)
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package jobspec
+
+import (
+	"encoding/json"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/schemas"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+)
+
+func TestParseFillsDefaults(t *testing.T) {
+	s, err := Parse([]byte(`{"gang":{"nodes":2,"gpusPerNode":8},"command":["train.py"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Queue != "default" || s.Gang.TasksPerNode != 8 || s.MaxRestarts() != 3 || s.Priority != 0 {
+		t.Errorf("defaults not filled: %+v", s)
+	}
+	if s.GPUs() != 16 || s.Ranks() != 16 || s.GPUsPerTask() != 1 {
+		t.Errorf("derived counts wrong: gpus %d ranks %d per task %d", s.GPUs(), s.Ranks(), s.GPUsPerTask())
+	}
+}
+
+func TestParseKeepsExplicitValues(t *testing.T) {
+	s, err := Parse([]byte(`{"id":"a-1","name":"n","queue":"research","priority":7,
+		"gang":{"nodes":1,"gpusPerNode":8,"tasksPerNode":2,"cpusPerTask":4},
+		"command":["x"],"env":{"A":"b"},"timeLimit":"1h30m","restartPolicy":{"maxRestarts":0}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ID != "a-1" || s.Queue != "research" || s.Priority != 7 || s.Gang.TasksPerNode != 2 ||
+		s.GPUsPerTask() != 4 || s.MaxRestarts() != 0 || s.Limit().Minutes() != 90 || s.Env["A"] != "b" {
+		t.Errorf("explicit values lost: %+v", s)
+	}
+}
+
+type badSpec struct {
+	name, spec, field string
+}
+
+// badSpecs are bad inputs with the field their error must name; they are
+// also seeds of FuzzParse's corpus.
+func badSpecs() []badSpec {
+	return []badSpec{
+		{"malformed JSON", `{"gang":`, "malformed JSON"},
+		{"not an object", `[1,2]`, "object"},
+		{"unknown field", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"colour":"red"}`, "colour"},
+		{"unknown gang field", `{"gang":{"nodes":1,"gpusPerNode":1,"gpus":3},"command":["x"]}`, "gpus"},
+		{"missing command", `{"gang":{"nodes":1,"gpusPerNode":1}}`, "command"},
+		{"empty command", `{"gang":{"nodes":1,"gpusPerNode":1},"command":[]}`, "command"},
+		{"empty argv0", `{"gang":{"nodes":1,"gpusPerNode":1},"command":[""]}`, "command.0"},
+		{"missing gang", `{"command":["x"]}`, "gang"},
+		{"zero nodes", `{"gang":{"nodes":0,"gpusPerNode":1},"command":["x"]}`, "gang.nodes"},
+		{"negative gpus", `{"gang":{"nodes":1,"gpusPerNode":-8},"command":["x"]}`, "gang.gpusPerNode"},
+		{"absurd nodes", `{"gang":{"nodes":100000000,"gpusPerNode":8},"command":["x"]}`, "gang.nodes"},
+		{"fractional nodes", `{"gang":{"nodes":1.5,"gpusPerNode":8},"command":["x"]}`, "gang.nodes"},
+		{"tasks do not divide gpus", `{"gang":{"nodes":1,"gpusPerNode":8,"tasksPerNode":3},"command":["x"]}`, "gang.tasksPerNode"},
+		{"invalid id", `{"id":"Bad_ID!","gang":{"nodes":1,"gpusPerNode":1},"command":["x"]}`, "id"},
+		{"id too long", `{"id":"` + strings.Repeat("a", 64) + `","gang":{"nodes":1,"gpusPerNode":1},"command":["x"]}`, "id"},
+		{"bad time limit", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"timeLimit":"soon"}`, "timeLimit"},
+		{"bad env name", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"env":{"1X":"y"}}`, "env"},
+		{"env not string", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"env":{"X":1}}`, "env.X"},
+		{"priority out of range", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"priority":1e12}`, "priority"},
+		// JSON Schema calls 1.0 an integer; Go cannot decode it into one.
+		// Before, that was an internal error admission retried for ever.
+		{"integer-valued float nodes", `{"gang":{"nodes":1.0,"gpusPerNode":8},"command":["x"]}`, "gang.nodes: must be an integer"},
+		{"exponent priority", `{"gang":{"nodes":1,"gpusPerNode":8},"command":["x"],"priority":1e3}`, "priority: must be an integer"},
+		{"float maxRestarts", `{"gang":{"nodes":1,"gpusPerNode":8},"command":["x"],"restartPolicy":{"maxRestarts":2.0}}`, "restartPolicy.maxRestarts: must be an integer"},
+		{"workdir relative", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"workdir":"x/y"}`, "workdir"},
+		{"workdir dotdot", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"workdir":"/x/../../../etc"}`, `workdir: "/x/../../../etc" has a ".." element`},
+		{"workdir trailing dotdot", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"workdir":"/x/.."}`, "workdir"},
+		{"workdir NUL", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"workdir":"/x\u0000y"}`, "workdir: control character"},
+		{"workdir escape", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"workdir":"/x\u001b[2Jy"}`, "workdir: control character"},
+		{"workdir unclean", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"workdir":"/x//y/./z/"}`, `write "/x/y/z"`},
+		{"checkpoint dir relative", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"checkpoint":{"dir":"ckpt"}}`, "checkpoint.dir"},
+		{"checkpoint dir dotdot", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"checkpoint":{"dir":"/ckpt/../../root"}}`, `checkpoint.dir: "/ckpt/../../root" has a ".." element`},
+		{"checkpoint dir newline", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"checkpoint":{"dir":"/ckpt\n"}}`, "checkpoint.dir: control character"},
+		{"oversized", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"name":"` + strings.Repeat("a", MaxSpecBytes) + `"}`, "bytes"},
+	}
+}
+
+// Every bad input names the field at fault.
+func TestParseRejectsBadInput(t *testing.T) {
+	for _, tc := range badSpecs() {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.spec))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !errs.IsInvalid(err) || !errs.IsPermanent(err) {
+				t.Errorf("error not marked invalid+permanent: %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.field) {
+				t.Errorf("error %q does not name %q", err, tc.field)
+			}
+			var ie *InvalidError
+			if !errors.As(err, &ie) || len(ie.Fields) == 0 {
+				t.Errorf("no field errors in %v", err)
+			}
+		})
+	}
+}
+
+func TestParseAcceptsCleanAbsolutePaths(t *testing.T) {
+	s, err := Parse([]byte(`{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],
+		"workdir":"/home/ada/run 1","checkpoint":{"dir":"/"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Workdir != "/home/ada/run 1" || s.Checkpoint.Dir != "/" {
+		t.Errorf("paths changed: %q %q", s.Workdir, s.Checkpoint.Dir)
+	}
+}
+
+func TestDeriveID(t *testing.T) {
+	if got := DeriveID("mine", "msg-1", 9); got != "mine" {
+		t.Errorf("spec id should win, got %s", got)
+	}
+	if got := DeriveID("", "pipeline-run-42", 9); got != "pipeline-run-42" {
+		t.Errorf("valid msg id should be used, got %s", got)
+	}
+	if got := DeriveID("", "Not A Valid ID", 9); got != "job-9" {
+		t.Errorf("invalid msg id should fall back to the sequence, got %s", got)
+	}
+	if DeriveID("", "", 9) != DeriveID("", "", 9) {
+		t.Error("derivation must be stable for redeliveries")
+	}
+}
+
+// TestSpecMatchesSchema keeps the Go struct and the JSON Schema in step:
+// every schema property is a struct field and vice versa, recursively.
+func TestSpecMatchesSchema(t *testing.T) {
+	raw, err := schemas.FS.ReadFile(schemas.JobSpecV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sch map[string]any
+	if err := json.Unmarshal(raw, &sch); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "spec", sch, reflect.TypeOf(Spec{}))
+}
+
+func compare(t *testing.T, path string, sch map[string]any, typ reflect.Type) {
+	props, _ := sch["properties"].(map[string]any)
+	var schemaNames, goNames []string
+	for k := range props {
+		schemaNames = append(schemaNames, k)
+	}
+	fields := map[string]reflect.Type{}
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		goNames = append(goNames, name)
+		fields[name] = f.Type
+	}
+	sort.Strings(schemaNames)
+	sort.Strings(goNames)
+	if !reflect.DeepEqual(schemaNames, goNames) {
+		t.Errorf("%s: schema properties %v != Go fields %v", path, schemaNames, goNames)
+	}
+	for name, ft := range fields {
+		sub, _ := props[name].(map[string]any)
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct && sub != nil {
+			compare(t, path+"."+name, sub, ft)
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package place
+
+import (
+	"slices"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+)
+
+// Take removes a placement's GPUs, cores and MASTER_PORT from the snapshot,
+// so later decisions in the same cycle do not reuse them. Nodes the
+// snapshot does not have are skipped.
+func (s *Snapshot) Take(p domain.Placement) {
+	for _, np := range p.Nodes {
+		i := s.find(np.Node)
+		if i < 0 {
+			continue
+		}
+		nv := &s.Nodes[i]
+		nv.Free = without(nv.Free, np.GPUs)
+		if cpus := placedCPUs(np); len(cpus) > 0 {
+			if nv.FreeCPUs == nil {
+				nv.FreeCPUs = allCPUs(nv.Node)
+			}
+			nv.FreeCPUs = without(nv.FreeCPUs, cpus)
+		}
+	}
+	if p.MasterAddr == "" {
+		return
+	}
+	if s.UsedPorts == nil {
+		s.UsedPorts = map[string]map[int]bool{}
+	}
+	if s.UsedPorts[p.MasterAddr] == nil {
+		s.UsedPorts[p.MasterAddr] = map[int]bool{}
+	}
+	s.UsedPorts[p.MasterAddr][p.MasterPort] = true
+}
+
+// Release is the inverse of Take: it returns a placement's GPUs, cores and
+// port to the snapshot, as when a running gang ends (the queue policy uses
+// it to see when a waiting gang could start). Untracked cores (FreeCPUs
+// nil) stay untracked.
+func (s *Snapshot) Release(p domain.Placement) {
+	for _, np := range p.Nodes {
+		i := s.find(np.Node)
+		if i < 0 {
+			continue
+		}
+		nv := &s.Nodes[i]
+		nv.Free = union(nv.Free, np.GPUs)
+		if cpus := placedCPUs(np); len(cpus) > 0 && nv.FreeCPUs != nil {
+			nv.FreeCPUs = union(nv.FreeCPUs, cpus)
+		}
+	}
+	if ports := s.UsedPorts[p.MasterAddr]; ports != nil {
+		delete(ports, p.MasterPort)
+	}
+}
+
+func placedCPUs(np domain.NodePlacement) []int {
+	var out []int
+	for _, r := range np.Ranks {
+		out = append(out, r.CPUs...)
+	}
+	return out
+}
+
+// allCPUs is every core of a node: those its NUMA layout lists, else
+// 0..CPUs-1.
+func allCPUs(n domain.Node) []int {
+	var out []int
+	for _, d := range n.NUMA {
+		out = append(out, d.CPUs...)
+	}
+	if len(n.NUMA) == 0 {
+		return seq(n.CPUs)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// without returns free minus taken as a new slice (never nil).
+func without(free, taken []int) []int {
+	out := make([]int, 0, len(free))
+	for _, g := range free {
+		if !slices.Contains(taken, g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// union returns the sorted, duplicate-free union as a new slice.
+func union(a, b []int) []int {
+	out := make([]int, 0, len(a)+len(b))
+	out = append(append(out, a...), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -1,4 +1,0 @@
-// Package embedded starts NATS (with JetStream) and etcd inside the current
-// process. `lockstep dev`, the load-test harness and shared/testenv use it;
-// production runs against external clusters instead.
-package embedded

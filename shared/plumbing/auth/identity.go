@@ -1,0 +1,79 @@
+package auth
+
+import (
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+)
+
+// Role is what an identity may do. Services get one identity per kind,
+// nodes one each, people one each.
+type Role string
+
+const (
+	// RoleAdmin may do anything, on every job and node.
+	RoleAdmin Role = "admin"
+	// RoleOperator manages nodes (drain, resume, enroll) and may read every
+	// job's events and logs; it submits as itself like a user.
+	RoleOperator Role = "operator"
+	// RoleUser submits, cancels and reads their own jobs.
+	RoleUser Role = "user"
+	// RoleNode is one agent: it registers itself and reports on its own
+	// assignments only.
+	RoleNode Role = "node"
+	// Service roles: one per service kind.
+	RoleAdmission Role = "admission"
+	RolePlacement Role = "placement"
+	RoleGang      Role = "gang"
+	RoleDrain     Role = "drain"
+)
+
+// Roles lists every role, for help text and validation.
+var roles = []Role{RoleAdmin, RoleOperator, RoleUser, RoleNode, RoleAdmission, RolePlacement, RoleGang, RoleDrain}
+
+// Roles returns every role.
+func Roles() []Role { return append([]Role(nil), roles...) }
+
+// ParseRole checks a role name.
+func ParseRole(s string) (Role, error) {
+	for _, r := range roles {
+		if string(r) == s {
+			return r, nil
+		}
+	}
+	return "", errors.Newf("role %q: must be one of %v", s, roles)
+}
+
+// IsService reports whether r is one of the services' roles.
+func (r Role) IsService() bool {
+	switch r {
+	case RoleAdmission, RolePlacement, RoleGang, RoleDrain:
+		return true
+	}
+	return false
+}
+
+// Identity is who connects: a name and what it may do. For a node the name
+// is the node's name; for a service, the service kind.
+type Identity struct {
+	Name string
+	Role Role
+}
+
+// Validate checks the identity's name and role.
+func (id Identity) Validate() error {
+	if _, err := ParseRole(string(id.Role)); err != nil {
+		return err
+	}
+	if !domain.ValidUserName(id.Name) {
+		return errors.Newf("identity name %q: must be 1-63 of a-z, 0-9, '_' and '-', starting with a letter or digit", id.Name)
+	}
+	if id.Role.IsService() && id.Name != string(id.Role) {
+		return errors.Newf("identity %q: a service identity is named after its service (%q)", id.Name, id.Role)
+	}
+	return nil
+}
+
+// InboxPrefix is where replies to this identity's requests arrive. Each
+// identity gets its own, so no one can subscribe to another's replies.
+func (id Identity) InboxPrefix() string { return "_INBOX_" + id.Name }

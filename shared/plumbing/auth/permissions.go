@@ -1,0 +1,113 @@
+package auth
+
+import (
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+)
+
+// Rules are the subjects one identity may publish and subscribe to. The
+// server enforces them: a publish outside Pub is refused with a
+// permissions violation and never reaches a service.
+type Rules struct {
+	Pub []string
+	Sub []string
+	// Replies lets the identity answer requests it received (one reply
+	// each), without a standing right to publish on inbox subjects.
+	Replies bool
+}
+
+// JetStream API subjects, by what they let a client do. Reading a stream
+// through a consumer needs CONSUMER.CREATE with the filter subject in it
+// (NATS 2.10+), which is what lets a user's rule name the subjects they
+// may read.
+const (
+	jsAPI          = "$JS.API.>"
+	jsInfo         = "$JS.API.INFO"
+	jsStreamInfo   = "$JS.API.STREAM.INFO.*"
+	jsAck          = "$JS.ACK.>"
+	jsFlowControl  = "$JS.FC.>"
+	kvJobsWrite    = "$KV." + subjects.BucketJobs + ".>"
+	kvJobsStream   = "KV_" + subjects.BucketJobs
+	jsDirectGetKV  = "$JS.API.DIRECT.GET." + kvJobsStream + ".>"
+	jsMsgGetKV     = "$JS.API.STREAM.MSG.GET." + kvJobsStream
+	jsConsumerInfo = "$JS.API.CONSUMER.INFO.*.*"
+	jsConsumerNext = "$JS.API.CONSUMER.MSG.NEXT.*.*"
+	jsConsumerDel  = "$JS.API.CONSUMER.DELETE.*.*"
+)
+
+// consumerOn is the right to create a consumer on stream filtered to
+// subject (and to nothing wider).
+func consumerOn(stream, subject string) string {
+	return "$JS.API.CONSUMER.CREATE." + stream + ".*." + subject
+}
+
+// Permissions is the permission table: what each identity may publish and
+// subscribe to. It is the single place that says who may do what on the
+// bus; docs/operations.md prints it.
+func Permissions(id Identity) Rules {
+	inbox := id.InboxPrefix() + ".>"
+	// What every person may do: ask the read-only admin questions, read the
+	// cluster-wide streams' info, follow replies in their own inbox.
+	person := Rules{
+		Pub: []string{
+			subjects.TestOnly, subjects.TopologyView, subjects.NodeList,
+			jsInfo, jsStreamInfo, jsConsumerInfo, jsConsumerNext, jsConsumerDel, jsAck, jsFlowControl,
+			jsDirectGetKV, jsMsgGetKV,
+		},
+		Sub: []string{inbox},
+	}
+	switch id.Role {
+	case RoleAdmin:
+		return Rules{Pub: []string{">"}, Sub: []string{">"}, Replies: true}
+	case RoleOperator:
+		// An operator acts on nodes and reads everything, and submits as
+		// itself.
+		r := person
+		r.Pub = append(r.Pub,
+			subjects.SubmitAs(id.Name), subjects.CancelAs(id.Name), subjects.DrainAs(id.Name),
+			subjects.NodeDrain, subjects.NodeResume,
+			consumerOn(subjects.StreamEvents, ">"), consumerOn(subjects.StreamLogs, ">"))
+		r.Sub = append(r.Sub, subjects.EventsAll, subjects.LogsAll)
+		return r
+	case RoleUser:
+		// A user's requests go on subjects that carry their name: the owner
+		// of a job is whoever the server let publish it. Events and logs
+		// carry the owner too, so a user reads their own jobs' and nobody
+		// else's, through a consumer or a plain subscription.
+		r := person
+		r.Pub = append(r.Pub, subjects.SubmitAs(id.Name), subjects.CancelAs(id.Name), subjects.DrainAs(id.Name),
+			consumerOn(subjects.StreamEvents, subjects.UserJobEvents(id.Name)),
+			consumerOn(subjects.StreamLogs, subjects.UserLogs(id.Name)))
+		r.Sub = append(r.Sub, subjects.UserJobEvents(id.Name), subjects.UserLogs(id.Name))
+		return r
+	case RoleNode:
+		// A node reports on its own assignments and its ranks' output, and
+		// forwards its ranks' checkpoint acks. It writes no job record and
+		// proposes nothing.
+		return Rules{
+			Pub: []string{
+				subjects.ReportFrom(id.Name), subjects.NodeEvent(id.Name, "*"),
+				subjects.LogsAll, subjects.CheckpointAckFrom(id.Name),
+				jsInfo, jsStreamInfo,
+			},
+			Sub: []string{inbox},
+		}
+	case RoleAdmission, RolePlacement, RoleGang, RoleDrain:
+		// The services are the system of record: they consume the request
+		// and work streams, write job records and publish events. Each
+		// service shares the job records (every one moves jobs through
+		// their states), but only placement proposes and asks for
+		// preemption, and no service speaks for a node or a person.
+		pub := []string{subjects.EventsAll, jsAPI, jsAck, jsFlowControl, kvJobsWrite}
+		if id.Role == RolePlacement {
+			pub = append(pub, subjects.Reserve, subjects.Drain)
+		}
+		return Rules{
+			Pub: pub,
+			// Bounded redelivery follows the server's max-deliveries
+			// advisories for the services' own consumers.
+			Sub:     []string{subjects.All, inbox, subjects.MaxDeliveriesAdvisory("*", "*")},
+			Replies: true,
+		}
+	}
+	return Rules{}
+}

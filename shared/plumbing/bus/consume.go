@@ -1,0 +1,178 @@
+package bus
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
+)
+
+// Handler processes one message. ctx carries the message's CONSUMER span,
+// a child of the span that published it (its trace context travels in the
+// headers). Returning nil acks it; an error marked
+// permanent (errs.MarkPermanent) terminates it; any other error naks it for
+// redelivery after RetryDelay, until the consumer's MaxDeliver: an error on
+// the last delivery terminates it too. Every termination is logged,
+// counted (lockstep.messages.terminated) and passed to the consumer's
+// GiveUp. Handlers must be idempotent: a message can be delivered again
+// after a crash.
+type Handler func(ctx context.Context, msg jetstream.Msg) error
+
+// MaxAckPending bounds the messages of one durable consumer in flight
+// (delivered, not yet acknowledged) across all replicas: enough for a few
+// replicas of the gang service at their default of 128 workers each.
+const MaxAckPending = 1024
+
+// ConsumerSpec names a durable consumer.
+type ConsumerSpec struct {
+	Stream  string
+	Durable string
+	Filter  string
+	// Filters, when set, replaces Filter with several subjects (a
+	// request subject and its per-user form).
+	Filters []string
+	// AckWait is how long a first delivery may be in flight before the
+	// server redelivers it (default 30 s); later deliveries get a little
+	// longer each (the consumer's BackOff).
+	AckWait time.Duration
+	// Workers is how many messages this replica handles at once (default 1).
+	// Handlers must then tolerate concurrent calls, as they must anyway for
+	// replicas.
+	Workers int
+	// MaxDeliver bounds deliveries of one message (default
+	// DefaultMaxDeliver); after the last one fails or times out the
+	// message is terminated.
+	MaxDeliver int
+	// GiveUp, when set, records a terminated message where its sender
+	// will see it.
+	GiveUp GiveUp
+}
+
+// filter is the single filter subject, unless Filters says several (the
+// server takes one or the other).
+func filter(s ConsumerSpec) string {
+	if len(s.Filters) > 0 {
+		return ""
+	}
+	return s.Filter
+}
+
+func (s ConsumerSpec) maxDeliver() int {
+	if s.MaxDeliver <= 0 {
+		return DefaultMaxDeliver
+	}
+	return s.MaxDeliver
+}
+
+// Consume runs h over a durable pull consumer until ctx ends. Replicas of a
+// service bind the same durable and so share the work. It returns once the
+// consumer is bound; processing continues in the background and stops
+// when ctx is cancelled. done is closed when the loop has exited.
+func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, h Handler) (done <-chan struct{}, err error) {
+	ackWait := spec.AckWait
+	if ackWait == 0 {
+		ackWait = 30 * time.Second
+	}
+	cctx, cancel := withDefaultTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cons, err := b.JS.CreateOrUpdateConsumer(cctx, spec.Stream, jetstream.ConsumerConfig{
+		Durable:        spec.Durable,
+		FilterSubject:  filter(spec),
+		FilterSubjects: spec.Filters,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        ackWait,
+		MaxDeliver:     spec.maxDeliver(),
+		BackOff:        backOff(ackWait, spec.maxDeliver()),
+		MaxAckPending:  MaxAckPending,
+	})
+	if err != nil {
+		return nil, errors.Wrapf(err, "bind consumer %s on %s", spec.Durable, spec.Stream)
+	}
+	adv, err := b.watchMaxDeliveries(ctx, log, spec)
+	if err != nil {
+		return nil, err
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(64))
+	if err != nil {
+		_ = adv.Unsubscribe()
+		return nil, errors.Wrapf(err, "start consumer %s", spec.Durable)
+	}
+	finished := make(chan struct{})
+	b.setConsumer(spec.Durable, true)
+	go func() {
+		<-ctx.Done()
+		it.Stop()
+		_ = adv.Unsubscribe()
+	}()
+	var wg sync.WaitGroup
+	for range max(spec.Workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				// MessagesContext.Next is safe for concurrent use.
+				msg, err := it.Next()
+				if err != nil {
+					if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+						return
+					}
+					log.Warn("consumer fetch failed", "consumer", spec.Durable, "err", err)
+					continue
+				}
+				b.handle(ctx, log, spec, msg, h)
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		b.setConsumer(spec.Durable, false)
+		close(finished)
+	}()
+	return finished, nil
+}
+
+// handle runs h on one message inside its CONSUMER span, then settles it.
+func (b *Bus) handle(ctx context.Context, log *slog.Logger, spec ConsumerSpec, msg jetstream.Msg, h Handler) {
+	hdr := msg.Headers()
+	mctx, span := telemetry.StartProcess(telemetry.Extract(ctx, hdr), b.tr(), msg.Subject(), spec.Durable,
+		hdr.Get(subjects.HeaderMsgID), len(msg.Data()))
+	err := h(mctx, msg)
+	b.settle(mctx, log, spec, msg, err)
+	if errs.IsPermanent(err) || ctx.Err() == nil {
+		telemetry.End(span, err)
+	} else {
+		span.End() // shutting down: not the message's fault
+	}
+}
+
+func (b *Bus) setConsumer(durable string, running bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.consumers == nil {
+		b.consumers = map[string]bool{}
+	}
+	b.consumers[durable] = running
+}
+
+// Ready reports whether the connection is up and every consumer started on
+// it still runs: a readiness check.
+func (b *Bus) Ready(context.Context) error {
+	if !b.NC.IsConnected() {
+		return errors.Newf("nats: %s", b.NC.Status())
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for d, running := range b.consumers {
+		if !running {
+			return errors.Newf("consumer %s stopped", d)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+package bus_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go/jetstream"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
+)
+
+// harness is a bus with a metric reader and a recorder of given-up messages.
+type harness struct {
+	env    *testenv.Env
+	b      *bus.Bus
+	reader *sdkmetric.ManualReader
+	mu     sync.Mutex
+	gaveUp []bus.Undeliverable
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	env := testenv.Start(t)
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	b, err := bus.Connect(context.Background(), env.NATSURL, "redelivery-test", bus.WithMeter(mp.Meter("test")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return &harness{env: env, b: b, reader: reader}
+}
+
+func (h *harness) giveUp(_ context.Context, u bus.Undeliverable) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.gaveUp = append(h.gaveUp, u)
+	return nil
+}
+
+func (h *harness) given() []bus.Undeliverable {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]bus.Undeliverable(nil), h.gaveUp...)
+}
+
+// terminated reads lockstep.messages.terminated for one consumer and reason.
+func (h *harness) terminated(t *testing.T, durable, reason string) int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := h.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			if m.Name != telemetry.MetricTerminated || !ok {
+				continue
+			}
+			for _, dp := range sum.DataPoints {
+				c, _ := dp.Attributes.Value(telemetry.LabelConsumer)
+				r, _ := dp.Attributes.Value(telemetry.LabelReason)
+				if c.AsString() == durable && r.AsString() == reason {
+					n += dp.Value
+				}
+			}
+		}
+	}
+	return n
+}
+
+// workEmpty waits until the work-queue stream holds no message.
+func (h *harness) workEmpty(t *testing.T) {
+	t.Helper()
+	testenv.Eventually(t, 20*time.Second, func() error {
+		s, err := h.b.JS.Stream(context.Background(), subjects.StreamWork)
+		if err != nil {
+			return err
+		}
+		if n := s.CachedInfo().State.Msgs; n != 0 {
+			return errors.Newf("%d messages still in %s", n, subjects.StreamWork)
+		}
+		return nil
+	})
+}
+
+func (h *harness) publish(t *testing.T, msgID string) {
+	t.Helper()
+	if err := h.b.PublishJSON(context.Background(), subjects.Report, msgID, map[string]string{"id": msgID}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A message whose handler always fails is delivered MaxDeliver times, then
+// terminated with a trace (log, counter, GiveUp); before, it was
+// redelivered for ever and held an in-flight slot.
+func TestAlwaysFailingMessageIsTerminatedAfterMaxDeliver(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var calls atomic.Int64
+	if _, err := h.b.Consume(ctx, bus.ConsumerSpec{
+		Stream: subjects.StreamWork, Durable: "fail-test", Filter: subjects.Report, MaxDeliver: 3, GiveUp: h.giveUp,
+	}, slog.New(slog.DiscardHandler), func(context.Context, jetstream.Msg) error {
+		calls.Add(1)
+		return errors.New("etcd is having a bad day")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.publish(t, "poison-1")
+	h.workEmpty(t)
+	if n := calls.Load(); n != 3 {
+		t.Errorf("handler called %d times, want MaxDeliver = 3", n)
+	}
+	got := h.given()
+	if len(got) != 1 || got[0].Reason != telemetry.TermExhausted || got[0].Deliveries != 3 || got[0].Subject != subjects.Report ||
+		got[0].Header.Get(subjects.HeaderMsgID) != "poison-1" || got[0].Err == nil || got[0].StreamSeq == 0 {
+		t.Fatalf("gave up on %+v, want one exhausted message after 3 deliveries", got)
+	}
+	if n := h.terminated(t, "fail-test", telemetry.TermExhausted); n != 1 {
+		t.Errorf("terminated counter = %d, want 1", n)
+	}
+}
+
+// A permanent error terminates at once, with the same trace.
+func TestPermanentErrorIsTerminatedAtOnce(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var calls atomic.Int64
+	if _, err := h.b.Consume(ctx, bus.ConsumerSpec{
+		Stream: subjects.StreamWork, Durable: "perm-test", Filter: subjects.Report, GiveUp: h.giveUp,
+	}, slog.New(slog.DiscardHandler), func(context.Context, jetstream.Msg) error {
+		calls.Add(1)
+		return errs.MarkPermanent(errors.New("report.kind: unknown"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.publish(t, "forged-1")
+	h.workEmpty(t)
+	if n := calls.Load(); n != 1 {
+		t.Errorf("handler called %d times, want 1", n)
+	}
+	if got := h.given(); len(got) != 1 || got[0].Reason != telemetry.TermInvalid {
+		t.Fatalf("gave up on %+v, want one invalid message", got)
+	}
+	if n := h.terminated(t, "perm-test", telemetry.TermInvalid); n != 1 {
+		t.Errorf("terminated counter = %d, want 1", n)
+	}
+}
+
+// A message no handler ever answers (it hangs, or its replica dies each
+// time) is given up and deleted once the server stops delivering it;
+// before, it stayed in the work queue for ever, unseen.
+func TestMessageThatAlwaysTimesOutIsGivenUpAndDeleted(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var calls atomic.Int64
+	if _, err := h.b.Consume(ctx, bus.ConsumerSpec{
+		Stream: subjects.StreamWork, Durable: "hang-test", Filter: subjects.Report, MaxDeliver: 2,
+		AckWait: 300 * time.Millisecond, Workers: 4, GiveUp: h.giveUp,
+	}, slog.New(slog.DiscardHandler), func(ctx context.Context, _ jetstream.Msg) error {
+		calls.Add(1)
+		<-ctx.Done() // hangs until the test ends
+		return ctx.Err()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.publish(t, "hangs-1")
+	h.workEmpty(t)
+	if got := h.given(); len(got) != 1 || got[0].Reason != telemetry.TermTimedOut || got[0].Deliveries != 2 ||
+		got[0].Header.Get(subjects.HeaderMsgID) != "hangs-1" {
+		t.Fatalf("gave up on %+v, want one timed-out message after 2 deliveries", got)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("handler called %d times, want 2", n)
+	}
+	if n := h.terminated(t, "hang-test", telemetry.TermTimedOut); n != 1 {
+		t.Errorf("terminated counter = %d, want 1", n)
+	}
+}
+
+// Every consumer the bus binds has a finite MaxDeliver and a BackOff that
+// starts at its ack wait.
+func TestConsumersAreBounded(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := h.b.Consume(ctx, bus.ConsumerSpec{Stream: subjects.StreamWork, Durable: "bounded-test", Filter: subjects.Report},
+		slog.New(slog.DiscardHandler), func(context.Context, jetstream.Msg) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := h.b.JS.Consumer(ctx, subjects.StreamWork, "bounded-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := cons.CachedInfo().Config
+	if cfg.MaxDeliver != bus.DefaultMaxDeliver || len(cfg.BackOff) != bus.DefaultMaxDeliver || cfg.BackOff[0] != 30*time.Second ||
+		cfg.BackOff[len(cfg.BackOff)-1] <= cfg.BackOff[0] {
+		t.Errorf("consumer config: MaxDeliver %d, BackOff %v", cfg.MaxDeliver, cfg.BackOff)
+	}
+}
+
+func TestRetryDelayGrowsAndIsCapped(t *testing.T) {
+	prev := time.Duration(0)
+	for n := uint64(0); n < 100; n++ {
+		d := bus.RetryDelay(n)
+		if d < prev || d <= 0 || d > 30*time.Second {
+			t.Fatalf("RetryDelay(%d) = %s after %s", n, d, prev)
+		}
+		prev = d
+	}
+	if bus.RetryDelay(1) != 250*time.Millisecond || bus.RetryDelay(1000) != 30*time.Second {
+		t.Errorf("RetryDelay(1) = %s, RetryDelay(1000) = %s", bus.RetryDelay(1), bus.RetryDelay(1000))
+	}
+}

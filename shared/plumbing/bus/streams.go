@@ -1,0 +1,85 @@
+package bus
+
+import (
+	"context"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+)
+
+// StreamOptions sizes the streams; Replicas is 1 on a single server and 3
+// on a NATS cluster.
+type StreamOptions struct {
+	Replicas int
+}
+
+// Streams lists the stream configurations Lockstep needs.
+func Streams(o StreamOptions) []jetstream.StreamConfig {
+	r := max(o.Replicas, 1)
+	return []jetstream.StreamConfig{
+		{
+			Name:        subjects.StreamJobs,
+			Description: "Lockstep requests: submissions, cancels, drains, node drains",
+			Subjects:    []string{subjects.JobsAll, subjects.NodesAll},
+			Retention:   jetstream.WorkQueuePolicy,
+			Storage:     jetstream.FileStorage,
+			Replicas:    r,
+			Duplicates:  10 * time.Minute,
+			MaxMsgSize:  1 << 20,
+		},
+		{
+			Name:        subjects.StreamEvents,
+			Description: "Lockstep job and node events",
+			Subjects:    []string{subjects.EventsAll},
+			Retention:   jetstream.LimitsPolicy,
+			Storage:     jetstream.FileStorage,
+			Replicas:    r,
+			Duplicates:  10 * time.Minute,
+			MaxAge:      7 * 24 * time.Hour,
+		},
+		{
+			Name:        subjects.StreamWork,
+			Description: "Lockstep internal work between services",
+			Subjects:    []string{subjects.WorkAll},
+			Retention:   jetstream.WorkQueuePolicy,
+			Storage:     jetstream.FileStorage,
+			Replicas:    r,
+			Duplicates:  2 * time.Minute,
+		},
+		{
+			Name:        subjects.StreamLogs,
+			Description: "Lockstep rank stdout and stderr",
+			Subjects:    []string{subjects.LogsAll},
+			Retention:   jetstream.LimitsPolicy,
+			Storage:     jetstream.FileStorage,
+			Replicas:    r,
+			MaxAge:      72 * time.Hour,
+			MaxBytes:    1 << 30,
+			Discard:     jetstream.DiscardOld,
+		},
+	}
+}
+
+// EnsureStreams creates or updates every stream and the jobs KV bucket.
+// Every service calls it at start, so any one of them can bootstrap an
+// empty NATS.
+func (b *Bus) EnsureStreams(ctx context.Context, o StreamOptions) error {
+	ctx, cancel := withDefaultTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for _, cfg := range Streams(o) {
+		if _, err := b.JS.CreateOrUpdateStream(ctx, cfg); err != nil {
+			return errors.Wrapf(err, "ensure stream %s", cfg.Name)
+		}
+	}
+	_, err := b.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      subjects.BucketJobs,
+		Description: "Lockstep job records (the durable queue)",
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    max(o.Replicas, 1),
+	})
+	return errors.Wrapf(err, "ensure kv bucket %s", subjects.BucketJobs)
+}

@@ -1,0 +1,178 @@
+// Package config holds what every service process needs to start: where
+// NATS and etcd are, how to log, and the timing knobs shared across
+// services. Each service embeds Base in its own Config.
+package config
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
+)
+
+// Default addresses (those of `lockstep dev`).
+const (
+	DefaultNATS = "nats://127.0.0.1:4222"
+	DefaultEtcd = "http://127.0.0.1:2379"
+)
+
+// Base is the configuration common to every service.
+type Base struct {
+	NATSURL string
+	Etcd    string
+	// Credentials are what the process connects with (zero: anonymous,
+	// plain text).
+	Credentials
+	// StreamReplicas is the JetStream replication factor (3 on a cluster).
+	StreamReplicas int
+	// EtcdRequestTimeout bounds one attempt at an etcd request (see
+	// store.ConnectTimeout); 0 means store.DefaultRequestTimeout.
+	EtcdRequestTimeout time.Duration
+	// Instance names this replica in logs and NATS connection names.
+	Instance string
+	Log      *slog.Logger
+	// MetricsAddr is where /metrics, /healthz and /readyz are served ("" for
+	// nowhere); see StartTelemetry.
+	MetricsAddr string
+	// Telemetry and Health are the process's tracing/metrics and readiness
+	// (set by StartTelemetry, or by devcluster for all its services); nil
+	// means no-op, as in most tests.
+	Telemetry *telemetry.Telemetry
+	Health    *telemetry.Health
+
+	// conn holds the connection flags between Register and
+	// ResolveConnection.
+	conn *ConnFlags
+}
+
+// Register adds the common flags to fs. Call ResolveConnection once they
+// are parsed.
+func (b *Base) Register(fs *flag.FlagSet) {
+	b.conn = RegisterConnection(fs, true)
+	fs.DurationVar(&b.EtcdRequestTimeout, "etcd-request-timeout", store.DefaultRequestTimeout,
+		"give up on an etcd member that has not answered a request in this long (a frozen member): reads are retried on another member, writes by the caller")
+	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "JetStream stream replicas (3 on a NATS cluster)")
+	fs.StringVar(&b.Instance, "instance", "", "name of this replica (default: host name)")
+	fs.StringVar(&b.MetricsAddr, "metrics-addr", b.MetricsAddr, "serve /metrics, /healthz and /readyz on this address (\"\" to disable)")
+}
+
+// ResolveConnection fills NATSURL, Etcd and Credentials from the flags
+// Register added, the environment and the config file (ConnFlags.Resolve).
+func (b *Base) ResolveConnection(getenv func(string) string) error {
+	if b.conn == nil {
+		return errors.AssertionFailedf("ResolveConnection before Register")
+	}
+	c, err := b.conn.Resolve(getenv)
+	if err != nil {
+		return err
+	}
+	b.NATSURL, b.Etcd, b.Credentials = c.NATS, c.Etcd, c.Credentials
+	return nil
+}
+
+// Validate checks the common fields.
+func (b *Base) Validate() error {
+	switch {
+	case b.NATSURL == "":
+		return errors.New("--nats: a NATS URL is required")
+	case b.Etcd == "":
+		return errors.New("--etcd: an etcd endpoint is required")
+	case b.EtcdRequestTimeout != 0 && (b.EtcdRequestTimeout < 500*time.Millisecond || b.EtcdRequestTimeout > time.Minute):
+		return errors.Newf("--etcd-request-timeout: %s is not between 500ms and 1m", b.EtcdRequestTimeout)
+	case b.StreamReplicas < 1 || b.StreamReplicas > 5:
+		return errors.Newf("--stream-replicas: %d is not between 1 and 5", b.StreamReplicas)
+	}
+	return nil
+}
+
+// Logger returns the configured logger, or the default one, adding trace
+// and span IDs (and the job, see telemetry.WithJob) to lines logged with a
+// context.
+func (b *Base) Logger() *slog.Logger {
+	if b.Log != nil {
+		return telemetry.Logger(b.Log)
+	}
+	return telemetry.Logger(slog.Default())
+}
+
+// Instruments returns this replica's tracer and metric instruments for a
+// service (no-ops when Telemetry is nil).
+func (b *Base) Instruments(service string) *telemetry.Service {
+	return b.Telemetry.Service(service, b.Instance)
+}
+
+// Clients connects to NATS (declaring the streams) and etcd. The bus traces
+// with the service's tracer and counts on its meter.
+func (b *Base) Clients(ctx context.Context, service string) (*bus.Bus, *clientv3.Client, error) {
+	name := "lockstep-" + service
+	if b.Instance != "" {
+		name += "-" + b.Instance
+	}
+	ins := b.Instruments(service)
+	opts := append(b.BusOptions(), bus.WithTracerProvider(ins.TracerProvider), bus.WithMeter(ins.Meter))
+	bs, err := bus.Connect(ctx, b.NATSURL, name, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	declare, err := b.declaresStreams()
+	if err != nil {
+		bs.Close()
+		return nil, nil, err
+	}
+	if declare {
+		if err := bs.EnsureStreams(ctx, bus.StreamOptions{Replicas: b.StreamReplicas}); err != nil {
+			bs.Close()
+			return nil, nil, err
+		}
+	}
+	timeout := b.EtcdRequestTimeout
+	if timeout == 0 {
+		timeout = store.DefaultRequestTimeout
+	}
+	cli, err := store.ConnectTimeout(ctx, b.Etcd, timeout, b.StoreOptions()...)
+	if err != nil {
+		bs.Close()
+		return nil, nil, err
+	}
+	return bs, cli, nil
+}
+
+// declaresStreams says whether this process declares the streams. Without
+// credentials every process does, as before auth. A node's identity may
+// not (least privilege: declaring a stream can change its subjects and
+// retention), so an agent with node creds uses the streams the services
+// declared.
+func (b *Base) declaresStreams() (bool, error) {
+	if b.Creds == "" {
+		return true, nil
+	}
+	id, err := bus.CredsIdentity(b.Creds)
+	if err != nil {
+		return false, err
+	}
+	return id.Role != auth.RoleNode, nil
+}
+
+// Durations shared by several services.
+const (
+	// ReconcileInterval is how often services re-check etcd against the job
+	// records, catching anything a missed watch event left behind.
+	ReconcileInterval = 5 * time.Second
+)
+
+// ErrSimulatedCrash is the cancellation cause with which an in-process
+// cluster (devcluster, fault tests) stops a service as if it crashed: the
+// service skips its goodbyes (revoking its lease, resigning leadership), so
+// the rest of the system sees what it would see after a kill -9.
+var ErrSimulatedCrash = errors.New("simulated crash")
+
+// Crashed reports whether ctx was cancelled to simulate a crash.
+func Crashed(ctx context.Context) bool { return errors.Is(context.Cause(ctx), ErrSimulatedCrash) }

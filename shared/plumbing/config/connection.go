@@ -1,0 +1,143 @@
+package config
+
+import (
+	"flag"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+)
+
+// Credentials are how a process proves who it is: a NATS creds file, TLS
+// files for NATS and a client certificate for etcd. The zero value
+// connects anonymously in plain text, as to a cluster without auth.
+type Credentials struct {
+	// Creds is a NATS creds file (user JWT and seed).
+	Creds string
+	// TLSCA, TLSCert and TLSKey are NATS's TLS: the CA to trust and an
+	// optional client certificate.
+	TLSCA, TLSCert, TLSKey string
+	// EtcdCA, EtcdCert and EtcdKey are etcd's TLS; the certificate's common
+	// name is the etcd user.
+	EtcdCA, EtcdCert, EtcdKey string
+}
+
+// BusOptions are the bus.Connect options that present c.
+func (c Credentials) BusOptions() []bus.Option {
+	return []bus.Option{bus.WithCreds(c.Creds), bus.WithTLS(c.TLSCA, c.TLSCert, c.TLSKey)}
+}
+
+// StoreOptions are the store.Connect options that present c.
+func (c Credentials) StoreOptions() []store.Option {
+	return []store.Option{store.WithTLS(c.EtcdCA, c.EtcdCert, c.EtcdKey)}
+}
+
+// Connection is where a cluster is and how to reach it: what every
+// service, agent and client command resolves from flags, environment and
+// the config file (Resolve).
+type Connection struct {
+	NATS string
+	Etcd string
+	Credentials
+}
+
+// setting is one connection field as it is named on the command line, in
+// the environment and in a config file context.
+type setting struct {
+	flag  string
+	env   []string // first set wins
+	etcd  bool     // only for processes that reach etcd
+	usage string
+	field func(*Connection) *string
+	file  func(*Context) *string
+}
+
+// settings lists every connection field once, so the flag, the variable
+// and the file key of one field cannot drift apart.
+var settings = []setting{
+	{"nats", []string{"LOCKSTEP_NATS", "NATS_URL"}, false, "NATS server URL(s), comma-separated (default " + DefaultNATS + ")",
+		func(c *Connection) *string { return &c.NATS }, func(c *Context) *string { return &c.NATS }},
+	{"creds", []string{"LOCKSTEP_CREDS", "NATS_CREDS"}, false, "NATS creds file to connect with (none: anonymous)",
+		func(c *Connection) *string { return &c.Creds }, func(c *Context) *string { return &c.Creds }},
+	{"tls-ca", []string{"LOCKSTEP_TLS_CA"}, false, "CA certificate to verify the NATS server with (turns TLS on)",
+		func(c *Connection) *string { return &c.TLSCA }, func(c *Context) *string { return &c.TLSCA }},
+	{"tls-cert", []string{"LOCKSTEP_TLS_CERT"}, false, "client certificate for NATS TLS",
+		func(c *Connection) *string { return &c.TLSCert }, func(c *Context) *string { return &c.TLSCert }},
+	{"tls-key", []string{"LOCKSTEP_TLS_KEY"}, false, "key of --tls-cert",
+		func(c *Connection) *string { return &c.TLSKey }, func(c *Context) *string { return &c.TLSKey }},
+	{"etcd", []string{"LOCKSTEP_ETCD"}, true, "etcd endpoint(s), comma-separated (default " + DefaultEtcd + ")",
+		func(c *Connection) *string { return &c.Etcd }, func(c *Context) *string { return &c.Etcd }},
+	{"etcd-ca", []string{"LOCKSTEP_ETCD_CA"}, true, "CA certificate to verify etcd with",
+		func(c *Connection) *string { return &c.EtcdCA }, func(c *Context) *string { return &c.EtcdCA }},
+	{"etcd-cert", []string{"LOCKSTEP_ETCD_CERT"}, true, "client certificate for etcd (its common name is the etcd user)",
+		func(c *Connection) *string { return &c.EtcdCert }, func(c *Context) *string { return &c.EtcdCert }},
+	{"etcd-key", []string{"LOCKSTEP_ETCD_KEY"}, true, "key of --etcd-cert",
+		func(c *Connection) *string { return &c.EtcdKey }, func(c *Context) *string { return &c.EtcdKey }},
+}
+
+// ConnFlags are the connection flags of one command, registered on its
+// flag set; Resolve reads them after the flags are parsed.
+type ConnFlags struct {
+	fs      *flag.FlagSet
+	vals    Connection
+	context string
+	etcd    bool
+}
+
+// RegisterConnection adds the connection flags to fs: the NATS ones
+// always, the etcd ones when withEtcd (services, agents, check), and
+// --context.
+func RegisterConnection(fs *flag.FlagSet, withEtcd bool) *ConnFlags {
+	f := &ConnFlags{fs: fs, etcd: withEtcd}
+	for _, s := range settings {
+		if s.etcd && !withEtcd {
+			continue
+		}
+		fs.StringVar(s.field(&f.vals), s.flag, "", s.usage+"; env "+s.env[0])
+	}
+	fs.StringVar(&f.context, "context", "", "context of the config file to use (env LOCKSTEP_CONTEXT; default: its current-context)")
+	return f
+}
+
+// Resolve fills the connection from, in order of precedence, the flags set
+// on the command line, the environment (getenv), the config file's chosen
+// context, and the defaults. Each field is resolved on its own, as
+// kubectl does: `--nats` on the command line keeps the creds of the
+// current context. Paths in the config file are relative to the file.
+func (f *ConnFlags) Resolve(getenv func(string) string) (Connection, error) {
+	conn := Connection{NATS: DefaultNATS}
+	if f.etcd {
+		conn.Etcd = DefaultEtcd
+	}
+	name := f.context
+	if name == "" {
+		name = getenv("LOCKSTEP_CONTEXT")
+	}
+	file, err := LoadCLIConfig(ConfigPath(getenv))
+	if err != nil {
+		return Connection{}, err
+	}
+	ctx, err := file.Use(name)
+	if err != nil {
+		return Connection{}, err
+	}
+	set := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	for _, s := range settings {
+		if s.etcd && !f.etcd {
+			continue
+		}
+		dst := s.field(&conn)
+		if v := *s.file(&ctx); v != "" {
+			*dst = v
+		}
+		for i := len(s.env) - 1; i >= 0; i-- { // the first variable wins
+			if v := getenv(s.env[i]); v != "" {
+				*dst = v
+			}
+		}
+		if set[s.flag] {
+			*dst = *s.field(&f.vals)
+		}
+	}
+	return conn, nil
+}

@@ -1,0 +1,71 @@
+package jobs_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
+)
+
+// Active holds exactly the unfinished records: those that existed before
+// it started (after Ready) and those created later, with their current
+// state and attempt; a record that finishes leaves it.
+func TestActiveFollowsUnfinishedRecords(t *testing.T) {
+	env := testenv.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	js, err := jobs.Open(ctx, env.Bus.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range []domain.Job{
+		{ID: "old-running", State: domain.StateRunning, Attempt: 2, TraceParent: "tp"},
+		{ID: "old-done", State: domain.StateSucceeded, Attempt: 1},
+	} {
+		if err := js.Create(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := js.Active(ctx, slog.Default())
+	select {
+	case <-a.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Active never became ready")
+	}
+	want := map[string]jobs.Brief{"old-running": {ID: "old-running", State: domain.StateRunning, Attempt: 2, TraceParent: "tp"}}
+	if got := a.Snapshot(); !equal(got, want) {
+		t.Fatalf("after replay: %+v, want %+v", got, want)
+	}
+
+	if err := js.Create(ctx, domain.Job{ID: "new", State: domain.StatePending, Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	finish := func(j *domain.Job) (bool, error) { j.State = domain.StateFailed; return true, nil }
+	if _, _, err := js.Update(ctx, "old-running", finish); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]jobs.Brief{"new": {ID: "new", State: domain.StatePending, Attempt: 1}}
+	deadline := time.Now().Add(10 * time.Second)
+	for got := a.Snapshot(); !equal(got, want); got = a.Snapshot() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after updates: %+v, want %+v", got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func equal(a, b map[string]jobs.Brief) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,181 @@
+// Package jobs stores job records in the JetStream KV bucket that is
+// Lockstep's durable queue. Every change is a compare-and-set on the
+// record's revision, so concurrent replicas never overwrite each other.
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/codec"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+)
+
+// Store reads and writes job records.
+type Store struct {
+	js jetstream.JetStream
+	kv jetstream.KeyValue
+}
+
+// Open binds the jobs bucket (created by bus.EnsureStreams).
+func Open(ctx context.Context, js jetstream.JetStream) (*Store, error) {
+	kv, err := js.KeyValue(ctx, subjects.BucketJobs)
+	if err != nil {
+		return nil, errors.Wrapf(err, "open kv bucket %s", subjects.BucketJobs)
+	}
+	return &Store{js: js, kv: kv}, nil
+}
+
+// Get returns a job and its revision; errs.ErrNotFound when absent.
+func (s *Store) Get(ctx context.Context, id string) (domain.Job, uint64, error) {
+	e, err := s.kv.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return domain.Job{}, 0, errors.Mark(errors.Newf("job %s not found", errors.Safe(id)), errs.ErrNotFound)
+	}
+	if err != nil {
+		return domain.Job{}, 0, errors.Wrapf(err, "get job %s", errors.Safe(id))
+	}
+	j, err := decode(e.Value())
+	if err != nil {
+		return domain.Job{}, 0, errors.Wrapf(err, "job %s", errors.Safe(id))
+	}
+	return j, e.Revision(), nil
+}
+
+// Create writes a new job; errs.ErrConflict when the ID exists.
+func (s *Store) Create(ctx context.Context, j domain.Job) error {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return errors.Wrapf(err, "encode job %s", errors.Safe(j.ID))
+	}
+	if _, err := s.kv.Create(ctx, j.ID, data); err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return errs.MarkConflict(errors.Newf("job %s already exists", errors.Safe(j.ID)))
+		}
+		return errors.Wrapf(err, "create job %s", errors.Safe(j.ID))
+	}
+	return nil
+}
+
+// Mutator changes a job in place and reports whether it changed anything.
+// It may be called several times (after lost races) and must be pure.
+type Mutator func(j *domain.Job) (changed bool, err error)
+
+// UpdateAt is Update starting from a record the caller already read (at
+// rev), saving a read on the common path where nobody raced.
+func (s *Store) UpdateAt(ctx context.Context, j domain.Job, rev uint64, fn Mutator) (domain.Job, bool, error) {
+	changed, err := fn(&j)
+	if err != nil || !changed {
+		return j, false, err
+	}
+	data, err := json.Marshal(j)
+	if err != nil {
+		return j, false, errors.Wrapf(err, "encode job %s", errors.Safe(j.ID))
+	}
+	_, err = s.kv.Update(ctx, j.ID, data, rev)
+	if err == nil {
+		return j, true, nil
+	}
+	if !isWrongRevision(err) {
+		return j, false, errors.Wrapf(err, "update job %s", errors.Safe(j.ID))
+	}
+	return s.Update(ctx, j.ID, fn)
+}
+
+// Update applies fn with compare-and-set, retrying on lost races. It returns
+// the job as stored afterwards and whether fn changed it.
+func (s *Store) Update(ctx context.Context, id string, fn Mutator) (domain.Job, bool, error) {
+	for attempt := 0; ; attempt++ {
+		j, rev, err := s.Get(ctx, id)
+		if err != nil {
+			return domain.Job{}, false, err
+		}
+		changed, err := fn(&j)
+		if err != nil || !changed {
+			return j, false, err
+		}
+		data, err := json.Marshal(j)
+		if err != nil {
+			return j, false, errors.Wrapf(err, "encode job %s", errors.Safe(id))
+		}
+		_, err = s.kv.Update(ctx, id, data, rev)
+		if err == nil {
+			return j, true, nil
+		}
+		if !isWrongRevision(err) {
+			return j, false, errors.Wrapf(err, "update job %s", errors.Safe(id))
+		}
+		if attempt > 50 {
+			return j, false, errs.MarkConflict(errors.Newf("job %s: too many concurrent updates", errors.Safe(id)))
+		}
+		select {
+		case <-ctx.Done():
+			return j, false, ctx.Err()
+		case <-time.After(time.Duration(attempt) * time.Millisecond):
+		}
+	}
+}
+
+func isWrongRevision(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) &&
+		(apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// List returns every job record.
+func (s *Store) List(ctx context.Context) ([]domain.Job, error) {
+	lister, err := s.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, errors.Wrap(err, "list job keys")
+	}
+	var out []domain.Job
+	for key := range lister.Keys() {
+		j, _, err := s.Get(ctx, key)
+		if errs.IsNotFound(err) {
+			continue // deleted between list and get
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// Watch streams every record (existing first, then changes) until ctx ends.
+func (s *Store) Watch(ctx context.Context) (jetstream.KeyWatcher, error) {
+	w, err := s.kv.WatchAll(ctx)
+	return w, errors.Wrap(err, "watch jobs")
+}
+
+// LastRevision is the revision of the latest change to any record: a
+// watcher that has delivered it is current.
+func (s *Store) LastRevision(ctx context.Context) (uint64, error) {
+	st, err := s.kv.Status(ctx)
+	if err != nil {
+		return 0, errors.Wrap(err, "jobs bucket status")
+	}
+	bs, ok := st.(*jetstream.KeyValueBucketStatus)
+	if !ok {
+		return 0, errors.AssertionFailedf("jobs bucket status is a %T", st)
+	}
+	return bs.StreamInfo().State.LastSeq, nil
+}
+
+// Decode parses a stored job record.
+func Decode(data []byte) (domain.Job, error) { return decode(data) }
+
+func decode(data []byte) (domain.Job, error) {
+	var j domain.Job
+	if err := codec.Decode(data, &j); err != nil {
+		return domain.Job{}, errors.Wrap(err, "decode job record")
+	}
+	return j, nil
+}

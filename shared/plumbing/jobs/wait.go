@@ -1,0 +1,40 @@
+package jobs
+
+import (
+	"context"
+
+	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+)
+
+// WaitEnded watches one record until it is in a final state and returns
+// it. A record that does not exist yet is waited for (the job may not be
+// admitted yet), as is one that does not decode. This is how a client
+// learns that a job ended: the record is written by the services alone,
+// while an event on the bus may come from any client allowed to publish.
+func (s *Store) WaitEnded(ctx context.Context, id string) (domain.Job, error) {
+	w, err := s.kv.Watch(ctx, id)
+	if err != nil {
+		return domain.Job{}, errors.Wrapf(err, "watch job %s", errors.Safe(id))
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return domain.Job{}, ctx.Err()
+		case e, ok := <-w.Updates():
+			if !ok {
+				return domain.Job{}, errors.Wrapf(errWatchEnded, "watch job %s", errors.Safe(id))
+			}
+			if e == nil || e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			j, err := decode(e.Value())
+			if err == nil && j.ID == id && j.State.Terminal() {
+				return j, nil
+			}
+		}
+	}
+}

@@ -1,0 +1,142 @@
+package store_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
+)
+
+// A quiet watch is not a stalled one: it answers progress requests, keeps
+// going past WatchStall and still delivers the next change.
+func TestLiveWatchOutlivesQuiet(t *testing.T) {
+	env := testenv.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := store.Watch(ctx, env.Etcd, "/quiet/", clientv3.WithPrefix())
+	time.Sleep(store.WatchStall + 2*time.Second)
+	if _, err := env.Etcd.Put(ctx, "/quiet/a", "1"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case resp, ok := <-w.C:
+			if !ok {
+				t.Fatalf("the watch ended while etcd answered: %v", w.Err())
+			}
+			if len(resp.Events) == 1 && string(resp.Events[0].Kv.Key) == "/quiet/a" {
+				return
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the put was never delivered")
+		}
+	}
+}
+
+// A watch whose member stops answering (frozen: the connection stays open)
+// ends with an error instead of waiting for the thaw; so does a request.
+func TestLiveWatchAndRequestsGiveUpOnAFrozenMember(t *testing.T) {
+	env := testenv.Start(t)
+	p := newFreezingProxy(t, strings.TrimPrefix(env.EtcdEndpoint, "http://"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cli, err := store.ConnectTimeout(ctx, "http://"+p.addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	w := store.Watch(ctx, cli, "/frozen/", clientv3.WithPrefix())
+	time.Sleep(500 * time.Millisecond) // the watch is set up
+	p.freeze()
+	defer p.thaw()
+	select {
+	case _, ok := <-w.C:
+		for ok {
+			_, ok = <-w.C
+		}
+		if err := w.Err(); err == nil || !strings.Contains(err.Error(), "no answer") {
+			t.Errorf("watch ended with %v, want a stall", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watch on a frozen member never ended")
+	}
+	rctx, rcancel := context.WithTimeout(ctx, 4*time.Second)
+	defer rcancel()
+	if _, err := cli.Put(rctx, "/frozen/a", "1"); err == nil || !strings.Contains(err.Error(), "did not answer") {
+		t.Errorf("put to a frozen member: %v, want the attempt timeout", err)
+	}
+}
+
+// freezingProxy forwards TCP to target until frozen; then it keeps every
+// connection open and passes nothing, like a paused process.
+type freezingProxy struct {
+	addr   string
+	mu     sync.Mutex
+	frozen bool
+	cond   *sync.Cond
+}
+
+func newFreezingProxy(t *testing.T, target string) *freezingProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	p := &freezingProxy{addr: ln.Addr().String()}
+	p.cond = sync.NewCond(&p.mu)
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = in.Close()
+				continue
+			}
+			t.Cleanup(func() { _ = in.Close(); _ = out.Close() })
+			go p.pipe(out, in)
+			go p.pipe(in, out)
+		}
+	}()
+	return p
+}
+
+func (p *freezingProxy) pipe(dst io.Writer, src io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		p.mu.Lock()
+		for p.frozen {
+			p.cond.Wait()
+		}
+		p.mu.Unlock()
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *freezingProxy) freeze() { p.mu.Lock(); p.frozen = true; p.mu.Unlock() }
+
+func (p *freezingProxy) thaw() {
+	p.mu.Lock()
+	p.frozen = false
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}

@@ -1,0 +1,61 @@
+package telemetry
+
+import (
+	"context"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+)
+
+// BenchmarkReservationSpans is the tracing work the gang service does for
+// one reservation, alone: extract the proposal's context, the CONSUMER span
+// with its attributes, the gang.reserve span and the traceparent written to
+// the allocation, the PRODUCER span of the reserved event injected into its
+// headers; every span sampled and exported (batch processor, in-memory
+// exporter). Set against the CPU time of a whole reservation
+// (BenchmarkTracingOverhead's cpu-µs/reservation), it bounds the overhead
+// without the noise of an end-to-end run.
+//
+//	go test -run '^$' -bench ReservationSpans ./shared/plumbing/telemetry/
+func BenchmarkReservationSpans(b *testing.B) {
+	ctx := context.Background()
+	exp := tracetest.NewInMemoryExporter()
+	tel, err := Setup(ctx, Config{Service: "gang", Sampler: sdktrace.AlwaysSample(), SpanExporters: []sdktrace.SpanExporter{exp}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = tel.Shutdown(ctx) }()
+	tr := tel.Service("gang", "bench").Tracer
+	pctx, parent := tel.Service("placement", "bench").Tracer.Start(ctx, SpanPropose)
+	parent.End()
+	hdr := nats.Header{}
+	Inject(pctx, hdr)
+	job := domain.Job{ID: "bench-1", Attempt: 1, Spec: jobspec.Spec{Queue: "default", Gang: jobspec.Gang{Nodes: 2, GPUsPerNode: 8}}}
+	pl := domain.Placement{Leaves: []string{"leaf-1"}, Nodes: []domain.NodePlacement{{Node: "n1"}, {Node: "n2"}}}
+	event := "lockstep.v1.events.job.bench-1.reserved"
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		mctx, process := StartProcess(Extract(ctx, hdr), tr, subjects.Reserve, subjects.DurableGang, "propose.bench-1.1.0", 900)
+		process.SetAttributes(append(JobAttrs(job), PlacementAttrs(pl)...)...)
+		rctx, reserve := tr.Start(mctx, SpanReserve)
+		_ = TraceParent(rctx)
+		reserve.SetAttributes(AttrConflicts.Int(0))
+		reserve.End()
+		sctx, send := StartSend(mctx, tr, event, "job.bench-1.1.reserved", 700, AttrEventType.String("reserved"), AttrJobID.String(job.ID))
+		Inject(sctx, nats.Header{})
+		send.End()
+		process.End()
+		if i++; i%4096 == 0 {
+			_ = tel.ForceFlush(ctx)
+			exp.Reset()
+		}
+	}
+	_ = tel.ForceFlush(ctx)
+}

@@ -1,0 +1,111 @@
+// Package testenv starts real NATS (JetStream) and etcd servers for tests,
+// embedded in the test process on free loopback ports with data in
+// t.TempDir(). It is the one way tests get infrastructure; nothing is
+// mocked.
+package testenv
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/embedded"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+)
+
+// Env is a running test environment.
+type Env struct {
+	NATSURL      string
+	EtcdEndpoint string
+	// Bus and Etcd are clients for the test itself.
+	Bus  *bus.Bus
+	Etcd *clientv3.Client
+	// Auth is the cluster's authority and CA when started WithAuth (nil
+	// otherwise); Credentials issues identities from it.
+	Auth *Authority
+}
+
+// Option adjusts the environment.
+type Option func(*options)
+
+type options struct{ fsync, auth bool }
+
+// WithFsync keeps etcd's fsync on (benchmarks that must measure it).
+func WithFsync() Option { return func(o *options) { o.fsync = true } }
+
+// Start brings up NATS and etcd and registers their shutdown with t.Cleanup.
+func Start(t testing.TB, opts ...Option) *Env {
+	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	nc := embedded.NATSConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir()}
+	ec := embedded.EtcdConfig{Listen: "127.0.0.1:0", Dir: t.TempDir(), NoFsync: !o.fsync}
+	var a *Authority
+	if o.auth {
+		a = newAuthority(t)
+		nc.Trust, ec.TLS = &a.trust, &a.etcdServer
+	}
+	ns, err := embedded.StartNATS(nc)
+	if err != nil {
+		t.Fatalf("start nats: %v", err)
+	}
+	t.Cleanup(ns.Close)
+	es, err := embedded.StartEtcd(ec)
+	if err != nil {
+		t.Fatalf("start etcd: %v", err)
+	}
+	t.Cleanup(es.Close)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// The test's own clients act as admin (etcd's root).
+	var creds config.Credentials
+	if a != nil {
+		creds = a.rootCredentials(t)
+	}
+	b, err := bus.Connect(ctx, ns.URL(), "test", creds.BusOptions()...)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(b.Close)
+	if err := b.EnsureStreams(ctx, bus.StreamOptions{}); err != nil {
+		t.Fatalf("%v", err)
+	}
+	cli, err := store.Connect(ctx, es.Endpoint(), creds.StoreOptions()...)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	if a != nil {
+		a.etcd = cli
+		if err := auth.EnableEtcdAuth(ctx, cli); err != nil {
+			t.Fatalf("%v", err)
+		}
+	}
+	return &Env{NATSURL: ns.URL(), EtcdEndpoint: es.Endpoint(), Bus: b, Etcd: cli, Auth: a}
+}
+
+// Eventually polls cond every 20ms until it returns nil or timeout passes,
+// then fails the test with cond's last error. Tests wait with it, never
+// with sleeps.
+func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met after %s: %v", timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
