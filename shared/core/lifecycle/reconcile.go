@@ -1,0 +1,156 @@
+package lifecycle
+
+import (
+	"slices"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+)
+
+// JobBrief is what reconciliation needs of a job record: the part a watch
+// of the jobs bucket can keep for every unfinished job.
+type JobBrief struct {
+	ID          string
+	State       domain.State
+	Attempt     int
+	TraceParent string
+}
+
+// BriefOf is j's brief.
+func BriefOf(j domain.Job) JobBrief {
+	return JobBrief{ID: j.ID, State: j.State, Attempt: j.Attempt, TraceParent: j.TraceParent}
+}
+
+// ReconcileInput is what one reconciler pass observed. The allocations,
+// claims and assignments are listed at one etcd revision; Active is taken
+// after that listing (as a read per allocation would be).
+type ReconcileInput struct {
+	Allocs    []domain.Allocation // alloc/<job> values that decoded, in listing order
+	Malformed map[string]error    // by job: alloc/<job> values that cannot be used, and why
+	Claims    []domain.Claim      // values of the claims and port claims (JobID "" if undecodable)
+	Assigns   []AssignKey         // the assignment keys
+	Up        map[string]bool     // nodes with a liveness key
+	Active    map[string]JobBrief // the unfinished job records as the watch has them, by job
+	Now       time.Time
+}
+
+// Reconcile decides one reconciler pass: the actions that repair what a
+// crash or a missed watch event left behind, in the order to apply them
+// (see the package doc).
+func Reconcile(in ReconcileInput) []Action {
+	var out []Action
+	held := make(map[string]domain.Allocation, len(in.Allocs))
+	for _, a := range in.Allocs {
+		held[a.JobID] = a
+		job, found := in.Active[a.JobID]
+		if !found || job.Attempt != a.Attempt {
+			out = append(out, ConfirmAllocation{Alloc: a})
+			continue
+		}
+		if act := JudgeAllocation(a, job, true, in.Up, in.Now); act != nil {
+			out = append(out, act)
+		}
+	}
+	for _, id := range sortedKeys(in.Active) {
+		if act := judgeUnheld(in.Active[id], held); act != nil {
+			out = append(out, act)
+		}
+	}
+	for _, id := range sortedKeys(in.Malformed) {
+		out = append(out, DropMalformed{JobID: id, Why: in.Malformed[id]})
+	}
+	for _, id := range StrayJobs(held, in.Malformed, in.Claims, in.Assigns) {
+		_, hasAlloc := held[id]
+		job, found := in.Active[id]
+		if !found {
+			out = append(out, ConfirmStrays{JobID: id, HasAlloc: hasAlloc})
+			continue
+		}
+		if act := JudgeStrays(id, job, true, hasAlloc); act != nil {
+			out = append(out, act)
+		}
+	}
+	return out
+}
+
+// JudgeAllocation decides what to do with allocation a given its job's
+// record (found false: there is none). nil means leave it alone.
+func JudgeAllocation(a domain.Allocation, job JobBrief, found bool, up map[string]bool, now time.Time) Action {
+	switch {
+	case !found || job.State.Terminal() || job.Attempt != a.Attempt:
+		return Release{JobID: a.JobID, Attempt: a.Attempt}
+	case a.State == domain.AllocReserved && now.After(a.LaunchDeadline):
+		return LaunchTimeout{Alloc: a}
+	case job.State == domain.StatePending:
+		// The same attempt, still pending: a replica committed the
+		// reservation and is about to record it on the job (or crashed
+		// in between: the redelivered proposal finishes it, its lease
+		// or the launch deadline ends it). Releasing it here would
+		// kill a gang that is starting.
+		return nil
+	}
+	for _, np := range a.Placement.Nodes {
+		if !up[np.Node] {
+			return Requeue{Alloc: a, Reason: NodeLostReason(np.Node)}
+		}
+	}
+	if job.State == domain.StateReserved && a.State == domain.AllocRunning {
+		// Past the launch barrier but never recorded as running (a crash
+		// between the two): record it now.
+		return AnnounceRunning{Alloc: a}
+	}
+	return nil
+}
+
+// judgeUnheld requeues an active job whose attempt holds no allocation.
+func judgeUnheld(j JobBrief, held map[string]domain.Allocation) Action {
+	if !j.State.Active() {
+		return nil
+	}
+	if a, ok := held[j.ID]; ok && a.Attempt == j.Attempt {
+		return nil
+	}
+	reason := "reservation lost: its lease expired before every rank was running"
+	if j.State == domain.StateRunning {
+		// A running gang's keys outlive every lease: its record was
+		// deleted by hand. The requeue sweeps what the record named.
+		reason = "allocation record of the running gang is gone; its claims and assignments were released"
+	}
+	return RequeueUnlessHeld{Alloc: domain.Allocation{JobID: j.ID, Attempt: j.Attempt, TraceParent: j.TraceParent}, Reason: reason}
+}
+
+// NodeLost decides what a node going down costs: a requeue of every gang
+// with a rank on it.
+func NodeLost(allocs []domain.Allocation, node string) []Requeue {
+	var out []Requeue
+	for _, a := range allocs {
+		if OnNode(a, node) {
+			out = append(out, Requeue{Alloc: a, Reason: NodeLostReason(node)})
+		}
+	}
+	return out
+}
+
+// NodeLostReason is the requeue reason of a gang that lost node.
+func NodeLostReason(node string) string { return "node " + node + " lost" }
+
+// OnNode reports whether a places a rank on node.
+func OnNode(a domain.Allocation, node string) bool {
+	for _, np := range a.Placement.Nodes {
+		if np.Node == node {
+			return true
+		}
+	}
+	return false
+}
+
+// sortedKeys orders a pass's work by job, so that a plan is a function of
+// its input (map order is not).
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
