@@ -1,0 +1,138 @@
+package gang
+
+import (
+	"context"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/core/lifecycle"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+)
+
+// reconcile compares etcd with the job records and repairs what a crash or
+// a missed watch event left behind. It observes (etcd listings, the
+// watch's records), lifecycle.Reconcile decides, and apply carries out
+// each action in order; then the footprints of finished jobs go:
+//   - an allocation whose job is finished, gone, or on another attempt is
+//     released (one whose attempt is still pending is a reservation being
+//     recorded, and is left alone until its launch deadline);
+//   - an allocation past its launch deadline is released and requeued;
+//   - an allocation on a node that is down is requeued;
+//   - an active job without its allocation is requeued;
+//   - a malformed allocation record, and keys no allocation accounts for,
+//     are released;
+//   - the footprint of a finished or unknown job is deleted.
+func (s *service) reconcile(ctx context.Context) {
+	in, ok := s.observe(ctx)
+	if !ok {
+		return
+	}
+	for _, act := range lifecycle.Reconcile(in) {
+		s.apply(ctx, in, act)
+	}
+	s.dropFootprints(ctx, in.Active)
+}
+
+// observe gathers what a reconciler pass decides from; false (logged) when
+// etcd could not be listed.
+func (s *service) observe(ctx context.Context) (lifecycle.ReconcileInput, bool) {
+	l, err := s.allocations(ctx, true)
+	if err != nil {
+		s.log.Warn("reconcile: list allocations", "err", err)
+		return lifecycle.ReconcileInput{}, false
+	}
+	nodes, err := s.etcd.Get(ctx, store.NodesPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		s.log.Warn("reconcile: list nodes", "err", err)
+		return lifecycle.ReconcileInput{}, false
+	}
+	up := map[string]bool{}
+	for _, kv := range nodes.Kvs {
+		up[store.LastSegment(string(kv.Key))] = true
+	}
+	// The unfinished records as the watch has them, taken after the
+	// allocations were listed (as a read per allocation would be).
+	active := briefs(s.records.Snapshot())
+	return lifecycle.ReconcileInput{Allocs: l.allocs, Malformed: l.malformed, Claims: l.claims, Assigns: l.assigns,
+		Up: up, Active: active, Now: s.cfg.Now()}, true
+}
+
+// apply carries out one action of a pass. Errors are logged: the next pass
+// sees what is still wrong and decides again.
+func (s *service) apply(ctx context.Context, in lifecycle.ReconcileInput, act lifecycle.Action) {
+	switch act := act.(type) {
+	case lifecycle.ConfirmAllocation:
+		// Finished, or the watch lags the bucket. Releasing is final, so
+		// confirm with a read of the record.
+		if job, found, ok := s.confirm(ctx, act.Alloc.JobID); ok {
+			if next := lifecycle.JudgeAllocation(act.Alloc, job, found, in.Up, in.Now); next != nil {
+				s.apply(ctx, in, next)
+			}
+		}
+	case lifecycle.Release:
+		s.forget(act.JobID)
+		if err := s.releaseJob(ctx, act.JobID, act.Attempt); err != nil {
+			s.log.Warn("reconcile: release orphan", "job", act.JobID, "err", err)
+		}
+	case lifecycle.LaunchTimeout:
+		s.launchTimeout(ctx, act.Alloc)
+	case lifecycle.Requeue:
+		_ = s.requeue(ctx, act.Alloc, act.Reason)
+	case lifecycle.AnnounceRunning:
+		if err := s.announceRunning(ctx, act.Alloc); err != nil {
+			s.log.Warn("reconcile: record running", "job", act.Alloc.JobID, "err", err)
+		}
+	case lifecycle.RequeueUnlessHeld:
+		// Re-read: the allocation may have been written since the listing.
+		if a, _, found, err := store.GetAllocation(ctx, s.etcd, act.Alloc.JobID); err != nil || (found && a.Attempt == act.Alloc.Attempt) {
+			return
+		}
+		if err := s.requeue(ctx, act.Alloc, act.Reason); err != nil {
+			s.log.Warn("reconcile: requeue", "job", act.Alloc.JobID, "err", err)
+		}
+	case lifecycle.DropMalformed:
+		if err := s.dropMalformed(ctx, act.JobID, act.Why); err != nil {
+			s.log.Warn("reconcile: release malformed allocation", "job", act.JobID, "err", err)
+		}
+	case lifecycle.ConfirmStrays:
+		// Finished, or the watch lags: sweeping every attempt is final, so
+		// confirm with a read of the record.
+		if job, found, ok := s.confirm(ctx, act.JobID); ok {
+			if next := lifecycle.JudgeStrays(act.JobID, job, found, act.HasAlloc); next != nil {
+				s.apply(ctx, in, next)
+			}
+		}
+	case lifecycle.SweepStrays:
+		n, err := store.SweepJob(ctx, s.etcd, act.JobID, act.UpTo)
+		if err != nil {
+			s.log.Warn("reconcile: sweep stray keys", "job", act.JobID, "err", err)
+			return
+		}
+		if n > 0 {
+			s.log.Warn("released keys no allocation accounted for", "job", act.JobID, "attempts_up_to", act.UpTo, "keys", n)
+		}
+	}
+}
+
+// confirm reads a job's record before a final action (found false: there
+// is none); ok is false, the error logged, when it could not be read.
+func (s *service) confirm(ctx context.Context, jobID string) (job lifecycle.JobBrief, found, ok bool) {
+	full, _, err := s.jobs.Get(ctx, jobID)
+	if err != nil && !errs.IsNotFound(err) {
+		s.log.Warn("reconcile: read job", "job", jobID, "err", err)
+		return lifecycle.JobBrief{}, false, false
+	}
+	return lifecycle.BriefOf(full), err == nil, true
+}
+
+// briefs converts the watch's briefs for the lifecycle core, which may not
+// depend on the jobs bucket's package.
+func briefs(active map[string]jobs.Brief) map[string]lifecycle.JobBrief {
+	out := make(map[string]lifecycle.JobBrief, len(active))
+	for id, b := range active {
+		out[id] = lifecycle.JobBrief{ID: b.ID, State: b.State, Attempt: b.Attempt, TraceParent: b.TraceParent}
+	}
+	return out
+}
