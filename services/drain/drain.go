@@ -2,7 +2,6 @@ package drain
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
@@ -12,6 +11,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/core/lifecycle"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
@@ -181,31 +181,22 @@ func (s *service) cancelNow(ctx context.Context, jobID, reason, actor string) er
 }
 
 // completeDrain ends a drain: every ack is in, the ranks exited, or the
-// grace period ran out. Record first, then release (agents stop the ranks),
-// then drop the drain record, then announce; each step is safe to repeat.
+// grace period ran out. lifecycle.CompleteDrain decides the job record's
+// transition and the events; here they are applied: record first, then
+// release (agents stop the ranks), then drop the drain record, then
+// announce; each step is safe to repeat.
 func (s *service) completeDrain(ctx context.Context, rec domain.DrainRecord, why string) (err error) {
 	ctx, span := telemetry.Continue(ctx, s.tel.Tracer, rec.TraceParent, telemetry.SpanDrainDone,
 		telemetry.AttrJobID.String(rec.JobID), telemetry.AttrAttempt.Int(rec.Attempt),
 		telemetry.AttrDrainKind.String(string(rec.Drain.Kind)), telemetry.AttrReason.String(why))
 	defer func() { telemetry.End(span, err) }()
 	ctx = telemetry.WithJob(ctx, rec.JobID)
-	now := s.cfg.Now().UTC()
-	var ckpt *domain.CheckpointRef
-	if rec.Acked() {
-		ckpt = rec.Latest()
-	}
-	reason := rec.Drain.Reason + ": " + why
+	c := lifecycle.CompleteDrain(rec, why, s.cfg.Now().UTC())
 	var before domain.Job
 	job, changed, err := s.jobs.Update(ctx, rec.JobID, func(j *domain.Job) (bool, error) {
-		if j.Drain == nil && j.State.Active() && j.Attempt == rec.Attempt {
-			d := rec.Drain // the record got written, the job update did not
-			j.Drain = &d
-		}
-		before = *j
-		if ckpt == nil && j.LastCheckpoint != nil && rec.Drain.Then == domain.ThenRequeue {
-			reason += fmt.Sprintf("; resuming from the last good checkpoint (step %d)", j.LastCheckpoint.Step)
-		}
-		return j.EndDrain(rec.Attempt, ckpt, reason, now), nil
+		var ended bool
+		before, ended = c.End(j)
+		return ended, nil
 	})
 	if err != nil && !errs.IsNotFound(err) {
 		return err
@@ -224,21 +215,13 @@ func (s *service) completeDrain(ctx context.Context, rec domain.DrainRecord, why
 		s.tel.Metrics.JobFinished(ctx, job)
 	}
 	s.log.InfoContext(ctx, "drained", "job", rec.JobID, "attempt", rec.Attempt, "why", why, "then", rec.Drain.Then,
-		"drain", job.Timing.LastDrain, "checkpointed", ckpt != nil)
-	if ckpt != nil {
-		ev := events.ForJob(events.Checkpointed, before, now)
-		ev.Checkpoint = ckpt
+		"drain", job.Timing.LastDrain, "checkpointed", c.Checkpoint != nil)
+	for _, ev := range c.Events(before, job) {
 		if err := s.bus.PublishEvent(ctx, ev); err != nil {
 			return err
 		}
 	}
-	t := map[domain.DrainThen]events.Type{
-		domain.ThenRequeue: events.Requeued, domain.ThenCancel: events.Cancelled, domain.ThenTimeout: events.Timeout,
-	}[rec.Drain.Then]
-	ev := events.ForJob(t, job, now)
-	ev.Attempt, ev.Reason, ev.Timing, ev.Checkpoint = rec.Attempt, reason, &job.Timing, job.LastCheckpoint
-	ev.Actor = rec.Drain.Actor
-	return s.bus.PublishEvent(ctx, ev)
+	return nil
 }
 
 // forgetDrain deletes a job's drain record.

@@ -24,4 +24,11 @@
 // RequeueUnlessHeld is applied only if a fresh read of the allocation still
 // finds none of that attempt. Those reads stay next to the writes they
 // guard, as they were before the decisions moved here.
+//
+// # CompleteDrain (drain)
+//
+// CompleteDrain decides how a drain ends: the job record's transition
+// (End, a mutator safe to retry under compare-and-set) and the events that
+// announce it (Events): checkpointed when every expected rank acknowledged,
+// then requeued, cancelled or timeout.
 package lifecycle
