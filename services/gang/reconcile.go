@@ -59,8 +59,8 @@ func (s *service) observe(ctx context.Context) (lifecycle.ReconcileInput, bool) 
 		Up: up, Active: active, Now: s.cfg.Now()}, true
 }
 
-// apply carries out one action of a pass. Errors are logged: the next pass
-// sees what is still wrong and decides again.
+// apply carries out one action of a pass. A failure is left to the next
+// pass, which sees what is still wrong and decides again.
 func (s *service) apply(ctx context.Context, in lifecycle.ReconcileInput, act lifecycle.Action) {
 	switch act := act.(type) {
 	case lifecycle.ConfirmAllocation:
@@ -79,7 +79,7 @@ func (s *service) apply(ctx context.Context, in lifecycle.ReconcileInput, act li
 	case lifecycle.LaunchTimeout:
 		s.launchTimeout(ctx, act.Alloc)
 	case lifecycle.Requeue:
-		_ = s.requeue(ctx, act.Alloc, act.Reason)
+		_ = s.requeue(ctx, act.Alloc, act.Reason) // not logged, as before: the next pass retries
 	case lifecycle.AnnounceRunning:
 		if err := s.announceRunning(ctx, act.Alloc); err != nil {
 			s.log.Warn("reconcile: record running", "job", act.Alloc.JobID, "err", err)
