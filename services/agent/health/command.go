@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/cockroachdb/errors"
 
@@ -22,6 +23,9 @@ func Command(path string) discover.SMI {
 		stderr := &boundedBuffer{limit: maxOutput}
 		cmd := exec.CommandContext(ctx, path, args...)
 		cmd.Stdout, cmd.Stderr = stdout, stderr
+		// Killed at the deadline, a wedged nvidia-smi must not hold the poll
+		// through a pipe something else still has open.
+		cmd.WaitDelay = time.Second
 		err := cmd.Run()
 		out := append(stdout.Bytes(), stderr.Bytes()...)
 		if err != nil {
