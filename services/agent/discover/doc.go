@@ -9,4 +9,8 @@
 // or field, never a panic. A missing optional source (no nvidia-smi, no
 // InfiniBand, no NUMA in sysfs) is not an error; Inventory.Notes says what is
 // missing and why.
+//
+// Its subpackage fake builds simulated machines that Discover reads as it
+// reads real ones (lockstep dev's nodes); services/agent/health watches the
+// GPUs found here.
 package discover
