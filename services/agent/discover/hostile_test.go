@@ -129,8 +129,8 @@ func TestNormalizeBusID(t *testing.T) {
 		"0000:4a:00.0":     "0000:4a:00.0",
 		"00010000:01:00.0": "10000:01:00.0", // VMD domain: the kernel's %04x keeps 5 digits
 	} {
-		if got, err := normalizeBusID(in); err != nil || got != want {
-			t.Errorf("normalizeBusID(%q) = %q, %v; want %q", in, got, err, want)
+		if got, err := NormalizeBusID(in); err != nil || got != want {
+			t.Errorf("NormalizeBusID(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 }

@@ -121,7 +121,7 @@ func parseGPURecord(rec []string) (GPU, string, error) {
 			return g, "", bad(3, "is not a size in MiB")
 		}
 	}
-	if g.PCIBusID, err = normalizeBusID(field(4)); err != nil {
+	if g.PCIBusID, err = NormalizeBusID(field(4)); err != nil {
 		return g, "", bad(4, err.Error())
 	}
 	return g, note, nil
@@ -134,10 +134,11 @@ func validUUID(s string) bool {
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
-// normalizeBusID turns nvidia-smi's "00000000:18:00.0" (8-digit domain,
-// upper case) into the sysfs directory name "0000:18:00.0". The kernel
-// prints the domain with %04x, so a VMD domain 0x10000 stays 5 digits.
-func normalizeBusID(s string) (string, error) {
+// NormalizeBusID turns nvidia-smi's "00000000:18:00.0" (8-digit domain,
+// upper case) into the sysfs directory name "0000:18:00.0" (GPU.PCIBusID's
+// form). The kernel prints the domain with %04x, so a VMD domain 0x10000
+// stays 5 digits.
+func NormalizeBusID(s string) (string, error) {
 	domain, rest, ok := strings.Cut(s, ":")
 	busDev, fn, ok2 := strings.Cut(rest, ".")
 	bus, dev, ok3 := strings.Cut(busDev, ":")

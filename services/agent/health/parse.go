@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/lockstep-dev/lockstep/services/agent/discover"
 )
 
 // Identity columns come first in every poll; HealthFields after them.
@@ -171,24 +173,11 @@ func validUUID(s string) bool {
 	return ok && len(rest) >= 8 && len(rest) <= 64 && strings.Trim(rest, "0123456789abcdefABCDEF-") == ""
 }
 
-// normalizeBusID turns nvidia-smi's "00000000:18:00.0" into the sysfs name
-// "0000:18:00.0" (discover.GPU.PCIBusID's form), so rows and lost lines
-// match discovered GPUs whatever the domain width or case.
+// normalizeBusID is discover.NormalizeBusID as a yes/no: rows and lost
+// lines match discovered GPUs whatever the domain width or case.
 func normalizeBusID(s string) (string, bool) {
-	domain, rest, ok := strings.Cut(s, ":")
-	busDev, fn, ok2 := strings.Cut(rest, ".")
-	bus, dev, ok3 := strings.Cut(busDev, ":")
-	if !ok || !ok2 || !ok3 || len(domain) == 0 || len(domain) > 8 || len(bus) != 2 || len(dev) != 2 || len(fn) != 1 {
-		return "", false
-	}
-	d, err1 := strconv.ParseUint(domain, 16, 32)
-	b, err2 := strconv.ParseUint(bus, 16, 8)
-	v, err3 := strconv.ParseUint(dev, 16, 8)
-	f, err4 := strconv.ParseUint(fn, 16, 8)
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || v > 0x1f || f > 7 {
-		return "", false
-	}
-	return fmt.Sprintf("%04x:%02x:%02x.%x", d, b, v, f), true
+	bus, err := discover.NormalizeBusID(s)
+	return bus, err == nil
 }
 
 // clean makes a value from a tool safe to quote: control characters become
