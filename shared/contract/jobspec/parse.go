@@ -68,6 +68,9 @@ func decodeFieldError(err error) validate.FieldError {
 			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 			return validate.Errorf(te.Field, "must be an integer written without a fraction or exponent, got %s", te.Value)
 		}
+		if te.Type == durationType {
+			return validate.Errorf(te.Field, "must be a Go duration of at most a year (90m, 2h30m), got %s", te.Value)
+		}
 		return validate.Errorf(te.Field, "must be %s, got %s", te.Type, te.Value)
 	}
 	return validate.Errorf("", "cannot decode: %v", err)
@@ -96,7 +99,10 @@ func (s Spec) semanticChecks() []validate.FieldError {
 		out = append(out, validate.Errorf("gang.tasksPerNode",
 			"%d ranks cannot share %d GPUs evenly; tasksPerNode must divide gpusPerNode", s.Gang.TasksPerNode, s.Gang.GPUsPerNode))
 	}
-	for _, d := range []struct{ field, value string }{
+	for _, d := range []struct {
+		field string
+		value Duration
+	}{
 		{"timeLimit", s.TimeLimit},
 		{"topology.waitForSwitches", s.Topology.WaitForSwitches},
 		{"topology.preferredWait", s.Topology.PreferredWait},
@@ -114,10 +120,10 @@ func (s Spec) semanticChecks() []validate.FieldError {
 			out = append(out, fe)
 		}
 	}
-	if s.Topology.WaitForSwitches != "" && s.Topology.MaxSwitches == 0 {
+	if !s.Topology.WaitForSwitches.IsZero() && s.Topology.MaxSwitches == 0 {
 		out = append(out, validate.Errorf("topology.waitForSwitches", "only means something with topology.maxSwitches"))
 	}
-	if s.Topology.PreferredWait != "" && s.Topology.Preferred == "" {
+	if !s.Topology.PreferredWait.IsZero() && s.Topology.Preferred == "" {
 		out = append(out, validate.Errorf("topology.preferredWait", "only means something with topology.preferred"))
 	}
 	if s.Topology.MaxSwitches > s.Gang.Nodes {
@@ -126,15 +132,14 @@ func (s Spec) semanticChecks() []validate.FieldError {
 	return out
 }
 
-// checkDuration validates an optional positive duration of at most a year.
-func checkDuration(field, value string) (validate.FieldError, bool) {
-	if value == "" {
-		return validate.FieldError{}, true
-	}
-	d, err := time.ParseDuration(value)
+// checkDuration validates an optional positive duration of at most a
+// year. Decoding parsed it: whether it is a duration at all was settled
+// there.
+func checkDuration(field string, value Duration) (validate.FieldError, bool) {
+	d := value.Duration()
 	switch {
-	case err != nil:
-		return validate.Errorf(field, "%v", err), false
+	case value.IsZero():
+		return validate.FieldError{}, true
 	case d <= 0:
 		return validate.Errorf(field, "must be positive"), false
 	case d > 365*24*time.Hour:

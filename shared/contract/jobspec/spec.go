@@ -13,7 +13,7 @@ type Spec struct {
 	Command       []string          `json:"command"`
 	Env           map[string]string `json:"env,omitempty"`
 	Workdir       string            `json:"workdir,omitempty"`
-	TimeLimit     string            `json:"timeLimit,omitempty"`
+	TimeLimit     Duration          `json:"timeLimit,omitzero"`
 	RestartPolicy RestartPolicy     `json:"restartPolicy"`
 	Topology      Topology          `json:"topology"`
 	Checkpoint    Checkpoint        `json:"checkpoint"`
@@ -33,18 +33,18 @@ type Gang struct {
 
 // Topology constrains placement over the switch tree.
 type Topology struct {
-	MaxSwitches     int    `json:"maxSwitches,omitempty"`
-	WaitForSwitches string `json:"waitForSwitches,omitempty"`
-	Required        string `json:"required,omitempty"`
-	Preferred       string `json:"preferred,omitempty"`
-	PreferredWait   string `json:"preferredWait,omitempty"`
+	MaxSwitches     int      `json:"maxSwitches,omitempty"`
+	WaitForSwitches Duration `json:"waitForSwitches,omitzero"`
+	Required        string   `json:"required,omitempty"`
+	Preferred       string   `json:"preferred,omitempty"`
+	PreferredWait   Duration `json:"preferredWait,omitzero"`
 }
 
 // Checkpoint says how the job checkpoints when it must stop early.
 type Checkpoint struct {
-	Signal      string `json:"signal,omitempty"`
-	GracePeriod string `json:"gracePeriod,omitempty"`
-	Dir         string `json:"dir,omitempty"`
+	Signal      string   `json:"signal,omitempty"`
+	GracePeriod Duration `json:"gracePeriod,omitzero"`
+	Dir         string   `json:"dir,omitempty"`
 	// Ack is "all" (every rank acknowledges) or "rank0".
 	Ack string `json:"ack,omitempty"`
 }
@@ -84,19 +84,12 @@ func (s Spec) MaxRestarts() int {
 	return *s.RestartPolicy.MaxRestarts
 }
 
-// Limit is the parsed time limit; zero means none.
-func (s Spec) Limit() time.Duration {
-	d, _ := time.ParseDuration(s.TimeLimit) // validated by Parse
-	return d
-}
-
 // Grace is the checkpoint grace period.
 func (s Spec) Grace() time.Duration {
-	if s.Checkpoint.GracePeriod == "" {
+	if s.Checkpoint.GracePeriod.IsZero() {
 		return DefaultGrace
 	}
-	d, _ := time.ParseDuration(s.Checkpoint.GracePeriod) // validated by Parse
-	return d
+	return s.Checkpoint.GracePeriod.Duration()
 }
 
 // Signal is the checkpoint signal's name.
@@ -105,20 +98,4 @@ func (s Spec) Signal() string {
 		return DefaultSignal
 	}
 	return s.Checkpoint.Signal
-}
-
-// SwitchWait is how long the job waits for maxSwitches; 0 with maxSwitches
-// set means indefinitely (reported by the second result).
-func (s Spec) SwitchWait() (time.Duration, bool) {
-	if s.Topology.WaitForSwitches == "" {
-		return 0, false
-	}
-	d, _ := time.ParseDuration(s.Topology.WaitForSwitches)
-	return d, true
-}
-
-// PreferredWait is how long the preferred level is waited for.
-func (s Spec) PreferredWait() time.Duration {
-	d, _ := time.ParseDuration(s.Topology.PreferredWait)
-	return d
 }

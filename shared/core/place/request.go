@@ -117,7 +117,7 @@ func RequestFor(jobID string, s jobspec.Spec) Request {
 			MaxSwitches:   s.Topology.MaxSwitches,
 			Required:      Level(s.Topology.Required),
 			Preferred:     Level(s.Topology.Preferred),
-			PreferredWait: s.PreferredWait(),
+			PreferredWait: s.Topology.PreferredWait.Duration(),
 		},
 	}
 	if s.Gang.GPUBind == string(BindClosest) {
@@ -125,8 +125,8 @@ func RequestFor(jobID string, s jobspec.Spec) Request {
 	}
 	if r.Topology.MaxSwitches > 0 {
 		r.Topology.WaitForSwitches = DefaultSwitchWait
-		if d, ok := s.SwitchWait(); ok {
-			r.Topology.WaitForSwitches = d
+		if w := s.Topology.WaitForSwitches; !w.IsZero() {
+			r.Topology.WaitForSwitches = w.Duration()
 		}
 	}
 	return r
