@@ -29,8 +29,8 @@ var loadSchema = sync.OnceValues(func() (*validate.Schema, error) {
 })
 
 // Parse validates raw JSON against the v1 schema and the rules a schema
-// cannot express, fills defaults, and returns the spec. Any violation is an
-// *InvalidError marked errs.ErrInvalidSpec.
+// cannot express, fills every default (WithDefaults), and returns the
+// spec. Any violation is an *InvalidError marked errs.ErrInvalidSpec.
 func Parse(raw []byte) (Spec, error) {
 	if len(raw) > MaxSpecBytes {
 		return Spec{}, invalid(validate.Errorf("", "spec is %d bytes, more than the %d allowed", len(raw), MaxSpecBytes))
@@ -52,7 +52,7 @@ func Parse(raw []byte) (Spec, error) {
 		// retry it.
 		return Spec{}, invalid(decodeFieldError(err))
 	}
-	s.applyDefaults()
+	s = s.WithDefaults()
 	if fes := s.semanticChecks(); fes != nil {
 		return Spec{}, invalid(fes...)
 	}
@@ -78,18 +78,6 @@ func decodeFieldError(err error) validate.FieldError {
 
 func invalid(fes ...validate.FieldError) error {
 	return errs.MarkInvalid(&InvalidError{Fields: fes})
-}
-
-func (s *Spec) applyDefaults() {
-	if s.Queue == "" {
-		s.Queue = DefaultQueue
-	}
-	if s.Gang.TasksPerNode == 0 {
-		s.Gang.TasksPerNode = s.Gang.GPUsPerNode
-	}
-	if s.Name == "" {
-		s.Name = s.ID
-	}
 }
 
 // semanticChecks are the rules JSON Schema cannot say.

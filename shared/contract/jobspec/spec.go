@@ -57,15 +57,8 @@ type RestartPolicy struct {
 	RequeueOnTimeLimit bool `json:"requeueOnTimeLimit,omitempty"`
 }
 
-// Defaults.
-const (
-	DefaultQueue       = "default"
-	DefaultMaxRestarts = 3
-	DefaultSignal      = "SIGUSR1"
-	DefaultGrace       = 120 * time.Second
-	// MaxSpecBytes bounds a submission; larger ones are rejected.
-	MaxSpecBytes = 256 << 10
-)
+// MaxSpecBytes bounds a submission; larger ones are rejected.
+const MaxSpecBytes = 256 << 10
 
 // GPUs is the gang's total GPU count.
 func (s Spec) GPUs() int { return s.Gang.Nodes * s.Gang.GPUsPerNode }
@@ -76,26 +69,13 @@ func (s Spec) Ranks() int { return s.Gang.Nodes * s.Gang.TasksPerNode }
 // GPUsPerTask is how many GPUs each rank gets.
 func (s Spec) GPUsPerTask() int { return s.Gang.GPUsPerNode / s.Gang.TasksPerNode }
 
-// MaxRestarts is the effective restart budget.
-func (s Spec) MaxRestarts() int {
-	if s.RestartPolicy.MaxRestarts == nil {
-		return DefaultMaxRestarts
-	}
-	return *s.RestartPolicy.MaxRestarts
-}
+// MaxRestarts is restartPolicy.maxRestarts. Like Grace and Signal it
+// reads through the default, for a spec that was not parsed (see
+// WithDefaults).
+func (s Spec) MaxRestarts() int { return *s.RestartPolicy.withDefaults().MaxRestarts }
 
-// Grace is the checkpoint grace period.
-func (s Spec) Grace() time.Duration {
-	if s.Checkpoint.GracePeriod.IsZero() {
-		return DefaultGrace
-	}
-	return s.Checkpoint.GracePeriod.Duration()
-}
+// Grace is checkpoint.gracePeriod.
+func (s Spec) Grace() time.Duration { return s.Checkpoint.withDefaults().GracePeriod.Duration() }
 
-// Signal is the checkpoint signal's name.
-func (s Spec) Signal() string {
-	if s.Checkpoint.Signal == "" {
-		return DefaultSignal
-	}
-	return s.Checkpoint.Signal
-}
+// Signal is checkpoint.signal, the checkpoint signal's name.
+func (s Spec) Signal() string { return s.Checkpoint.withDefaults().Signal }
