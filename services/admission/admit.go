@@ -77,9 +77,7 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 	}
 	sub.id = jobspec.DeriveID(spec.ID, sub.msgID, md.Sequence.Stream)
 	spec.ID = sub.id
-	if spec.Name == "" {
-		spec.Name = sub.id
-	}
+	spec = spec.WithDefaults() // the name defaults to the ID, known only now
 	ctx = telemetry.WithJob(ctx, sub.id)
 	if ownerErr != nil {
 		return a.reject(ctx, sub, spec, telemetry.RejectInvalid, ownerErr.Error(), now)

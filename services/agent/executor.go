@@ -327,17 +327,6 @@ func rankWorkdir(asked, attemptDir, node string) (dir, note string) {
 	return attemptDir, fmt.Sprintf("lockstep: cannot use working directory %s on %s (%v); running in %s instead\n", asked, node, err, attemptDir)
 }
 
-func joinInts(xs []int) string {
-	b := make([]byte, 0, 3*len(xs))
-	for i, x := range xs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(x), 10)
-	}
-	return string(b)
-}
-
 func exitCode(p *exec.Cmd, err error) int {
 	if p.ProcessState == nil {
 		return 255

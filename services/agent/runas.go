@@ -29,11 +29,6 @@ type account struct {
 	Cred *syscall.Credential
 }
 
-// defaultPath is the PATH of ranks that run as another user than the
-// agent: the agent's own PATH is its business (it may name directories
-// only root should trust), and a login's PATH comes from the same list.
-const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
 // runAs decides who a job's ranks run as on this node: the agent itself
 // when it is not root or the job has no owner (a cluster without auth),
 // else the owner's local account. An owner with no local account is

@@ -16,6 +16,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"golang.org/x/sys/unix"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
 )
 
 // The rank supervisor is a small process between the agent and each rank:
@@ -41,7 +43,7 @@ const (
 	// envRankToken marks every process of one rank's tree (the rank and its
 	// descendants inherit it): a restarted agent finds leftovers by it, and
 	// verifies with it that a PID it recorded is still one of ours.
-	envRankToken = "LOCKSTEP_RANK_TOKEN"
+	envRankToken = rankenv.RankToken
 	// envRankCgroup names the rank's cgroup directory, if it has one.
 	envRankCgroup = "LOCKSTEP_RANK_CGROUP"
 )

@@ -17,7 +17,7 @@ func dueDrains(running []domain.Job, allocs map[string]domain.Allocation, nodes 
 		if j.State != domain.StateRunning || j.Drain != nil {
 			continue
 		}
-		if limit := j.Spec.Limit(); limit > 0 && !now.Before(j.RunningAt.Add(limit)) {
+		if limit := j.Spec.TimeLimit.Duration(); limit > 0 && !now.Before(j.RunningAt.Add(limit)) {
 			then := domain.ThenTimeout
 			if j.Spec.RestartPolicy.RequeueOnTimeLimit {
 				then = domain.ThenRequeue

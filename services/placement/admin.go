@@ -52,7 +52,7 @@ func (s *scheduler) testOnly(raw []byte) domain.TestOnlyReply {
 	job := domain.Job{ID: id, Spec: spec, State: domain.StatePending, Attempt: 1, SubmittedAt: now, PendingSince: now}
 	in.Pending = append(in.Pending, queue.PendingJob{
 		ID: id, Queue: spec.Queue, Priority: spec.Priority, SubmittedAt: now,
-		TimeLimit: spec.Limit(), Request: place.RequestForJob(job),
+		TimeLimit: spec.TimeLimit.Duration(), Request: place.RequestForJob(job),
 	})
 	plan := queue.PlanBackfill(in)
 	d, _ := plan.Find(id)

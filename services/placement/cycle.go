@@ -102,7 +102,7 @@ func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob) {
 		}
 		pending = append(pending, queue.PendingJob{
 			ID: id, Queue: sj.job.Spec.Queue, Owner: sj.job.Owner, Priority: sj.job.Spec.Priority, SubmittedAt: sj.job.SubmittedAt,
-			TimeLimit: sj.job.Spec.Limit(), Request: place.RequestForJob(sj.job),
+			TimeLimit: sj.job.Spec.TimeLimit.Duration(), Request: place.RequestForJob(sj.job),
 		})
 	}
 	s.waits.apply(pending, seen)
@@ -118,7 +118,7 @@ func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob) {
 }
 
 func runningJob(id string, j domain.Job, p domain.Placement, started time.Time) queue.RunningJob {
-	return queue.RunningJob{ID: id, Queue: j.Spec.Queue, Owner: j.Owner, Placement: p, StartedAt: started, TimeLimit: j.Spec.Limit()}
+	return queue.RunningJob{ID: id, Queue: j.Spec.Queue, Owner: j.Owner, Placement: p, StartedAt: started, TimeLimit: j.Spec.TimeLimit.Duration()}
 }
 
 // startOf is when a gang started for time-limit purposes.

@@ -29,8 +29,8 @@ var loadSchema = sync.OnceValues(func() (*validate.Schema, error) {
 })
 
 // Parse validates raw JSON against the v1 schema and the rules a schema
-// cannot express, fills defaults, and returns the spec. Any violation is an
-// *InvalidError marked errs.ErrInvalidSpec.
+// cannot express, fills every default (WithDefaults), and returns the
+// spec. Any violation is an *InvalidError marked errs.ErrInvalidSpec.
 func Parse(raw []byte) (Spec, error) {
 	if len(raw) > MaxSpecBytes {
 		return Spec{}, invalid(validate.Errorf("", "spec is %d bytes, more than the %d allowed", len(raw), MaxSpecBytes))
@@ -52,7 +52,7 @@ func Parse(raw []byte) (Spec, error) {
 		// retry it.
 		return Spec{}, invalid(decodeFieldError(err))
 	}
-	s.applyDefaults()
+	s = s.WithDefaults()
 	if fes := s.semanticChecks(); fes != nil {
 		return Spec{}, invalid(fes...)
 	}
@@ -68,6 +68,9 @@ func decodeFieldError(err error) validate.FieldError {
 			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 			return validate.Errorf(te.Field, "must be an integer written without a fraction or exponent, got %s", te.Value)
 		}
+		if te.Type == durationType {
+			return validate.Errorf(te.Field, "must be a Go duration of at most a year (90m, 2h30m), got %s", te.Value)
+		}
 		return validate.Errorf(te.Field, "must be %s, got %s", te.Type, te.Value)
 	}
 	return validate.Errorf("", "cannot decode: %v", err)
@@ -77,18 +80,6 @@ func invalid(fes ...validate.FieldError) error {
 	return errs.MarkInvalid(&InvalidError{Fields: fes})
 }
 
-func (s *Spec) applyDefaults() {
-	if s.Queue == "" {
-		s.Queue = DefaultQueue
-	}
-	if s.Gang.TasksPerNode == 0 {
-		s.Gang.TasksPerNode = s.Gang.GPUsPerNode
-	}
-	if s.Name == "" {
-		s.Name = s.ID
-	}
-}
-
 // semanticChecks are the rules JSON Schema cannot say.
 func (s Spec) semanticChecks() []validate.FieldError {
 	var out []validate.FieldError
@@ -96,7 +87,10 @@ func (s Spec) semanticChecks() []validate.FieldError {
 		out = append(out, validate.Errorf("gang.tasksPerNode",
 			"%d ranks cannot share %d GPUs evenly; tasksPerNode must divide gpusPerNode", s.Gang.TasksPerNode, s.Gang.GPUsPerNode))
 	}
-	for _, d := range []struct{ field, value string }{
+	for _, d := range []struct {
+		field string
+		value Duration
+	}{
 		{"timeLimit", s.TimeLimit},
 		{"topology.waitForSwitches", s.Topology.WaitForSwitches},
 		{"topology.preferredWait", s.Topology.PreferredWait},
@@ -114,10 +108,10 @@ func (s Spec) semanticChecks() []validate.FieldError {
 			out = append(out, fe)
 		}
 	}
-	if s.Topology.WaitForSwitches != "" && s.Topology.MaxSwitches == 0 {
+	if !s.Topology.WaitForSwitches.IsZero() && s.Topology.MaxSwitches == 0 {
 		out = append(out, validate.Errorf("topology.waitForSwitches", "only means something with topology.maxSwitches"))
 	}
-	if s.Topology.PreferredWait != "" && s.Topology.Preferred == "" {
+	if !s.Topology.PreferredWait.IsZero() && s.Topology.Preferred == "" {
 		out = append(out, validate.Errorf("topology.preferredWait", "only means something with topology.preferred"))
 	}
 	if s.Topology.MaxSwitches > s.Gang.Nodes {
@@ -126,15 +120,14 @@ func (s Spec) semanticChecks() []validate.FieldError {
 	return out
 }
 
-// checkDuration validates an optional positive duration of at most a year.
-func checkDuration(field, value string) (validate.FieldError, bool) {
-	if value == "" {
-		return validate.FieldError{}, true
-	}
-	d, err := time.ParseDuration(value)
+// checkDuration validates an optional positive duration of at most a
+// year. Decoding parsed it: whether it is a duration at all was settled
+// there.
+func checkDuration(field string, value Duration) (validate.FieldError, bool) {
+	d := value.Duration()
 	switch {
-	case err != nil:
-		return validate.Errorf(field, "%v", err), false
+	case value.IsZero():
+		return validate.FieldError{}, true
 	case d <= 0:
 		return validate.Errorf(field, "must be positive"), false
 	case d > 365*24*time.Hour:

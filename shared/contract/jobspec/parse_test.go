@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/errors"
 
@@ -34,8 +35,79 @@ func TestParseKeepsExplicitValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.ID != "a-1" || s.Queue != "research" || s.Priority != 7 || s.Gang.TasksPerNode != 2 ||
-		s.GPUsPerTask() != 4 || s.MaxRestarts() != 0 || s.Limit().Minutes() != 90 || s.Env["A"] != "b" {
+		s.GPUsPerTask() != 4 || s.MaxRestarts() != 0 || s.TimeLimit.Duration().Minutes() != 90 || s.Env["A"] != "b" {
 		t.Errorf("explicit values lost: %+v", s)
+	}
+}
+
+// Durations are parsed once, into typed fields, and re-encode as written.
+func TestParseDurations(t *testing.T) {
+	raw := `{"gang":{"nodes":2,"gpusPerNode":8},"command":["x"],"timeLimit":"90m",
+		"topology":{"maxSwitches":1,"waitForSwitches":"1.5h","preferred":"spine","preferredWait":"250ms"},
+		"checkpoint":{"gracePeriod":"45s"}}`
+	s, err := Parse([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		field string
+		got   Duration
+		want  time.Duration
+		text  string
+	}{
+		{"timeLimit", s.TimeLimit, 90 * time.Minute, "90m"},
+		{"topology.waitForSwitches", s.Topology.WaitForSwitches, 90 * time.Minute, "1.5h"},
+		{"topology.preferredWait", s.Topology.PreferredWait, 250 * time.Millisecond, "250ms"},
+		{"checkpoint.gracePeriod", s.Checkpoint.GracePeriod, 45 * time.Second, "45s"},
+	} {
+		if c.got.Duration() != c.want || c.got.String() != c.text {
+			t.Errorf("%s = %v (%q), want %v (%q)", c.field, c.got.Duration(), c.got, c.want, c.text)
+		}
+	}
+	enc, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"timeLimit":"90m"`, `"waitForSwitches":"1.5h"`, `"preferredWait":"250ms"`, `"gracePeriod":"45s"`} {
+		if !strings.Contains(string(enc), want) {
+			t.Errorf("re-encoded spec lacks %s: %s", want, enc)
+		}
+	}
+	// An absent duration stays absent.
+	s, err = Parse([]byte(`{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.TimeLimit.IsZero() || s.TimeLimit.Duration() != 0 || !s.Topology.PreferredWait.IsZero() {
+		t.Errorf("absent durations are set: %+v", s)
+	}
+	if enc, _ := json.Marshal(s); strings.Contains(string(enc), "timeLimit") || strings.Contains(string(enc), "preferredWait") {
+		t.Errorf("absent durations are written: %s", enc)
+	}
+}
+
+// A spec read back from a job record (no Parse) gets its durations parsed
+// by decoding; an empty one, which Parse refuses, reads as absent.
+func TestRecordDurationsDecode(t *testing.T) {
+	var s Spec
+	err := json.Unmarshal([]byte(`{"gang":{"nodes":1,"gpusPerNode":8,"tasksPerNode":8},"command":["x"],
+		"timeLimit":"2h","topology":{"preferredWait":""},"checkpoint":{"gracePeriod":null}}`), &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.TimeLimit.Duration() != 2*time.Hour || !s.Topology.PreferredWait.IsZero() || !s.Checkpoint.GracePeriod.IsZero() {
+		t.Errorf("decoded %+v", s)
+	}
+	if err := json.Unmarshal([]byte(`{"timeLimit":"soon"}`), &s); err == nil {
+		t.Error("a duration Go cannot parse decoded")
+	}
+}
+
+func TestDurationOf(t *testing.T) {
+	for d, want := range map[time.Duration]string{0: "", 90 * time.Minute: "1h30m0s", 1500 * time.Nanosecond: "1.5us"} {
+		if got := DurationOf(d); got.String() != want || got.Duration() != d || got.IsZero() != (d == 0) {
+			t.Errorf("DurationOf(%v) = %q (%v)", d, got, got.Duration())
+		}
 	}
 }
 
@@ -63,6 +135,14 @@ func badSpecs() []badSpec {
 		{"invalid id", `{"id":"Bad_ID!","gang":{"nodes":1,"gpusPerNode":1},"command":["x"]}`, "id"},
 		{"id too long", `{"id":"` + strings.Repeat("a", 64) + `","gang":{"nodes":1,"gpusPerNode":1},"command":["x"]}`, "id"},
 		{"bad time limit", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"timeLimit":"soon"}`, "timeLimit"},
+		// Durations are parsed once, when the spec is decoded: one the
+		// schema's pattern lets through but Go cannot hold is refused there,
+		// naming its field.
+		{"time limit overflows", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"timeLimit":"9999999999h"}`, "timeLimit: must be a Go duration"},
+		{"switch wait overflows", `{"gang":{"nodes":2,"gpusPerNode":1},"command":["x"],"topology":{"maxSwitches":1,"waitForSwitches":"99999999999999999999ns"}}`, "topology.waitForSwitches: must be a Go duration"},
+		{"time limit over a year", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"timeLimit":"8761h"}`, "timeLimit: 8761h0m0s is more than a year"},
+		{"zero grace period", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"checkpoint":{"gracePeriod":"0s"}}`, "checkpoint.gracePeriod: must be positive"},
+		{"preferred wait without preferred", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"topology":{"preferredWait":"1m"}}`, "topology.preferredWait: only means something"},
 		{"bad env name", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"env":{"1X":"y"}}`, "env"},
 		{"env not string", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"env":{"X":1}}`, "env.X"},
 		{"priority out of range", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"priority":1e12}`, "priority"},
@@ -168,6 +248,13 @@ func compare(t *testing.T, path string, sch map[string]any, typ reflect.Type) {
 		sub, _ := props[name].(map[string]any)
 		if ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
+		}
+		if ft.Implements(reflect.TypeFor[json.Marshaler]()) {
+			// Written as a JSON scalar (Duration): a leaf of the schema.
+			if sub["type"] != "string" {
+				t.Errorf("%s.%s: a %s is a string, the schema says %v", path, name, ft, sub["type"])
+			}
+			continue
 		}
 		if ft.Kind() == reflect.Struct && sub != nil {
 			compare(t, path+"."+name, sub, ft)

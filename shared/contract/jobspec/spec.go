@@ -13,7 +13,7 @@ type Spec struct {
 	Command       []string          `json:"command"`
 	Env           map[string]string `json:"env,omitempty"`
 	Workdir       string            `json:"workdir,omitempty"`
-	TimeLimit     string            `json:"timeLimit,omitempty"`
+	TimeLimit     Duration          `json:"timeLimit,omitzero"`
 	RestartPolicy RestartPolicy     `json:"restartPolicy"`
 	Topology      Topology          `json:"topology"`
 	Checkpoint    Checkpoint        `json:"checkpoint"`
@@ -33,18 +33,18 @@ type Gang struct {
 
 // Topology constrains placement over the switch tree.
 type Topology struct {
-	MaxSwitches     int    `json:"maxSwitches,omitempty"`
-	WaitForSwitches string `json:"waitForSwitches,omitempty"`
-	Required        string `json:"required,omitempty"`
-	Preferred       string `json:"preferred,omitempty"`
-	PreferredWait   string `json:"preferredWait,omitempty"`
+	MaxSwitches     int      `json:"maxSwitches,omitempty"`
+	WaitForSwitches Duration `json:"waitForSwitches,omitzero"`
+	Required        string   `json:"required,omitempty"`
+	Preferred       string   `json:"preferred,omitempty"`
+	PreferredWait   Duration `json:"preferredWait,omitzero"`
 }
 
 // Checkpoint says how the job checkpoints when it must stop early.
 type Checkpoint struct {
-	Signal      string `json:"signal,omitempty"`
-	GracePeriod string `json:"gracePeriod,omitempty"`
-	Dir         string `json:"dir,omitempty"`
+	Signal      string   `json:"signal,omitempty"`
+	GracePeriod Duration `json:"gracePeriod,omitzero"`
+	Dir         string   `json:"dir,omitempty"`
 	// Ack is "all" (every rank acknowledges) or "rank0".
 	Ack string `json:"ack,omitempty"`
 }
@@ -57,15 +57,8 @@ type RestartPolicy struct {
 	RequeueOnTimeLimit bool `json:"requeueOnTimeLimit,omitempty"`
 }
 
-// Defaults.
-const (
-	DefaultQueue       = "default"
-	DefaultMaxRestarts = 3
-	DefaultSignal      = "SIGUSR1"
-	DefaultGrace       = 120 * time.Second
-	// MaxSpecBytes bounds a submission; larger ones are rejected.
-	MaxSpecBytes = 256 << 10
-)
+// MaxSpecBytes bounds a submission; larger ones are rejected.
+const MaxSpecBytes = 256 << 10
 
 // GPUs is the gang's total GPU count.
 func (s Spec) GPUs() int { return s.Gang.Nodes * s.Gang.GPUsPerNode }
@@ -76,49 +69,13 @@ func (s Spec) Ranks() int { return s.Gang.Nodes * s.Gang.TasksPerNode }
 // GPUsPerTask is how many GPUs each rank gets.
 func (s Spec) GPUsPerTask() int { return s.Gang.GPUsPerNode / s.Gang.TasksPerNode }
 
-// MaxRestarts is the effective restart budget.
-func (s Spec) MaxRestarts() int {
-	if s.RestartPolicy.MaxRestarts == nil {
-		return DefaultMaxRestarts
-	}
-	return *s.RestartPolicy.MaxRestarts
-}
+// MaxRestarts is restartPolicy.maxRestarts. Like Grace and Signal it
+// reads through the default, for a spec that was not parsed (see
+// WithDefaults).
+func (s Spec) MaxRestarts() int { return *s.RestartPolicy.withDefaults().MaxRestarts }
 
-// Limit is the parsed time limit; zero means none.
-func (s Spec) Limit() time.Duration {
-	d, _ := time.ParseDuration(s.TimeLimit) // validated by Parse
-	return d
-}
+// Grace is checkpoint.gracePeriod.
+func (s Spec) Grace() time.Duration { return s.Checkpoint.withDefaults().GracePeriod.Duration() }
 
-// Grace is the checkpoint grace period.
-func (s Spec) Grace() time.Duration {
-	if s.Checkpoint.GracePeriod == "" {
-		return DefaultGrace
-	}
-	d, _ := time.ParseDuration(s.Checkpoint.GracePeriod) // validated by Parse
-	return d
-}
-
-// Signal is the checkpoint signal's name.
-func (s Spec) Signal() string {
-	if s.Checkpoint.Signal == "" {
-		return DefaultSignal
-	}
-	return s.Checkpoint.Signal
-}
-
-// SwitchWait is how long the job waits for maxSwitches; 0 with maxSwitches
-// set means indefinitely (reported by the second result).
-func (s Spec) SwitchWait() (time.Duration, bool) {
-	if s.Topology.WaitForSwitches == "" {
-		return 0, false
-	}
-	d, _ := time.ParseDuration(s.Topology.WaitForSwitches)
-	return d, true
-}
-
-// PreferredWait is how long the preferred level is waited for.
-func (s Spec) PreferredWait() time.Duration {
-	d, _ := time.ParseDuration(s.Topology.PreferredWait)
-	return d
-}
+// Signal is checkpoint.signal, the checkpoint signal's name.
+func (s Spec) Signal() string { return s.Checkpoint.withDefaults().Signal }

@@ -71,8 +71,9 @@ type Constraints struct {
 type Request struct {
 	JobID string `json:"jobId"`
 	// Nodes × GPUsPerNode is the gang; each node runs TasksPerNode ranks
-	// of GPUsPerNode/TasksPerNode GPUs. TasksPerNode 0 means one rank per
-	// GPU, as in the job spec.
+	// of GPUsPerNode/TasksPerNode GPUs. TasksPerNode is at least 1: the
+	// job spec's default (one rank per GPU) is applied by jobspec, and
+	// RequestFor reads the filled value.
 	Nodes        int `json:"nodes"`
 	GPUsPerNode  int `json:"gpusPerNode"`
 	TasksPerNode int `json:"tasksPerNode"`
@@ -100,13 +101,12 @@ func (r Request) WaitEnd(w time.Duration, now time.Time) time.Time {
 	return r.WaitSince.Add(w)
 }
 
-// DefaultSwitchWait is how long maxSwitches is waited for when the spec
-// gives no waitForSwitches: Slurm's default max_switch_wait.
-const DefaultSwitchWait = 5 * time.Minute
-
 // RequestFor extracts a Request from a spec. WaitSince is not part of a
-// spec: the caller that keeps the wait clocks sets it.
+// spec: the caller that keeps the wait clocks sets it. The spec's defaults
+// are applied first: a job record written before jobspec.Parse filled
+// them all (waitForSwitches) reads as it did.
 func RequestFor(jobID string, s jobspec.Spec) Request {
+	s = s.WithDefaults()
 	r := Request{
 		JobID:        jobID,
 		Nodes:        s.Gang.Nodes,
@@ -114,20 +114,15 @@ func RequestFor(jobID string, s jobspec.Spec) Request {
 		TasksPerNode: s.Gang.TasksPerNode,
 		CPUsPerTask:  s.Gang.CPUsPerTask,
 		Topology: Constraints{
-			MaxSwitches:   s.Topology.MaxSwitches,
-			Required:      Level(s.Topology.Required),
-			Preferred:     Level(s.Topology.Preferred),
-			PreferredWait: s.PreferredWait(),
+			MaxSwitches:     s.Topology.MaxSwitches,
+			WaitForSwitches: s.Topology.WaitForSwitches.Duration(),
+			Required:        Level(s.Topology.Required),
+			Preferred:       Level(s.Topology.Preferred),
+			PreferredWait:   s.Topology.PreferredWait.Duration(),
 		},
 	}
 	if s.Gang.GPUBind == string(BindClosest) {
 		r.GPUBind = BindClosest
-	}
-	if r.Topology.MaxSwitches > 0 {
-		r.Topology.WaitForSwitches = DefaultSwitchWait
-		if d, ok := s.SwitchWait(); ok {
-			r.Topology.WaitForSwitches = d
-		}
 	}
 	return r
 }
@@ -142,18 +137,17 @@ func RequestForJob(j domain.Job) Request {
 // GPUs is the gang's total GPU count.
 func (r Request) GPUs() int { return r.Nodes * r.GPUsPerNode }
 
-// normalized fills defaults and checks the shape. An invalid request is
-// Unschedulable, not an error: no cluster can ever run it.
+// normalized checks the shape. An invalid request is Unschedulable, not
+// an error: no cluster can ever run it.
 func (r Request) normalized() (Request, error) {
-	if r.TasksPerNode == 0 {
-		r.TasksPerNode = r.GPUsPerNode
-	}
 	switch {
 	case r.Nodes <= 0:
 		return r, errors.Newf("gang needs at least one node, got %d", r.Nodes)
 	case r.GPUsPerNode <= 0:
 		return r, errors.Newf("gang needs at least one GPU per node, got %d", r.GPUsPerNode)
-	case r.TasksPerNode < 0 || r.GPUsPerNode%r.TasksPerNode != 0:
+	case r.TasksPerNode < 1:
+		return r, errors.Newf("gang needs at least one rank per node, got %d", r.TasksPerNode)
+	case r.GPUsPerNode%r.TasksPerNode != 0:
 		return r, errors.Newf("%d ranks cannot share %d GPUs evenly", r.TasksPerNode, r.GPUsPerNode)
 	case r.CPUsPerTask < 0:
 		return r, errors.Newf("cpusPerTask must not be negative, got %d", r.CPUsPerTask)

@@ -26,6 +26,7 @@ func genInput(r *rand.Rand) queue.Input {
 	var running []queue.RunningJob
 	for i := range 12 {
 		req := place.Request{JobID: fmt.Sprintf("r%d", i), Nodes: 1 + r.IntN(3), GPUsPerNode: []int{2, 4, 8}[r.IntN(3)]}
+		req.TasksPerNode = req.GPUsPerNode // one rank per GPU, the spec's default
 		res := place.Place(snap, req, now, uint64(i))
 		if res.Code != place.Placed {
 			continue
@@ -45,6 +46,7 @@ func genInput(r *rand.Rand) queue.Input {
 		req := place.Request{
 			JobID: fmt.Sprintf("p%02d", i), Nodes: 1 + r.IntN(6), GPUsPerNode: []int{1, 2, 4, 8}[r.IntN(4)], WaitSince: sub,
 		}
+		req.TasksPerNode = req.GPUsPerNode
 		switch r.IntN(5) {
 		case 0:
 			req.Topology.MaxSwitches, req.Topology.WaitForSwitches = 1, 30*time.Minute
