@@ -3,12 +3,14 @@ package drain_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
@@ -71,7 +73,7 @@ func TestDrainPastItsGraceResumesFromTheLastGoodCheckpoint(t *testing.T) {
 	js := startDrain(t, env)
 	keys := runningGang(t, env, js, "slow", 1)
 	if _, _, err := js.Update(ctx, "slow", func(j *domain.Job) (bool, error) {
-		j.Spec.Checkpoint.GracePeriod = "1s"
+		j.Spec.Checkpoint.GracePeriod = jobspec.DurationOf(time.Second)
 		j.LastCheckpoint = &domain.CheckpointRef{Step: 40, Attempt: 1}
 		return true, nil
 	}); err != nil {
