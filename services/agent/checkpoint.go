@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -64,7 +65,9 @@ func (e *executor) checkpoint(ctx context.Context, rec domain.DrainRecord, send 
 	ctx = telemetry.WithJob(ctx, rec.JobID)
 	sig, ok := signals[rec.Signal]
 	if !ok {
-		sig = syscall.SIGUSR1
+		// The record predates the signal field, or names one the schema
+		// has since dropped: the spec's default.
+		sig = signals[jobspec.DefaultSignal]
 	}
 	e.log.InfoContext(ctx, "asking ranks to checkpoint", "job", rec.JobID, "signal", rec.Signal, "reason", rec.Drain.Reason)
 	e.signalAll(g, sig)
