@@ -103,7 +103,7 @@ func Run(ctx context.Context, cfg Config) error {
 	for _, c := range []interface{ Run(context.Context) }{s.drains, s.nodeState, s.allocs, s.inventory, s.live} {
 		go c.Run(ctx)
 	}
-	go s.followJobs(ctx)
+	go js.Follow(ctx, log, jobs.EachEntry(s.running.apply))
 
 	cancelDone, err := b.Consume(ctx, bus.ConsumerSpec{
 		Stream: subjects.StreamJobs, Durable: subjects.DurableDrain, Filters: []string{subjects.Cancel, subjects.CancelUsers},

@@ -115,8 +115,10 @@ type service struct {
 	etcd *clientv3.Client
 	jobs *jobs.Store
 	// records follows the job records: briefs of the unfinished ones for
-	// the reconciler, whole records of the pending ones for proposals.
-	records *records
+	// the reconciler, whole records of the pending ones for proposals
+	// (their spec, the command the agents run, comes from there or from
+	// the KV, never from the message).
+	records *jobs.Active
 	// counters count refused proposals and malformed allocations.
 	counters counters
 	// lease is the reservation lease of the current etcd session.
@@ -155,7 +157,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	s := &service{cfg: cfg, log: log, tel: tel, bus: b, etcd: cli, jobs: js, records: newRecords(ctx, js, log), counters: ctrs}
+	s := &service{cfg: cfg, log: log, tel: tel, bus: b, etcd: cli, jobs: js, records: js.Active(ctx, log, jobs.WithPending()), counters: ctrs}
 	// One session (lease) per replica holds all of its reservations until
 	// they pass the launch barrier. Losing it (a partition longer than the
 	// TTL) loses those reservations; serve again on a new one.

@@ -57,8 +57,6 @@ type scheduler struct {
 	preempting map[string]preemption
 	// waits holds the pending jobs' topology wait clocks (switchwait.go).
 	waits switchWaits
-	// seenRev is the latest job-record revision the watch delivered.
-	seenRev uint64
 }
 
 type seenJob struct {
@@ -139,7 +137,7 @@ func (s *scheduler) run(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	go s.watchJobs(ctx)
+	go s.jobs.Follow(ctx, s.log, jobs.EachEntry(s.jobChanged))
 	defer s.tel.ObserveQueues(s.queueDepths)()
 	stopAdmin, err := s.serveAdmin(ctx)
 	if err != nil {
