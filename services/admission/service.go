@@ -19,7 +19,6 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
@@ -68,7 +67,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return errors.Wrap(err, "admission")
 	}
-	inv := store.NewCache[domain.Node](cli, store.InventoryPrefix, log)
+	inv := store.InventoryCache(cli, log)
 	go inv.Run(ctx)
 
 	a := &admitter{bus: b, jobs: js, inventory: inv, etcd: cli, queues: cfg.Queues, now: cfg.Now, log: log,

@@ -93,11 +93,11 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	s := &service{
 		cfg: cfg, log: log, tel: tel, bus: b, etcd: cli, jobs: js, malformed: malformed,
-		drains:    store.NewCache[domain.DrainRecord](cli, store.DrainsPrefix, log),
-		nodeState: store.NewCache[domain.NodeState](cli, store.NodeStatePrefix, log),
-		inventory: store.NewCache[domain.Node](cli, store.InventoryPrefix, log),
-		live:      store.NewCache[domain.Node](cli, store.NodesPrefix, log),
-		allocs:    store.NewCache[domain.Allocation](cli, store.AllocPrefix, log),
+		drains:    store.DrainCache(cli, log),
+		nodeState: store.NodeStateCache(cli, log),
+		inventory: store.InventoryCache(cli, log),
+		live:      store.NodeCache(cli, log),
+		allocs:    store.AllocationCache(cli, log),
 		running:   newRunningJobs(),
 	}
 	for _, c := range []interface{ Run(context.Context) }{s.drains, s.nodeState, s.allocs, s.inventory, s.live} {

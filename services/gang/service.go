@@ -188,13 +188,13 @@ func Run(ctx context.Context, cfg Config) error {
 // serve runs the consumers, the node watch and the reconciler until ctx ends.
 func (s *service) serve(ctx context.Context) error {
 	b, cli, log := s.bus, s.etcd, s.log
-	s.nodes = store.NewCache[domain.Node](cli, store.NodesPrefix, log)
+	s.nodes = store.NodeCache(cli, log)
 	s.nodes.OnChange = func(key string, val, prev *domain.Node) {
 		if val == nil && prev != nil {
 			go s.nodeDown(ctx, *prev)
 		}
 	}
-	s.nodeStates = store.NewCache[domain.NodeState](cli, store.NodeStatePrefix, log)
+	s.nodeStates = store.NodeStateCache(cli, log)
 	s.ranks = newRankWaits(ctx, cli, log, s.ranksEnded)
 	go s.nodes.Run(ctx)
 	go s.nodeStates.Run(ctx)

@@ -74,12 +74,12 @@ type proposal struct {
 func newScheduler(b *bus.Bus, cli *clientv3.Client, js *jobs.Store, cfg Config, log *slog.Logger) *scheduler {
 	s := &scheduler{
 		etcd: cli, bus: b, jobs: js, cfg: cfg, log: log, tel: cfg.Instruments("placement"),
-		nodes:      store.NewCache[domain.Node](cli, store.NodesPrefix, log),
-		inventory:  store.NewCache[domain.Node](cli, store.InventoryPrefix, log),
-		claims:     store.NewCache[domain.Claim](cli, store.ClaimsPrefix, log),
-		ports:      store.NewCache[domain.Claim](cli, store.PortsPrefix, log),
-		allocs:     store.NewCache[domain.Allocation](cli, store.AllocPrefix, log),
-		nodeState:  store.NewCache[domain.NodeState](cli, store.NodeStatePrefix, log),
+		nodes:      store.NodeCache(cli, log),
+		inventory:  store.InventoryCache(cli, log),
+		claims:     store.ClaimCache(cli, log),
+		ports:      store.PortClaimCache(cli, log),
+		allocs:     store.AllocationCache(cli, log),
+		nodeState:  store.NodeStateCache(cli, log),
 		view:       newView(),
 		kick:       make(chan struct{}, 1),
 		active:     map[string]seenJob{},
