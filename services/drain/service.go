@@ -64,35 +64,30 @@ type service struct {
 	malformed metric.Int64Counter
 }
 
+func (c *Config) defaults() {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.CheckInterval == 0 {
+		c.CheckInterval = 250 * time.Millisecond
+	}
+}
+
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.CheckInterval == 0 {
-		cfg.CheckInterval = 250 * time.Millisecond
-	}
-	log := cfg.Logger().With("service", "drain")
-	b, cli, err := cfg.Clients(ctx, "drain")
-	if err != nil {
-		return errors.Wrap(err, "drain")
-	}
-	defer b.Close()
-	defer cli.Close()
-	js, err := jobs.Open(ctx, b.JS)
-	if err != nil {
-		return errors.Wrap(err, "drain")
-	}
-	tel := cfg.Instruments("drain")
-	malformed, err := newMalformedCounter(tel.Meter)
+	st, err := config.Start(ctx, "drain", &cfg, config.WithJobs())
 	if err != nil {
 		return err
 	}
+	defer st.Close()
+	cfg.defaults()
+	malformed, err := newMalformedCounter(st.Tel.Meter)
+	if err != nil {
+		return err
+	}
+	log, cli, js := st.Log, st.Etcd, st.Jobs
 	s := &service{
-		cfg: cfg, log: log, tel: tel, bus: b, etcd: cli, jobs: js, malformed: malformed,
+		cfg: cfg, log: log, tel: st.Tel, bus: st.Bus, etcd: cli, jobs: js, malformed: malformed,
 		drains:    store.DrainCache(cli, log),
 		nodeState: store.NodeStateCache(cli, log),
 		inventory: store.InventoryCache(cli, log),
@@ -105,6 +100,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	go js.Follow(ctx, log, jobs.EachEntry(s.running.apply))
 
+	b := st.Bus
 	cancelDone, err := b.Consume(ctx, bus.ConsumerSpec{
 		Stream: subjects.StreamJobs, Durable: subjects.DurableDrain, Filters: []string{subjects.Cancel, subjects.CancelUsers},
 	}, log, s.handleCancel)
@@ -137,7 +133,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer func() { _ = listSub.Unsubscribe() }()
 	go s.watchLoop(ctx)
 	defer s.tel.ObserveCluster(s.clusterState)()
-	defer cfg.Ready("drain", b, cli, store.NodesPrefix)()
+	defer st.Ready(store.NodesPrefix)()
 	log.Info("drain running")
 	<-cancelDone
 	<-drainDone

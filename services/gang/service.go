@@ -137,27 +137,18 @@ type service struct {
 
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	if err := cfg.Validate(); err != nil {
+	st, err := config.Start(ctx, "gang", &cfg, config.WithJobs())
+	if err != nil {
 		return err
 	}
+	defer st.Close()
 	cfg.defaults()
-	log := cfg.Logger().With("service", "gang")
-	b, cli, err := cfg.Clients(ctx, "gang")
-	if err != nil {
-		return errors.Wrap(err, "gang")
-	}
-	defer b.Close()
-	defer cli.Close()
-	js, err := jobs.Open(ctx, b.JS)
-	if err != nil {
-		return errors.Wrap(err, "gang")
-	}
-	tel := cfg.Instruments("gang")
-	ctrs, err := newCounters(tel.Meter)
+	ctrs, err := newCounters(st.Tel.Meter)
 	if err != nil {
 		return err
 	}
-	s := &service{cfg: cfg, log: log, tel: tel, bus: b, etcd: cli, jobs: js, records: js.Active(ctx, log, jobs.WithPending()), counters: ctrs}
+	log, cli, js := st.Log, st.Etcd, st.Jobs
+	s := &service{cfg: cfg, log: log, tel: st.Tel, bus: st.Bus, etcd: cli, jobs: js, records: js.Active(ctx, log, jobs.WithPending()), counters: ctrs}
 	// One session (lease) per replica holds all of its reservations until
 	// they pass the launch barrier. Losing it (a partition longer than the
 	// TTL) loses those reservations; serve again on a new one.

@@ -13,6 +13,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
@@ -71,9 +72,10 @@ type proposal struct {
 	deadline  time.Time
 }
 
-func newScheduler(b *bus.Bus, cli *clientv3.Client, js *jobs.Store, cfg Config, log *slog.Logger) *scheduler {
+func newScheduler(st *config.Started, cfg Config) *scheduler {
+	cli, log := st.Etcd, st.Log
 	s := &scheduler{
-		etcd: cli, bus: b, jobs: js, cfg: cfg, log: log, tel: cfg.Instruments("placement"),
+		etcd: cli, bus: st.Bus, jobs: st.Jobs, cfg: cfg, log: log, tel: st.Tel,
 		nodes:      store.NodeCache(cli, log),
 		inventory:  store.InventoryCache(cli, log),
 		claims:     store.ClaimCache(cli, log),
