@@ -21,7 +21,6 @@ import (
 
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.opentelemetry.io/otel/metric"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
@@ -60,8 +59,6 @@ type service struct {
 	live      *store.Cache[domain.Node]
 	allocs    *store.Cache[domain.Allocation]
 	running   *runningJobs
-	// malformed counts malformed allocation records released.
-	malformed metric.Int64Counter
 }
 
 func (c *Config) defaults() {
@@ -81,13 +78,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer st.Close()
 	cfg.defaults()
-	malformed, err := newMalformedCounter(st.Tel.Meter)
-	if err != nil {
-		return err
-	}
 	log, cli, js := st.Log, st.Etcd, st.Jobs
 	s := &service{
-		cfg: cfg, log: log, tel: st.Tel, bus: st.Bus, etcd: cli, jobs: js, malformed: malformed,
+		cfg: cfg, log: log, tel: st.Tel, bus: st.Bus, etcd: cli, jobs: js,
 		drains:    store.DrainCache(cli, log),
 		nodeState: store.NodeStateCache(cli, log),
 		inventory: store.InventoryCache(cli, log),
