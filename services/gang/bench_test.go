@@ -37,21 +37,18 @@ const nodesPerGang, gpusPerNode = 2, 8
 // setup registers 2n nodes and returns their revisions.
 func setup(b *testing.B, env *testenv.Env, prefix string, n int) (map[string]int64, clientv3.LeaseID) {
 	ctx := context.Background()
-	lease, err := env.Etcd.Grant(ctx, 600)
-	if err != nil {
-		b.Fatal(err)
-	}
+	lease := env.Lease(b, 10*time.Minute)
 	revs := map[string]int64{}
 	for i := range n * nodesPerGang {
 		name := fmt.Sprintf("%s%05d", prefix, i)
-		node := domain.Node{Name: name, Addr: name, GPUs: gpusPerNode, Epoch: int64(lease.ID)}
-		resp, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(lease.ID))
+		node := domain.Node{Name: name, Addr: name, GPUs: gpusPerNode, Epoch: int64(lease)}
+		resp, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(lease))
 		if err != nil {
 			b.Fatal(err)
 		}
 		revs[name] = resp.Header.Revision
 	}
-	return revs, lease.ID
+	return revs, lease
 }
 
 func placementFor(prefix string, i int) domain.Placement {

@@ -26,17 +26,13 @@ import (
 // proposals reserve nothing and are terminated (never redelivered), and
 // the real job, proposed properly, runs its own command.
 func TestForgedProposalsRunNothing(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startGangEnv(t, 1, gang.Config{Workers: 2})
 	ctx := context.Background()
-	js := startGang(t, env, 1, gang.Config{Workers: 2})
 
-	lease, err := env.Etcd.Grant(ctx, 600)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lease := env.Lease(t, 10*time.Minute)
 	for _, name := range []string{"n0", "n1"} {
-		node := domain.Node{Name: name, Addr: name, GPUs: 2, Epoch: int64(lease.ID)}
-		if _, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(lease.ID)); err != nil {
+		node := domain.Node{Name: name, Addr: name, GPUs: 2, Epoch: int64(lease)}
+		if _, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(lease)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -20,14 +20,9 @@ import (
 // of the attempt: neither changes the allocation or the job, and both are
 // terminated, not redelivered. The victim's own node still reports.
 func TestReportsAreRefusedForAnotherNode(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startGangEnv(t, 1, gang.Config{Workers: 2})
 	ctx := context.Background()
-	js := startGang(t, env, 1, gang.Config{Workers: 2})
-	nodeLease, err := env.Etcd.Grant(ctx, 600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _ := reservedGang(t, env, js, nodeLease.ID, "victim", 1, 29500, domain.StateReserved)
+	a, _ := reservedGang(t, env, js, "victim", 1, 29500, domain.StateReserved)
 	own := a.Placement.Nodes[0].Node
 
 	forged := []struct {

@@ -26,17 +26,14 @@ func TestReconcileLeavesAReservationBeingRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lease, err := env.Etcd.Grant(ctx, 600)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lease := env.Lease(t, 10*time.Minute)
 	start := time.Now()
 	clock := &testClock{now: start}
 	reserve := func(id string) {
 		t.Helper()
 		a := domain.Allocation{JobID: id, Attempt: 1, State: domain.AllocReserved, Placement: placementFor(id+"-", 0),
 			ReservedAt: start, LaunchDeadline: start.Add(time.Minute)}
-		if ok, _, err := store.Reserve(ctx, env.Etcd, a, nil, nil, lease.ID); err != nil || !ok {
+		if ok, _, err := store.Reserve(ctx, env.Etcd, a, nil, nil, lease); err != nil || !ok {
 			t.Fatalf("reserve %s: ok=%v err=%v", id, ok, err)
 		}
 	}

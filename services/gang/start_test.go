@@ -19,6 +19,14 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
+// startGangEnv starts the servers, then `replicas` gang replicas on them
+// (startGang).
+func startGangEnv(t *testing.T, replicas int, cfg gang.Config) (*testenv.Env, *jobs.Store) {
+	t.Helper()
+	env := testenv.Start(t)
+	return env, startGang(t, env, replicas, cfg)
+}
+
 // startGang runs `replicas` gang replicas with cfg (its Base filled in) on
 // env until the test ends, and returns the job records' store.
 func startGang(t *testing.T, env *testenv.Env, replicas int, cfg gang.Config) *jobs.Store {
@@ -44,15 +52,13 @@ func startGang(t *testing.T, env *testenv.Env, replicas int, cfg gang.Config) *j
 
 // reservedGang commits, as a gang replica would, the reservation of attempt
 // 1 of job id on width nodes of 2 GPUs and 2 ranks each (registered under
-// nodeLease, so they stay up), under a reservation lease of its own, and
+// a lease that outlives the test, so they stay up: the reconciler requeues
+// gangs on nodes that are down), under a reservation lease of its own, and
 // writes the job record in state. It returns the allocation and its lease.
-func reservedGang(t *testing.T, env *testenv.Env, js *jobs.Store, nodeLease clientv3.LeaseID, id string, width, port int, state domain.State) (domain.Allocation, clientv3.LeaseID) {
+func reservedGang(t *testing.T, env *testenv.Env, js *jobs.Store, id string, width, port int, state domain.State) (domain.Allocation, clientv3.LeaseID) {
 	t.Helper()
 	ctx := context.Background()
-	lease, err := env.Etcd.Grant(ctx, 600)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nodeLease, lease := env.Lease(t, 10*time.Minute), env.Lease(t, 10*time.Minute)
 	p := domain.Placement{MasterPort: port}
 	revs := map[string]int64{}
 	for k := range width {
@@ -79,14 +85,14 @@ func reservedGang(t *testing.T, env *testenv.Env, js *jobs.Store, nodeLease clie
 		t.Fatal(err)
 	}
 	a := domain.Allocation{JobID: id, Attempt: 1, State: domain.AllocReserved, Placement: p,
-		Lease: int64(lease.ID), ReservedAt: now, LaunchDeadline: now.Add(time.Minute)}
+		Lease: int64(lease), ReservedAt: now, LaunchDeadline: now.Add(time.Minute)}
 	var assigns []domain.Assignment
 	for _, np := range p.Nodes {
 		assigns = append(assigns, domain.Assignment{JobID: id, Attempt: 1, Node: np.Node, NodeRank: np.NodeRank,
 			NNodes: width, WorldSize: 2 * width, MasterAddr: p.MasterAddr, MasterPort: p.MasterPort,
 			Ranks: np.Ranks, Command: spec.Command})
 	}
-	if ok, _, err := store.Reserve(ctx, env.Etcd, a, assigns, revs, lease.ID); err != nil || !ok {
+	if ok, _, err := store.Reserve(ctx, env.Etcd, a, assigns, revs, lease); err != nil || !ok {
 		t.Fatalf("reserve %s: ok=%v err=%v", id, ok, err)
 	}
 	if state != domain.StatePending {
@@ -98,5 +104,5 @@ func reservedGang(t *testing.T, env *testenv.Env, js *jobs.Store, nodeLease clie
 			t.Fatal(err)
 		}
 	}
-	return a, lease.ID
+	return a, lease
 }

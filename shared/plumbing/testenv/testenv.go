@@ -92,6 +92,18 @@ func Start(t testing.TB, opts ...Option) *Env {
 	return &Env{NATSURL: ns.URL(), EtcdEndpoint: es.Endpoint(), Bus: b, Etcd: cli, Auth: a}
 }
 
+// Lease grants an etcd lease of ttl (whole seconds) that the test does not
+// keep alive: for node registrations and reservations that must stay up
+// for the test's length, a ttl longer than the test.
+func (e *Env) Lease(t testing.TB, ttl time.Duration) clientv3.LeaseID {
+	t.Helper()
+	l, err := e.Etcd.Grant(context.Background(), int64(ttl/time.Second))
+	if err != nil {
+		t.Fatalf("grant lease: %v", err)
+	}
+	return l.ID
+}
+
 // Eventually polls cond every 20ms until it returns nil or timeout passes,
 // then fails the test with cond's last error. Tests wait with it, never
 // with sleeps.
