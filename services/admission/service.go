@@ -22,6 +22,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
@@ -58,10 +59,10 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-func (c *Config) defaults() {
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+// Defaults fills in the settings left zero (config.Start calls it, after
+// Validate).
+func (c *Config) Defaults() {
+	c.Now = clock.Or(c.Now)
 }
 
 // Run serves until ctx ends.
@@ -71,7 +72,6 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer st.Close()
-	cfg.defaults()
 	log, js := st.Log, st.Jobs
 	inv := store.InventoryCache(st.Etcd, log)
 	go inv.Run(ctx)

@@ -8,6 +8,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"os"
@@ -96,16 +97,12 @@ type agent struct {
 	exec *executor
 }
 
-func (c *Config) defaults() {
-	if c.LeaseTTL == 0 {
-		c.LeaseTTL = store.DefaultNodeTTL
-	}
-	if c.StopGrace == 0 {
-		c.StopGrace = 5 * time.Second
-	}
-	if c.Retention == 0 {
-		c.Retention = DefaultRetention
-	}
+// Defaults fills in the settings left zero (config.Start calls it, after
+// Validate).
+func (c *Config) Defaults() {
+	c.LeaseTTL = cmp.Or(c.LeaseTTL, store.DefaultNodeTTL)
+	c.StopGrace = cmp.Or(c.StopGrace, 5*time.Second)
+	c.Retention = cmp.Or(c.Retention, DefaultRetention)
 }
 
 // Run serves until ctx ends; on return every rank it started is stopped.
@@ -115,7 +112,6 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer st.Close()
-	cfg.defaults()
 	log := st.Log.With("node", cfg.Node.Name)
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "jobs"), 0o755); err != nil {
 		return errors.Wrap(err, "agent data dir")

@@ -15,6 +15,7 @@
 package drain
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -61,13 +63,11 @@ type service struct {
 	running   *runningJobs
 }
 
-func (c *Config) defaults() {
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.CheckInterval == 0 {
-		c.CheckInterval = 250 * time.Millisecond
-	}
+// Defaults fills in the settings left zero (config.Start calls it, after
+// Validate).
+func (c *Config) Defaults() {
+	c.Now = clock.Or(c.Now)
+	c.CheckInterval = cmp.Or(c.CheckInterval, 250*time.Millisecond)
 }
 
 // Run serves until ctx ends.
@@ -77,7 +77,6 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer st.Close()
-	cfg.defaults()
 	log, cli, js := st.Log, st.Etcd, st.Jobs
 	s := &service{
 		cfg: cfg, log: log, tel: st.Tel, bus: st.Bus, etcd: cli, jobs: js,

@@ -19,6 +19,7 @@
 package gang
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"sync"
@@ -60,22 +61,14 @@ type Config struct {
 	Now func() time.Time
 }
 
-func (c *Config) defaults() {
-	if c.ReservationTTL == 0 {
-		c.ReservationTTL = store.DefaultReservationTTL
-	}
-	if c.LaunchTimeout == 0 {
-		c.LaunchTimeout = store.DefaultLaunchTimeout
-	}
-	if c.Workers == 0 {
-		c.Workers = DefaultWorkers
-	}
-	if c.ReconcileInterval == 0 {
-		c.ReconcileInterval = config.ReconcileInterval
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+// Defaults fills in the settings left zero (config.Start calls it, after
+// Validate).
+func (c *Config) Defaults() {
+	c.ReservationTTL = cmp.Or(c.ReservationTTL, store.DefaultReservationTTL)
+	c.LaunchTimeout = cmp.Or(c.LaunchTimeout, store.DefaultLaunchTimeout)
+	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
+	c.ReconcileInterval = cmp.Or(c.ReconcileInterval, config.ReconcileInterval)
+	c.Now = clock.Or(c.Now)
 }
 
 // Validate checks the gang-specific settings.
@@ -142,7 +135,6 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer st.Close()
-	cfg.defaults()
 	ctrs, err := newCounters(st.Tel.Meter)
 	if err != nil {
 		return err

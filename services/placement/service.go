@@ -7,6 +7,7 @@
 package placement
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -50,16 +51,12 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-func (c *Config) defaults() {
-	if c.ProposalTimeout == 0 {
-		c.ProposalTimeout = 10 * time.Second
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Retention == 0 {
-		c.Retention = jobs.DefaultRetention
-	}
+// Defaults fills in the settings left zero (config.Start calls it, after
+// Validate).
+func (c *Config) Defaults() {
+	c.ProposalTimeout = cmp.Or(c.ProposalTimeout, 10*time.Second)
+	c.Now = clock.Or(c.Now)
+	c.Retention = cmp.Or(c.Retention, jobs.DefaultRetention)
 }
 
 // Run campaigns for leadership and schedules while leader, until ctx ends.
@@ -69,7 +66,6 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer st.Close()
-	cfg.defaults()
 	log, cli := st.Log, st.Etcd
 	// A standby is ready too: it serves by waiting to lead.
 	defer st.Ready(store.NodesPrefix)()

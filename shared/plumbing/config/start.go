@@ -13,14 +13,21 @@ import (
 )
 
 // Settings is a service's Config as Start takes it: a struct that embeds
-// Base (which provides both methods). A service with settings of its own
-// declares its own Validate, which calls Base.Validate.
+// Base (which provides every method). A service with settings of its own
+// declares its own Validate, which calls Base.Validate, and its own
+// Defaults.
 type Settings interface {
 	Validate() error
+	// Defaults fills in the settings left zero.
+	Defaults()
 	common() *Base
 }
 
 func (b *Base) common() *Base { return b }
+
+// Defaults does nothing: Base's zero fields mean their defaults where they
+// are used (EtcdRequestTimeout in Clients).
+func (b *Base) Defaults() {}
 
 // Started is what a service's Run works with once Start has connected it.
 type Started struct {
@@ -47,13 +54,12 @@ type startOptions struct {
 // WithJobs has Start bind the jobs bucket too (Started.Jobs).
 func WithJobs() StartOption { return func(o *startOptions) { o.jobs = true } }
 
-// Start does what every service's Run begins with: it validates cfg,
-// connects to NATS (declaring the streams, see Clients) and etcd, and with
-// WithJobs binds the jobs bucket. Invalid settings come back as Validate
-// says them; a failure to connect is wrapped with the service's name.
-// The service fills in its defaults after Start (validation sees the
-// settings as given). Close the result when the service stops; call Ready
-// once it serves.
+// Start does what every service's Run begins with: it validates cfg (as
+// given), fills in its defaults, connects to NATS (declaring the streams,
+// see Clients) and etcd, and with WithJobs binds the jobs bucket. Invalid
+// settings come back as Validate says them; a failure to connect is
+// wrapped with the service's name. Close the result when the service
+// stops; call Ready once it serves.
 func Start(ctx context.Context, service string, cfg Settings, opts ...StartOption) (*Started, error) {
 	var o startOptions
 	for _, opt := range opts {
@@ -62,6 +68,7 @@ func Start(ctx context.Context, service string, cfg Settings, opts ...StartOptio
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Defaults()
 	b := cfg.common()
 	st := &Started{Log: b.Logger().With("service", service), Tel: b.Instruments(service), service: service, base: b}
 	var err error

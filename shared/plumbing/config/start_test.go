@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"testing"
@@ -29,9 +30,11 @@ func (c *svcConfig) Validate() error {
 	return nil
 }
 
+func (c *svcConfig) Defaults() { c.Workers = cmp.Or(c.Workers, 7) }
+
 // Start refuses what the service's own Validate refuses, before
-// connecting; otherwise it connects, binds the jobs bucket WithJobs, and
-// declares readiness with Ready.
+// connecting; otherwise it fills in the defaults, connects, binds the jobs
+// bucket WithJobs, and declares readiness with Ready.
 func TestStart(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
@@ -54,6 +57,9 @@ func TestStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	if cfg.Workers != 7 {
+		t.Errorf("Workers = %d after Start, want the default 7", cfg.Workers)
+	}
 	if st.Jobs == nil || st.Log == nil || st.Tel == nil {
 		t.Fatalf("Started lacks something: %+v", st)
 	}
