@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
@@ -60,14 +61,7 @@ func (r *runningJobs) apply(e jobs.Entry) {
 // for time limits and drained nodes. Every replica runs it; each action is
 // idempotent.
 func (s *service) watchLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.CheckInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	clock.Every(ctx, s.cfg.CheckInterval, func() {
 		now := s.cfg.Now()
 		for _, rec := range s.drains.Snapshot() {
 			a, found := s.allocs.Get(store.AllocKey(rec.JobID))
@@ -94,7 +88,7 @@ func (s *service) watchLoop(ctx context.Context) {
 				s.log.Warn("drain not started; will retry", "job", req.JobID, "err", err)
 			}
 		}
-	}
+	})
 }
 
 // forgetGone drops the record of a drain whose gang ended by itself (node

@@ -121,16 +121,10 @@ func (s *Store) follow(ctx context.Context, log *slog.Logger, sink Sink) error {
 // watchdog cancels the watch when it has fallen behind the bucket and made
 // no progress for WatchStall.
 func (s *Store) watchdog(ctx context.Context, log *slog.Logger, delivered *atomic.Uint64, restart context.CancelCauseFunc) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
 	var stuckAt uint64 // the revision the watch was at when it fell behind
 	var since time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	// Restarting cancels ctx, which ends the loop.
+	clock.Every(ctx, time.Second, func() {
 		last, err := s.LastRevision(ctx)
 		seen := delivered.Load()
 		switch {
@@ -141,9 +135,8 @@ func (s *Store) watchdog(ctx context.Context, log *slog.Logger, delivered *atomi
 		case time.Since(since) >= WatchStall:
 			log.Warn("job watch stalled; restarting it", "delivered", seen, "latest", last, "for", time.Since(since).Round(time.Second))
 			restart(errWatchStalled)
-			return
 		}
-	}
+	})
 }
 
 // raise sets v to rev if that is higher. Only follow writes v.
