@@ -25,7 +25,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
@@ -225,10 +224,7 @@ func newBenchFixture(b *testing.B, n, raw int) *benchFixture {
 	f := &benchFixture{env: env}
 	f.rawRevs, f.rawLease = setup(b, env, "raw-", raw)
 	setup(b, env, "svc-", n)
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		b.Fatal(err)
-	}
+	js := env.Jobs(b)
 	f.props = make([]domain.Proposal, n)
 	for i := range n {
 		spec := jobspec.Spec{ID: fmt.Sprintf("svc-%d", i), Queue: "default", Command: []string{"true"},
@@ -246,6 +242,7 @@ func newBenchFixture(b *testing.B, n, raw int) *benchFixture {
 		f.props[i] = domain.Proposal{JobID: job.ID, Attempt: 1, Placement: placementFor("svc-", i), JobRevision: rev}
 	}
 	f.spans = tracetest.NewInMemoryExporter()
+	var err error
 	f.tel, err = telemetry.Setup(ctx, telemetry.Config{Service: "gang", Instance: "bench",
 		Sampler: sdktrace.AlwaysSample(), SpanExporters: []sdktrace.SpanExporter{f.spans}})
 	if err != nil {

@@ -71,7 +71,7 @@ func TestForgedProposalsRunNothing(t *testing.T) {
 	publish("forged.real.unfit", forged("real", on("n0", 0, 1, 2))) // GPU 2 n0 does not have
 	publish("forged.real.drained", forged("real", on("n1", 0, 1)))  // a drained node
 	publish("forged.garbage", "not a proposal")
-	waitConsumed(t, env, 5)
+	waitConsumed(t, env, subjects.DurableGang, 5)
 
 	if left := keysUnder(t, env, store.AllocPrefix, store.ClaimsPrefix, store.PortsPrefix, store.AssignPrefix); len(left) > 0 {
 		t.Fatalf("forged proposals wrote %v", left)
@@ -97,29 +97,6 @@ func TestForgedProposalsRunNothing(t *testing.T) {
 	if left := keysUnder(t, env, store.AssignPrefix); len(left) != 1 {
 		t.Errorf("assignments %v, want only the real job's on n0", left)
 	}
-}
-
-// waitConsumed waits until gang's proposal consumer has settled n messages
-// for good: none pending, none awaiting an ack, none redelivered.
-func waitConsumed(t *testing.T, env *testenv.Env, n uint64) {
-	t.Helper()
-	testenv.Eventually(t, 30*time.Second, func() error {
-		c, err := env.Bus.JS.Consumer(context.Background(), subjects.StreamWork, subjects.DurableGang)
-		if err != nil {
-			return err
-		}
-		info, err := c.Info(context.Background())
-		if err != nil {
-			return err
-		}
-		if info.Delivered.Consumer < n || info.NumPending > 0 || info.NumAckPending > 0 {
-			return fmt.Errorf("proposals: %d delivered, %d pending, %d awaiting ack", info.Delivered.Consumer, info.NumPending, info.NumAckPending)
-		}
-		if info.NumRedelivered > 0 || info.Delivered.Consumer > n {
-			t.Fatalf("refused proposals were redelivered: %+v", info)
-		}
-		return nil
-	})
 }
 
 // keysUnder lists the keys under the prefixes.

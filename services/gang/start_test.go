@@ -3,8 +3,6 @@ package gang_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +11,7 @@ import (
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
@@ -31,23 +29,35 @@ func startGangEnv(t *testing.T, replicas int, cfg gang.Config) (*testenv.Env, *j
 // env until the test ends, and returns the job records' store.
 func startGang(t *testing.T, env *testenv.Env, replicas int, cfg gang.Config) *jobs.Store {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	cfg.Base = config.Base{NATSURL: env.NATSURL, Etcd: env.EtcdEndpoint, StreamReplicas: 1, Log: slog.New(slog.DiscardHandler)}
-	var wg sync.WaitGroup
+	cfg.Base = env.Base(t)
 	for range replicas {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = gang.Run(ctx, cfg)
-		}()
+		testenv.Serve(t, func(ctx context.Context) error { return gang.Run(ctx, cfg) })
 	}
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	return js
+	return env.Jobs(t)
+}
+
+// waitConsumed waits until gang's consumer durable has settled n messages
+// for good: none pending, none awaiting an ack, none redelivered (refused
+// messages are terminated, never redelivered).
+func waitConsumed(t *testing.T, env *testenv.Env, durable string, n uint64) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, func() error {
+		c, err := env.Bus.JS.Consumer(context.Background(), subjects.StreamWork, durable)
+		if err != nil {
+			return err
+		}
+		info, err := c.Info(context.Background())
+		if err != nil {
+			return err
+		}
+		if info.Delivered.Consumer < n || info.NumPending > 0 || info.NumAckPending > 0 {
+			return fmt.Errorf("%s: %d delivered, %d pending, %d awaiting ack", durable, info.Delivered.Consumer, info.NumPending, info.NumAckPending)
+		}
+		if info.NumRedelivered > 0 || info.Delivered.Consumer > n {
+			t.Fatalf("%s: refused messages were redelivered: %+v", durable, info)
+		}
+		return nil
+	})
 }
 
 // reservedGang commits, as a gang replica would, the reservation of attempt

@@ -32,10 +32,7 @@ func seed(t *testing.T) *cluster {
 	t.Helper()
 	ctx := context.Background()
 	env := testenv.Start(t)
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := env.Jobs(t)
 	c := &cluster{env: env, js: js, epoch: map[string]int64{}}
 	for _, n := range []string{"n1", "n2"} {
 		l := env.Lease(t, time.Minute)

@@ -21,10 +21,7 @@ func TestActiveFollowsUnfinishedRecords(t *testing.T) {
 	env := testenv.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := env.Jobs(t)
 	for _, j := range []domain.Job{
 		{ID: "old-running", State: domain.StateRunning, Attempt: 2, TraceParent: "tp"},
 		{ID: "old-done", State: domain.StateSucceeded, Attempt: 1},

@@ -52,10 +52,7 @@ func TestFollowReplaysThenFollows(t *testing.T) {
 	env := testenv.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := env.Jobs(t)
 	for _, id := range []string{"a", "b"} {
 		if err := js.Create(ctx, domain.Job{ID: id, State: domain.StatePending}); err != nil {
 			t.Fatal(err)
@@ -80,10 +77,7 @@ func TestFollowIsNotStalledByAPurgedMarker(t *testing.T) {
 	env := testenv.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := env.Jobs(t)
 	for _, id := range []string{"kept", "gone"} {
 		if err := js.Create(ctx, domain.Job{ID: id, State: domain.StateSucceeded}); err != nil {
 			t.Fatal(err)
