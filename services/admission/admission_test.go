@@ -14,7 +14,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
@@ -24,31 +23,18 @@ import (
 func start(t *testing.T, opts ...func(*admission.Config)) (*testenv.Env, *jobs.Store) {
 	t.Helper()
 	env := testenv.Start(t)
-	ctx, cancel := context.WithCancel(context.Background())
 	for _, n := range []string{"n1", "n2"} {
 		node := domain.Node{Name: n, Addr: "127.0.0.1", GPUs: 8}
-		if _, err := env.Etcd.Put(ctx, store.InventoryKey(n), store.MustJSON(node)); err != nil {
+		if _, err := env.Etcd.Put(context.Background(), store.InventoryKey(n), store.MustJSON(node)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		cfg := admission.Config{Base: config.Base{NATSURL: env.NATSURL, Etcd: env.EtcdEndpoint, StreamReplicas: 1}}
-		for _, o := range opts {
-			o(&cfg)
-		}
-		err := admission.Run(ctx, cfg)
-		if err != nil {
-			t.Errorf("admission: %v", err)
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		t.Fatal(err)
+	cfg := admission.Config{Base: env.Base(t)}
+	for _, o := range opts {
+		o(&cfg)
 	}
-	return env, js
+	testenv.Serve(t, func(ctx context.Context) error { return admission.Run(ctx, cfg) })
+	return env, env.Jobs(t)
 }
 
 func publish(t *testing.T, env *testenv.Env, msgID string, body []byte) {

@@ -19,12 +19,11 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
@@ -49,33 +48,35 @@ type Config struct {
 // stream's submission time, so concurrency changes neither.
 const workers = 16
 
-// Run serves until ctx ends.
-func Run(ctx context.Context, cfg Config) error {
-	if err := cfg.Validate(); err != nil {
+// Validate checks the admission settings.
+func (c *Config) Validate() error {
+	if err := c.Base.Validate(); err != nil {
 		return err
 	}
-	if cfg.MaxDeliver < 0 {
-		return errors.Newf("admission: MaxDeliver %d is negative", cfg.MaxDeliver)
+	if c.MaxDeliver < 0 {
+		return errors.Newf("admission: MaxDeliver %d is negative", c.MaxDeliver)
 	}
-	log := cfg.Logger().With("service", "admission")
-	b, cli, err := cfg.Clients(ctx, "admission")
+	return nil
+}
+
+// Defaults fills in the settings left zero (config.Start calls it, after
+// Validate).
+func (c *Config) Defaults() {
+	c.Now = clock.Or(c.Now)
+}
+
+// Run serves until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	st, err := config.Start(ctx, "admission", &cfg, config.WithJobs())
 	if err != nil {
-		return errors.Wrap(err, "admission")
+		return err
 	}
-	defer b.Close()
-	defer cli.Close()
-	js, err := jobs.Open(ctx, b.JS)
-	if err != nil {
-		return errors.Wrap(err, "admission")
-	}
-	inv := store.NewCache[domain.Node](cli, store.InventoryPrefix, log)
+	defer st.Close()
+	log, js := st.Log, st.Jobs
+	inv := store.InventoryCache(st.Etcd, log)
 	go inv.Run(ctx)
 
-	a := &admitter{bus: b, jobs: js, inventory: inv, etcd: cli, queues: cfg.Queues, now: cfg.Now, log: log,
-		tel: cfg.Instruments("admission")}
-	if a.now == nil {
-		a.now = time.Now
-	}
+	a := &admitter{bus: st.Bus, jobs: js, inventory: inv, etcd: st.Etcd, queues: cfg.Queues, now: cfg.Now, log: log, tel: st.Tel}
 	// Judge no submission before the inventory is loaded: an empty view
 	// admits everything, even gangs no cluster of this size can run.
 	select {
@@ -93,7 +94,7 @@ func Run(ctx context.Context, cfg Config) error {
 			return nil
 		}
 	}
-	done, err := b.Consume(ctx, bus.ConsumerSpec{
+	done, err := st.Bus.Consume(ctx, bus.ConsumerSpec{
 		Stream: subjects.StreamJobs, Durable: subjects.DurableAdmission,
 		Filters: []string{subjects.Submit, subjects.SubmitUsers},
 		Workers: workers, MaxDeliver: cfg.MaxDeliver, GiveUp: a.giveUp,
@@ -101,7 +102,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return errors.Wrap(err, "admission")
 	}
-	defer cfg.Ready("admission", b, cli, store.NodesPrefix)()
+	defer st.Ready(store.NodesPrefix)()
 	log.Info("admission running")
 	<-done
 	return nil

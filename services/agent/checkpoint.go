@@ -30,7 +30,7 @@ import (
 
 // followDrains runs until ctx ends.
 func (a *agent) followDrains(ctx context.Context) {
-	drains := store.NewCache[domain.DrainRecord](a.etcd, store.DrainsPrefix, a.log)
+	drains := store.DrainCache(a.etcd, a.log)
 	drains.OnChange = func(_ string, rec, _ *domain.DrainRecord) {
 		if rec != nil {
 			a.exec.checkpoint(ctx, *rec, a.sendAck)

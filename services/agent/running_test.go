@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/errors"
 
@@ -19,12 +20,9 @@ import (
 func TestRunningKeyOnlyWhileAssigned(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
-	lease, err := env.Etcd.Grant(ctx, 60)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lease := env.Lease(t, time.Minute)
 	r := &runningKeys{etcd: env.Etcd, node: "n1", log: slog.New(slog.DiscardHandler)}
-	as := domain.Assignment{JobID: "job", Attempt: 1, Node: "n1", Epoch: int64(lease.ID)}
+	as := domain.Assignment{JobID: "job", Attempt: 1, Node: "n1", Epoch: int64(lease)}
 	put, err := env.Etcd.Put(ctx, store.AssignKey("n1", "job"), store.MustJSON(as))
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"os"
@@ -96,30 +97,26 @@ type agent struct {
 	exec *executor
 }
 
+// Defaults fills in the settings left zero (config.Start calls it, after
+// Validate).
+func (c *Config) Defaults() {
+	c.LeaseTTL = cmp.Or(c.LeaseTTL, store.DefaultNodeTTL)
+	c.StopGrace = cmp.Or(c.StopGrace, 5*time.Second)
+	c.Retention = cmp.Or(c.Retention, DefaultRetention)
+}
+
 // Run serves until ctx ends; on return every rank it started is stopped.
 func Run(ctx context.Context, cfg Config) error {
-	if err := cfg.Validate(); err != nil {
+	st, err := config.Start(ctx, "agent", &cfg)
+	if err != nil {
 		return err
 	}
-	if cfg.LeaseTTL == 0 {
-		cfg.LeaseTTL = store.DefaultNodeTTL
-	}
-	if cfg.StopGrace == 0 {
-		cfg.StopGrace = 5 * time.Second
-	}
-	if cfg.Retention == 0 {
-		cfg.Retention = DefaultRetention
-	}
-	log := cfg.Logger().With("service", "agent", "node", cfg.Node.Name)
+	defer st.Close()
+	log := st.Log.With("node", cfg.Node.Name)
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "jobs"), 0o755); err != nil {
 		return errors.Wrap(err, "agent data dir")
 	}
-	b, cli, err := cfg.Clients(ctx, "agent")
-	if err != nil {
-		return errors.Wrap(err, "agent")
-	}
-	defer b.Close()
-	defer cli.Close()
+	b, cli := st.Bus, st.Etcd
 	box, err := newContainer(cfg, log)
 	if err != nil {
 		return errors.Wrap(err, "agent")
@@ -129,7 +126,7 @@ func Run(ctx context.Context, cfg Config) error {
 	// registers: nothing of an earlier registration may run beside the
 	// gangs started after it.
 	box.sweep()
-	a := &agent{cfg: cfg, log: log, tel: cfg.Instruments("agent"), bus: b, etcd: cli}
+	a := &agent{cfg: cfg, log: log, tel: st.Tel, bus: b, etcd: cli}
 	a.exec = newExecutor(cfg, b, box, log, a.report)
 	a.exec.alive = &runningKeys{etcd: cli, node: cfg.Node.Name, log: log}
 	if l, path, err := listenAcks(cfg.DataDir); err != nil {

@@ -2,9 +2,7 @@ package drain_test
 
 import (
 	"context"
-	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +16,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
@@ -35,20 +32,10 @@ var (
 func ownedCluster(t *testing.T) (*testenv.Env, *jobs.Store) {
 	t.Helper()
 	env := testenv.Start(t, testenv.WithAuth())
-	ctx, cancel := context.WithCancel(context.Background())
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	cfg := drain.Config{Base: config.Base{NATSURL: env.NATSURL, Etcd: env.EtcdEndpoint, StreamReplicas: 1, Log: slog.New(slog.DiscardHandler),
-		Credentials: env.Auth.Credentials(t, auth.Identity{Name: "drain", Role: auth.RoleDrain})},
-		CheckInterval: 20 * time.Millisecond, Queues: queue.Config{Operators: []string{"olga"}}}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); _ = drain.Run(ctx, cfg) }()
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	return env, js
+	cfg := drain.Config{Base: env.Base(t), CheckInterval: 20 * time.Millisecond, Queues: queue.Config{Operators: []string{"olga"}}}
+	cfg.Credentials = env.Auth.Credentials(t, auth.Identity{Name: "drain", Role: auth.RoleDrain})
+	testenv.Serve(t, func(ctx context.Context) error { return drain.Run(ctx, cfg) })
+	return env, env.Jobs(t)
 }
 
 // as is a client acting as id, the way the CLI does once it has creds.

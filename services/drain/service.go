@@ -15,18 +15,19 @@
 package drain
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
 
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.opentelemetry.io/otel/metric"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -60,51 +61,38 @@ type service struct {
 	live      *store.Cache[domain.Node]
 	allocs    *store.Cache[domain.Allocation]
 	running   *runningJobs
-	// malformed counts malformed allocation records released.
-	malformed metric.Int64Counter
+}
+
+// Defaults fills in the settings left zero (config.Start calls it, after
+// Validate).
+func (c *Config) Defaults() {
+	c.Now = clock.Or(c.Now)
+	c.CheckInterval = cmp.Or(c.CheckInterval, 250*time.Millisecond)
 }
 
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.CheckInterval == 0 {
-		cfg.CheckInterval = 250 * time.Millisecond
-	}
-	log := cfg.Logger().With("service", "drain")
-	b, cli, err := cfg.Clients(ctx, "drain")
-	if err != nil {
-		return errors.Wrap(err, "drain")
-	}
-	defer b.Close()
-	defer cli.Close()
-	js, err := jobs.Open(ctx, b.JS)
-	if err != nil {
-		return errors.Wrap(err, "drain")
-	}
-	tel := cfg.Instruments("drain")
-	malformed, err := newMalformedCounter(tel.Meter)
+	st, err := config.Start(ctx, "drain", &cfg, config.WithJobs())
 	if err != nil {
 		return err
 	}
+	defer st.Close()
+	log, cli, js := st.Log, st.Etcd, st.Jobs
 	s := &service{
-		cfg: cfg, log: log, tel: tel, bus: b, etcd: cli, jobs: js, malformed: malformed,
-		drains:    store.NewCache[domain.DrainRecord](cli, store.DrainsPrefix, log),
-		nodeState: store.NewCache[domain.NodeState](cli, store.NodeStatePrefix, log),
-		inventory: store.NewCache[domain.Node](cli, store.InventoryPrefix, log),
-		live:      store.NewCache[domain.Node](cli, store.NodesPrefix, log),
-		allocs:    store.NewCache[domain.Allocation](cli, store.AllocPrefix, log),
+		cfg: cfg, log: log, tel: st.Tel, bus: st.Bus, etcd: cli, jobs: js,
+		drains:    store.DrainCache(cli, log),
+		nodeState: store.NodeStateCache(cli, log),
+		inventory: store.InventoryCache(cli, log),
+		live:      store.NodeCache(cli, log),
+		allocs:    store.AllocationCache(cli, log),
 		running:   newRunningJobs(),
 	}
 	for _, c := range []interface{ Run(context.Context) }{s.drains, s.nodeState, s.allocs, s.inventory, s.live} {
 		go c.Run(ctx)
 	}
-	go s.followJobs(ctx)
+	go js.Follow(ctx, log, jobs.EachEntry(s.running.apply))
 
+	b := st.Bus
 	cancelDone, err := b.Consume(ctx, bus.ConsumerSpec{
 		Stream: subjects.StreamJobs, Durable: subjects.DurableDrain, Filters: []string{subjects.Cancel, subjects.CancelUsers},
 	}, log, s.handleCancel)
@@ -137,7 +125,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer func() { _ = listSub.Unsubscribe() }()
 	go s.watchLoop(ctx)
 	defer s.tel.ObserveCluster(s.clusterState)()
-	defer cfg.Ready("drain", b, cli, store.NodesPrefix)()
+	defer st.Ready(store.NodesPrefix)()
 	log.Info("drain running")
 	<-cancelDone
 	<-drainDone

@@ -3,9 +3,7 @@ package drain_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +13,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
@@ -24,19 +21,9 @@ import (
 // startDrain runs one drain replica on env until the test ends.
 func startDrain(t *testing.T, env *testenv.Env) *jobs.Store {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	cfg := drain.Config{Base: config.Base{NATSURL: env.NATSURL, Etcd: env.EtcdEndpoint, StreamReplicas: 1, Log: slog.New(slog.DiscardHandler)},
-		CheckInterval: 20 * time.Millisecond}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); _ = drain.Run(ctx, cfg) }()
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	return js
+	cfg := drain.Config{Base: env.Base(t), CheckInterval: 20 * time.Millisecond}
+	testenv.Serve(t, func(ctx context.Context) error { return drain.Run(ctx, cfg) })
+	return env.Jobs(t)
 }
 
 // runningGang writes a running job of width nodes × 8 GPUs and its

@@ -6,10 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
@@ -38,33 +37,22 @@ func (r *runningJobs) snapshot() []domain.Job {
 	return out
 }
 
-func (s *service) followJobs(ctx context.Context) {
-	for ctx.Err() == nil {
-		w, err := s.jobs.Watch(ctx)
-		if err != nil {
-			s.log.Warn("jobs watch failed, retrying", "err", err)
-			time.Sleep(time.Second)
-			continue
-		}
-		for e := range w.Updates() {
-			if e == nil {
-				continue
-			}
-			s.running.mu.Lock()
-			j, err := jobs.Decode(e.Value())
-			if e.Operation() == jetstream.KeyValuePut && err == nil && j.State.Active() {
-				s.running.jobs[j.ID] = j
-			} else {
-				delete(s.running.jobs, e.Key())
-			}
-			if err == nil && j.State.Terminal() && !s.running.ended[j.ID] {
-				s.running.ended[j.ID] = true
-				t := &s.running.endedTiming
-				t.Compute, t.SchedLatency, t.Drain = t.Compute+j.Timing.Compute, t.SchedLatency+j.Timing.SchedLatency, t.Drain+j.Timing.Drain
-			}
-			s.running.mu.Unlock()
-		}
-		_ = w.Stop()
+// apply mirrors one job record (jobs.Store.Follow hands it every record,
+// replayed and live): an active job is kept, and a finished one's timing
+// is added up once (a watch that starts again replays every record).
+func (r *runningJobs) apply(e jobs.Entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	j, err := jobs.Decode(e.Value)
+	if !e.Deleted && err == nil && j.State.Active() {
+		r.jobs[j.ID] = j
+	} else {
+		delete(r.jobs, e.Key)
+	}
+	if err == nil && j.State.Terminal() && !r.ended[j.ID] {
+		r.ended[j.ID] = true
+		t := &r.endedTiming
+		t.Compute, t.SchedLatency, t.Drain = t.Compute+j.Timing.Compute, t.SchedLatency+j.Timing.SchedLatency, t.Drain+j.Timing.Drain
 	}
 }
 
@@ -73,14 +61,7 @@ func (s *service) followJobs(ctx context.Context) {
 // for time limits and drained nodes. Every replica runs it; each action is
 // idempotent.
 func (s *service) watchLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.CheckInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	clock.Every(ctx, s.cfg.CheckInterval, func() {
 		now := s.cfg.Now()
 		for _, rec := range s.drains.Snapshot() {
 			a, found := s.allocs.Get(store.AllocKey(rec.JobID))
@@ -107,7 +88,7 @@ func (s *service) watchLoop(ctx context.Context) {
 				s.log.Warn("drain not started; will retry", "job", req.JobID, "err", err)
 			}
 		}
-	}
+	})
 }
 
 // forgetGone drops the record of a drain whose gang ended by itself (node

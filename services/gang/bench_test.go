@@ -25,7 +25,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
@@ -37,21 +36,18 @@ const nodesPerGang, gpusPerNode = 2, 8
 // setup registers 2n nodes and returns their revisions.
 func setup(b *testing.B, env *testenv.Env, prefix string, n int) (map[string]int64, clientv3.LeaseID) {
 	ctx := context.Background()
-	lease, err := env.Etcd.Grant(ctx, 600)
-	if err != nil {
-		b.Fatal(err)
-	}
+	lease := env.Lease(b, 10*time.Minute)
 	revs := map[string]int64{}
 	for i := range n * nodesPerGang {
 		name := fmt.Sprintf("%s%05d", prefix, i)
-		node := domain.Node{Name: name, Addr: name, GPUs: gpusPerNode, Epoch: int64(lease.ID)}
-		resp, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(lease.ID))
+		node := domain.Node{Name: name, Addr: name, GPUs: gpusPerNode, Epoch: int64(lease)}
+		resp, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(lease))
 		if err != nil {
 			b.Fatal(err)
 		}
 		revs[name] = resp.Header.Revision
 	}
-	return revs, lease.ID
+	return revs, lease
 }
 
 func placementFor(prefix string, i int) domain.Placement {
@@ -228,10 +224,7 @@ func newBenchFixture(b *testing.B, n, raw int) *benchFixture {
 	f := &benchFixture{env: env}
 	f.rawRevs, f.rawLease = setup(b, env, "raw-", raw)
 	setup(b, env, "svc-", n)
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		b.Fatal(err)
-	}
+	js := env.Jobs(b)
 	f.props = make([]domain.Proposal, n)
 	for i := range n {
 		spec := jobspec.Spec{ID: fmt.Sprintf("svc-%d", i), Queue: "default", Command: []string{"true"},
@@ -249,6 +242,7 @@ func newBenchFixture(b *testing.B, n, raw int) *benchFixture {
 		f.props[i] = domain.Proposal{JobID: job.ID, Attempt: 1, Placement: placementFor("svc-", i), JobRevision: rev}
 	}
 	f.spans = tracetest.NewInMemoryExporter()
+	var err error
 	f.tel, err = telemetry.Setup(ctx, telemetry.Config{Service: "gang", Instance: "bench",
 		Sampler: sdktrace.AlwaysSample(), SpanExporters: []sdktrace.SpanExporter{f.spans}})
 	if err != nil {

@@ -26,17 +26,13 @@ import (
 // proposals reserve nothing and are terminated (never redelivered), and
 // the real job, proposed properly, runs its own command.
 func TestForgedProposalsRunNothing(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startGangEnv(t, 1, gang.Config{Workers: 2})
 	ctx := context.Background()
-	js := startGang(t, env, 1, gang.Config{Workers: 2})
 
-	lease, err := env.Etcd.Grant(ctx, 600)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lease := env.Lease(t, 10*time.Minute)
 	for _, name := range []string{"n0", "n1"} {
-		node := domain.Node{Name: name, Addr: name, GPUs: 2, Epoch: int64(lease.ID)}
-		if _, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(lease.ID)); err != nil {
+		node := domain.Node{Name: name, Addr: name, GPUs: 2, Epoch: int64(lease)}
+		if _, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(lease)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -75,7 +71,7 @@ func TestForgedProposalsRunNothing(t *testing.T) {
 	publish("forged.real.unfit", forged("real", on("n0", 0, 1, 2))) // GPU 2 n0 does not have
 	publish("forged.real.drained", forged("real", on("n1", 0, 1)))  // a drained node
 	publish("forged.garbage", "not a proposal")
-	waitConsumed(t, env, 5)
+	waitConsumed(t, env, subjects.DurableGang, 5)
 
 	if left := keysUnder(t, env, store.AllocPrefix, store.ClaimsPrefix, store.PortsPrefix, store.AssignPrefix); len(left) > 0 {
 		t.Fatalf("forged proposals wrote %v", left)
@@ -101,29 +97,6 @@ func TestForgedProposalsRunNothing(t *testing.T) {
 	if left := keysUnder(t, env, store.AssignPrefix); len(left) != 1 {
 		t.Errorf("assignments %v, want only the real job's on n0", left)
 	}
-}
-
-// waitConsumed waits until gang's proposal consumer has settled n messages
-// for good: none pending, none awaiting an ack, none redelivered.
-func waitConsumed(t *testing.T, env *testenv.Env, n uint64) {
-	t.Helper()
-	testenv.Eventually(t, 30*time.Second, func() error {
-		c, err := env.Bus.JS.Consumer(context.Background(), subjects.StreamWork, subjects.DurableGang)
-		if err != nil {
-			return err
-		}
-		info, err := c.Info(context.Background())
-		if err != nil {
-			return err
-		}
-		if info.Delivered.Consumer < n || info.NumPending > 0 || info.NumAckPending > 0 {
-			return fmt.Errorf("proposals: %d delivered, %d pending, %d awaiting ack", info.Delivered.Consumer, info.NumPending, info.NumAckPending)
-		}
-		if info.NumRedelivered > 0 || info.Delivered.Consumer > n {
-			t.Fatalf("refused proposals were redelivered: %+v", info)
-		}
-		return nil
-	})
 }
 
 // keysUnder lists the keys under the prefixes.

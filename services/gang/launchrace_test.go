@@ -17,18 +17,13 @@ import (
 // reservation on the job. The job must still end up "running" once the
 // reservation is recorded, not stay "reserved" with its gang running.
 func TestGangStartedBeforeItsReservationWasRecorded(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startGangEnv(t, 1, gang.Config{Workers: 2})
 	ctx := context.Background()
-	js := startGang(t, env, 1, gang.Config{Workers: 2})
 
 	const id = "early"
-	nodeLease, err := env.Etcd.Grant(ctx, 600)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The reservation is committed in etcd, but the job record still says
 	// pending: the reserving replica has not got to it yet.
-	a, _ := reservedGang(t, env, js, nodeLease.ID, id, 1, 29600, domain.StatePending)
+	a, _ := reservedGang(t, env, js, id, 1, 29600, domain.StatePending)
 	p := a.Placement
 	now := a.ReservedAt
 

@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 // The finding: a forged "exited" report ended a victim's gang as
@@ -20,14 +18,9 @@ import (
 // of the attempt: neither changes the allocation or the job, and both are
 // terminated, not redelivered. The victim's own node still reports.
 func TestReportsAreRefusedForAnotherNode(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startGangEnv(t, 1, gang.Config{Workers: 2})
 	ctx := context.Background()
-	js := startGang(t, env, 1, gang.Config{Workers: 2})
-	nodeLease, err := env.Etcd.Grant(ctx, 600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _ := reservedGang(t, env, js, nodeLease.ID, "victim", 1, 29500, domain.StateReserved)
+	a, _ := reservedGang(t, env, js, "victim", 1, 29500, domain.StateReserved)
 	own := a.Placement.Nodes[0].Node
 
 	forged := []struct {
@@ -46,7 +39,7 @@ func TestReportsAreRefusedForAnotherNode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitReportsConsumed(t, env, 2) // the bare subject is not gang's to consume
+	waitConsumed(t, env, subjects.DurableReports, 2) // the bare subject is not gang's to consume
 	got, _, found, err := store.GetAllocation(ctx, env.Etcd, "victim")
 	if err != nil || !found || got.State != domain.AllocReserved || len(got.Started) > 0 || len(got.Exited) > 0 {
 		t.Fatalf("allocation after forged reports: %+v found=%v err=%v", got, found, err)
@@ -60,27 +53,4 @@ func TestReportsAreRefusedForAnotherNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitState(t, js, "victim", domain.StateRunning)
-}
-
-// waitReportsConsumed waits until gang's report consumer has settled n
-// messages for good: none pending, none awaiting an ack, none redelivered.
-func waitReportsConsumed(t *testing.T, env *testenv.Env, n uint64) {
-	t.Helper()
-	testenv.Eventually(t, 30*time.Second, func() error {
-		c, err := env.Bus.JS.Consumer(context.Background(), subjects.StreamWork, subjects.DurableReports)
-		if err != nil {
-			return err
-		}
-		info, err := c.Info(context.Background())
-		if err != nil {
-			return err
-		}
-		if info.Delivered.Consumer < n || info.NumPending > 0 || info.NumAckPending > 0 {
-			return fmt.Errorf("reports: %d delivered, %d pending, %d awaiting ack", info.Delivered.Consumer, info.NumPending, info.NumAckPending)
-		}
-		if info.NumRedelivered > 0 || info.Delivered.Consumer > n {
-			t.Fatalf("refused reports were redelivered: %+v", info)
-		}
-		return nil
-	})
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
@@ -22,21 +21,15 @@ import (
 func TestReconcileLeavesAReservationBeingRecorded(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lease, err := env.Etcd.Grant(ctx, 600)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := env.Jobs(t)
+	lease := env.Lease(t, 10*time.Minute)
 	start := time.Now()
 	clock := &testClock{now: start}
 	reserve := func(id string) {
 		t.Helper()
 		a := domain.Allocation{JobID: id, Attempt: 1, State: domain.AllocReserved, Placement: placementFor(id+"-", 0),
 			ReservedAt: start, LaunchDeadline: start.Add(time.Minute)}
-		if ok, _, err := store.Reserve(ctx, env.Etcd, a, nil, nil, lease.ID); err != nil || !ok {
+		if ok, _, err := store.Reserve(ctx, env.Etcd, a, nil, nil, lease); err != nil || !ok {
 			t.Fatalf("reserve %s: ok=%v err=%v", id, ok, err)
 		}
 	}

@@ -11,16 +11,14 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
-// Metric names of what gang refuses or repairs. They live here, not in
+// Metric names of what gang refuses. They live here, not in
 // shared/plumbing/telemetry, only because that package was not this change's to
-// edit; docs/operations.md lists them.
+// edit; docs/operations.md lists them. (Malformed allocations, which drain
+// meets too, are counted by telemetry.Metrics.MalformedAllocations.)
 const (
 	// MetricProposalsRefused counts proposals terminated unreserved, by
 	// reason (the refused* values).
 	MetricProposalsRefused = "lockstep.gang.proposals.refused"
-	// MetricMalformedAllocations counts alloc/<job> values that did not
-	// decode or contradicted themselves, released by sweeping.
-	MetricMalformedAllocations = "lockstep.allocations.malformed"
 	// MetricReportsRefused counts agent reports refused for the node they
 	// name, by reason (refusedWrongNode, refusedNotPlaced).
 	MetricReportsRefused = "lockstep.gang.reports.refused"
@@ -41,20 +39,16 @@ const (
 
 // counters are gang's instruments beyond telemetry.Metrics.
 type counters struct {
-	refused   metric.Int64Counter
-	malformed metric.Int64Counter
-	reports   metric.Int64Counter
+	refused metric.Int64Counter
+	reports metric.Int64Counter
 }
 
 func newCounters(m metric.Meter) (counters, error) {
 	refused, err1 := m.Int64Counter(MetricProposalsRefused, metric.WithUnit("{proposal}"),
 		metric.WithDescription("Proposals refused by gang (terminated, never retried), by reason: malformed, no_job, not_pending, unfit, unavailable."))
-	malformed, err2 := m.Int64Counter(MetricMalformedAllocations, metric.WithUnit("{allocation}"),
-		metric.WithDescription("Allocation records that did not decode or contradicted themselves; their keys were released by sweeping."))
-	reports, err3 := m.Int64Counter(MetricReportsRefused, metric.WithUnit("{report}"),
+	reports, err2 := m.Int64Counter(MetricReportsRefused, metric.WithUnit("{report}"),
 		metric.WithDescription("Agent reports refused (terminated or dropped, never applied) for the node they name, by reason: wrong_node, not_placed."))
-	err := errors.CombineErrors(errors.CombineErrors(err1, err2), err3)
-	return counters{refused: refused, malformed: malformed, reports: reports}, errors.Wrap(err, "gang instruments")
+	return counters{refused: refused, reports: reports}, errors.Wrap(errors.CombineErrors(err1, err2), "gang instruments")
 }
 
 // refuse ends a proposal without reserving anything: a log line naming

@@ -26,7 +26,7 @@ func (s *service) releaseAttempt(ctx context.Context, jobID string, attempt int)
 
 func (s *service) noteRelease(ctx context.Context, jobID string, r store.Released) {
 	if r.Malformed != nil {
-		s.counters.malformed.Add(ctx, 1)
+		s.tel.Metrics.MalformedAllocations.Add(ctx, 1)
 		s.log.WarnContext(ctx, "malformed allocation released by sweeping its keys", "job", jobID, "keys", r.Swept, "err", r.Malformed)
 	} else if r.Swept > 0 {
 		s.log.WarnContext(ctx, "allocation keys without their record released", "job", jobID, "keys", r.Swept)

@@ -26,20 +26,15 @@ import (
 // running, the gang survives the lease. When every rank exited the job
 // succeeded and every key is gone.
 func TestConcurrentReportsPassBarrierAndFinish(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startGangEnv(t, 2, gang.Config{Workers: 4})
 	ctx := context.Background()
-	js := startGang(t, env, 2, gang.Config{Workers: 4})
 
 	const width = 8
 	// The nodes stay up throughout (the reconciler requeues gangs on nodes
 	// that are down).
-	nodeLease, err := env.Etcd.Grant(ctx, 600)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for g := range 3 {
 		id := fmt.Sprintf("wide-%d", g)
-		a, lease := reservedGang(t, env, js, nodeLease.ID, id, width, 29500+g, domain.StateReserved)
+		a, lease := reservedGang(t, env, js, id, width, 29500+g, domain.StateReserved)
 		p := a.Placement
 		keys := allocationKeys(a)
 		before := values(t, env.Etcd, keys)

@@ -20,15 +20,10 @@ import (
 // the new one at once, with no conflict event and no second round through
 // placement.
 func TestProposalRacingItsOwnRequeueIsReserved(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startGangEnv(t, 1, gang.Config{Workers: 2})
 	ctx := context.Background()
-	js := startGang(t, env, 1, gang.Config{Workers: 2})
 	const id = "requeued"
-	nodeLease, err := env.Etcd.Grant(ctx, 600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _ := reservedGang(t, env, js, nodeLease.ID, id, 2, 29700, domain.StateRunning)
+	a, _ := reservedGang(t, env, js, id, 2, 29700, domain.StateRunning)
 	now := time.Now().UTC()
 	if _, _, err := js.Update(ctx, id, func(j *domain.Job) (bool, error) {
 		changed, _ := j.Requeue(1, "checkpointed", now)

@@ -19,6 +19,7 @@
 package gang
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"sync"
@@ -60,22 +61,14 @@ type Config struct {
 	Now func() time.Time
 }
 
-func (c *Config) defaults() {
-	if c.ReservationTTL == 0 {
-		c.ReservationTTL = store.DefaultReservationTTL
-	}
-	if c.LaunchTimeout == 0 {
-		c.LaunchTimeout = store.DefaultLaunchTimeout
-	}
-	if c.Workers == 0 {
-		c.Workers = DefaultWorkers
-	}
-	if c.ReconcileInterval == 0 {
-		c.ReconcileInterval = config.ReconcileInterval
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+// Defaults fills in the settings left zero (config.Start calls it, after
+// Validate).
+func (c *Config) Defaults() {
+	c.ReservationTTL = cmp.Or(c.ReservationTTL, store.DefaultReservationTTL)
+	c.LaunchTimeout = cmp.Or(c.LaunchTimeout, store.DefaultLaunchTimeout)
+	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
+	c.ReconcileInterval = cmp.Or(c.ReconcileInterval, config.ReconcileInterval)
+	c.Now = clock.Or(c.Now)
 }
 
 // Validate checks the gang-specific settings.
@@ -115,8 +108,10 @@ type service struct {
 	etcd *clientv3.Client
 	jobs *jobs.Store
 	// records follows the job records: briefs of the unfinished ones for
-	// the reconciler, whole records of the pending ones for proposals.
-	records *records
+	// the reconciler, whole records of the pending ones for proposals
+	// (their spec, the command the agents run, comes from there or from
+	// the KV, never from the message).
+	records *jobs.Active
 	// counters count refused proposals and malformed allocations.
 	counters counters
 	// lease is the reservation lease of the current etcd session.
@@ -135,27 +130,17 @@ type service struct {
 
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	cfg.defaults()
-	log := cfg.Logger().With("service", "gang")
-	b, cli, err := cfg.Clients(ctx, "gang")
-	if err != nil {
-		return errors.Wrap(err, "gang")
-	}
-	defer b.Close()
-	defer cli.Close()
-	js, err := jobs.Open(ctx, b.JS)
-	if err != nil {
-		return errors.Wrap(err, "gang")
-	}
-	tel := cfg.Instruments("gang")
-	ctrs, err := newCounters(tel.Meter)
+	st, err := config.Start(ctx, "gang", &cfg, config.WithJobs())
 	if err != nil {
 		return err
 	}
-	s := &service{cfg: cfg, log: log, tel: tel, bus: b, etcd: cli, jobs: js, records: newRecords(ctx, js, log), counters: ctrs}
+	defer st.Close()
+	ctrs, err := newCounters(st.Tel.Meter)
+	if err != nil {
+		return err
+	}
+	log, cli, js := st.Log, st.Etcd, st.Jobs
+	s := &service{cfg: cfg, log: log, tel: st.Tel, bus: st.Bus, etcd: cli, jobs: js, records: js.Active(ctx, log, jobs.WithPending()), counters: ctrs}
 	// One session (lease) per replica holds all of its reservations until
 	// they pass the launch barrier. Losing it (a partition longer than the
 	// TTL) loses those reservations; serve again on a new one.
@@ -186,13 +171,13 @@ func Run(ctx context.Context, cfg Config) error {
 // serve runs the consumers, the node watch and the reconciler until ctx ends.
 func (s *service) serve(ctx context.Context) error {
 	b, cli, log := s.bus, s.etcd, s.log
-	s.nodes = store.NewCache[domain.Node](cli, store.NodesPrefix, log)
+	s.nodes = store.NodeCache(cli, log)
 	s.nodes.OnChange = func(key string, val, prev *domain.Node) {
 		if val == nil && prev != nil {
 			go s.nodeDown(ctx, *prev)
 		}
 	}
-	s.nodeStates = store.NewCache[domain.NodeState](cli, store.NodeStatePrefix, log)
+	s.nodeStates = store.NodeStateCache(cli, log)
 	s.ranks = newRankWaits(ctx, cli, log, s.ranksEnded)
 	go s.nodes.Run(ctx)
 	go s.nodeStates.Run(ctx)

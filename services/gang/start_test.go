@@ -3,8 +3,6 @@ package gang_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,46 +11,64 @@ import (
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
+// startGangEnv starts the servers, then `replicas` gang replicas on them
+// (startGang).
+func startGangEnv(t *testing.T, replicas int, cfg gang.Config) (*testenv.Env, *jobs.Store) {
+	t.Helper()
+	env := testenv.Start(t)
+	return env, startGang(t, env, replicas, cfg)
+}
+
 // startGang runs `replicas` gang replicas with cfg (its Base filled in) on
 // env until the test ends, and returns the job records' store.
 func startGang(t *testing.T, env *testenv.Env, replicas int, cfg gang.Config) *jobs.Store {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	cfg.Base = config.Base{NATSURL: env.NATSURL, Etcd: env.EtcdEndpoint, StreamReplicas: 1, Log: slog.New(slog.DiscardHandler)}
-	var wg sync.WaitGroup
+	cfg.Base = env.Base(t)
 	for range replicas {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = gang.Run(ctx, cfg)
-		}()
+		testenv.Serve(t, func(ctx context.Context) error { return gang.Run(ctx, cfg) })
 	}
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	return js
+	return env.Jobs(t)
+}
+
+// waitConsumed waits until gang's consumer durable has settled n messages
+// for good: none pending, none awaiting an ack, none redelivered (refused
+// messages are terminated, never redelivered).
+func waitConsumed(t *testing.T, env *testenv.Env, durable string, n uint64) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, func() error {
+		c, err := env.Bus.JS.Consumer(context.Background(), subjects.StreamWork, durable)
+		if err != nil {
+			return err
+		}
+		info, err := c.Info(context.Background())
+		if err != nil {
+			return err
+		}
+		if info.Delivered.Consumer < n || info.NumPending > 0 || info.NumAckPending > 0 {
+			return fmt.Errorf("%s: %d delivered, %d pending, %d awaiting ack", durable, info.Delivered.Consumer, info.NumPending, info.NumAckPending)
+		}
+		if info.NumRedelivered > 0 || info.Delivered.Consumer > n {
+			t.Fatalf("%s: refused messages were redelivered: %+v", durable, info)
+		}
+		return nil
+	})
 }
 
 // reservedGang commits, as a gang replica would, the reservation of attempt
 // 1 of job id on width nodes of 2 GPUs and 2 ranks each (registered under
-// nodeLease, so they stay up), under a reservation lease of its own, and
+// a lease that outlives the test, so they stay up: the reconciler requeues
+// gangs on nodes that are down), under a reservation lease of its own, and
 // writes the job record in state. It returns the allocation and its lease.
-func reservedGang(t *testing.T, env *testenv.Env, js *jobs.Store, nodeLease clientv3.LeaseID, id string, width, port int, state domain.State) (domain.Allocation, clientv3.LeaseID) {
+func reservedGang(t *testing.T, env *testenv.Env, js *jobs.Store, id string, width, port int, state domain.State) (domain.Allocation, clientv3.LeaseID) {
 	t.Helper()
 	ctx := context.Background()
-	lease, err := env.Etcd.Grant(ctx, 600)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nodeLease, lease := env.Lease(t, 10*time.Minute), env.Lease(t, 10*time.Minute)
 	p := domain.Placement{MasterPort: port}
 	revs := map[string]int64{}
 	for k := range width {
@@ -79,14 +95,14 @@ func reservedGang(t *testing.T, env *testenv.Env, js *jobs.Store, nodeLease clie
 		t.Fatal(err)
 	}
 	a := domain.Allocation{JobID: id, Attempt: 1, State: domain.AllocReserved, Placement: p,
-		Lease: int64(lease.ID), ReservedAt: now, LaunchDeadline: now.Add(time.Minute)}
+		Lease: int64(lease), ReservedAt: now, LaunchDeadline: now.Add(time.Minute)}
 	var assigns []domain.Assignment
 	for _, np := range p.Nodes {
 		assigns = append(assigns, domain.Assignment{JobID: id, Attempt: 1, Node: np.Node, NodeRank: np.NodeRank,
 			NNodes: width, WorldSize: 2 * width, MasterAddr: p.MasterAddr, MasterPort: p.MasterPort,
 			Ranks: np.Ranks, Command: spec.Command})
 	}
-	if ok, _, err := store.Reserve(ctx, env.Etcd, a, assigns, revs, lease.ID); err != nil || !ok {
+	if ok, _, err := store.Reserve(ctx, env.Etcd, a, assigns, revs, lease); err != nil || !ok {
 		t.Fatalf("reserve %s: ok=%v err=%v", id, ok, err)
 	}
 	if state != domain.StatePending {
@@ -98,5 +114,5 @@ func reservedGang(t *testing.T, env *testenv.Env, js *jobs.Store, nodeLease clie
 			t.Fatal(err)
 		}
 	}
-	return a, lease.ID
+	return a, lease
 }

@@ -20,14 +20,9 @@ import (
 // sweeping its keys before the job moves on: whenever the record says
 // attempt 2, no assignment of attempt 1 is left for an agent to run.
 func TestDeletedAllocationStopsTheAttemptBeforeTheNext(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startGangEnv(t, 1, gang.Config{ReconcileInterval: 20 * time.Millisecond})
 	ctx := context.Background()
-	js := startGang(t, env, 1, gang.Config{ReconcileInterval: 20 * time.Millisecond})
-	nodeLease, err := env.Etcd.Grant(ctx, 600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _ := reservedGang(t, env, js, nodeLease.ID, "victim", 3, 29610, domain.StateRunning)
+	a, _ := reservedGang(t, env, js, "victim", 3, 29610, domain.StateRunning)
 	keys := allocationKeys(a)
 	if _, err := env.Etcd.Delete(ctx, store.AllocKey("victim")); err != nil {
 		t.Fatal(err)
@@ -65,14 +60,9 @@ func TestMalformedAllocationIsReleased(t *testing.T) {
 		"no nodes":          func(a domain.Allocation) string { a.Placement.Nodes = nil; return store.MustJSON(a) },
 	} {
 		t.Run(name, func(t *testing.T) {
-			env := testenv.Start(t)
+			env, js := startGangEnv(t, 1, gang.Config{ReconcileInterval: 20 * time.Millisecond})
 			ctx := context.Background()
-			js := startGang(t, env, 1, gang.Config{ReconcileInterval: 20 * time.Millisecond})
-			nodeLease, err := env.Etcd.Grant(ctx, 600)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, _ := reservedGang(t, env, js, nodeLease.ID, "corrupt", 9, 29620, domain.StateRunning)
+			a, _ := reservedGang(t, env, js, "corrupt", 9, 29620, domain.StateRunning)
 			keys := allocationKeys(a)
 			if _, err := env.Etcd.Put(ctx, store.AllocKey("corrupt"), corrupt(a)); err != nil {
 				t.Fatal(err)

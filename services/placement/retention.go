@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 )
 
@@ -35,9 +36,7 @@ func startRetention(ctx context.Context, js *jobs.Store, cfg Config, log *slog.L
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
+		sweep := func() {
 			res, err := js.Sweep(ctx, cfg.Now(), p)
 			switch {
 			case err != nil && ctx.Err() == nil:
@@ -46,12 +45,9 @@ func startRetention(ctx context.Context, js *jobs.Store, cfg Config, log *slog.L
 				log.Info("removed finished job records past retention", "records", res.Deleted,
 					"changedMeanwhile", res.Changed, "markers", res.Purged, "retention", cfg.Retention)
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
 		}
+		sweep()
+		clock.Every(ctx, every, sweep)
 	}()
 	return func() { cancel(); wg.Wait() }
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
@@ -57,8 +58,6 @@ type scheduler struct {
 	preempting map[string]preemption
 	// waits holds the pending jobs' topology wait clocks (switchwait.go).
 	waits switchWaits
-	// seenRev is the latest job-record revision the watch delivered.
-	seenRev uint64
 }
 
 type seenJob struct {
@@ -73,15 +72,16 @@ type proposal struct {
 	deadline  time.Time
 }
 
-func newScheduler(b *bus.Bus, cli *clientv3.Client, js *jobs.Store, cfg Config, log *slog.Logger) *scheduler {
+func newScheduler(st *config.Started, cfg Config) *scheduler {
+	cli, log := st.Etcd, st.Log
 	s := &scheduler{
-		etcd: cli, bus: b, jobs: js, cfg: cfg, log: log, tel: cfg.Instruments("placement"),
-		nodes:      store.NewCache[domain.Node](cli, store.NodesPrefix, log),
-		inventory:  store.NewCache[domain.Node](cli, store.InventoryPrefix, log),
-		claims:     store.NewCache[domain.Claim](cli, store.ClaimsPrefix, log),
-		ports:      store.NewCache[domain.Claim](cli, store.PortsPrefix, log),
-		allocs:     store.NewCache[domain.Allocation](cli, store.AllocPrefix, log),
-		nodeState:  store.NewCache[domain.NodeState](cli, store.NodeStatePrefix, log),
+		etcd: cli, bus: st.Bus, jobs: st.Jobs, cfg: cfg, log: log, tel: st.Tel,
+		nodes:      store.NodeCache(cli, log),
+		inventory:  store.InventoryCache(cli, log),
+		claims:     store.ClaimCache(cli, log),
+		ports:      store.PortClaimCache(cli, log),
+		allocs:     store.AllocationCache(cli, log),
+		nodeState:  store.NodeStateCache(cli, log),
 		view:       newView(),
 		kick:       make(chan struct{}, 1),
 		active:     map[string]seenJob{},
@@ -139,7 +139,7 @@ func (s *scheduler) run(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	go s.watchJobs(ctx)
+	go s.jobs.Follow(ctx, s.log, jobs.EachEntry(s.jobChanged))
 	defer s.tel.ObserveQueues(s.queueDepths)()
 	stopAdmin, err := s.serveAdmin(ctx)
 	if err != nil {

@@ -7,6 +7,7 @@
 package placement
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -39,36 +40,35 @@ type Config struct {
 	Retention time.Duration
 }
 
-// Run campaigns for leadership and schedules while leader, until ctx ends.
-func Run(ctx context.Context, cfg Config) error {
-	if err := cfg.Validate(); err != nil {
+// Validate checks the placement settings.
+func (c *Config) Validate() error {
+	if err := c.Base.Validate(); err != nil {
 		return err
 	}
-	if cfg.ProposalTimeout == 0 {
-		cfg.ProposalTimeout = 10 * time.Second
+	if c.Retention < 0 {
+		return errors.Newf("--retention: %s is negative", c.Retention)
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Retention == 0 {
-		cfg.Retention = jobs.DefaultRetention
-	}
-	if cfg.Retention < 0 {
-		return errors.Newf("--retention: %s is negative", cfg.Retention)
-	}
-	log := cfg.Logger().With("service", "placement")
-	b, cli, err := cfg.Clients(ctx, "placement")
+	return nil
+}
+
+// Defaults fills in the settings left zero (config.Start calls it, after
+// Validate).
+func (c *Config) Defaults() {
+	c.ProposalTimeout = cmp.Or(c.ProposalTimeout, 10*time.Second)
+	c.Now = clock.Or(c.Now)
+	c.Retention = cmp.Or(c.Retention, jobs.DefaultRetention)
+}
+
+// Run campaigns for leadership and schedules while leader, until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	st, err := config.Start(ctx, "placement", &cfg, config.WithJobs())
 	if err != nil {
-		return errors.Wrap(err, "placement")
+		return err
 	}
-	defer b.Close()
-	defer cli.Close()
-	js, err := jobs.Open(ctx, b.JS)
-	if err != nil {
-		return errors.Wrap(err, "placement")
-	}
+	defer st.Close()
+	log, cli := st.Log, st.Etcd
 	// A standby is ready too: it serves by waiting to lead.
-	defer cfg.Ready("placement", b, cli, store.NodesPrefix)()
+	defer st.Ready(store.NodesPrefix)()
 
 	for ctx.Err() == nil {
 		sess, err := store.OpenSession(ctx, cli, store.DefaultNodeTTL, log)
@@ -89,8 +89,8 @@ func Run(ctx context.Context, cfg Config) error {
 		// Lead until the session is lost (it ends a fifth of its TTL
 		// before etcd could expire it, so no second leader overlaps this
 		// one) or ctx ends.
-		s := newScheduler(b, cli, js, cfg, log)
-		stopSweeping := startRetention(sess.Context(), js, cfg, log)
+		s := newScheduler(st, cfg)
+		stopSweeping := startRetention(sess.Context(), st.Jobs, cfg, log)
 		if err := s.run(sess.Context()); err != nil && ctx.Err() == nil {
 			log.Warn("scheduler stopped", "err", err)
 		}

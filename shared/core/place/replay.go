@@ -1,10 +1,11 @@
 package place
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/codec"
 )
 
 // Input is everything one decision depends on. It round-trips through
@@ -23,22 +24,14 @@ func (in Input) Replay() Result {
 }
 
 // Marshal encodes the input as JSON.
-func (in Input) Marshal() ([]byte, error) {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return nil, errors.Wrap(err, "encoding placement input")
-	}
-	return b, nil
-}
+func (in Input) Marshal() ([]byte, error) { return codec.Marshal("placement input", in) }
 
 // UnmarshalInput decodes an input written by Marshal.
 func UnmarshalInput(data []byte) (Input, error) {
-	var in Input
-	if err := json.Unmarshal(data, &in); err != nil {
-		return Input{}, errors.Wrap(err, "decoding placement input")
-	}
-	if in.Snapshot == nil {
-		return Input{}, errors.New("decoding placement input: no snapshot")
-	}
-	return in, nil
+	return codec.Unmarshal("placement input", data, func(in *Input) error {
+		if in.Snapshot == nil {
+			return errors.New("no snapshot")
+		}
+		return nil
+	})
 }

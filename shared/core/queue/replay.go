@@ -1,29 +1,21 @@
 package queue
 
 import (
-	"encoding/json"
-
 	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/codec"
 )
 
 // Marshal encodes the input as JSON (the snapshot's topology included), so
 // a plan can be dumped and replayed by a test or the simulator.
-func (in Input) Marshal() ([]byte, error) {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return nil, errors.Wrap(err, "encoding queue input")
-	}
-	return b, nil
-}
+func (in Input) Marshal() ([]byte, error) { return codec.Marshal("queue input", in) }
 
 // UnmarshalInput decodes an input written by Marshal.
 func UnmarshalInput(data []byte) (Input, error) {
-	var in Input
-	if err := json.Unmarshal(data, &in); err != nil {
-		return Input{}, errors.Wrap(err, "decoding queue input")
-	}
-	if in.Snapshot == nil {
-		return Input{}, errors.New("decoding queue input: no snapshot")
-	}
-	return in, nil
+	return codec.Unmarshal("queue input", data, func(in *Input) error {
+		if in.Snapshot == nil {
+			return errors.New("no snapshot")
+		}
+		return nil
+	})
 }

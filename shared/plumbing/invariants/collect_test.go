@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -31,27 +32,17 @@ func seed(t *testing.T) *cluster {
 	t.Helper()
 	ctx := context.Background()
 	env := testenv.Start(t)
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := env.Jobs(t)
 	c := &cluster{env: env, js: js, epoch: map[string]int64{}}
 	for _, n := range []string{"n1", "n2"} {
-		l, err := env.Etcd.Grant(ctx, 60)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.epoch[n] = int64(l.ID)
-		c.put(t, store.NodeKey(n), domain.Node{Name: n, Addr: n, GPUs: 4, Epoch: int64(l.ID)}, l.ID)
+		l := env.Lease(t, time.Minute)
+		c.epoch[n] = int64(l)
+		c.put(t, store.NodeKey(n), domain.Node{Name: n, Addr: n, GPUs: 4, Epoch: int64(l)}, l)
 		c.put(t, store.InventoryKey(n), domain.Node{Name: n, Addr: n, GPUs: 4}, 0)
 	}
-	l, err := env.Etcd.Grant(ctx, 60)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.resLease = l.ID
+	c.resLease = env.Lease(t, time.Minute)
 	c.allocate(t, "run", 1, domain.AllocRunning, "n1", []int{0, 1}, 0)
-	c.allocate(t, "res", 1, domain.AllocReserved, "n2", []int{0}, l.ID)
+	c.allocate(t, "res", 1, domain.AllocReserved, "n2", []int{0}, c.resLease)
 	for _, j := range []domain.Job{
 		{ID: "run", State: domain.StateRunning, Attempt: 1, Spec: jobspec.Spec{Gang: jobspec.Gang{Nodes: 1, GPUsPerNode: 2}}},
 		{ID: "res", State: domain.StateReserved, Attempt: 1, Spec: jobspec.Spec{Gang: jobspec.Gang{Nodes: 1, GPUsPerNode: 1}}},

@@ -4,10 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"time"
-
-	"github.com/cockroachdb/errors"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/codec"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
@@ -30,30 +26,54 @@ func BriefOf(j domain.Job) Brief {
 	return Brief{ID: j.ID, State: j.State, Attempt: j.Attempt, TraceParent: j.TraceParent, Owner: j.Owner}
 }
 
-// Active follows the bucket with one long-lived watch and keeps the brief
-// of every record that is not terminal. It costs a brief decode per record
-// update, whatever the bucket's history holds: the bucket keeps finished
-// jobs, and listing all of them on every reconciler pass grew with every
-// job ever run.
+// Active follows the bucket (Follow) and keeps the brief of every record
+// that is not terminal; with WithPending, also the whole record of every
+// pending job with its revision, so that a proposal made on a record the
+// caller already holds costs no KV read. It costs a brief decode per
+// record update (and a full one while the job is pending), whatever the
+// bucket's history holds: the bucket keeps finished jobs, and listing all
+// of them on every reconciler pass grew with every job ever run.
 //
 // Like any watch it lags the bucket a little: confirm with Get before
 // acting on an absence or on a state that makes you destroy something.
 type Active struct {
-	store *Store
-	log   *slog.Logger
+	log         *slog.Logger
+	keepPending bool
 
-	mu        sync.RWMutex
-	jobs      map[string]Brief
-	ready     chan struct{}
-	readyOnce sync.Once
+	mu      sync.RWMutex
+	briefs  map[string]Brief
+	pending map[string]heldJob
+	ready   chan struct{}
+
+	// The replay in progress, swapped in when complete; touched by the
+	// follower's goroutine alone.
+	next     activeMaps
+	replayed bool
 }
 
-var errWatchEnded = errors.New("job records watch ended")
+type heldJob struct {
+	job domain.Job
+	rev uint64
+}
+
+type activeMaps struct {
+	briefs  map[string]Brief
+	pending map[string]heldJob
+}
+
+// ActiveOption configures Active.
+type ActiveOption func(*Active)
+
+// WithPending keeps the whole record of every pending job too (Pending).
+func WithPending() ActiveOption { return func(a *Active) { a.keepPending = true } }
 
 // Active starts following the bucket until ctx ends.
-func (s *Store) Active(ctx context.Context, log *slog.Logger) *Active {
-	a := &Active{store: s, log: log, jobs: map[string]Brief{}, ready: make(chan struct{})}
-	go a.run(ctx)
+func (s *Store) Active(ctx context.Context, log *slog.Logger, opts ...ActiveOption) *Active {
+	a := &Active{log: log, briefs: map[string]Brief{}, pending: map[string]heldJob{}, ready: make(chan struct{})}
+	for _, o := range opts {
+		o(a)
+	}
+	go s.Follow(ctx, log, (*activeSink)(a))
 	return a
 }
 
@@ -64,8 +84,8 @@ func (a *Active) Ready() <-chan struct{} { return a.ready }
 func (a *Active) Snapshot() map[string]Brief {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	out := make(map[string]Brief, len(a.jobs))
-	for k, v := range a.jobs {
+	out := make(map[string]Brief, len(a.briefs))
+	for k, v := range a.briefs {
 		out[k] = v
 	}
 	return out
@@ -77,7 +97,7 @@ func (a *Active) Count(match func(Brief) bool) int {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	n := 0
-	for _, b := range a.jobs {
+	for _, b := range a.briefs {
 		if match(b) {
 			n++
 		}
@@ -89,72 +109,75 @@ func (a *Active) Count(match func(Brief) bool) int {
 func (a *Active) Get(id string) (Brief, bool) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	b, ok := a.jobs[id]
+	b, ok := a.briefs[id]
 	return b, ok
 }
 
-func (a *Active) run(ctx context.Context) {
-	for ctx.Err() == nil {
-		if err := a.follow(ctx); err != nil && ctx.Err() == nil {
-			a.log.Warn("job records watch ended, following again", "err", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-		}
+// Pending returns the record of a pending job as last seen, with its
+// revision; never found without WithPending.
+func (a *Active) Pending(id string) (domain.Job, uint64, bool) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	h, ok := a.pending[id]
+	return h.job, h.rev, ok
+}
+
+// activeSink is Active as Follow feeds it: a replay goes into fresh maps,
+// swapped in when complete, so that a restarted watch never shows a
+// half-replayed bucket; live changes go straight into the current ones.
+type activeSink Active
+
+func (a *activeSink) Replay() {
+	a.next = activeMaps{briefs: map[string]Brief{}, pending: map[string]heldJob{}}
+	a.replayed = false
+}
+
+func (a *activeSink) Apply(e Entry) {
+	if !a.replayed {
+		a.apply(a.next, e)
+		return
+	}
+	a.mu.Lock()
+	a.apply(activeMaps{briefs: a.briefs, pending: a.pending}, e)
+	a.mu.Unlock()
+}
+
+func (a *activeSink) Current() {
+	a.mu.Lock()
+	a.briefs, a.pending = a.next.briefs, a.next.pending
+	a.mu.Unlock()
+	a.next, a.replayed = activeMaps{}, true
+	select {
+	case <-a.ready:
+	default:
+		close(a.ready)
 	}
 }
 
-// follow replays the bucket into a fresh map, swaps it in when the replay
-// is complete, then applies updates until the watch ends.
-func (a *Active) follow(ctx context.Context) error {
-	w, err := a.store.kv.WatchAll(ctx)
-	if err != nil {
-		return errors.Wrap(err, "watch job records")
-	}
-	defer func() { _ = w.Stop() }()
-	replay := map[string]Brief{}
-	live := false
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case e, ok := <-w.Updates():
-			if !ok {
-				return errWatchEnded
-			}
-			if e == nil {
-				a.mu.Lock()
-				a.jobs, replay, live = replay, nil, true
-				a.mu.Unlock()
-				a.readyOnce.Do(func() { close(a.ready) })
-				continue
-			}
-			if !live {
-				apply(replay, e, a.log)
-				continue
-			}
-			a.mu.Lock()
-			apply(a.jobs, e, a.log)
-			a.mu.Unlock()
-		}
-	}
-}
-
-func apply(m map[string]Brief, e jetstream.KeyValueEntry, log *slog.Logger) {
-	if e.Operation() != jetstream.KeyValuePut {
-		delete(m, e.Key())
+func (a *activeSink) apply(m activeMaps, e Entry) {
+	delete(m.pending, e.Key)
+	if e.Deleted {
+		delete(m.briefs, e.Key)
 		return
 	}
 	var b Brief
-	if err := codec.Decode(e.Value(), &b); err != nil {
-		log.Warn("undecodable job record", "job", e.Key(), "err", err)
-		delete(m, e.Key())
+	if err := codec.Decode(e.Value, &b); err != nil {
+		a.log.Warn("undecodable job record", "job", e.Key, "err", err)
+		delete(m.briefs, e.Key)
 		return
 	}
 	if b.State.Terminal() {
-		delete(m, e.Key())
+		delete(m.briefs, e.Key)
 		return
 	}
-	m[e.Key()] = b
+	m.briefs[e.Key] = b
+	if !a.keepPending || b.State != domain.StatePending {
+		return
+	}
+	j, err := decode(e.Value)
+	if err != nil || j.ID != e.Key {
+		a.log.Warn("undecodable job record", "job", e.Key, "err", err)
+		return
+	}
+	m.pending[e.Key] = heldJob{job: j, rev: e.Revision}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/errors"
+
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
@@ -13,15 +15,13 @@ import (
 
 // Active holds exactly the unfinished records: those that existed before
 // it started (after Ready) and those created later, with their current
-// state and attempt; a record that finishes leaves it.
+// state and attempt; a record that finishes leaves it. With WithPending it
+// holds the whole record of a pending job too, until it leaves pending.
 func TestActiveFollowsUnfinishedRecords(t *testing.T) {
 	env := testenv.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := env.Jobs(t)
 	for _, j := range []domain.Job{
 		{ID: "old-running", State: domain.StateRunning, Attempt: 2, TraceParent: "tp"},
 		{ID: "old-done", State: domain.StateSucceeded, Attempt: 1},
@@ -30,7 +30,7 @@ func TestActiveFollowsUnfinishedRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a := js.Active(ctx, slog.Default())
+	a := js.Active(ctx, slog.Default(), jobs.WithPending())
 	select {
 	case <-a.Ready():
 	case <-time.After(10 * time.Second):
@@ -56,6 +56,22 @@ func TestActiveFollowsUnfinishedRecords(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	if j, rev, ok := a.Pending("new"); !ok || j.ID != "new" || rev == 0 {
+		t.Fatalf("Pending(new) = %+v, %d, %v", j, rev, ok)
+	}
+	if _, _, ok := a.Pending("old-running"); ok {
+		t.Fatal("Pending holds a job that is not pending")
+	}
+	reserve := func(j *domain.Job) (bool, error) { j.State = domain.StateReserved; return true, nil }
+	if _, _, err := js.Update(ctx, "new", reserve); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if _, _, ok := a.Pending("new"); ok {
+			return errors.New("a reserved job is still held as pending")
+		}
+		return nil
+	})
 }
 
 func equal(a, b map[string]jobs.Brief) bool {

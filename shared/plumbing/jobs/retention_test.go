@@ -72,10 +72,7 @@ func TestPlanSweep(t *testing.T) {
 func TestSweepRemovesFinishedRecords(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := env.Jobs(t)
 	kv, err := env.Bus.JS.KeyValue(ctx, subjects.BucketJobs)
 	if err != nil {
 		t.Fatal(err)

@@ -149,14 +149,8 @@ func (s *Store) List(ctx context.Context) ([]domain.Job, error) {
 	return out, nil
 }
 
-// Watch streams every record (existing first, then changes) until ctx ends.
-func (s *Store) Watch(ctx context.Context) (jetstream.KeyWatcher, error) {
-	w, err := s.kv.WatchAll(ctx)
-	return w, errors.Wrap(err, "watch jobs")
-}
-
 // LastRevision is the revision of the latest change to any record: a
-// watcher that has delivered it is current.
+// watcher that has delivered it is current (Follow's watchdog compares).
 func (s *Store) LastRevision(ctx context.Context) (uint64, error) {
 	st, err := s.kv.Status(ctx)
 	if err != nil {

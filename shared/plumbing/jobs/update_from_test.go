@@ -15,10 +15,7 @@ import (
 func TestUpdateFromRemembered(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
-	js, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := env.Jobs(t)
 	if err := js.Create(ctx, domain.Job{ID: "j", State: domain.StateReserved, Attempt: 1}); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,9 @@
 //	                          reservation, the only nodes where a running key
 //	                          of the job may be (see ReadPrior)
 //	election/<service>        concurrency.Election keys for singletons
+//
+// The watch caches of these prefixes, each with its value type, are built
+// by the constructors in caches.go (NodeCache, AllocationCache, …).
 package store
 
 import (

@@ -35,6 +35,10 @@ const (
 	MetricGangsRunning      = "lockstep.gangs.running"
 	MetricNodes             = "lockstep.nodes"
 	MetricClusterEfficiency = "lockstep.cluster.efficiency"
+	// MetricMalformedAllocations counts alloc/<job> values that did not
+	// decode or contradicted themselves, released by sweeping (by gang and
+	// by drain, whichever met them).
+	MetricMalformedAllocations = "lockstep.allocations.malformed"
 )
 
 // Metric labels.
@@ -86,6 +90,8 @@ type Metrics struct {
 	JobsFinished      metric.Int64Counter
 	JobEfficiency     metric.Float64Histogram
 	NodeTransitions   metric.Int64Counter
+	// MalformedAllocations: see MetricMalformedAllocations.
+	MalformedAllocations metric.Int64Counter
 
 	queueDepth, gpusTotal, gpusAllocated, gangsRunning, nodes metric.Int64ObservableGauge
 	clusterEfficiency                                         metric.Float64ObservableGauge
@@ -125,6 +131,8 @@ func newMetrics(m metric.Meter) (*Metrics, error) {
 		metric.WithExplicitBucketBoundaries(ratioBuckets...))
 	err = errors.CombineErrors(err, e)
 	out.NodeTransitions = counter(MetricNodeTransitions, "{transition}", "Nodes going up (agent registered) or down (lease expired), by event.")
+	out.MalformedAllocations = counter(MetricMalformedAllocations, "{allocation}",
+		"Allocation records that did not decode or contradicted themselves; their keys were released by sweeping.")
 
 	out.queueDepth = gauge(MetricQueueDepth, "{job}", "Pending jobs, by queue and pending reason (placement leader).")
 	out.gpusTotal = gauge(MetricGPUsTotal, "{gpu}", "GPUs in the inventory, by leaf switch.")

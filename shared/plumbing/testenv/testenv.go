@@ -15,6 +15,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/embedded"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
@@ -90,6 +91,50 @@ func Start(t testing.TB, opts ...Option) *Env {
 		}
 	}
 	return &Env{NATSURL: ns.URL(), EtcdEndpoint: es.Endpoint(), Bus: b, Etcd: cli, Auth: a}
+}
+
+// Base is the configuration of a service under test on e: e's servers, one
+// stream replica, and a FailureLog.
+func (e *Env) Base(t testing.TB) config.Base {
+	return config.Base{NATSURL: e.NATSURL, Etcd: e.EtcdEndpoint, StreamReplicas: 1, Log: FailureLog(t)}
+}
+
+// Serve runs run (a service's Run) until the test ends: the test's cleanup
+// cancels its context and waits for it to return. An error it returns
+// while the test still runs fails the test.
+func Serve(t testing.TB, run func(context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := run(ctx); err != nil && ctx.Err() == nil {
+			t.Errorf("service stopped: %v", err)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// Jobs binds the jobs bucket, for the test itself.
+func (e *Env) Jobs(t testing.TB) *jobs.Store {
+	t.Helper()
+	js, err := jobs.Open(context.Background(), e.Bus.JS)
+	if err != nil {
+		t.Fatalf("open jobs bucket: %v", err)
+	}
+	return js
+}
+
+// Lease grants an etcd lease of ttl (whole seconds) that the test does not
+// keep alive: for node registrations and reservations that must stay up
+// for the test's length, a ttl longer than the test.
+func (e *Env) Lease(t testing.TB, ttl time.Duration) clientv3.LeaseID {
+	t.Helper()
+	l, err := e.Etcd.Grant(context.Background(), int64(ttl/time.Second))
+	if err != nil {
+		t.Fatalf("grant lease: %v", err)
+	}
+	return l.ID
 }
 
 // Eventually polls cond every 20ms until it returns nil or timeout passes,
