@@ -140,7 +140,7 @@ func (a *admitter) admit(sub submission, spec jobspec.Spec, now time.Time) (rele
 }
 
 func (p *pending) countLocked(owner string, now time.Time) int {
-	n := p.active.Count(func(b jobs.Brief) bool { return b.Owner == owner && b.State == domain.StatePending })
+	n := p.active.Count(func(b domain.JobBrief) bool { return b.Owner == owner && b.State == domain.StatePending })
 	for id, r := range p.recent {
 		switch _, seen := p.active.Get(id); {
 		case seen || now.Sub(r.at) > recentFor:

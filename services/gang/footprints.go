@@ -5,6 +5,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/core/lifecycle"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -14,7 +15,7 @@ import (
 // unknown jobs (lifecycle.FootprintDone), each only if unchanged since
 // listed. active is the watch's unfinished records; a job it lacks is
 // read, since deleting is final.
-func (s *service) dropFootprints(ctx context.Context, active map[string]lifecycle.JobBrief) {
+func (s *service) dropFootprints(ctx context.Context, active map[string]domain.JobBrief) {
 	resp, err := s.etcd.Get(ctx, store.FootprintPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		s.log.Warn("reconcile: list footprints", "err", err)
@@ -31,7 +32,7 @@ func (s *service) dropFootprints(ctx context.Context, active map[string]lifecycl
 			s.log.Warn("reconcile: read job", "job", id, "err", err)
 			continue
 		}
-		if !lifecycle.FootprintDone(lifecycle.BriefOf(full), err == nil) {
+		if !lifecycle.FootprintDone(domain.BriefOf(full), err == nil) {
 			continue
 		}
 		if _, err := s.etcd.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", kv.ModRevision)).

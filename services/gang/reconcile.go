@@ -5,9 +5,9 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/core/lifecycle"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
@@ -54,7 +54,7 @@ func (s *service) observe(ctx context.Context) (lifecycle.ReconcileInput, bool) 
 	}
 	// The unfinished records as the watch has them, taken after the
 	// allocations were listed (as a read per allocation would be).
-	active := briefs(s.records.Snapshot())
+	active := s.records.Snapshot()
 	return lifecycle.ReconcileInput{Allocs: l.allocs, Malformed: l.malformed, Claims: l.claims, Assigns: l.assigns,
 		Up: up, Active: active, Now: s.cfg.Now()}, true
 }
@@ -118,21 +118,11 @@ func (s *service) apply(ctx context.Context, in lifecycle.ReconcileInput, act li
 
 // confirm reads a job's record before a final action (found false: there
 // is none); ok is false, the error logged, when it could not be read.
-func (s *service) confirm(ctx context.Context, jobID string) (job lifecycle.JobBrief, found, ok bool) {
+func (s *service) confirm(ctx context.Context, jobID string) (job domain.JobBrief, found, ok bool) {
 	full, _, err := s.jobs.Get(ctx, jobID)
 	if err != nil && !errs.IsNotFound(err) {
 		s.log.Warn("reconcile: read job", "job", jobID, "err", err)
-		return lifecycle.JobBrief{}, false, false
+		return domain.JobBrief{}, false, false
 	}
-	return lifecycle.BriefOf(full), err == nil, true
-}
-
-// briefs converts the watch's briefs for the lifecycle core, which may not
-// depend on the jobs bucket's package.
-func briefs(active map[string]jobs.Brief) map[string]lifecycle.JobBrief {
-	out := make(map[string]lifecycle.JobBrief, len(active))
-	for id, b := range active {
-		out[id] = lifecycle.JobBrief{ID: b.ID, State: b.State, Attempt: b.Attempt, TraceParent: b.TraceParent}
-	}
-	return out
+	return domain.BriefOf(full), err == nil, true
 }

@@ -7,30 +7,16 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
-// JobBrief is what reconciliation needs of a job record: the part a watch
-// of the jobs bucket can keep for every unfinished job.
-type JobBrief struct {
-	ID          string
-	State       domain.State
-	Attempt     int
-	TraceParent string
-}
-
-// BriefOf is j's brief.
-func BriefOf(j domain.Job) JobBrief {
-	return JobBrief{ID: j.ID, State: j.State, Attempt: j.Attempt, TraceParent: j.TraceParent}
-}
-
 // ReconcileInput is what one reconciler pass observed. The allocations,
 // claims and assignments are listed at one etcd revision; Active is taken
 // after that listing (as a read per allocation would be).
 type ReconcileInput struct {
-	Allocs    []domain.Allocation // alloc/<job> values that decoded, in listing order
-	Malformed map[string]error    // by job: alloc/<job> values that cannot be used, and why
-	Claims    []domain.Claim      // values of the claims and port claims (JobID "" if undecodable)
-	Assigns   []AssignKey         // the assignment keys
-	Up        map[string]bool     // nodes with a liveness key
-	Active    map[string]JobBrief // the unfinished job records as the watch has them, by job
+	Allocs    []domain.Allocation        // alloc/<job> values that decoded, in listing order
+	Malformed map[string]error           // by job: alloc/<job> values that cannot be used, and why
+	Claims    []domain.Claim             // values of the claims and port claims (JobID "" if undecodable)
+	Assigns   []AssignKey                // the assignment keys
+	Up        map[string]bool            // nodes with a liveness key
+	Active    map[string]domain.JobBrief // the unfinished job records as the watch has them, by job
 	Now       time.Time
 }
 
@@ -75,7 +61,7 @@ func Reconcile(in ReconcileInput) []Action {
 
 // JudgeAllocation decides what to do with allocation a given its job's
 // record (found false: there is none). nil means leave it alone.
-func JudgeAllocation(a domain.Allocation, job JobBrief, found bool, up map[string]bool, now time.Time) Action {
+func JudgeAllocation(a domain.Allocation, job domain.JobBrief, found bool, up map[string]bool, now time.Time) Action {
 	switch {
 	case !found || job.State.Terminal() || job.Attempt != a.Attempt:
 		return Release{JobID: a.JobID, Attempt: a.Attempt}
@@ -103,7 +89,7 @@ func JudgeAllocation(a domain.Allocation, job JobBrief, found bool, up map[strin
 }
 
 // judgeUnheld requeues an active job whose attempt holds no allocation.
-func judgeUnheld(j JobBrief, held map[string]domain.Allocation) Action {
+func judgeUnheld(j domain.JobBrief, held map[string]domain.Allocation) Action {
 	if !j.State.Active() {
 		return nil
 	}

@@ -27,12 +27,12 @@ func reserving(a domain.Allocation, deadline time.Time) domain.Allocation {
 	return a
 }
 
-func brief(job string, state domain.State, attempt int) lifecycle.JobBrief {
-	return lifecycle.JobBrief{ID: job, State: state, Attempt: attempt, TraceParent: "tp-" + job}
+func brief(job string, state domain.State, attempt int) domain.JobBrief {
+	return domain.JobBrief{ID: job, State: state, Attempt: attempt, TraceParent: "tp-" + job}
 }
 
-func watched(bs ...lifecycle.JobBrief) map[string]lifecycle.JobBrief {
-	out := map[string]lifecycle.JobBrief{}
+func watched(bs ...domain.JobBrief) map[string]domain.JobBrief {
+	out := map[string]domain.JobBrief{}
 	for _, b := range bs {
 		out[b.ID] = b
 	}
@@ -164,7 +164,7 @@ func TestJudgeAllocation(t *testing.T) {
 	cases := []struct {
 		name  string
 		a     domain.Allocation
-		job   lifecycle.JobBrief
+		job   domain.JobBrief
 		found bool
 		want  lifecycle.Action
 	}{

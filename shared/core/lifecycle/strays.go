@@ -52,7 +52,7 @@ func StrayJobs(allocs map[string]domain.Allocation, malformed map[string]error, 
 // or being reserved), every attempt of a finished or unknown job. nil when
 // the current attempt is active with no allocation: that job is requeued
 // (RequeueUnlessHeld), which sweeps it.
-func JudgeStrays(jobID string, job JobBrief, found, hasAlloc bool) Action {
+func JudgeStrays(jobID string, job domain.JobBrief, found, hasAlloc bool) Action {
 	switch {
 	case !found || job.State.Terminal():
 		return SweepStrays{JobID: jobID, UpTo: -1}
@@ -65,4 +65,4 @@ func JudgeStrays(jobID string, job JobBrief, found, hasAlloc bool) Action {
 // FootprintDone decides whether a job's footprint (where its reservations
 // look for ranks of earlier ones) may go: a finished or unknown job is
 // never reserved again, so nothing reads it.
-func FootprintDone(job JobBrief, found bool) bool { return !found || job.State.Terminal() }
+func FootprintDone(job domain.JobBrief, found bool) bool { return !found || job.State.Terminal() }

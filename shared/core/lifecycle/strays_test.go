@@ -49,19 +49,19 @@ func TestStrayJobs(t *testing.T) {
 func TestJudgeStrays(t *testing.T) {
 	cases := []struct {
 		name     string
-		job      lifecycle.JobBrief
+		job      domain.JobBrief
 		found    bool
 		hasAlloc bool
 		want     lifecycle.Action
 	}{
 		{name: "no record: every attempt", want: lifecycle.SweepStrays{JobID: "j", UpTo: -1}},
-		{name: "finished: every attempt", job: lifecycle.JobBrief{State: domain.StateSucceeded, Attempt: 3}, found: true,
+		{name: "finished: every attempt", job: domain.JobBrief{State: domain.StateSucceeded, Attempt: 3}, found: true,
 			want: lifecycle.SweepStrays{JobID: "j", UpTo: -1}},
-		{name: "pending: the attempts before", job: lifecycle.JobBrief{State: domain.StatePending, Attempt: 3}, found: true,
+		{name: "pending: the attempts before", job: domain.JobBrief{State: domain.StatePending, Attempt: 3}, found: true,
 			want: lifecycle.SweepStrays{JobID: "j", UpTo: 2}},
-		{name: "running with its allocation: the attempts before", job: lifecycle.JobBrief{State: domain.StateRunning, Attempt: 2},
+		{name: "running with its allocation: the attempts before", job: domain.JobBrief{State: domain.StateRunning, Attempt: 2},
 			found: true, hasAlloc: true, want: lifecycle.SweepStrays{JobID: "j", UpTo: 1}},
-		{name: "running without allocation: requeued instead", job: lifecycle.JobBrief{State: domain.StateRunning, Attempt: 2}, found: true},
+		{name: "running without allocation: requeued instead", job: domain.JobBrief{State: domain.StateRunning, Attempt: 2}, found: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -76,14 +76,14 @@ func TestJudgeStrays(t *testing.T) {
 func TestFootprintDone(t *testing.T) {
 	cases := []struct {
 		name  string
-		job   lifecycle.JobBrief
+		job   domain.JobBrief
 		found bool
 		want  bool
 	}{
 		{name: "no record", want: true},
-		{name: "finished", job: lifecycle.JobBrief{State: domain.StateCancelled}, found: true, want: true},
-		{name: "pending", job: lifecycle.JobBrief{State: domain.StatePending}, found: true},
-		{name: "running", job: lifecycle.JobBrief{State: domain.StateRunning}, found: true},
+		{name: "finished", job: domain.JobBrief{State: domain.StateCancelled}, found: true, want: true},
+		{name: "pending", job: domain.JobBrief{State: domain.StatePending}, found: true},
+		{name: "running", job: domain.JobBrief{State: domain.StateRunning}, found: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

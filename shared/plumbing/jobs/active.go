@@ -9,23 +9,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
-// Brief is the part of a job record a reconciler needs to compare it with
-// etcd. Decoding only these fields skips the spec and placement, the bulk
-// of a record: about a third of the CPU of a full decode.
-type Brief struct {
-	ID          string       `json:"id"`
-	State       domain.State `json:"state"`
-	Attempt     int          `json:"attempt"`
-	TraceParent string       `json:"traceParent,omitempty"`
-	// Owner lets admission count a user's pending jobs.
-	Owner string `json:"owner,omitempty"`
-}
-
-// BriefOf is j's brief.
-func BriefOf(j domain.Job) Brief {
-	return Brief{ID: j.ID, State: j.State, Attempt: j.Attempt, TraceParent: j.TraceParent, Owner: j.Owner}
-}
-
 // Active follows the bucket (Follow) and keeps the brief of every record
 // that is not terminal; with WithPending, also the whole record of every
 // pending job with its revision, so that a proposal made on a record the
@@ -41,7 +24,7 @@ type Active struct {
 	keepPending bool
 
 	mu      sync.RWMutex
-	briefs  map[string]Brief
+	briefs  map[string]domain.JobBrief
 	pending map[string]heldJob
 	ready   chan struct{}
 
@@ -57,7 +40,7 @@ type heldJob struct {
 }
 
 type activeMaps struct {
-	briefs  map[string]Brief
+	briefs  map[string]domain.JobBrief
 	pending map[string]heldJob
 }
 
@@ -69,7 +52,7 @@ func WithPending() ActiveOption { return func(a *Active) { a.keepPending = true 
 
 // Active starts following the bucket until ctx ends.
 func (s *Store) Active(ctx context.Context, log *slog.Logger, opts ...ActiveOption) *Active {
-	a := &Active{log: log, briefs: map[string]Brief{}, pending: map[string]heldJob{}, ready: make(chan struct{})}
+	a := &Active{log: log, briefs: map[string]domain.JobBrief{}, pending: map[string]heldJob{}, ready: make(chan struct{})}
 	for _, o := range opts {
 		o(a)
 	}
@@ -81,10 +64,10 @@ func (s *Store) Active(ctx context.Context, log *slog.Logger, opts ...ActiveOpti
 func (a *Active) Ready() <-chan struct{} { return a.ready }
 
 // Snapshot copies the briefs of the non-terminal records.
-func (a *Active) Snapshot() map[string]Brief {
+func (a *Active) Snapshot() map[string]domain.JobBrief {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	out := make(map[string]Brief, len(a.briefs))
+	out := make(map[string]domain.JobBrief, len(a.briefs))
 	for k, v := range a.briefs {
 		out[k] = v
 	}
@@ -93,7 +76,7 @@ func (a *Active) Snapshot() map[string]Brief {
 
 // Count counts the non-terminal records for which match is true, without
 // copying the map (admission asks once per submission).
-func (a *Active) Count(match func(Brief) bool) int {
+func (a *Active) Count(match func(domain.JobBrief) bool) int {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	n := 0
@@ -106,7 +89,7 @@ func (a *Active) Count(match func(Brief) bool) int {
 }
 
 // Get returns the brief of one non-terminal record.
-func (a *Active) Get(id string) (Brief, bool) {
+func (a *Active) Get(id string) (domain.JobBrief, bool) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	b, ok := a.briefs[id]
@@ -128,7 +111,7 @@ func (a *Active) Pending(id string) (domain.Job, uint64, bool) {
 type activeSink Active
 
 func (a *activeSink) Replay() {
-	a.next = activeMaps{briefs: map[string]Brief{}, pending: map[string]heldJob{}}
+	a.next = activeMaps{briefs: map[string]domain.JobBrief{}, pending: map[string]heldJob{}}
 	a.replayed = false
 }
 
@@ -160,7 +143,7 @@ func (a *activeSink) apply(m activeMaps, e Entry) {
 		delete(m.briefs, e.Key)
 		return
 	}
-	var b Brief
+	var b domain.JobBrief
 	if err := codec.Decode(e.Value, &b); err != nil {
 		a.log.Warn("undecodable job record", "job", e.Key, "err", err)
 		delete(m.briefs, e.Key)

@@ -36,7 +36,7 @@ func TestActiveFollowsUnfinishedRecords(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Active never became ready")
 	}
-	want := map[string]jobs.Brief{"old-running": {ID: "old-running", State: domain.StateRunning, Attempt: 2, TraceParent: "tp"}}
+	want := map[string]domain.JobBrief{"old-running": {ID: "old-running", State: domain.StateRunning, Attempt: 2, TraceParent: "tp"}}
 	if got := a.Snapshot(); !equal(got, want) {
 		t.Fatalf("after replay: %+v, want %+v", got, want)
 	}
@@ -48,7 +48,7 @@ func TestActiveFollowsUnfinishedRecords(t *testing.T) {
 	if _, _, err := js.Update(ctx, "old-running", finish); err != nil {
 		t.Fatal(err)
 	}
-	want = map[string]jobs.Brief{"new": {ID: "new", State: domain.StatePending, Attempt: 1}}
+	want = map[string]domain.JobBrief{"new": {ID: "new", State: domain.StatePending, Attempt: 1}}
 	deadline := time.Now().Add(10 * time.Second)
 	for got := a.Snapshot(); !equal(got, want); got = a.Snapshot() {
 		if time.Now().After(deadline) {
@@ -74,7 +74,7 @@ func TestActiveFollowsUnfinishedRecords(t *testing.T) {
 	})
 }
 
-func equal(a, b map[string]jobs.Brief) bool {
+func equal(a, b map[string]domain.JobBrief) bool {
 	if len(a) != len(b) {
 		return false
 	}
