@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/spf13/cobra"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
@@ -40,56 +40,45 @@ type description struct {
 	Owner       string            `json:"owner,omitempty"`
 }
 
-func runDescribe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags(env, "describe", "ID [flags]", "Show a job: state, spec, placement per rank and its event timeline.")
-	nats := natsFlag(fs)
-	out := outputFlag(fs)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
+func (a *app) describeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "describe ID",
+		Short: "show a job: spec, placement per rank, event timeline",
+		Long:  "Show a job: state, spec, placement per rank and its event timeline.",
+		Args:  args(1, "job ID"),
+		RunE: a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
+			j, err := c.Job(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			evs, err := c.Events(ctx, j.ID)
+			if errors.Is(err, client.ErrNotYours) {
+				// The record is everyone's to read (as squeue's); the events are
+				// the owner's.
+				fmt.Fprintf(a.env.stderr, "lockstep: %s\n", clean(err.Error()))
+			} else if err != nil {
+				return err
+			}
+			d := description{
+				ID: j.ID, State: j.State, Reason: j.Reason, Detail: j.Detail, Attempt: j.Attempt, Restarts: j.Restarts,
+				MaxRestarts: j.Spec.MaxRestarts(), ExitCode: j.ExitCode, SubmittedAt: j.SubmittedAt,
+				RunningAt: j.RunningAt, EndedAt: j.EndedAt, Spec: j.Spec, Placement: j.Placement, Events: evs,
+				Timing: j.Timing, Efficiency: j.Timing.Efficiency(), TraceID: j.TraceID, Owner: j.Owner,
+			}
+			if d.Events == nil {
+				d.Events = []events.Event{}
+			}
+			// Stream order is publication order; services publish after their
+			// commits, so two services' events can land out of time order.
+			sort.SliceStable(d.Events, func(a, b int) bool { return d.Events[a].Time.Before(d.Events[b].Time) })
+			if a.wantJSON() {
+				return writeJSON(a.env, d)
+			}
+			printDescription(a.env.stdout, d)
+			return nil
+		}),
 	}
-	if len(pos) != 1 {
-		return usagef("describe takes one job ID")
-	}
-	if err := checkOutput(*out); err != nil {
-		return err
-	}
-	c, err := dial(ctx, nats)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	j, err := c.Job(ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	evs, err := c.Events(ctx, j.ID)
-	if errors.Is(err, client.ErrNotYours) {
-		// The record is everyone's to read (as squeue's); the events are
-		// the owner's.
-		fmt.Fprintf(env.stderr, "lockstep: %s\n", clean(err.Error()))
-	} else if err != nil {
-		return err
-	}
-	d := description{
-		ID: j.ID, State: j.State, Reason: j.Reason, Detail: j.Detail, Attempt: j.Attempt, Restarts: j.Restarts,
-		MaxRestarts: j.Spec.MaxRestarts(), ExitCode: j.ExitCode, SubmittedAt: j.SubmittedAt,
-		RunningAt: j.RunningAt, EndedAt: j.EndedAt, Spec: j.Spec, Placement: j.Placement, Events: evs,
-		Timing: j.Timing, Efficiency: j.Timing.Efficiency(), TraceID: j.TraceID, Owner: j.Owner,
-	}
-	if d.Events == nil {
-		d.Events = []events.Event{}
-	}
-	// Stream order is publication order; services publish after their
-	// commits, so two services' events can land out of time order.
-	sort.SliceStable(d.Events, func(a, b int) bool { return d.Events[a].Time.Before(d.Events[b].Time) })
-	if *out == "json" {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(d)
-	}
-	printDescription(env.stdout, d)
-	return nil
+	return takes(cmd, groupNATS, groupOutput)
 }
 
 func printDescription(w io.Writer, d description) {

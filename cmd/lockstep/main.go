@@ -34,7 +34,9 @@ func main() {
 // a command line that does not parse (with a hint at the usage), or what
 // the command's error says (report).
 func run(ctx context.Context, env *cliEnv, args []string) int {
-	root := newRoot(env)
+	a := newApp(env)
+	defer a.close()
+	root := newRoot(a)
 	if args == nil {
 		args = []string{} // nil would make cobra read os.Args
 	}

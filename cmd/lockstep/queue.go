@@ -8,60 +8,56 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
-func runQueue(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags(env, "queue", "[flags]", "List jobs (pending and running; -a for all), oldest first.")
-	nats := natsFlag(fs)
-	out := outputFlag(fs)
-	all := fs.Bool("a", false, "include finished jobs")
-	if err := fs.Parse(args); err != nil {
-		return err
+func (a *app) queueCmd() *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "queue",
+		Short: "list jobs, like squeue",
+		Long:  "List jobs (pending and running; -a for all), oldest first.",
+		Args:  args(0, ""),
+		RunE: a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
+			jobs, err := a.jobs(ctx, c)
+			if err != nil {
+				return err
+			}
+			shown := jobs[:0]
+			for _, j := range jobs {
+				if all || !j.State.Terminal() {
+					shown = append(shown, j)
+				}
+			}
+			sort.Slice(shown, func(a, b int) bool {
+				if !shown[a].SubmittedAt.Equal(shown[b].SubmittedAt) {
+					return shown[a].SubmittedAt.Before(shown[b].SubmittedAt)
+				}
+				return shown[a].ID < shown[b].ID
+			})
+			if a.wantJSON() {
+				rows := make([]queueRow, len(shown))
+				for i, j := range shown {
+					rows[i] = rowOf(j)
+				}
+				return writeJSON(a.env, rows)
+			}
+			tw := tabwriter.NewWriter(a.env.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tQUEUE\tSTATE\tNODESxGPUS\tAGE\tREASON")
+			now := time.Now()
+			for _, j := range shown {
+				r := rowOf(j)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clean(r.ID), clean(r.Name), clean(r.Queue), clean(string(r.State)), r.Shape,
+					age(now.Sub(j.SubmittedAt)), clean(r.Reason))
+			}
+			return tw.Flush()
+		}),
 	}
-	if err := checkOutput(*out); err != nil {
-		return err
-	}
-	c, err := dial(ctx, nats)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	jobs, bad, err := c.Jobs(ctx)
-	if err != nil {
-		return err
-	}
-	warnBad(env, bad)
-	shown := jobs[:0]
-	for _, j := range jobs {
-		if *all || !j.State.Terminal() {
-			shown = append(shown, j)
-		}
-	}
-	sort.Slice(shown, func(a, b int) bool {
-		if !shown[a].SubmittedAt.Equal(shown[b].SubmittedAt) {
-			return shown[a].SubmittedAt.Before(shown[b].SubmittedAt)
-		}
-		return shown[a].ID < shown[b].ID
-	})
-	if *out == "json" {
-		rows := make([]queueRow, len(shown))
-		for i, j := range shown {
-			rows[i] = rowOf(j)
-		}
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
-	}
-	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tQUEUE\tSTATE\tNODESxGPUS\tAGE\tREASON")
-	now := time.Now()
-	for _, j := range shown {
-		r := rowOf(j)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clean(r.ID), clean(r.Name), clean(r.Queue), clean(string(r.State)), r.Shape,
-			age(now.Sub(j.SubmittedAt)), clean(r.Reason))
-	}
-	return tw.Flush()
+	cmd.Flags().BoolVarP(&all, "all", "a", false, "include finished jobs")
+	return takes(cmd, groupNATS, groupOutput)
 }
 
 type queueRow struct {
@@ -83,12 +79,14 @@ func rowOf(j domain.Job) queueRow {
 	}
 }
 
-// warnBad names the job records that could not be read (see `lockstep
-// check`), on stderr so -o json stays parseable.
-func warnBad(env *cliEnv, keys []string) {
-	for _, k := range keys {
-		fmt.Fprintf(env.stderr, "lockstep: job record %s is malformed; skipped (lockstep check names what is wrong)\n", clean(k))
+// jobs reads every job record. It names those that could not be read
+// (see `lockstep check`) on stderr, so that -o json stays parseable.
+func (a *app) jobs(ctx context.Context, c *client.Client) ([]domain.Job, error) {
+	jobs, bad, err := c.Jobs(ctx)
+	for _, k := range bad {
+		fmt.Fprintf(a.env.stderr, "lockstep: job record %s is malformed; skipped (lockstep check names what is wrong)\n", clean(k))
 	}
+	return jobs, err
 }
 
 // age renders a duration like squeue's TIME column.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -9,69 +8,62 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// command is one subcommand.
-type command struct {
-	summary string
-	run     func(ctx context.Context, env *cliEnv, args []string) error
-}
-
-var commands = map[string]command{
-	"dev":        {"run the whole system in one process (embedded NATS and etcd, simulated nodes)", runDev},
-	"submit":     {"submit a job spec (JSON or YAML file, - for stdin)", runSubmit},
-	"queue":      {"list jobs, like squeue", runQueue},
-	"describe":   {"show a job: spec, placement per rank, event timeline", runDescribe},
-	"trace":      {"print a job's trace as a waterfall (spans `lockstep dev` recorded)", runTrace},
-	"logs":       {"print a job's rank output", runLogs},
-	"cancel":     {"cancel a job", runCancel},
-	"check":      {"verify the scheduler's safety invariants (exit 1 on violation)", runCheck},
-	"checkpoint": {"checkpoint a running job and requeue it", runCheckpoint},
-	"ckpt-done":  {"acknowledge a checkpoint (run by a training rank)", runCkptDone},
-	"node":       {"node drain|resume|list", runNode},
-	"topology":   {"print the switch tree with free/total GPUs per switch", runTopology},
-	"stats":      {"cluster totals: jobs by state, cluster η, mean gang wait", runStats},
-	"admission":  {"run the admission service", runAdmission},
-	"placement":  {"run the placement service", runPlacement},
-	"gang":       {"run the gang reservation service", runGang},
-	"agent":      {"run a node agent", runAgent},
-	"drain":      {"run the drain service", runDrain},
-	"version":    {"print the version", runVersion},
-	"auth":       {"make credentials: init an authority, issue identities, enroll nodes", runAuth},
-
-	"healthcheck": {"exit 0 if NATS, etcd or an HTTP endpoint answers (container health checks)", runHealthcheck},
-	"loadtest":    {"load-test the real services with thousands of simulated nodes (see docs/loadtest.md)", runLoadtest},
-	"simulate":    {"replay a job trace through the scheduling policy and baselines in virtual time", runSimulate},
-}
-
 // newRoot builds the command tree of one invocation. Errors are printed
 // once, by run, so cobra prints neither them nor the usage.
-func newRoot(env *cliEnv) *cobra.Command {
+func newRoot(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "lockstep",
 		Short: "a gang scheduler for distributed training",
 		Long: "Lockstep: a gang scheduler for distributed training.\n\n" +
 			"Start with `lockstep dev`, then `lockstep submit docs/examples/hello.json --wait`.",
-		Args:          unknownCommand,
-		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Args: unknownCommand,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := refuseGlobals(cmd); err != nil {
+				return err
+			}
+			return a.syncGoFlags(cmd)
+		},
 		SilenceErrors: true,
 		SilenceUsage:  true,
 
 		SuggestionsMinimumDistance: 2,
 	}
-	root.SetOut(env.stdout)
-	root.SetErr(env.stderr)
-	root.SetIn(env.stdin)
+	root.SetOut(a.env.stdout)
+	root.SetErr(a.env.stderr)
+	root.SetIn(a.env.stdin)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
-	for name, c := range commands {
+	root.SetUsageFunc(hideGlobals(root.UsageFunc()))
+	a.globals.register(root)
+	root.AddCommand(
+		a.submitCmd(), a.queueCmd(), a.describeCmd(), a.logsCmd(), a.cancelCmd(),
+		a.checkpointCmd(), a.ckptDoneCmd(), a.nodeCmd(), a.topologyCmd(), a.statsCmd(), a.checkCmd(),
+		a.versionCmd(),
+	)
+	for name, c := range legacyCommands {
 		root.AddCommand(&cobra.Command{
 			Use:                name,
 			Short:              c.summary,
 			DisableFlagParsing: true,
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return c.run(cmd.Context(), env, args)
+				return c.run(cmd.Context(), a.env, args)
 			},
 		})
 	}
+	root.SetGlobalNormalizationFunc(normalize)
 	return root
+}
+
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "print the version",
+		Args:  args(0, ""),
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintln(a.env.stdout, "lockstep", version)
+			return nil
+		},
+	}
 }
 
 // unknownCommand refuses a first word that names no command.
@@ -86,6 +78,19 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 	return err
 }
 
+// unknownSubcommand refuses a word after a command group (node, auth) that
+// names none of its subcommands.
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	var names []string
+	for _, c := range cmd.Commands() {
+		names = append(names, c.Name())
+	}
+	return usagef("%s: unknown subcommand %q (want %s)", verb(cmd), args[0], strings.Join(names, ", "))
+}
+
 // usageHint points a bad command line at its command's usage.
 func usageHint(cmd *cobra.Command) string {
 	line := cmd.UseLine()
@@ -93,9 +98,4 @@ func usageHint(cmd *cobra.Command) string {
 		line = cmd.CommandPath() + " COMMAND [flags]"
 	}
 	return fmt.Sprintf("usage: %s (%s --help says more)", line, cmd.CommandPath())
-}
-
-func runVersion(_ context.Context, env *cliEnv, _ []string) error {
-	fmt.Fprintln(env.stdout, "lockstep", version)
-	return nil
 }

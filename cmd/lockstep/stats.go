@@ -6,6 +6,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
@@ -41,41 +44,36 @@ func summarize(jobs []domain.Job) clusterStats {
 	return st
 }
 
-func runStats(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags(env, "stats", "[flags]", "Cluster totals over every job record: jobs by state, cluster η, mean gang wait.")
-	nats := natsFlag(fs)
-	out := outputFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
+func (a *app) statsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "cluster totals: jobs by state, cluster η, mean gang wait",
+		Long:  "Cluster totals over every job record: jobs by state, cluster η, mean gang wait.",
+		Args:  args(0, ""),
+		RunE: a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
+			jobs, err := a.jobs(ctx, c)
+			if err != nil {
+				return err
+			}
+			st := summarize(jobs)
+			if a.wantJSON() {
+				return writeJSON(a.env, st)
+			}
+			w := a.env.stdout
+			states := make([]string, 0, len(st.Jobs))
+			for s := range st.Jobs {
+				states = append(states, string(s))
+			}
+			sort.Strings(states)
+			fmt.Fprintf(w, "jobs:")
+			for _, s := range states {
+				fmt.Fprintf(w, " %s %d", clean(s), st.Jobs[domain.State(s)])
+			}
+			fmt.Fprintf(w, "\ncluster η %.3f = compute %s / (compute + scheduling %s + checkpoint drain %s)\nmean gang wait %s\n",
+				st.Efficiency, st.Compute.Round(time.Second), st.SchedLatency.Round(time.Millisecond),
+				st.Drain.Round(time.Millisecond), st.MeanGangWait.Round(time.Millisecond))
+			return nil
+		}),
 	}
-	if err := checkOutput(*out); err != nil {
-		return err
-	}
-	c, err := dial(ctx, nats)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	jobs, bad, err := c.Jobs(ctx)
-	if err != nil {
-		return err
-	}
-	warnBad(env, bad)
-	st := summarize(jobs)
-	if *out == "json" {
-		return writeJSON(env, st)
-	}
-	states := make([]string, 0, len(st.Jobs))
-	for s := range st.Jobs {
-		states = append(states, string(s))
-	}
-	sort.Strings(states)
-	fmt.Fprintf(env.stdout, "jobs:")
-	for _, s := range states {
-		fmt.Fprintf(env.stdout, " %s %d", clean(s), st.Jobs[domain.State(s)])
-	}
-	fmt.Fprintf(env.stdout, "\ncluster η %.3f = compute %s / (compute + scheduling %s + checkpoint drain %s)\nmean gang wait %s\n",
-		st.Efficiency, st.Compute.Round(time.Second), st.SchedLatency.Round(time.Millisecond),
-		st.Drain.Round(time.Millisecond), st.MeanGangWait.Round(time.Millisecond))
-	return nil
+	return takes(cmd, groupNATS, groupOutput)
 }

@@ -3,26 +3,26 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/client"
 )
 
-func runTopology(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags(env, "topology", "[flags]", "Print the switch tree (core → spine → leaf → node) with free/total GPUs per switch.")
-	nats := natsFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
+func (a *app) topologyCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "topology",
+		Short: "print the switch tree with free/total GPUs per switch",
+		Long:  "Print the switch tree (core → spine → leaf → node) with free/total GPUs per switch.",
+		Args:  args(0, ""),
+		RunE: a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
+			out, err := c.Topology(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(a.env.stdout, cleanLines(out))
+			return nil
+		}),
 	}
-	if fs.NArg() > 0 {
-		return usagef("topology takes no arguments")
-	}
-	c, err := dial(ctx, nats)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	out, err := c.Topology(ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprint(env.stdout, cleanLines(out))
-	return nil
+	return takes(cmd, groupNATS)
 }
