@@ -35,6 +35,8 @@ type globals struct {
 	connFS *flag.FlagSet
 	conn   *config.ConnFlags
 	output choice
+	// flags are the root's persistent flags.
+	flags *pflag.FlagSet
 }
 
 // register adds the global flags to root as persistent flags.
@@ -45,6 +47,7 @@ func (g *globals) register(root *cobra.Command) {
 	natsSide := flag.NewFlagSet("", flag.ContinueOnError)
 	config.RegisterConnection(natsSide, false)
 	pfs := root.PersistentFlags()
+	g.flags = pfs
 	g.connFS.VisitAll(func(f *flag.Flag) {
 		group := groupEtcd
 		if natsSide.Lookup(f.Name) != nil {
@@ -110,12 +113,13 @@ func hideGlobals(usage func(*cobra.Command) error) func(*cobra.Command) error {
 
 // goFlags bridges flags that shared/ declares on the standard flag package
 // (config.Base.Register) into cmd's pflag set. A name that is already a
-// global flag stays global: syncGoFlags hands its value to both.
+// global flag stays global: syncGoFlags hands its value to both. Call it
+// after the global flags are registered.
 func (a *app) goFlags(cmd *cobra.Command, register func(*flag.FlagSet)) {
 	fs := flag.NewFlagSet(cmd.Name(), flag.ContinueOnError)
 	register(fs)
 	fs.VisitAll(func(f *flag.Flag) {
-		if cmd.Root().PersistentFlags().Lookup(f.Name) == nil {
+		if a.globals.flags.Lookup(f.Name) == nil {
 			cmd.Flags().AddGoFlag(f)
 		}
 	})

@@ -16,13 +16,7 @@ type legacyCommand struct {
 }
 
 var legacyCommands = map[string]legacyCommand{
-	"dev":         {"run the whole system in one process (embedded NATS and etcd, simulated nodes)", runDev},
 	"trace":       {"print a job's trace as a waterfall (spans `lockstep dev` recorded)", runTrace},
-	"admission":   {"run the admission service", runAdmission},
-	"placement":   {"run the placement service", runPlacement},
-	"gang":        {"run the gang reservation service", runGang},
-	"agent":       {"run a node agent", runAgent},
-	"drain":       {"run the drain service", runDrain},
 	"auth":        {"make credentials: init an authority, issue identities, enroll nodes", runAuth},
 	"healthcheck": {"exit 0 if NATS, etcd or an HTTP endpoint answers (container health checks)", runHealthcheck},
 	"loadtest":    {"load-test the real services with thousands of simulated nodes (see docs/loadtest.md)", runLoadtest},

@@ -38,7 +38,8 @@ func newRoot(a *app) *cobra.Command {
 	root.AddCommand(
 		a.submitCmd(), a.queueCmd(), a.describeCmd(), a.logsCmd(), a.cancelCmd(),
 		a.checkpointCmd(), a.ckptDoneCmd(), a.nodeCmd(), a.topologyCmd(), a.statsCmd(), a.checkCmd(),
-		a.versionCmd(),
+		a.versionCmd(), a.devCmd(),
+		a.admissionCmd(), a.placementCmd(), a.gangCmd(), a.drainCmd(), a.agentCmd(),
 	)
 	for name, c := range legacyCommands {
 		root.AddCommand(&cobra.Command{
