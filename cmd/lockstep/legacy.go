@@ -17,7 +17,6 @@ type legacyCommand struct {
 
 var legacyCommands = map[string]legacyCommand{
 	"trace":       {"print a job's trace as a waterfall (spans `lockstep dev` recorded)", runTrace},
-	"auth":        {"make credentials: init an authority, issue identities, enroll nodes", runAuth},
 	"healthcheck": {"exit 0 if NATS, etcd or an HTTP endpoint answers (container health checks)", runHealthcheck},
 	"loadtest":    {"load-test the real services with thousands of simulated nodes (see docs/loadtest.md)", runLoadtest},
 	"simulate":    {"replay a job trace through the scheduling policy and baselines in virtual time", runSimulate},

@@ -40,6 +40,7 @@ func newRoot(a *app) *cobra.Command {
 		a.checkpointCmd(), a.ckptDoneCmd(), a.nodeCmd(), a.topologyCmd(), a.statsCmd(), a.checkCmd(),
 		a.versionCmd(), a.devCmd(),
 		a.admissionCmd(), a.placementCmd(), a.gangCmd(), a.drainCmd(), a.agentCmd(),
+		a.authCmd(),
 	)
 	for name, c := range legacyCommands {
 		root.AddCommand(&cobra.Command{
