@@ -35,22 +35,22 @@ func newRoot(a *app) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
 	root.SetUsageFunc(hideGlobals(root.UsageFunc()))
 	a.globals.register(root)
-	root.AddCommand(
-		a.submitCmd(), a.queueCmd(), a.describeCmd(), a.logsCmd(), a.cancelCmd(),
-		a.checkpointCmd(), a.ckptDoneCmd(), a.nodeCmd(), a.topologyCmd(), a.statsCmd(), a.checkCmd(),
-		a.versionCmd(), a.devCmd(),
-		a.admissionCmd(), a.placementCmd(), a.gangCmd(), a.drainCmd(), a.agentCmd(),
-		a.authCmd(),
-	)
-	for name, c := range legacyCommands {
-		root.AddCommand(&cobra.Command{
-			Use:                name,
-			Short:              c.summary,
-			DisableFlagParsing: true,
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return c.run(cmd.Context(), a.env, args)
-			},
-		})
+	for _, g := range []struct {
+		id, title string
+		cmds      []*cobra.Command
+	}{
+		{"jobs", "Jobs:", []*cobra.Command{a.submitCmd(), a.queueCmd(), a.describeCmd(), a.logsCmd(), a.cancelCmd(),
+			a.checkpointCmd(), a.traceCmd()}},
+		{"cluster", "Cluster:", []*cobra.Command{a.nodeCmd(), a.topologyCmd(), a.statsCmd(), a.checkCmd(), a.authCmd()}},
+		{"run", "Running Lockstep:", []*cobra.Command{a.devCmd(), a.admissionCmd(), a.placementCmd(), a.gangCmd(),
+			a.drainCmd(), a.agentCmd(), a.healthcheckCmd()}},
+		{"tools", "Tools:", []*cobra.Command{a.ckptDoneCmd(), a.loadtestCmd(), a.simulateCmd(), a.versionCmd()}},
+	} {
+		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
+		for _, c := range g.cmds {
+			c.GroupID = g.id
+			root.AddCommand(c)
+		}
 	}
 	root.SetGlobalNormalizationFunc(normalize)
 	return root
