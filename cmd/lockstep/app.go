@@ -74,7 +74,7 @@ func (a *app) close() {
 
 // clientRun is the RunE of a command that works on the cluster through
 // the client: it dials, then hands the client to run.
-func (a *app) clientRun(run func(ctx context.Context, c *client.Client, args []string) error) func(*cobra.Command, []string) error {
+func (a *app) clientRun(run func(ctx context.Context, c *client.Client, args []string) error) runE {
 	return func(cmd *cobra.Command, args []string) error {
 		c, err := a.dial(cmd.Context())
 		if err != nil {

@@ -11,34 +11,29 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 )
 
-func (a *app) authCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "auth",
-		Short: "make credentials: init an authority, issue identities, enroll nodes",
-		Long: "Make a cluster's credentials. The authority directory (--dir) holds the\n" +
-			"signing keys: keep it on an admin's machine, never on nodes.",
-		Args: unknownSubcommand,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(a.authInitCmd(), a.authIssueCmd(""), a.authIssueCmd(string(auth.RoleNode)),
-		a.authServerCertCmd(), a.authNATSConfigCmd(), a.authEtcdRBACCmd())
-	return cmd
+// authCommands are auth's subcommands. Their flags decide their
+// arguments, so they check both (usage errors, exit 2).
+var authCommands = []command{
+	{"", "init", "create the authority: NATS operator and account keys, and a CA", nil, nil, (*app).authInit},
+	{"", "issue NAME", "issue an identity: NAME.creds (nats --creds) and, for roles that use etcd, NAME.crt/NAME.key signed by the CA", nil, nil, (*app).authIssue},
+	{"", "enroll-node NAME", "issue a node identity and, with --etcd, create its etcd role", nil, nil, (*app).authEnrollNode},
+	{"", "server-cert NAME", "issue a NATS or etcd server's TLS certificate (no creds)", nil, nil, (*app).authServerCert},
+	{"", "nats-config", "write the nats-server config that trusts this authority", nil, nil, (*app).authNATSConfig},
+	{"", "etcd-rbac NAME=ROLE...", "create identities' etcd users and roles and turn etcd's auth on", nil, nil, (*app).authEtcdRBAC},
 }
 
-func (a *app) authInitCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "init",
-		Short: "create the authority: NATS operator and account keys, and a CA",
-		Long:  "Create a cluster's authority (NATS signing keys and a CA) in --dir.",
-	}
+func (a *app) auth(cmd *cobra.Command) runE {
+	cmd.Long = "Make a cluster's credentials. The authority directory (--dir) holds the\n" +
+		"signing keys: keep it on an admin's machine, never on nodes."
+	a.add(cmd, authCommands)
+	return func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+}
+
+func (a *app) authInit(cmd *cobra.Command) runE {
+	cmd.Long = "Create a cluster's authority (NATS signing keys and a CA) in --dir."
 	dir := cmd.Flags().String("dir", "", "authority directory (created, mode 0700)")
-	cmd.Args = func(_ *cobra.Command, args []string) error {
-		if *dir == "" || len(args) > 0 {
-			return usagef("auth init: --dir is required and takes no arguments")
-		}
-		return nil
-	}
-	cmd.RunE = func(*cobra.Command, []string) error {
+	cmd.Args = argsAnd("--dir is required and takes no arguments", func(args []string) bool { return *dir != "" && len(args) == 0 })
+	return func(*cobra.Command, []string) error {
 		if _, err := auth.LoadOrCreateAuthority(*dir); err != nil {
 			return err
 		}
@@ -48,20 +43,20 @@ func (a *app) authInitCmd() *cobra.Command {
 		fmt.Fprintf(a.env.stdout, "authority ready in %s (existing keys are kept)\n", *dir)
 		return nil
 	}
-	return cmd
 }
 
-// authIssueCmd issues one identity; role is fixed for enroll-node.
-func (a *app) authIssueCmd(role string) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "issue NAME",
-		Short: "issue an identity: NAME.creds (nats --creds) and, for roles that use etcd, NAME.crt/NAME.key signed by the CA",
-		Long:  "Issue an identity's credentials from the authority in --dir.",
-	}
-	if role != "" {
-		cmd.Use, cmd.Short = "enroll-node NAME", "issue a node identity and, with --etcd, create its etcd role"
-		cmd.Long = "Issue a node's credentials; with --etcd also create its etcd user and role."
-	}
+func (a *app) authIssue(cmd *cobra.Command) runE {
+	cmd.Long = "Issue an identity's credentials from the authority in --dir."
+	return a.issue(cmd, "")
+}
+
+func (a *app) authEnrollNode(cmd *cobra.Command) runE {
+	cmd.Long = "Issue a node's credentials; with --etcd also create its etcd user and role."
+	return a.issue(cmd, string(auth.RoleNode))
+}
+
+// issue issues one identity; role is fixed for enroll-node.
+func (a *app) issue(cmd *cobra.Command, role string) runE {
 	fs := cmd.Flags()
 	dir := fs.String("dir", "", "authority directory (from lockstep auth init)")
 	roleFlag := fs.String("role", role, "role: one of "+rolesList())
@@ -70,13 +65,8 @@ func (a *app) authIssueCmd(role string) *cobra.Command {
 	hosts := fs.String("server-hosts", "", "also make the certificate a server certificate for these comma-separated hosts")
 	etcdURL := fs.String("etcd", "", "etcd endpoint to create the identity's etcd user and role on (acts as root)")
 	rootCert := fs.String("etcd-root", "", "with --etcd: the root client certificate's base path (PATH.crt, PATH.key; CA from --dir)")
-	cmd.Args = func(cmd *cobra.Command, args []string) error {
-		if *dir == "" || len(args) != 1 {
-			return usagef("%s: want exactly one NAME and --dir", verb(cmd))
-		}
-		return nil
-	}
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+	cmd.Args = argsAnd("want exactly one NAME and --dir", func(args []string) bool { return *dir != "" && len(args) == 1 })
+	return func(cmd *cobra.Command, args []string) error {
 		r, err := auth.ParseRole(*roleFlag)
 		if err != nil {
 			return usagef("--role: %v", err)
@@ -135,7 +125,6 @@ func (a *app) authIssueCmd(role string) *cobra.Command {
 		fmt.Fprintf(a.env.stdout, "etcd user and role for %s ready on %s\n", id.Name, *etcdURL)
 		return nil
 	}
-	return cmd
 }
 
 func rolesList() string {

@@ -14,28 +14,21 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 )
 
-// authEtcdRBACCmd creates each named identity's etcd user and role and
+// authEtcdRBAC creates each named identity's etcd user and role and
 // turns etcd's auth on, so that from then on etcd holds every client to
 // its role (a node writes only its own keys). It acts as root through the
 // admin certificate and is idempotent: a cluster set up before is left as
 // it is, with any missing users added.
-func (a *app) authEtcdRBACCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "etcd-rbac NAME=ROLE...",
-		Short: "create identities' etcd users and roles and turn etcd's auth on",
-		Long:  "Create etcd users and roles for identities (admin is etcd's root) and turn etcd's auth on.",
-	}
+func (a *app) authEtcdRBAC(cmd *cobra.Command) runE {
+	cmd.Long = "Create etcd users and roles for identities (admin is etcd's root) and turn etcd's auth on."
 	fs := cmd.Flags()
 	endpoints := fs.String("etcd", "", "comma-separated etcd endpoints (https://...)")
 	rootCert := fs.String("etcd-root", "", "an admin identity's certificate base path (PATH.crt, PATH.key)")
 	caFile := fs.String("ca", "", "the CA certificate etcd's server certificate is signed by")
-	cmd.Args = func(_ *cobra.Command, args []string) error {
-		if *endpoints == "" || *rootCert == "" || *caFile == "" || len(args) == 0 {
-			return usagef("auth etcd-rbac: want --etcd, --etcd-root, --ca and at least one NAME=ROLE")
-		}
-		return nil
-	}
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+	cmd.Args = argsAnd("want --etcd, --etcd-root, --ca and at least one NAME=ROLE", func(args []string) bool {
+		return *endpoints != "" && *rootCert != "" && *caFile != "" && len(args) > 0
+	})
+	return func(cmd *cobra.Command, args []string) error {
 		ids, err := parseIdentities(args)
 		if err != nil {
 			return err
@@ -58,7 +51,6 @@ func (a *app) authEtcdRBACCmd() *cobra.Command {
 		fmt.Fprintf(a.env.stdout, "etcd auth on at %s; users: %d\n", *endpoints, len(ids))
 		return nil
 	}
-	return cmd
 }
 
 // etcdAsRoot connects to etcd with an admin identity's certificate

@@ -14,31 +14,22 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 )
 
-// authServerCertCmd issues a server's certificate: NATS and etcd servers
+// authServerCert issues a server's certificate: NATS and etcd servers
 // present it to clients and to each other (routes, peers), so it is good
 // for both ends of a TLS connection. A server is no identity: it gets no
 // creds and no etcd user.
-func (a *app) authServerCertCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "server-cert NAME",
-		Short: "issue a NATS or etcd server's TLS certificate (no creds)",
-		Long:  "Issue a server's TLS certificate (NAME.crt, NAME.key, ca.crt) from the CA in --dir.",
-	}
+func (a *app) authServerCert(cmd *cobra.Command) runE {
+	cmd.Long = "Issue a server's TLS certificate (NAME.crt, NAME.key, ca.crt) from the CA in --dir."
 	fs := cmd.Flags()
 	dir := fs.String("dir", "", "authority directory (from lockstep auth init)")
 	hosts := fs.String("hosts", "", "comma-separated DNS names and IPs the server is reached at (required)")
 	out := fs.String("out", ".", "directory to write NAME.crt, NAME.key and ca.crt into")
 	ttl := fs.Duration("ttl", 365*24*time.Hour, "validity of the certificate")
-	cmd.Args = func(_ *cobra.Command, args []string) error {
-		if *dir == "" || *hosts == "" || len(args) != 1 {
-			return usagef("auth server-cert: want exactly one NAME, --dir and --hosts")
-		}
+	cmd.Args = argsAnd("want exactly one NAME, --dir and --hosts", func(args []string) bool { return *dir != "" && *hosts != "" && len(args) == 1 })
+	return func(_ *cobra.Command, args []string) error {
 		if !domain.ValidUserName(args[0]) {
 			return usagef("auth server-cert: name %q: use a-z, 0-9, '_' and '-'", args[0])
 		}
-		return nil
-	}
-	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		var hostList []string
 		for _, h := range strings.Split(*hosts, ",") {
 			if h = strings.TrimSpace(h); h != "" {
@@ -60,28 +51,18 @@ func (a *app) authServerCertCmd() *cobra.Command {
 		fmt.Fprintf(a.env.stdout, "%s, %s: server certificate for %s (CA: %s)\n", files.Cert, files.Key, strings.Join(hostList, ", "), files.CA)
 		return nil
 	}
-	return cmd
 }
 
-// authNATSConfigCmd writes the part of a nats-server config that makes it
+// authNATSConfig writes the part of a nats-server config that makes it
 // trust the authority (operator mode, accounts preloaded); the rest of the
 // server's config includes it.
-func (a *app) authNATSConfigCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "nats-config",
-		Short: "write the nats-server config that trusts this authority",
-		Long:  "Write the nats-server config (operator, system account, memory resolver) that trusts the authority in --dir.",
-	}
+func (a *app) authNATSConfig(cmd *cobra.Command) runE {
+	cmd.Long = "Write the nats-server config (operator, system account, memory resolver) that trusts the authority in --dir."
 	fs := cmd.Flags()
 	dir := fs.String("dir", "", "authority directory (from lockstep auth init)")
 	out := fs.String("out", "-", "file to write (- for stdout); include it from the server's config")
-	cmd.Args = func(_ *cobra.Command, args []string) error {
-		if *dir == "" || len(args) > 0 {
-			return usagef("auth nats-config: --dir is required and takes no arguments")
-		}
-		return nil
-	}
-	cmd.RunE = func(*cobra.Command, []string) error {
+	cmd.Args = argsAnd("--dir is required and takes no arguments", func(args []string) bool { return *dir != "" && len(args) == 0 })
+	return func(*cobra.Command, []string) error {
 		env := a.env
 		authority, err := loadAuthority(*dir)
 		if err != nil {
@@ -108,7 +89,6 @@ func (a *app) authNATSConfigCmd() *cobra.Command {
 		fmt.Fprintf(env.stdout, "%s: nats-server trust config (include it from the server's config)\n", *out)
 		return nil
 	}
-	return cmd
 }
 
 // loadAuthority and loadCA read an existing authority: unlike init, these

@@ -12,16 +12,11 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
-func (a *app) devCmd() *cobra.Command {
+func (a *app) dev(cmd *cobra.Command) runE {
+	cmd.Long = "Run the whole system in one process: embedded NATS (JetStream, on disk) and etcd,\n" +
+		"the five services, and simulated nodes whose ranks are real processes.\n" +
+		"State survives restarts on the same --data-dir."
 	cfg := devcluster.Config{}
-	cmd := &cobra.Command{
-		Use:   "dev",
-		Short: "run the whole system in one process (embedded NATS and etcd, simulated nodes)",
-		Long: "Run the whole system in one process: embedded NATS (JetStream, on disk) and etcd,\n" +
-			"the five services, and simulated nodes whose ranks are real processes.\n" +
-			"State survives restarts on the same --data-dir.",
-		Args: args(0, ""),
-	}
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.DataDir, "data-dir", devcluster.DefaultDataDir(), "where NATS, etcd and rank logs keep their data")
 	fs.StringVar(&cfg.NATSListen, "nats-listen", "127.0.0.1:4222", "NATS client address")
@@ -38,7 +33,7 @@ func (a *app) devCmd() *cobra.Command {
 	topo := topologyFlag(fs, "switch tree file (YAML, Slurm topology.conf or Lingjun CSV); default: from the simulated nodes' labels")
 	queues := queuesFlag(fs, "quotas and fair-share weights")
 	insecure := fs.Bool("insecure", false, "run without authentication: anyone who reaches NATS may do anything (default: creds for every service, node and admin, alice, bob in <data-dir>/creds)")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
 		ctx, env := cmd.Context(), a.env
 		var err error
 		if cfg.Queues, err = queues(); err != nil {
@@ -65,7 +60,6 @@ func (a *app) devCmd() *cobra.Command {
 		}
 		return runDevCluster(ctx, env, cfg)
 	}
-	return cmd
 }
 
 // runDevCluster starts the dev cluster, says how to use it and runs it

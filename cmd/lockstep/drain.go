@@ -6,45 +6,80 @@ import (
 	"os"
 	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lockstep-dev/lockstep/services/agent"
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 )
 
-func (a *app) checkpointCmd() *cobra.Command {
-	var reason string
-	cmd := &cobra.Command{
-		Use:   "checkpoint ID",
-		Short: "checkpoint a running job and requeue it",
-		Long: "Ask a running job to checkpoint, then requeue it to resume from that checkpoint\n" +
-			"(its GPUs are freed as soon as every rank acknowledges).",
-		Args: args(1, "job ID"),
-		RunE: a.jobRequest("checkpoint", func(ctx context.Context, c *client.Client, id string) error {
-			return c.Drain(ctx, id, domain.DrainCheckpoint, domain.ThenRequeue, reason)
-		}),
-	}
-	cmd.Flags().StringVar(&reason, "reason", "checkpoint requested", "why (shown in describe)")
-	return takes(cmd, groupNATS)
+func (a *app) cancel(cmd *cobra.Command) runE {
+	cmd.Long = "Cancel a job: stop every rank, release its GPUs."
+	reason := cmd.Flags().String("reason", "", "why (shown in describe)")
+	checkpoint := cmd.Flags().Bool("checkpoint", false, "let a running job checkpoint first (its grace period), then cancel")
+	return a.jobRequest("cancel", func(ctx context.Context, c *client.Client, id string) error {
+		if !*checkpoint {
+			return c.Cancel(ctx, id, *reason)
+		}
+		r := *reason
+		if r == "" {
+			r = "cancelled by user after a checkpoint"
+		}
+		return c.Drain(ctx, id, domain.DrainCancel, domain.ThenCancel, r)
+	})
 }
 
-// ckptDoneCmd is what a training script runs after writing a checkpoint.
+// jobRequest is the RunE of a request about one job (the argument): it
+// waits for the job to be known, asks, and says what it asked.
+func (a *app) jobRequest(what string, ask func(ctx context.Context, c *client.Client, id string) error) runE {
+	return a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
+		id := args[0]
+		if _, err := waitJob(ctx, c, id); err != nil {
+			return err
+		}
+		if err := ask(ctx, c, id); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.env.stdout, "%s requested for %s\n", what, clean(id))
+		return nil
+	})
+}
+
+// waitJob reads a job, giving one submitted a moment ago a little time to
+// be admitted before calling its ID unknown.
+func waitJob(ctx context.Context, c *client.Client, id string) (domain.Job, error) {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		j, err := c.Job(ctx, id)
+		if err == nil || !errs.IsNotFound(err) || time.Now().After(deadline) {
+			return j, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (a *app) checkpoint(cmd *cobra.Command) runE {
+	cmd.Long = "Ask a running job to checkpoint, then requeue it to resume from that checkpoint\n" +
+		"(its GPUs are freed as soon as every rank acknowledges)."
+	reason := cmd.Flags().String("reason", "checkpoint requested", "why (shown in describe)")
+	return a.jobRequest("checkpoint", func(ctx context.Context, c *client.Client, id string) error {
+		return c.Drain(ctx, id, domain.DrainCheckpoint, domain.ThenRequeue, *reason)
+	})
+}
+
+// ckptDone is what a training script runs after writing a checkpoint.
 // It holds no bus credentials: the ack goes to the node's agent over its
 // socket, with the attempt's token, and the agent forwards it.
-func (a *app) ckptDoneCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "ckpt-done",
-		Short: "acknowledge a checkpoint (run by a training rank)",
-		Long: "Acknowledge a checkpoint from inside a rank (after the checkpoint signal).\n" +
-			"The ack goes to the node's agent, which forwards it. Job, attempt, rank,\n" +
-			"the agent's socket and the attempt's token come from the rank's environment\n" +
-			"(LOCKSTEP_JOB_ID, LOCKSTEP_ATTEMPT, RANK, " + agent.EnvAgentSocket + ", " + agent.EnvAckToken + ").\n" +
-			"Without a Lockstep binary, write `step=N path=P` to the file named by\n" +
-			"LOCKSTEP_CHECKPOINT_ACK instead.",
-		Args: args(0, ""),
-	}
+func (a *app) ckptDone(cmd *cobra.Command) runE {
+	cmd.Long = "Acknowledge a checkpoint from inside a rank (after the checkpoint signal).\n" +
+		"The ack goes to the node's agent, which forwards it. Job, attempt, rank,\n" +
+		"the agent's socket and the attempt's token come from the rank's environment\n" +
+		"(LOCKSTEP_JOB_ID, LOCKSTEP_ATTEMPT, RANK, " + agent.EnvAgentSocket + ", " + agent.EnvAckToken + ").\n" +
+		"Without a Lockstep binary, write `step=N path=P` to the file named by\n" +
+		"LOCKSTEP_CHECKPOINT_ACK instead."
 	fs := cmd.Flags()
 	sock := fs.String("socket", os.Getenv(agent.EnvAgentSocket), "the node agent's socket")
 	job := fs.String("job", os.Getenv("LOCKSTEP_JOB_ID"), "job ID")
@@ -52,7 +87,7 @@ func (a *app) ckptDoneCmd() *cobra.Command {
 	rank := fs.Int("rank", envInt("RANK", -1), "rank")
 	step := fs.Int64("step", -1, "training step of the checkpoint (required)")
 	path := fs.String("path", "", "where the checkpoint is")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
 		switch {
 		case *sock == "":
 			return usagef("--socket (or %s) is required: run ckpt-done inside a rank, or write the ack file", agent.EnvAgentSocket)
@@ -78,85 +113,76 @@ func (a *app) ckptDoneCmd() *cobra.Command {
 		fmt.Fprintln(a.env.stdout, "acknowledged")
 		return nil
 	}
-	return cmd
 }
 
-func (a *app) nodeCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "node",
-		Short: "node drain|resume|list",
-		Long: "drain: no new work on NODE; its running gangs checkpoint and move elsewhere.\n" +
-			"resume: return NODE to service. list: every node's state and GPU use.",
-		Args: unknownSubcommand,
-		RunE: func(*cobra.Command, []string) error {
-			return usagef("node needs a subcommand: drain NODE --reason TEXT | resume NODE | list [-o json]")
-		},
-	}
-	var reason string
-	drain := &cobra.Command{
-		Use:   "drain NODE",
-		Short: "no new work on NODE; its running gangs checkpoint and move elsewhere",
-		Args:  args(1, "NODE"),
-		PreRunE: func(*cobra.Command, []string) error {
-			if reason == "" {
-				return usagef("node drain: --reason is required (it is shown to users whose jobs move)")
-			}
-			return nil
-		},
-		RunE: a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
-			if err := c.DrainNode(ctx, args[0], reason); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.env.stdout, "node %s draining\n", clean(args[0]))
-			return nil
-		}),
-	}
-	drain.Flags().StringVar(&reason, "reason", "", "why (shown to users whose jobs move; required)")
-	resume := &cobra.Command{
-		Use:   "resume NODE",
-		Short: "return NODE to service",
-		Args:  args(1, "NODE"),
-		RunE: a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
-			if err := c.ResumeNode(ctx, args[0]); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.env.stdout, "node %s resumed\n", clean(args[0]))
-			return nil
-		}),
-	}
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "every node's state and GPU use",
-		Args:  args(0, ""),
-		RunE:  a.clientRun(a.listNodes),
-	}
-	cmd.AddCommand(takes(drain, groupNATS), takes(resume, groupNATS), takes(list, groupNATS, groupOutput))
-	return cmd
+// nodeCommands are node's subcommands.
+var nodeCommands = []command{
+	{"", "drain NODE", "no new work on NODE; its running gangs checkpoint and move elsewhere", args(1, "NODE"), onNATS, (*app).nodeDrain},
+	{"", "resume NODE", "return NODE to service", args(1, "NODE"), onNATS, (*app).nodeResume},
+	{"", "list", "every node's state and GPU use", args(0, ""), onNATSOut, (*app).nodeList},
 }
 
-func (a *app) listNodes(ctx context.Context, c *client.Client, _ []string) error {
-	nodes, err := c.Nodes(ctx)
-	if err != nil {
-		return err
+func (a *app) node(cmd *cobra.Command) runE {
+	cmd.Long = "drain: no new work on NODE; its running gangs checkpoint and move elsewhere.\n" +
+		"resume: return NODE to service. list: every node's state and GPU use."
+	a.add(cmd, nodeCommands)
+	return func(*cobra.Command, []string) error {
+		return usagef("node needs a subcommand: drain NODE --reason TEXT | resume NODE | list [-o json]")
 	}
-	if a.wantJSON() {
-		return writeJSON(a.env, nodes)
-	}
-	tw := tabwriter.NewWriter(a.env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tSTATE\tGPUS USED/TOTAL\tLEAF\tJOBS\tREASON")
-	for _, n := range nodes {
-		state := "up"
-		switch {
-		case !n.Up:
-			state = "down"
-		case n.State.Drained && n.GPUsUsed > 0:
-			state = "draining"
-		case n.State.Drained:
-			state = "drained"
+}
+
+func (a *app) nodeDrain(cmd *cobra.Command) runE {
+	reason := cmd.Flags().String("reason", "", "why (shown to users whose jobs move; required)")
+	drain := a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
+		if err := c.DrainNode(ctx, args[0], *reason); err != nil {
+			return err
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%d\t%s\n", clean(n.Node.Name), state, n.GPUsUsed, n.Node.GPUs, clean(n.Node.Leaf), len(n.Jobs), clean(n.State.Reason))
+		fmt.Fprintf(a.env.stdout, "node %s draining\n", clean(args[0]))
+		return nil
+	})
+	return func(cmd *cobra.Command, args []string) error {
+		if *reason == "" { // before connecting: the command line is wrong
+			return usagef("node drain: --reason is required (it is shown to users whose jobs move)")
+		}
+		return drain(cmd, args)
 	}
-	return tw.Flush()
+}
+
+func (a *app) nodeResume(*cobra.Command) runE {
+	return a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
+		if err := c.ResumeNode(ctx, args[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.env.stdout, "node %s resumed\n", clean(args[0]))
+		return nil
+	})
+}
+
+func (a *app) nodeList(*cobra.Command) runE {
+	return a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
+		nodes, err := c.Nodes(ctx)
+		if err != nil {
+			return err
+		}
+		if a.wantJSON() {
+			return writeJSON(a.env, nodes)
+		}
+		tw := tabwriter.NewWriter(a.env.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NODE\tSTATE\tGPUS USED/TOTAL\tLEAF\tJOBS\tREASON")
+		for _, n := range nodes {
+			state := "up"
+			switch {
+			case !n.Up:
+				state = "down"
+			case n.State.Drained && n.GPUsUsed > 0:
+				state = "draining"
+			case n.State.Drained:
+				state = "drained"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%d\t%s\n", clean(n.Node.Name), state, n.GPUsUsed, n.Node.GPUs, clean(n.Node.Leaf), len(n.Jobs), clean(n.State.Reason))
+		}
+		return tw.Flush()
+	})
 }
 
 func envInt(k string, def int) int {

@@ -193,6 +193,17 @@ func args(n int, what string) cobra.PositionalArgs {
 	}
 }
 
+// argsAnd checks a command's arguments together with the flags they go
+// with (auth's): ok false is a usage error, "COMMAND: want".
+func argsAnd(want string, ok func(args []string) bool) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if !ok(args) {
+			return usagef("%s: %s", verb(cmd), want)
+		}
+		return nil
+	}
+}
+
 // verb is a command's path without the binary's name: "node drain".
 func verb(cmd *cobra.Command) string {
 	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")

@@ -17,26 +17,21 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
-// healthcheckCmd answers a container health check: exit 0 when every
+// healthcheck answers a container health check: exit 0 when every
 // requested check passes, 1 with a one-line reason when one does not. It
 // needs no shell, so it runs in images built FROM scratch. Its --nats and
 // --etcd are its own: the servers to check, taken as given (no
 // environment, no config file, no credentials).
-func (a *app) healthcheckCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "healthcheck [--url URL] [--nats URL] [--etcd URL [--node NAME]] [--timeout D]",
-		Short: "exit 0 if NATS, etcd or an HTTP endpoint answers (container health checks)",
-		Long: "Check that an endpoint, NATS or etcd answers; for container health checks.\n" +
-			"Exits 0 when every given check passes, 1 with a one-line reason otherwise.",
-		Args: args(0, ""),
-	}
+func (a *app) healthcheck(cmd *cobra.Command) runE {
+	cmd.Long = "Check that an endpoint, NATS or etcd answers; for container health checks.\n" +
+		"Exits 0 when every given check passes, 1 with a one-line reason otherwise."
 	fs := cmd.Flags()
 	url := fs.String("url", "", "HTTP URL to GET (e.g. http://127.0.0.1:8222/healthz); healthy on a 2xx answer")
 	natsURL := fs.String("nats", "", "NATS URL(s): healthy when a server accepts a connection and answers JetStream account info")
 	etcd := fs.String("etcd", "", "etcd endpoint(s): healthy when a (quorum) read succeeds")
 	node := fs.String("node", "", "with --etcd: healthy only while this node is registered (its agent holds a live lease)")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up on the checks after this long")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
 		switch {
 		case *url == "" && *natsURL == "" && *etcd == "":
 			return usagef("healthcheck: give at least one of --url, --nats, --etcd")
@@ -70,7 +65,6 @@ func (a *app) healthcheckCmd() *cobra.Command {
 		fmt.Fprintln(a.env.stdout, "healthy:", strings.Join(passed, ", "))
 		return nil
 	}
-	return cmd
 }
 
 // checkHTTP GETs url and wants a 2xx status.

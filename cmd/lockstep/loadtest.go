@@ -17,20 +17,15 @@ import (
 	"github.com/lockstep-dev/lockstep/services/gang"
 )
 
-func (a *app) loadtestCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "loadtest",
-		Short: "load-test the real services with thousands of simulated nodes (see docs/loadtest.md)",
-		Long: "Load-test the real services (admission, placement, gang, drain) over real NATS and etcd with\n" +
-			"thousands of virtual nodes in this process. Without --nats, --etcd or --context it starts an\n" +
-			"embedded cluster on free loopback ports, with auth as `lockstep dev` runs it (--insecure: without);\n" +
-			"with them it adds virtual nodes and load to that cluster, connecting as every client does\n" +
-			"(flags, then LOCKSTEP_* variables, then the context; admin's credentials on a cluster with auth),\n" +
-			"and starts no services. Open-loop arrivals, bounded by --count/--span and --deadline. Writes\n" +
-			"summary.md, results.json and plots to a report folder. --compare-auth runs the stream insecure\n" +
-			"and with auth (--rounds times, alternating the order) and writes compare.md. See docs/loadtest.md.",
-		Args: args(0, ""),
-	}
+func (a *app) loadtest(cmd *cobra.Command) runE {
+	cmd.Long = "Load-test the real services (admission, placement, gang, drain) over real NATS and etcd with\n" +
+		"thousands of virtual nodes in this process. Without --nats, --etcd or --context it starts an\n" +
+		"embedded cluster on free loopback ports, with auth as `lockstep dev` runs it (--insecure: without);\n" +
+		"with them it adds virtual nodes and load to that cluster, connecting as every client does\n" +
+		"(flags, then LOCKSTEP_* variables, then the context; admin's credentials on a cluster with auth),\n" +
+		"and starts no services. Open-loop arrivals, bounded by --count/--span and --deadline. Writes\n" +
+		"summary.md, results.json and plots to a report folder. --compare-auth runs the stream insecure\n" +
+		"and with auth (--rounds times, alternating the order) and writes compare.md. See docs/loadtest.md."
 	fs := cmd.Flags()
 	insecure := fs.Bool("insecure", false, "embedded cluster: run it without authentication (default: NATS creds for every service and node, etcd over TLS with client certificates, jobs submitted as dev's user alice)")
 	submitCreds := fs.String("submit-creds", "", "creds file of the user to submit the jobs as, on that user's subject (default: the connection's creds; embedded with auth: alice's)")
@@ -51,7 +46,7 @@ func (a *app) loadtestCmd() *cobra.Command {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the load phase (embedded: includes the services)")
 	out := fs.String("out", "", "report folder (default loadtest/reports/<time>)")
 	verbose := fs.BoolP("verbose", "v", false, "log the services' warnings")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
 		ctx, env := cmd.Context(), a.env
 		if *speedup <= 0 {
 			return usagef("--speedup must be positive")
@@ -119,7 +114,6 @@ func (a *app) loadtestCmd() *cobra.Command {
 		fmt.Fprintf(env.stdout, "report: %s/summary.md\n", dir)
 		return bookkeeping(res)
 	}
-	return takes(cmd, groupNATS, groupEtcd)
 }
 
 // loadtestTarget says whether the command line names an existing cluster

@@ -22,15 +22,13 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
-// serviceCmd is a service's command with the flags every service takes
+// service adds to a service's command the flags every service takes
 // (config.Base.Register: the connection, which is global here,
-// --stream-replicas, --instance, --metrics-addr, …) filling b. The
-// caller adds the service's own flags and its RunE, which ends in serve.
-func (a *app) serviceCmd(name, short, long string, b *config.Base) *cobra.Command {
-	b.MetricsAddr = config.DefaultMetricsAddr[name]
-	cmd := &cobra.Command{Use: name, Short: short, Long: long, Args: args(0, "")}
+// --stream-replicas, --instance, --metrics-addr, …), filling b. The
+// command's RunE ends in serve.
+func (a *app) service(cmd *cobra.Command, b *config.Base) {
+	b.MetricsAddr = config.DefaultMetricsAddr[cmd.Name()]
 	a.goFlags(cmd, b.Register)
-	return takes(cmd, groupNATS, groupEtcd)
 }
 
 // serve resolves a service's connection (flags, environment, config file),
@@ -56,31 +54,47 @@ func (a *app) serve(ctx context.Context, b config.Base, service string, run func
 	return run(b)
 }
 
-func (a *app) admissionCmd() *cobra.Command {
+// queuesService is the RunE of a service whose only flag of its own is
+// --queues (admission, drain).
+func (a *app) queuesService(cmd *cobra.Command, queuesUsage string, run func(context.Context, config.Base, queue.Config) error) runE {
 	var b config.Base
-	cmd := a.serviceCmd("admission", "run the admission service", "Consume submissions, validate them, record accepted jobs.", &b)
-	queues := queuesFlag(cmd.Flags(), "quotas, access lists, priority caps and user limits judge each submission")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+	a.service(cmd, &b)
+	queues := queuesFlag(cmd.Flags(), queuesUsage)
+	return func(cmd *cobra.Command, _ []string) error {
 		q, err := queues()
 		if err != nil {
 			return err
 		}
-		return a.serve(cmd.Context(), b, "admission", func(b config.Base) error {
-			return admission.Run(cmd.Context(), admission.Config{Base: b, Queues: q})
-		})
+		return a.serve(cmd.Context(), b, cmd.Name(), func(b config.Base) error { return run(cmd.Context(), b, q) })
 	}
-	return cmd
 }
 
-func (a *app) placementCmd() *cobra.Command {
+func (a *app) admission(cmd *cobra.Command) runE {
+	cmd.Long = "Consume submissions, validate them, record accepted jobs."
+	return a.queuesService(cmd, "quotas, access lists, priority caps and user limits judge each submission",
+		func(ctx context.Context, b config.Base, q queue.Config) error {
+			return admission.Run(ctx, admission.Config{Base: b, Queues: q})
+		})
+}
+
+func (a *app) drain(cmd *cobra.Command) runE {
+	cmd.Long = "Stop gangs that must stop: cancellation."
+	return a.queuesService(cmd, "its admins and operators may cancel and drain any job",
+		func(ctx context.Context, b config.Base, q queue.Config) error {
+			return drain.Run(ctx, drain.Config{Base: b, Queues: q})
+		})
+}
+
+func (a *app) placement(cmd *cobra.Command) runE {
+	cmd.Long = "Propose placements for pending jobs (one leader, others stand by)."
 	var b config.Base
-	cmd := a.serviceCmd("placement", "run the placement service", "Propose placements for pending jobs (one leader, others stand by).", &b)
+	a.service(cmd, &b)
 	fs := cmd.Flags()
 	timeout := fs.Duration("proposal-timeout", 10*time.Second, "reconsider a job whose proposal got no answer after this long")
 	topo := topologyFlag(fs, "switch tree: YAML, Slurm topology.conf, or the Lingjun CSV (default: from node labels)")
 	queues := queuesFlag(fs, "quotas and fair-share weights")
 	retention := retentionFlag(fs)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
 		cfg := placement.Config{ProposalTimeout: *timeout, Retention: *retention}
 		if err := checkRetention(cfg.Retention); err != nil {
 			return err
@@ -97,17 +111,17 @@ func (a *app) placementCmd() *cobra.Command {
 			return placement.Run(cmd.Context(), cfg)
 		})
 	}
-	return cmd
 }
 
-func (a *app) gangCmd() *cobra.Command {
+func (a *app) gang(cmd *cobra.Command) runE {
+	cmd.Long = "Reserve gangs all-or-nothing in etcd and own their allocations."
 	var b config.Base
-	cmd := a.serviceCmd("gang", "run the gang reservation service", "Reserve gangs all-or-nothing in etcd and own their allocations.", &b)
+	a.service(cmd, &b)
 	fs := cmd.Flags()
 	workers := fs.Int("workers", gang.DefaultWorkers, fmt.Sprintf("proposals (and, separately, agent reports) handled at once, 1..%d: reservations wait on etcd's fsync, so throughput ≈ workers ÷ latency", gang.MaxWorkers))
 	ttl := fs.Duration("reservation-ttl", store.DefaultReservationTTL, "reservation lease TTL (claims of a crashed gang service vanish after this)")
 	launch := fs.Duration("launch-timeout", store.DefaultLaunchTimeout, "release and requeue a gang not fully running after this long")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
 		if *workers < 1 || *workers > gang.MaxWorkers { // 0 would mean "the default" to gang.Config
 			return usagef("--workers: %d is outside 1..%d", *workers, gang.MaxWorkers)
 		}
@@ -115,30 +129,14 @@ func (a *app) gangCmd() *cobra.Command {
 			return gang.Run(cmd.Context(), gang.Config{Base: b, ReservationTTL: *ttl, LaunchTimeout: *launch, Workers: *workers})
 		})
 	}
-	return cmd
 }
 
-func (a *app) drainCmd() *cobra.Command {
-	var b config.Base
-	cmd := a.serviceCmd("drain", "run the drain service", "Stop gangs that must stop: cancellation.", &b)
-	queues := queuesFlag(cmd.Flags(), "its admins and operators may cancel and drain any job")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		q, err := queues()
-		if err != nil {
-			return err
-		}
-		return a.serve(cmd.Context(), b, "drain", func(b config.Base) error {
-			return drain.Run(cmd.Context(), drain.Config{Base: b, Queues: q})
-		})
-	}
-	return cmd
-}
-
-func (a *app) agentCmd() *cobra.Command {
+func (a *app) agent(cmd *cobra.Command) runE {
+	cmd.Long = "Register this node and run the ranks assigned to it."
 	var b config.Base
 	var cfg agent.Config
 	var disc discoverFlags
-	cmd := a.serviceCmd("agent", "run a node agent", "Register this node and run the ranks assigned to it.", &b)
+	a.service(cmd, &b)
 	host, _ := os.Hostname()
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.Node.Name, "name", host, "node name")
@@ -155,7 +153,7 @@ func (a *app) agentCmd() *cobra.Command {
 	fs.StringVar(&cfg.MapUnknownUsersTo, "map-unknown-users-to", "", "run the ranks of a job whose owner has no account on this node as this user (e.g. nobody) instead of failing the job here")
 	fs.BoolVar(&cfg.AllowRootRanks, "allow-root-ranks", false, "let ranks of an owner who is root on this node run as root")
 	disc.register(fs)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
 		// --discover never connects: it needs no NATS or etcd settings.
 		if disc.discover {
 			return a.runDiscover(cmd.Context(), disc)
@@ -165,7 +163,6 @@ func (a *app) agentCmd() *cobra.Command {
 			return agent.Run(cmd.Context(), cfg)
 		})
 	}
-	return cmd
 }
 
 // queuesFlag adds --queues, a queue policy file; the func it returns reads

@@ -17,16 +17,11 @@ import (
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
 )
 
-func (a *app) simulateCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "simulate",
-		Short: "replay a job trace through the scheduling policy and baselines in virtual time",
-		Long: "Replay a job trace on a simulated cluster, in virtual time, through the same placement and\n" +
-			"queue code the services run, under Lockstep's policy and three baselines (per-pod\n" +
-			"Kubernetes default, Volcano-like gang, Slurm-like). Writes summary.md, results.json and\n" +
-			"plots to a report folder. See docs/loadtest.md.",
-		Args: args(0, ""),
-	}
+func (a *app) simulate(cmd *cobra.Command) runE {
+	cmd.Long = "Replay a job trace on a simulated cluster, in virtual time, through the same placement and\n" +
+		"queue code the services run, under Lockstep's policy and three baselines (per-pod\n" +
+		"Kubernetes default, Volcano-like gang, Slurm-like). Writes summary.md, results.json and\n" +
+		"plots to a report folder. See docs/loadtest.md."
 	fs := cmd.Flags()
 	tracePath := fs.String("trace", trace.DefaultPhilly(), "Philly-format trace (.csv or .csv.gz), or \"synthetic\"")
 	jobs := fs.Int("jobs", 0, "replay only the first N jobs (0: all)")
@@ -42,7 +37,7 @@ func (a *app) simulateCmd() *cobra.Command {
 	bf := fs.Duration("bf-interval", sim.DefaultBackfillInterval, "Slurm-like: backfill interval")
 	queues := queuesFlag(fs, "as the placement service's --queues (quotas, weights, sizeHandicap)")
 	out := fs.String("out", "", "report folder (default loadtest/reports/<time>)")
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
 		ctx, env := cmd.Context(), a.env
 		pols, err := parsePolicies(*policies)
 		if err != nil {
@@ -107,7 +102,6 @@ func (a *app) simulateCmd() *cobra.Command {
 		fmt.Fprintf(env.stdout, "report: %s/summary.md\n", dir)
 		return nil
 	}
-	return cmd
 }
 
 func parsePolicies(s string) ([]sim.Policy, error) {

@@ -44,36 +44,38 @@ func summarize(jobs []domain.Job) clusterStats {
 	return st
 }
 
-func (a *app) statsCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "stats",
-		Short: "cluster totals: jobs by state, cluster η, mean gang wait",
-		Long:  "Cluster totals over every job record: jobs by state, cluster η, mean gang wait.",
-		Args:  args(0, ""),
-		RunE: a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
-			jobs, err := a.jobs(ctx, c)
-			if err != nil {
-				return err
-			}
-			st := summarize(jobs)
-			if a.wantJSON() {
-				return writeJSON(a.env, st)
-			}
-			w := a.env.stdout
-			states := make([]string, 0, len(st.Jobs))
-			for s := range st.Jobs {
-				states = append(states, string(s))
-			}
-			sort.Strings(states)
-			fmt.Fprintf(w, "jobs:")
-			for _, s := range states {
-				fmt.Fprintf(w, " %s %d", clean(s), st.Jobs[domain.State(s)])
-			}
-			fmt.Fprintf(w, "\ncluster η %.3f = compute %s / (compute + scheduling %s + checkpoint drain %s)\nmean gang wait %s\n",
-				st.Efficiency, st.Compute.Round(time.Second), st.SchedLatency.Round(time.Millisecond),
-				st.Drain.Round(time.Millisecond), st.MeanGangWait.Round(time.Millisecond))
-			return nil
-		}),
-	}
-	return takes(cmd, groupNATS, groupOutput)
+func (a *app) stats(cmd *cobra.Command) runE {
+	cmd.Long = "Cluster totals over every job record: jobs by state, cluster η, mean gang wait."
+	return a.jobsRun(func(jobs []domain.Job) error {
+		st := summarize(jobs)
+		if a.wantJSON() {
+			return writeJSON(a.env, st)
+		}
+		w := a.env.stdout
+		states := make([]string, 0, len(st.Jobs))
+		for s := range st.Jobs {
+			states = append(states, string(s))
+		}
+		sort.Strings(states)
+		fmt.Fprintf(w, "jobs:")
+		for _, s := range states {
+			fmt.Fprintf(w, " %s %d", clean(s), st.Jobs[domain.State(s)])
+		}
+		fmt.Fprintf(w, "\ncluster η %.3f = compute %s / (compute + scheduling %s + checkpoint drain %s)\nmean gang wait %s\n",
+			st.Efficiency, st.Compute.Round(time.Second), st.SchedLatency.Round(time.Millisecond),
+			st.Drain.Round(time.Millisecond), st.MeanGangWait.Round(time.Millisecond))
+		return nil
+	})
+}
+
+func (a *app) topology(cmd *cobra.Command) runE {
+	cmd.Long = "Print the switch tree (core → spine → leaf → node) with free/total GPUs per switch."
+	return a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
+		out, err := c.Topology(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(a.env.stdout, cleanLines(out))
+		return nil
+	})
 }

@@ -15,21 +15,16 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
-// traceCmd prints a job's trace from the span file `lockstep dev` writes in
+// trace prints a job's trace from the span file `lockstep dev` writes in
 // its data dir: no collector and no running cluster needed. (With services
 // exporting over OTLP, the same trace is in the collector's UI.)
-func (a *app) traceCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "trace JOB_ID",
-		Short: "print a job's trace as a waterfall (spans `lockstep dev` recorded)",
-		Long: "Print a job's trace as a waterfall: every span of every service, from the\n" +
-			"submission to the last rank, with its start offset and duration. Reads the\n" +
-			"spans `lockstep dev` keeps in its data dir (spans.jsonl).",
-		Args: args(1, "job ID"),
-	}
+func (a *app) trace(cmd *cobra.Command) runE {
+	cmd.Long = "Print a job's trace as a waterfall: every span of every service, from the\n" +
+		"submission to the last rank, with its start offset and duration. Reads the\n" +
+		"spans `lockstep dev` keeps in its data dir (spans.jsonl)."
 	dataDir := cmd.Flags().String("data-dir", devcluster.DefaultDataDir(), "`DIR` where lockstep dev keeps its data (its --data-dir)")
 	width := cmd.Flags().Int("width", 40, "width of the bars")
-	cmd.RunE = func(_ *cobra.Command, args []string) error {
+	return func(_ *cobra.Command, args []string) error {
 		id := args[0]
 		if *width < 10 || *width > 200 {
 			return usagef("--width: %d is not between 10 and 200", *width)
@@ -58,7 +53,6 @@ func (a *app) traceCmd() *cobra.Command {
 		}
 		return nil
 	}
-	return takes(cmd, groupOutput)
 }
 
 // jobTrace is the spans of one trace that involves the job.
