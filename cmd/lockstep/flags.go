@@ -62,12 +62,11 @@ func (g *globals) register(root *cobra.Command) {
 }
 
 // takes names the global flag groups cmd accepts.
-func takes(cmd *cobra.Command, groups ...string) *cobra.Command {
+func takes(cmd *cobra.Command, groups ...string) {
 	if cmd.Annotations == nil {
 		cmd.Annotations = map[string]string{}
 	}
 	cmd.Annotations[takesAnnotation] = strings.Join(groups, ",")
-	return cmd
 }
 
 // applies reports whether cmd accepts f: every flag but a global one

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -138,6 +139,14 @@ func TestGNUFlagForms(t *testing.T) {
 	}
 	if r, _ := cmd.Flags().GetInt("rank"); r != 3 {
 		t.Errorf("logs --rank=3: %d", r)
+	}
+	// A negative value apart from its long flag is the value, not a flag.
+	_, cmd = parse(t, "simulate", "--leaf-penalty", "-1", "--switch-wait", "-1s")
+	if p, _ := cmd.Flags().GetFloat64("leaf-penalty"); p != -1 {
+		t.Errorf("simulate --leaf-penalty -1: %g", p)
+	}
+	if w, _ := cmd.Flags().GetDuration("switch-wait"); w != -time.Second {
+		t.Errorf("simulate --switch-wait -1s: %s", w)
 	}
 	// -- ends the flags: what follows is an argument, even with a dash.
 	_, cmd = parse(t, "describe", "--", "-odd-id")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/cockroachdb/errors"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -181,10 +182,7 @@ func topologyFlag(fs *pflag.FlagSet, usage string) func() (*topology.Topology, e
 			return nil, nil
 		}
 		t, err := topology.LoadFile(*path)
-		if err != nil {
-			return nil, fmt.Errorf("--topology: %w", err)
-		}
-		return t, nil
+		return t, errors.Wrap(err, "--topology")
 	}
 }
 
