@@ -7,51 +7,50 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/spf13/cobra"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 )
 
-// runAuthEtcdRBAC creates each named identity's etcd user and role and
+// authEtcdRBAC creates each named identity's etcd user and role and
 // turns etcd's auth on, so that from then on etcd holds every client to
 // its role (a node writes only its own keys). It acts as root through the
 // admin certificate and is idempotent: a cluster set up before is left as
 // it is, with any missing users added.
-func runAuthEtcdRBAC(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags(env, "auth etcd-rbac", "NAME=ROLE...",
-		"Create etcd users and roles for identities (admin is etcd's root) and turn etcd's auth on.")
+func (a *app) authEtcdRBAC(cmd *cobra.Command) runE {
+	cmd.Long = "Create etcd users and roles for identities (admin is etcd's root) and turn etcd's auth on."
+	fs := cmd.Flags()
 	endpoints := fs.String("etcd", "", "comma-separated etcd endpoints (https://...)")
 	rootCert := fs.String("etcd-root", "", "an admin identity's certificate base path (PATH.crt, PATH.key)")
 	caFile := fs.String("ca", "", "the CA certificate etcd's server certificate is signed by")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if *endpoints == "" || *rootCert == "" || *caFile == "" || len(pos) == 0 {
-		return usagef("auth etcd-rbac: want --etcd, --etcd-root, --ca and at least one NAME=ROLE")
-	}
-	ids, err := parseIdentities(pos)
-	if err != nil {
-		return err
-	}
-	cli, err := etcdAsRoot(*endpoints, *rootCert, *caFile)
-	if err != nil {
-		return err
-	}
-	defer cli.Close()
-	cctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	for _, id := range ids {
-		if err := auth.ApplyEtcd(cctx, cli, id); err != nil {
+	cmd.Args = argsAnd("want --etcd, --etcd-root, --ca and at least one NAME=ROLE", func(args []string) bool {
+		return *endpoints != "" && *rootCert != "" && *caFile != "" && len(args) > 0
+	})
+	return func(cmd *cobra.Command, args []string) error {
+		ids, err := parseIdentities(args)
+		if err != nil {
 			return err
 		}
+		cli, err := etcdAsRoot(*endpoints, *rootCert, *caFile)
+		if err != nil {
+			return err
+		}
+		defer cli.Close()
+		cctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
+		defer cancel()
+		for _, id := range ids {
+			if err := auth.ApplyEtcd(cctx, cli, id); err != nil {
+				return err
+			}
+		}
+		if err := auth.EnableEtcdAuth(cctx, cli); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.env.stdout, "etcd auth on at %s; users: %d\n", *endpoints, len(ids))
+		return nil
 	}
-	if err := auth.EnableEtcdAuth(cctx, cli); err != nil {
-		return err
-	}
-	fmt.Fprintf(env.stdout, "etcd auth on at %s; users: %d\n", *endpoints, len(ids))
-	return nil
 }
 
 // etcdAsRoot connects to etcd with an admin identity's certificate

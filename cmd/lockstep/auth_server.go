@@ -8,90 +8,87 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/spf13/cobra"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 )
 
-// runAuthServerCert issues a server's certificate: NATS and etcd servers
+// authServerCert issues a server's certificate: NATS and etcd servers
 // present it to clients and to each other (routes, peers), so it is good
 // for both ends of a TLS connection. A server is no identity: it gets no
 // creds and no etcd user.
-func runAuthServerCert(env *cliEnv, args []string) error {
-	fs := newFlags(env, "auth server-cert", "NAME", "Issue a server's TLS certificate (NAME.crt, NAME.key, ca.crt) from the CA in --dir.")
+func (a *app) authServerCert(cmd *cobra.Command) runE {
+	cmd.Long = "Issue a server's TLS certificate (NAME.crt, NAME.key, ca.crt) from the CA in --dir."
+	fs := cmd.Flags()
 	dir := fs.String("dir", "", "authority directory (from lockstep auth init)")
 	hosts := fs.String("hosts", "", "comma-separated DNS names and IPs the server is reached at (required)")
 	out := fs.String("out", ".", "directory to write NAME.crt, NAME.key and ca.crt into")
 	ttl := fs.Duration("ttl", 365*24*time.Hour, "validity of the certificate")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if *dir == "" || *hosts == "" || len(pos) != 1 {
-		return usagef("auth server-cert: want exactly one NAME, --dir and --hosts")
-	}
-	if !domain.ValidUserName(pos[0]) {
-		return usagef("auth server-cert: name %q: use a-z, 0-9, '_' and '-'", pos[0])
-	}
-	var hostList []string
-	for _, h := range strings.Split(*hosts, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			hostList = append(hostList, h)
+	cmd.Args = argsAnd("want exactly one NAME, --dir and --hosts", func(args []string) bool { return *dir != "" && *hosts != "" && len(args) == 1 })
+	return func(_ *cobra.Command, args []string) error {
+		if !domain.ValidUserName(args[0]) {
+			return usagef("auth server-cert: name %q: use a-z, 0-9, '_' and '-'", args[0])
 		}
+		var hostList []string
+		for _, h := range strings.Split(*hosts, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				hostList = append(hostList, h)
+			}
+		}
+		ca, err := loadCA(*dir)
+		if err != nil {
+			return err
+		}
+		kp, err := ca.Issue(args[0], hostList, auth.UsageServer|auth.UsageClient, *ttl, time.Now())
+		if err != nil {
+			return err
+		}
+		files, err := ca.WriteFiles(*out, args[0], kp)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(a.env.stdout, "%s, %s: server certificate for %s (CA: %s)\n", files.Cert, files.Key, strings.Join(hostList, ", "), files.CA)
+		return nil
 	}
-	ca, err := loadCA(*dir)
-	if err != nil {
-		return err
-	}
-	kp, err := ca.Issue(pos[0], hostList, auth.UsageServer|auth.UsageClient, *ttl, time.Now())
-	if err != nil {
-		return err
-	}
-	files, err := ca.WriteFiles(*out, pos[0], kp)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(env.stdout, "%s, %s: server certificate for %s (CA: %s)\n", files.Cert, files.Key, strings.Join(hostList, ", "), files.CA)
-	return nil
 }
 
-// runAuthNATSConfig writes the part of a nats-server config that makes it
+// authNATSConfig writes the part of a nats-server config that makes it
 // trust the authority (operator mode, accounts preloaded); the rest of the
 // server's config includes it.
-func runAuthNATSConfig(env *cliEnv, args []string) error {
-	fs := newFlags(env, "auth nats-config", "", "Write the nats-server config (operator, system account, memory resolver) that trusts the authority in --dir.")
+func (a *app) authNATSConfig(cmd *cobra.Command) runE {
+	cmd.Long = "Write the nats-server config (operator, system account, memory resolver) that trusts the authority in --dir."
+	fs := cmd.Flags()
 	dir := fs.String("dir", "", "authority directory (from lockstep auth init)")
 	out := fs.String("out", "-", "file to write (- for stdout); include it from the server's config")
-	if err := fs.Parse(args); err != nil {
-		return err
+	cmd.Args = argsAnd("--dir is required and takes no arguments", func(args []string) bool { return *dir != "" && len(args) == 0 })
+	return func(*cobra.Command, []string) error {
+		env := a.env
+		authority, err := loadAuthority(*dir)
+		if err != nil {
+			return err
+		}
+		trust, err := authority.Trust()
+		if err != nil {
+			return err
+		}
+		conf, err := trust.NATSConfig()
+		if err != nil {
+			return err
+		}
+		if *out == "-" {
+			_, err := env.stdout.Write(conf)
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+			return errors.Wrapf(err, "create %s", filepath.Dir(*out))
+		}
+		if err := os.WriteFile(*out, conf, 0o644); err != nil {
+			return errors.Wrapf(err, "write %s", *out)
+		}
+		fmt.Fprintf(env.stdout, "%s: nats-server trust config (include it from the server's config)\n", *out)
+		return nil
 	}
-	if *dir == "" || fs.NArg() > 0 {
-		return usagef("auth nats-config: --dir is required and takes no arguments")
-	}
-	a, err := loadAuthority(*dir)
-	if err != nil {
-		return err
-	}
-	trust, err := a.Trust()
-	if err != nil {
-		return err
-	}
-	conf, err := trust.NATSConfig()
-	if err != nil {
-		return err
-	}
-	if *out == "-" {
-		_, err := env.stdout.Write(conf)
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-		return errors.Wrapf(err, "create %s", filepath.Dir(*out))
-	}
-	if err := os.WriteFile(*out, conf, 0o644); err != nil {
-		return errors.Wrapf(err, "write %s", *out)
-	}
-	fmt.Fprintf(env.stdout, "%s: nats-server trust config (include it from the server's config)\n", *out)
-	return nil
 }
 
 // loadAuthority and loadCA read an existing authority: unlike init, these

@@ -6,63 +6,65 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
-	"github.com/lockstep-dev/lockstep/shared/core/topology"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
-func runDev(ctx context.Context, env *cliEnv, args []string) error {
+func (a *app) dev(cmd *cobra.Command) runE {
+	cmd.Long = "Run the whole system in one process: embedded NATS (JetStream, on disk) and etcd,\n" +
+		"the five services, and simulated nodes whose ranks are real processes.\n" +
+		"State survives restarts on the same --data-dir."
 	cfg := devcluster.Config{}
-	fs := newFlags(env, "dev", "[flags]",
-		"Run the whole system in one process: embedded NATS (JetStream, on disk) and etcd,\n"+
-			"the five services, and simulated nodes whose ranks are real processes.\n"+
-			"State survives restarts on the same --data-dir.")
+	fs := cmd.Flags()
 	fs.StringVar(&cfg.DataDir, "data-dir", devcluster.DefaultDataDir(), "where NATS, etcd and rank logs keep their data")
 	fs.StringVar(&cfg.NATSListen, "nats-listen", "127.0.0.1:4222", "NATS client address")
 	fs.StringVar(&cfg.EtcdListen, "etcd-listen", "127.0.0.1:2379", "etcd client address")
-	fs.IntVar(&cfg.Nodes, "nodes", 8, "simulated nodes")
+	fs.IntVarP(&cfg.Nodes, "nodes", "N", 8, "simulated nodes")
 	fs.IntVar(&cfg.GPUsPerNode, "gpus-per-node", 8, "simulated GPUs per node")
 	fs.IntVar(&cfg.Leaves, "leaves", 2, "leaf switches the nodes are spread over")
 	fs.DurationVar(&cfg.NodeTTL, "node-ttl", 0, "node lease TTL (default 10s)")
 	fs.DurationVar(&cfg.LaunchTimeout, "launch-timeout", 0, "launch barrier timeout (default 60s)")
-	retentionFlag(fs, &cfg.Retention)
+	retention := retentionFlag(fs)
 	fs.IntVar(&cfg.Replicas, "replicas", 1, "replicas of admission, placement, gang and drain")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", config.DevMetricsAddr, "serve /metrics, /healthz and /readyz here (\"\" to disable)")
-	verbose := fs.Bool("v", false, "log every service's info messages (default: warnings only)")
-	topoFile := fs.String("topology", "", "switch tree file (YAML, Slurm topology.conf or Lingjun CSV); default: from the simulated nodes' labels")
-	queuesFile := fs.String("queues", "", "queue policy file: quotas and fair-share weights")
+	verbose := fs.BoolP("verbose", "v", false, "log every service's info messages (default: warnings only)")
+	topo := topologyFlag(fs, "switch tree file (YAML, Slurm topology.conf or Lingjun CSV); default: from the simulated nodes' labels")
+	queues := queuesFlag(fs, "quotas and fair-share weights")
 	insecure := fs.Bool("insecure", false, "run without authentication: anyone who reaches NATS may do anything (default: creds for every service, node and admin, alice, bob in <data-dir>/creds)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	var err error
-	if cfg.Queues, err = config.LoadQueues(*queuesFile); err != nil {
-		return err
-	}
-	if *topoFile != "" {
-		if cfg.Topology, err = topology.LoadFile(*topoFile); err != nil {
-			return fmt.Errorf("--topology: %w", err)
+	return func(cmd *cobra.Command, _ []string) error {
+		ctx, env := cmd.Context(), a.env
+		var err error
+		if cfg.Queues, err = queues(); err != nil {
+			return err
 		}
+		if cfg.Topology, err = topo(); err != nil {
+			return err
+		}
+		cfg.Retention = *retention
+		if err := checkRetention(cfg.Retention); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return fmt.Errorf("--data-dir: %w", err)
+		}
+		level := slog.LevelWarn
+		if *verbose {
+			level = slog.LevelInfo
+		}
+		cfg.Log = newLeveledLogger(env, level)
+		cfg.Auth = !*insecure
+		if *insecure {
+			fmt.Fprintln(env.stderr, "WARNING: --insecure: authentication is OFF. Anyone who can reach this NATS or etcd can submit, cancel and drain anything, and forge any service's messages.")
+		}
+		return runDevCluster(ctx, env, cfg)
 	}
-	if fs.NArg() > 0 {
-		return usagef("dev takes no arguments, got %q", fs.Args())
-	}
-	if err := checkRetention(cfg.Retention); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return fmt.Errorf("--data-dir: %w", err)
-	}
-	level := slog.LevelWarn
-	if *verbose {
-		level = slog.LevelInfo
-	}
-	cfg.Log = newLeveledLogger(env, level)
-	cfg.Auth = !*insecure
-	if *insecure {
-		fmt.Fprintln(env.stderr, "WARNING: --insecure: authentication is OFF. Anyone who can reach this NATS or etcd can submit, cancel and drain anything, and forge any service's messages.")
-	}
+}
 
+// runDevCluster starts the dev cluster, says how to use it and runs it
+// until ctx ends or a part of it fails.
+func runDevCluster(ctx context.Context, env *cliEnv, cfg devcluster.Config) error {
 	c, err := devcluster.Start(ctx, cfg)
 	if err != nil {
 		return err

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"flag"
+
+	"github.com/spf13/pflag"
 
 	"github.com/lockstep-dev/lockstep/services/agent/discover"
 )
@@ -12,31 +12,28 @@ import (
 // uses them yet: registration still reports --gpus (issue 17, item 2).
 type discoverFlags struct {
 	discover bool
-	output   string
+	output   choice
 	sysRoot  string
 	smiPath  string
 }
 
-func (d *discoverFlags) register(fs *flag.FlagSet) {
+func (d *discoverFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&d.discover, "discover", false, "print this node's CPUs, NUMA nodes, GPUs and RDMA NICs, then exit (needs no NATS or etcd)")
-	fs.StringVar(&d.output, "o", "text", "--discover output: text or json")
+	// Its own -o: the global one is table or json.
+	d.output = choice{value: "text", allowed: []string{"text", "json"}}
+	fs.VarP(&d.output, "output", "o", "--discover output: text or json")
 	fs.StringVar(&d.sysRoot, "sysfs-root", "/sys", "sysfs to read CPUs, NUMA nodes and NICs from (another tree: the process's cpuset is not applied)")
 	fs.StringVar(&d.smiPath, "nvidia-smi", "", "nvidia-smi to run for GPUs (default: found on PATH; none means no GPUs)")
 }
 
 // runDiscover prints what discovery finds on this node.
-func runDiscover(ctx context.Context, env *cliEnv, d discoverFlags) error {
-	if d.output != "text" && d.output != "json" {
-		return usagef("-o: %q is not one of text, json", d.output)
-	}
+func (a *app) runDiscover(ctx context.Context, d discoverFlags) error {
 	inv, err := discover.Discover(ctx, discover.HostSources(d.sysRoot, d.smiPath))
 	if err != nil {
 		return err
 	}
-	if d.output == "text" {
-		return discover.WriteText(env.stdout, inv)
+	if d.output.value == "text" {
+		return discover.WriteText(a.env.stdout, inv)
 	}
-	enc := json.NewEncoder(env.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(inv)
+	return writeJSON(a.env, inv)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
@@ -18,9 +17,6 @@ func (e *exitError) Error() string { return e.msg }
 
 // report prints an error with its hints, once, at the CLI edge.
 func report(w io.Writer, err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {

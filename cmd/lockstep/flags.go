@@ -1,73 +1,209 @@
 package main
 
 import (
-	"context"
 	"flag"
-	"fmt"
-	"os"
+	"slices"
+	"strings"
 
-	"github.com/lockstep-dev/lockstep/shared/contract/client"
+	"github.com/cockroachdb/errors"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
-// newFlags makes a flag set that prints a helpful usage and reports errors
-// instead of exiting.
-func newFlags(env *cliEnv, name, args, summary string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintf(w, "Usage: lockstep %s %s\n\n%s\n\nFlags:\n", name, args, summary)
-		fs.PrintDefaults()
-	}
-	return fs
+// Global flags are the root command's persistent flags, declared once
+// here: the connection (--nats, --creds, --tls-*, --context; --etcd,
+// --etcd-*) and the output format (-o). Each belongs to a group, and each
+// command names the groups it takes (takes): a global flag given to a
+// command outside its groups is refused, as an undefined flag, and left
+// out of that command's help. `lockstep dev --nats URL` or `lockstep queue
+// --etcd URL` would otherwise be accepted and silently ignored.
+const (
+	groupNATS   = "nats"   // reaches NATS: --nats, --creds, --tls-*, --context
+	groupEtcd   = "etcd"   // reaches etcd too: --etcd, --etcd-ca, --etcd-cert, --etcd-key
+	groupOutput = "output" // prints a table or JSON: -o
+
+	groupAnnotation = "lockstep/group"  // on a global flag: its group
+	takesAnnotation = "lockstep/groups" // on a command: the groups it takes
+)
+
+// globals are one invocation's global flags.
+type globals struct {
+	// connFS holds the connection flags as shared/plumbing/config declares
+	// them, on the standard flag package; conn reads them (Resolve).
+	connFS *flag.FlagSet
+	conn   *config.ConnFlags
+	output choice
+	// flags are the root's persistent flags.
+	flags *pflag.FlagSet
 }
 
-// natsFlag adds the connection flags of client commands (--nats, --creds,
-// --tls-*, --context); dial resolves them against the environment and the
-// config file.
-func natsFlag(fs *flag.FlagSet) *config.ConnFlags {
-	return config.RegisterConnection(fs, false)
-}
-
-// dial connects a client command to the cluster its flags, environment and
-// config file name, with the credentials they give.
-func dial(ctx context.Context, f *config.ConnFlags) (*client.Client, error) {
-	conn, err := f.Resolve(os.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	return client.Dial(ctx, conn.NATS, conn.BusOptions()...)
-}
-
-// parseInterspersed parses flags that may come after positional arguments
-// (`lockstep logs ID -f`), returning the positionals.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
+// register adds the global flags to root as persistent flags.
+func (g *globals) register(root *cobra.Command) {
+	g.connFS = flag.NewFlagSet("lockstep", flag.ContinueOnError)
+	g.conn = config.RegisterConnection(g.connFS, true)
+	// The NATS-side flags are those config registers without etcd.
+	natsSide := flag.NewFlagSet("", flag.ContinueOnError)
+	config.RegisterConnection(natsSide, false)
+	pfs := root.PersistentFlags()
+	g.flags = pfs
+	g.connFS.VisitAll(func(f *flag.Flag) {
+		group := groupEtcd
+		if natsSide.Lookup(f.Name) != nil {
+			group = groupNATS
 		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
+		pfs.AddGoFlag(f)
+		_ = pfs.SetAnnotation(f.Name, groupAnnotation, []string{group})
+	})
+	g.output = choice{value: "table", allowed: []string{"table", "json"}}
+	pfs.VarP(&g.output, "output", "o", "output format: table or json")
+	_ = pfs.SetAnnotation("output", groupAnnotation, []string{groupOutput})
+}
+
+// takes names the global flag groups cmd accepts.
+func takes(cmd *cobra.Command, groups ...string) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[takesAnnotation] = strings.Join(groups, ",")
+}
+
+// applies reports whether cmd accepts f: every flag but a global one
+// outside cmd's groups.
+func applies(cmd *cobra.Command, f *pflag.Flag) bool {
+	group := f.Annotations[groupAnnotation]
+	if len(group) == 0 {
+		return true
+	}
+	return slices.Contains(strings.Split(cmd.Annotations[takesAnnotation], ","), group[0])
+}
+
+// refuseGlobals refuses a global flag cmd does not take.
+func refuseGlobals(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err == nil && !applies(cmd, f) {
+			err = usagef("unknown flag: %s (%s does not take it)", flagName(f), cmd.CommandPath())
 		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+	})
+	return err
+}
+
+// hideGlobals hides, while a command's usage is printed, the global flags
+// it does not take.
+func hideGlobals(usage func(*cobra.Command) error) func(*cobra.Command) error {
+	return func(cmd *cobra.Command) error {
+		var hidden []*pflag.Flag
+		cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden && !applies(cmd, f) {
+				f.Hidden = true
+				hidden = append(hidden, f)
+			}
+		})
+		defer func() {
+			for _, f := range hidden {
+				f.Hidden = false
+			}
+		}()
+		return usage(cmd)
 	}
 }
 
-func outputFlag(fs *flag.FlagSet) *string {
-	return fs.String("o", "table", "output format: table or json")
+// goFlags bridges flags that shared/ declares on the standard flag package
+// (config.Base.Register) into cmd's pflag set. A name that is already a
+// global flag stays global: syncGoFlags hands its value to both. Call it
+// after the global flags are registered.
+func (a *app) goFlags(cmd *cobra.Command, register func(*flag.FlagSet)) {
+	fs := flag.NewFlagSet(cmd.Name(), flag.ContinueOnError)
+	register(fs)
+	fs.VisitAll(func(f *flag.Flag) {
+		if a.globals.flags.Lookup(f.Name) == nil {
+			cmd.Flags().AddGoFlag(f)
+		}
+	})
+	a.goSets[cmd] = append(a.goSets[cmd], fs)
 }
 
-func checkOutput(o string) error {
-	if o != "table" && o != "json" {
-		return usagef("-o: %q is not one of table, json", o)
+// syncGoFlags sets, on the standard flag sets behind cmd's flags, each
+// flag the command line set: config reads which flags were given with
+// flag.FlagSet.Visit, which sees only flags set through that flag set.
+func (a *app) syncGoFlags(cmd *cobra.Command) error {
+	sets := append([]*flag.FlagSet{a.globals.connFS}, a.goSets[cmd]...)
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		for _, fs := range sets {
+			if fs.Lookup(f.Name) != nil && err == nil {
+				err = fs.Set(f.Name, f.Value.String())
+			}
+		}
+	})
+	return err
+}
+
+// choice is a string flag with a fixed set of values; anything else is a
+// bad flag value, refused when the command line is parsed.
+type choice struct {
+	value   string
+	allowed []string
+}
+
+func (c *choice) String() string { return c.value }
+func (c *choice) Type() string   { return "string" }
+
+func (c *choice) Set(v string) error {
+	if !slices.Contains(c.allowed, v) {
+		return errors.Newf("not one of %s", strings.Join(c.allowed, ", "))
 	}
+	c.value = v
 	return nil
+}
+
+// oldNames are the flags that had one-letter names before the CLI moved
+// to pflag: `--o json` and `--a` keep working, as the flag package allowed.
+var oldNames = map[string]string{"o": "output", "a": "all", "f": "follow", "v": "verbose"}
+
+func normalize(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+	if n, ok := oldNames[name]; ok {
+		return pflag.NormalizedName(n)
+	}
+	return pflag.NormalizedName(name)
+}
+
+// flagName is a flag as the user may have typed it.
+func flagName(f *pflag.Flag) string {
+	if f.Shorthand != "" {
+		return "-" + f.Shorthand + "/--" + f.Name
+	}
+	return "--" + f.Name
+}
+
+// args checks a command's positional arguments: exactly n, where what
+// names the one argument n == 1 wants.
+func args(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) == n:
+			return nil
+		case n == 0:
+			return usagef("%s takes no arguments, got %q", verb(cmd), args)
+		}
+		return usagef("%s takes one %s, got %d arguments", verb(cmd), what, len(args))
+	}
+}
+
+// argsAnd checks a command's arguments together with the flags they go
+// with (auth's): ok false is a usage error, "COMMAND: want".
+func argsAnd(want string, ok func(args []string) bool) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if !ok(args) {
+			return usagef("%s: %s", verb(cmd), want)
+		}
+		return nil
+	}
+}
+
+// verb is a command's path without the binary's name: "node drain".
+func verb(cmd *cobra.Command) string {
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 }

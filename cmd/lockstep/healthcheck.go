@@ -10,67 +10,61 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
-// runHealthcheck answers a container health check: exit 0 when every
+// healthcheck answers a container health check: exit 0 when every
 // requested check passes, 1 with a one-line reason when one does not. It
-// needs no shell, so it runs in images built FROM scratch.
-func runHealthcheck(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags(env, "healthcheck", "[--url URL] [--nats URL] [--etcd URL [--node NAME]] [--timeout D]",
-		"Check that an endpoint, NATS or etcd answers; for container health checks.\n"+
-			"Exits 0 when every given check passes, 1 with a one-line reason otherwise.")
+// needs no shell, so it runs in images built FROM scratch. Its --nats and
+// --etcd are its own: the servers to check, taken as given (no
+// environment, no config file, no credentials).
+func (a *app) healthcheck(cmd *cobra.Command) runE {
+	cmd.Long = "Check that an endpoint, NATS or etcd answers; for container health checks.\n" +
+		"Exits 0 when every given check passes, 1 with a one-line reason otherwise."
+	fs := cmd.Flags()
 	url := fs.String("url", "", "HTTP URL to GET (e.g. http://127.0.0.1:8222/healthz); healthy on a 2xx answer")
 	natsURL := fs.String("nats", "", "NATS URL(s): healthy when a server accepts a connection and answers JetStream account info")
 	etcd := fs.String("etcd", "", "etcd endpoint(s): healthy when a (quorum) read succeeds")
 	node := fs.String("node", "", "with --etcd: healthy only while this node is registered (its agent holds a live lease)")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up on the checks after this long")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	switch {
-	case fs.NArg() > 0:
-		return usagef("healthcheck takes no arguments, got %q", fs.Args())
-	case *url == "" && *natsURL == "" && *etcd == "":
-		return usagef("healthcheck: give at least one of --url, --nats, --etcd")
-	case *node != "" && *etcd == "":
-		return usagef("healthcheck: --node needs --etcd")
-	case *timeout <= 0:
-		return usagef("--timeout: %s is not positive", *timeout)
-	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-
-	var passed []string
-	check := func(what string, f func() error) error {
-		if err := f(); err != nil {
-			// One line: a health check's output is shown in `docker ps`/inspect.
-			reason := strings.Join(strings.Fields(err.Error()), " ")
-			return &exitError{code: 1, msg: "unhealthy: " + reason}
+	return func(cmd *cobra.Command, _ []string) error {
+		switch {
+		case *url == "" && *natsURL == "" && *etcd == "":
+			return usagef("healthcheck: give at least one of --url, --nats, --etcd")
+		case *node != "" && *etcd == "":
+			return usagef("healthcheck: --node needs --etcd")
+		case *timeout <= 0:
+			return usagef("--timeout: %s is not positive", *timeout)
 		}
-		passed = append(passed, what)
+		ctx, cancel := context.WithTimeout(cmd.Context(), *timeout)
+		defer cancel()
+
+		var passed []string
+		for _, c := range []struct {
+			what, target string
+			check        func() error
+		}{
+			{"http", *url, func() error { return checkHTTP(ctx, *url) }},
+			{"nats", *natsURL, func() error { return checkNATS(ctx, *natsURL, *timeout) }},
+			{"etcd", *etcd, func() error { return checkEtcd(ctx, *etcd, *node, *timeout) }},
+		} {
+			if c.target == "" {
+				continue
+			}
+			if err := c.check(); err != nil {
+				// One line: a health check's output is shown in `docker ps`/inspect.
+				reason := strings.Join(strings.Fields(err.Error()), " ")
+				return &exitError{code: 1, msg: "unhealthy: " + reason}
+			}
+			passed = append(passed, c.what)
+		}
+		fmt.Fprintln(a.env.stdout, "healthy:", strings.Join(passed, ", "))
 		return nil
 	}
-	if *url != "" {
-		if err := check("http", func() error { return checkHTTP(ctx, *url) }); err != nil {
-			return err
-		}
-	}
-	if *natsURL != "" {
-		if err := check("nats", func() error { return checkNATS(ctx, *natsURL, *timeout) }); err != nil {
-			return err
-		}
-	}
-	if *etcd != "" {
-		if err := check("etcd", func() error { return checkEtcd(ctx, *etcd, *node, *timeout) }); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintln(env.stdout, "healthy:", strings.Join(passed, ", "))
-	return nil
 }
 
 // checkHTTP GETs url and wants a 2xx status.

@@ -2,33 +2,31 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lockstep-dev/lockstep/loadtest/live"
 	ltreport "github.com/lockstep-dev/lockstep/loadtest/report"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
 	"github.com/lockstep-dev/lockstep/services/gang"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
-func runLoadtest(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags(env, "loadtest", "[flags]",
-		"Load-test the real services (admission, placement, gang, drain) over real NATS and etcd with\n"+
-			"thousands of virtual nodes in this process. Without --nats, --etcd or --context it starts an\n"+
-			"embedded cluster on free loopback ports, with auth as `lockstep dev` runs it (--insecure: without);\n"+
-			"with them it adds virtual nodes and load to that cluster, connecting as every client does\n"+
-			"(flags, then LOCKSTEP_* variables, then the context; admin's credentials on a cluster with auth),\n"+
-			"and starts no services. Open-loop arrivals, bounded by --count/--span and --deadline. Writes\n"+
-			"summary.md, results.json and plots to a report folder. --compare-auth runs the stream insecure\n"+
-			"and with auth (--rounds times, alternating the order) and writes compare.md. See docs/loadtest.md.")
-	connFlags := config.RegisterConnection(fs, true)
+func (a *app) loadtest(cmd *cobra.Command) runE {
+	cmd.Long = "Load-test the real services (admission, placement, gang, drain) over real NATS and etcd with\n" +
+		"thousands of virtual nodes in this process. Without --nats, --etcd or --context it starts an\n" +
+		"embedded cluster on free loopback ports, with auth as `lockstep dev` runs it (--insecure: without);\n" +
+		"with them it adds virtual nodes and load to that cluster, connecting as every client does\n" +
+		"(flags, then LOCKSTEP_* variables, then the context; admin's credentials on a cluster with auth),\n" +
+		"and starts no services. Open-loop arrivals, bounded by --count/--span and --deadline. Writes\n" +
+		"summary.md, results.json and plots to a report folder. --compare-auth runs the stream insecure\n" +
+		"and with auth (--rounds times, alternating the order) and writes compare.md. See docs/loadtest.md."
+	fs := cmd.Flags()
 	insecure := fs.Bool("insecure", false, "embedded cluster: run it without authentication (default: NATS creds for every service and node, etcd over TLS with client certificates, jobs submitted as dev's user alice)")
 	submitCreds := fs.String("submit-creds", "", "creds file of the user to submit the jobs as, on that user's subject (default: the connection's creds; embedded with auth: alice's)")
 	compareAuth := fs.Bool("compare-auth", false, "embedded cluster: run the same stream on fresh clusters insecure and with auth, and report both and their ratios (compare.md)")
@@ -47,78 +45,75 @@ func runLoadtest(ctx context.Context, env *cliEnv, args []string) error {
 	noFsync := fs.Bool("no-fsync", false, "embedded etcd without fsync (not for benchmarks)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the load phase (embedded: includes the services)")
 	out := fs.String("out", "", "report folder (default loadtest/reports/<time>)")
-	verbose := fs.Bool("v", false, "log the services' warnings")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("loadtest takes no arguments, got %q", fs.Args())
-	}
-	if *speedup <= 0 {
-		return usagef("--speedup must be positive")
-	}
-	if *rawClients < 1 || *rawClients > 1024 {
-		return usagef("--raw-clients: %d is outside 1..1024", *rawClients)
-	}
-	external, err := loadtestTarget(fs, *insecure, *compareAuth)
-	if err != nil {
-		return err
-	}
-	if *compareAuth && *cpuProfile != "" {
-		return usagef("--cpuprofile profiles one run: leave out --compare-auth")
-	}
-	if *rounds < 1 || *rounds > 10 {
-		return usagef("--rounds: %d is outside 1..10", *rounds)
-	}
-	c, err := cl.build("vn-")
-	if err != nil {
-		return err
-	}
-	stream, name, err := loadStream(*tracePath, syn, *seed, "")
-	if err != nil {
-		return err
-	}
-	if *tracePath != "synthetic" {
-		stream = trace.Head(stream, *jobs)
-		for i := range stream {
-			stream[i].Submit = time.Duration(float64(stream[i].Submit) / *speedup)
-			stream[i].Duration = time.Duration(float64(stream[i].Duration) / *speedup)
+	verbose := fs.BoolP("verbose", "v", false, "log the services' warnings")
+	return func(cmd *cobra.Command, _ []string) error {
+		ctx, env := cmd.Context(), a.env
+		if *speedup <= 0 {
+			return usagef("--speedup must be positive")
 		}
-		name = fmt.Sprintf("%s, %s jobs, ×%g faster", name, ltreport.Thousands(len(stream)), *speedup)
-	}
-	started := time.Now()
-	dir, err := ltreport.Dir(*out, started)
-	if err != nil {
-		return err
-	}
-	log := slog.New(slog.DiscardHandler)
-	if *verbose {
-		log = newLeveledLogger(env, slog.LevelWarn)
-	}
-	cfg := live.Config{
-		NoFsync: *noFsync, Auth: !*insecure, SubmitCreds: *submitCreds, Cluster: c, Jobs: stream,
-		NodesPerLease: *perLease, RawTxns: *raw, RawWorkers: *rawClients, Drain: *drain, Deadline: *deadline, CPUProfile: *cpuProfile, Log: log,
-	}
-	if external {
-		conn, err := connFlags.Resolve(os.Getenv)
+		if *rawClients < 1 || *rawClients > 1024 {
+			return usagef("--raw-clients: %d is outside 1..1024", *rawClients)
+		}
+		external, err := loadtestTarget(cmd.Flags(), *insecure, *compareAuth)
 		if err != nil {
 			return err
 		}
-		cfg.NATSURL, cfg.Etcd, cfg.Credentials, cfg.Auth = conn.NATS, conn.Etcd, conn.Credentials, false
+		if *compareAuth && *cpuProfile != "" {
+			return usagef("--cpuprofile profiles one run: leave out --compare-auth")
+		}
+		if *rounds < 1 || *rounds > 10 {
+			return usagef("--rounds: %d is outside 1..10", *rounds)
+		}
+		c, err := cl.build("vn-")
+		if err != nil {
+			return err
+		}
+		stream, name, err := loadStream(*tracePath, syn, *seed, "")
+		if err != nil {
+			return err
+		}
+		if *tracePath != "synthetic" {
+			stream = trace.Head(stream, *jobs)
+			for i := range stream {
+				stream[i].Submit = time.Duration(float64(stream[i].Submit) / *speedup)
+				stream[i].Duration = time.Duration(float64(stream[i].Duration) / *speedup)
+			}
+			name = fmt.Sprintf("%s, %s jobs, ×%g faster", name, ltreport.Thousands(len(stream)), *speedup)
+		}
+		started := time.Now()
+		dir, err := ltreport.Dir(*out, started)
+		if err != nil {
+			return err
+		}
+		log := slog.New(slog.DiscardHandler)
+		if *verbose {
+			log = newLeveledLogger(env, slog.LevelWarn)
+		}
+		cfg := live.Config{
+			NoFsync: *noFsync, Auth: !*insecure, SubmitCreds: *submitCreds, Cluster: c, Jobs: stream,
+			NodesPerLease: *perLease, RawTxns: *raw, RawWorkers: *rawClients, Drain: *drain, Deadline: *deadline, CPUProfile: *cpuProfile, Log: log,
+		}
+		if external {
+			conn, err := a.connection()
+			if err != nil {
+				return err
+			}
+			cfg.NATSURL, cfg.Etcd, cfg.Credentials, cfg.Auth = conn.NATS, conn.Etcd, conn.Credentials, false
+		}
+		rep := live.Report{Kind: "loadtest", Command: ltreport.CommandLine(), Started: started.UTC(), Seed: *seed, Stream: name, Cluster: c.Name}
+		if *compareAuth {
+			return compareLoadtest(ctx, env, cfg, rep, dir, *rounds)
+		}
+		res, err := loadtestOnce(ctx, env, cfg, rep, dir, "load")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "%d jobs at %.0f/s offered: %.1f running/s sustained; submit → running p50 %.0f ms, p99 %.0f ms; "+
+			"reservations %.1f/s = %.2f × raw etcd (%.0f Txn/s)\n",
+			res.Submitted, res.OfferedRate, res.SustainedPerSec, res.ToRunning.P50, res.ToRunning.P99, res.ReservedPerSec, res.RatioToRaw, res.RawPerSec)
+		fmt.Fprintf(env.stdout, "report: %s/summary.md\n", dir)
+		return bookkeeping(res)
 	}
-	rep := live.Report{Kind: "loadtest", Command: ltreport.CommandLine(), Started: started.UTC(), Seed: *seed, Stream: name, Cluster: c.Name}
-	if *compareAuth {
-		return compareLoadtest(ctx, env, cfg, rep, dir, *rounds)
-	}
-	res, err := loadtestOnce(ctx, env, cfg, rep, dir, "load")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(env.stdout, "%d jobs at %.0f/s offered: %.1f running/s sustained; submit → running p50 %.0f ms, p99 %.0f ms; "+
-		"reservations %.1f/s = %.2f × raw etcd (%.0f Txn/s)\n",
-		res.Submitted, res.OfferedRate, res.SustainedPerSec, res.ToRunning.P50, res.ToRunning.P99, res.ReservedPerSec, res.RatioToRaw, res.RawPerSec)
-	fmt.Fprintf(env.stdout, "report: %s/summary.md\n", dir)
-	return bookkeeping(res)
 }
 
 // loadtestTarget says whether the command line names an existing cluster
@@ -127,9 +122,9 @@ func runLoadtest(ctx context.Context, env *cliEnv, args []string) error {
 // flags that do not fit the choice. Only the command line decides: a
 // LOCKSTEP_* variable or a current context left over from `lockstep dev`
 // does not turn the default embedded run into a run against that cluster.
-func loadtestTarget(fs *flag.FlagSet, insecure, compareAuth bool) (external bool, err error) {
+func loadtestTarget(fs *pflag.FlagSet, insecure, compareAuth bool) (external bool, err error) {
 	var credFlags []string
-	fs.Visit(func(f *flag.Flag) {
+	fs.Visit(func(f *pflag.Flag) {
 		switch f.Name {
 		case "nats", "etcd", "context":
 			external = true

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -9,20 +8,21 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lockstep-dev/lockstep/loadtest/fabric"
 	ltreport "github.com/lockstep-dev/lockstep/loadtest/report"
 	"github.com/lockstep-dev/lockstep/loadtest/sim"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
-func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags(env, "simulate", "[flags]",
-		"Replay a job trace on a simulated cluster, in virtual time, through the same placement and\n"+
-			"queue code the services run, under Lockstep's policy and three baselines (per-pod\n"+
-			"Kubernetes default, Volcano-like gang, Slurm-like). Writes summary.md, results.json and\n"+
-			"plots to a report folder. See docs/loadtest.md.")
+func (a *app) simulate(cmd *cobra.Command) runE {
+	cmd.Long = "Replay a job trace on a simulated cluster, in virtual time, through the same placement and\n" +
+		"queue code the services run, under Lockstep's policy and three baselines (per-pod\n" +
+		"Kubernetes default, Volcano-like gang, Slurm-like). Writes summary.md, results.json and\n" +
+		"plots to a report folder. See docs/loadtest.md."
+	fs := cmd.Flags()
 	tracePath := fs.String("trace", trace.DefaultPhilly(), "Philly-format trace (.csv or .csv.gz), or \"synthetic\"")
 	jobs := fs.Int("jobs", 0, "replay only the first N jobs (0: all)")
 	cl := clusterFlags(fs, 128, 8, 4)
@@ -35,76 +35,73 @@ func runSimulate(ctx context.Context, env *cliEnv, args []string) error {
 	window := fs.Int("window", sim.DefaultWindow, "pending jobs of each gang shape one pass considers")
 	switchWait := fs.Duration("switch-wait", sim.DefaultSwitchWait, "Lockstep: how long multi-node jobs wait for their fewest leaves (negative: no constraint)")
 	bf := fs.Duration("bf-interval", sim.DefaultBackfillInterval, "Slurm-like: backfill interval")
-	queuesFile := fs.String("queues", "", "queue policy file, as the placement service's --queues (quotas, weights, sizeHandicap)")
+	queues := queuesFlag(fs, "as the placement service's --queues (quotas, weights, sizeHandicap)")
 	out := fs.String("out", "", "report folder (default loadtest/reports/<time>)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("simulate takes no arguments, got %q", fs.Args())
-	}
-	pols, err := parsePolicies(*policies)
-	if err != nil {
-		return usagef("--policies: %v", err)
-	}
-	queues, err := config.LoadQueues(*queuesFile)
-	if err != nil {
-		return err
-	}
-	c, err := cl.build("")
-	if err != nil {
-		return err
-	}
-	stream, name, err := loadStream(*tracePath, syn, *seed, "sim")
-	if err != nil {
-		return err
-	}
-	stream = trace.Head(stream, *jobs)
-	// The simulator allocates freely (the queue policy builds a plan per
-	// pass); collecting less often halves its run time, at the cost of
-	// some memory.
-	defer debug.SetGCPercent(debug.SetGCPercent(800))
-
-	started := time.Now()
-	dir, err := ltreport.Dir(*out, started)
-	if err != nil {
-		return err
-	}
-	rep := sim.Report{
-		Kind: "simulate", Command: ltreport.CommandLine(), Started: started.UTC(), Seed: *seed, Trace: name,
-		Stream: trace.Summarize(stream), Cluster: c.Name, Nodes: len(c.Nodes), GPUs: c.GPUs(),
-		Leaves: len(c.Leaves), Spines: len(c.Spines), Window: *window, BackfillInterval: bf.String(),
-	}
-	cpu0 := cpuTime()
-	for _, p := range pols {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	return func(cmd *cobra.Command, _ []string) error {
+		ctx, env := cmd.Context(), a.env
+		pols, err := parsePolicies(*policies)
+		if err != nil {
+			return usagef("--policies: %v", err)
 		}
-		bar := ltreport.NewProgress(env.stderr, fmt.Sprintf("%-8s", p), float64(len(stream)))
-		cfg := sim.Config{
-			Cluster: c, Jobs: stream, Policy: p, Seed: *seed, LeafPenalty: *leafPen, SpinePenalty: *spinePen,
-			Window: *window, LimitFactor: *limit, SwitchWait: *switchWait, BackfillInterval: *bf, Queues: queues,
-			Progress: func(done, _ int) { bar.Set(float64(done)) },
-		}
-		res, err := sim.Run(cfg)
-		bar.Done()
+		q, err := queues()
 		if err != nil {
 			return err
 		}
-		d := cfg.WithDefaults()
-		rep.LeafPenalty, rep.SpinePenalty, rep.LimitFactor, rep.SwitchWait = d.LeafPenalty, d.SpinePenalty, d.LimitFactor, d.SwitchWait.String()
-		fmt.Fprintf(env.stdout, "%-8s %s: utilization %s, queue delay mean %s (p99 %s), makespan %s, min-leaves %s, partial-gang %s GPU-h\n",
-			p, ltreport.Duration(res.Wall), ltreport.Pct(res.Utilization), ltreport.Duration(res.QueueDelay.Mean),
-			ltreport.Duration(res.QueueDelay.P99), ltreport.Duration(res.Makespan), ltreport.Pct(res.MinLeavesShare),
-			ltreport.Thousands(int(res.PartialGangGPUHours+0.5)))
-		rep.Results = append(rep.Results, res)
+		c, err := cl.build("")
+		if err != nil {
+			return err
+		}
+		stream, name, err := loadStream(*tracePath, syn, *seed, "sim")
+		if err != nil {
+			return err
+		}
+		stream = trace.Head(stream, *jobs)
+		// The simulator allocates freely (the queue policy builds a plan per
+		// pass); collecting less often halves its run time, at the cost of
+		// some memory.
+		defer debug.SetGCPercent(debug.SetGCPercent(800))
+
+		started := time.Now()
+		dir, err := ltreport.Dir(*out, started)
+		if err != nil {
+			return err
+		}
+		rep := sim.Report{
+			Kind: "simulate", Command: ltreport.CommandLine(), Started: started.UTC(), Seed: *seed, Trace: name,
+			Stream: trace.Summarize(stream), Cluster: c.Name, Nodes: len(c.Nodes), GPUs: c.GPUs(),
+			Leaves: len(c.Leaves), Spines: len(c.Spines), Window: *window, BackfillInterval: bf.String(),
+		}
+		cpu0 := cpuTime()
+		for _, p := range pols {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			bar := ltreport.NewProgress(env.stderr, fmt.Sprintf("%-8s", p), float64(len(stream)))
+			cfg := sim.Config{
+				Cluster: c, Jobs: stream, Policy: p, Seed: *seed, LeafPenalty: *leafPen, SpinePenalty: *spinePen,
+				Window: *window, LimitFactor: *limit, SwitchWait: *switchWait, BackfillInterval: *bf, Queues: q,
+				Progress: func(done, _ int) { bar.Set(float64(done)) },
+			}
+			res, err := sim.Run(cfg)
+			bar.Done()
+			if err != nil {
+				return err
+			}
+			d := cfg.WithDefaults()
+			rep.LeafPenalty, rep.SpinePenalty, rep.LimitFactor, rep.SwitchWait = d.LeafPenalty, d.SpinePenalty, d.LimitFactor, d.SwitchWait.String()
+			fmt.Fprintf(env.stdout, "%-8s %s: utilization %s, queue delay mean %s (p99 %s), makespan %s, min-leaves %s, partial-gang %s GPU-h\n",
+				p, ltreport.Duration(res.Wall), ltreport.Pct(res.Utilization), ltreport.Duration(res.QueueDelay.Mean),
+				ltreport.Duration(res.QueueDelay.P99), ltreport.Duration(res.Makespan), ltreport.Pct(res.MinLeavesShare),
+				ltreport.Thousands(int(res.PartialGangGPUHours+0.5)))
+			rep.Results = append(rep.Results, res)
+		}
+		rep.CPUSeconds = (cpuTime() - cpu0).Seconds()
+		if err := rep.Write(dir); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "report: %s/summary.md\n", dir)
+		return nil
 	}
-	rep.CPUSeconds = (cpuTime() - cpu0).Seconds()
-	if err := rep.Write(dir); err != nil {
-		return err
-	}
-	fmt.Fprintf(env.stdout, "report: %s/summary.md\n", dir)
-	return nil
 }
 
 func parsePolicies(s string) ([]sim.Policy, error) {
@@ -129,13 +126,10 @@ type clusterOpts struct {
 	nodes, gpus, perLeaf, leavesPerSpine *int
 }
 
-func clusterFlags(fs interface {
-	String(name, value, usage string) *string
-	Int(name string, value int, usage string) *int
-}, nodes, perLeaf, leavesPerSpine int) clusterOpts {
+func clusterFlags(fs *pflag.FlagSet, nodes, perLeaf, leavesPerSpine int) clusterOpts {
 	return clusterOpts{
 		topo:           fs.String("topology", "generated", "\"generated\" (leaf/spine tree), \"lingjun\" (the Lingjun Clos in ../shared/traces) or a topology file"),
-		nodes:          fs.Int("nodes", nodes, "simulated nodes"),
+		nodes:          fs.IntP("nodes", "N", nodes, "simulated nodes"),
 		gpus:           fs.Int("gpus-per-node", 8, "GPUs per node"),
 		perLeaf:        fs.Int("nodes-per-leaf", perLeaf, "generated topology: nodes per leaf switch"),
 		leavesPerSpine: fs.Int("leaves-per-spine", leavesPerSpine, "generated topology: leaves per spine"),
@@ -168,13 +162,7 @@ type syntheticOpts struct {
 	poisson          *bool
 }
 
-func syntheticFlags(fs interface {
-	String(name, value, usage string) *string
-	Int(name string, value int, usage string) *int
-	Float64(name string, value float64, usage string) *float64
-	Duration(name string, value time.Duration, usage string) *time.Duration
-	Bool(name string, value bool, usage string) *bool
-}) syntheticOpts {
+func syntheticFlags(fs *pflag.FlagSet) syntheticOpts {
 	return syntheticOpts{
 		rate:        fs.Float64("rate", 100, "synthetic stream: arrivals per second (open loop)"),
 		count:       fs.Int("count", 0, "synthetic stream: number of jobs (0: bounded by --span)"),

@@ -6,6 +6,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
@@ -41,41 +44,38 @@ func summarize(jobs []domain.Job) clusterStats {
 	return st
 }
 
-func runStats(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags(env, "stats", "[flags]", "Cluster totals over every job record: jobs by state, cluster η, mean gang wait.")
-	nats := natsFlag(fs)
-	out := outputFlag(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := checkOutput(*out); err != nil {
-		return err
-	}
-	c, err := dial(ctx, nats)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	jobs, bad, err := c.Jobs(ctx)
-	if err != nil {
-		return err
-	}
-	warnBad(env, bad)
-	st := summarize(jobs)
-	if *out == "json" {
-		return writeJSON(env, st)
-	}
-	states := make([]string, 0, len(st.Jobs))
-	for s := range st.Jobs {
-		states = append(states, string(s))
-	}
-	sort.Strings(states)
-	fmt.Fprintf(env.stdout, "jobs:")
-	for _, s := range states {
-		fmt.Fprintf(env.stdout, " %s %d", clean(s), st.Jobs[domain.State(s)])
-	}
-	fmt.Fprintf(env.stdout, "\ncluster η %.3f = compute %s / (compute + scheduling %s + checkpoint drain %s)\nmean gang wait %s\n",
-		st.Efficiency, st.Compute.Round(time.Second), st.SchedLatency.Round(time.Millisecond),
-		st.Drain.Round(time.Millisecond), st.MeanGangWait.Round(time.Millisecond))
-	return nil
+func (a *app) stats(cmd *cobra.Command) runE {
+	cmd.Long = "Cluster totals over every job record: jobs by state, cluster η, mean gang wait."
+	return a.jobsRun(func(jobs []domain.Job) error {
+		st := summarize(jobs)
+		if a.wantJSON() {
+			return writeJSON(a.env, st)
+		}
+		w := a.env.stdout
+		states := make([]string, 0, len(st.Jobs))
+		for s := range st.Jobs {
+			states = append(states, string(s))
+		}
+		sort.Strings(states)
+		fmt.Fprintf(w, "jobs:")
+		for _, s := range states {
+			fmt.Fprintf(w, " %s %d", clean(s), st.Jobs[domain.State(s)])
+		}
+		fmt.Fprintf(w, "\ncluster η %.3f = compute %s / (compute + scheduling %s + checkpoint drain %s)\nmean gang wait %s\n",
+			st.Efficiency, st.Compute.Round(time.Second), st.SchedLatency.Round(time.Millisecond),
+			st.Drain.Round(time.Millisecond), st.MeanGangWait.Round(time.Millisecond))
+		return nil
+	})
+}
+
+func (a *app) topology(cmd *cobra.Command) runE {
+	cmd.Long = "Print the switch tree (core → spine → leaf → node) with free/total GPUs per switch."
+	return a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
+		out, err := c.Topology(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(a.env.stdout, cleanLines(out))
+		return nil
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
@@ -19,53 +20,47 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 )
 
-func runSubmit(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags(env, "submit", "FILE [flags]",
-		"Submit a job spec (JSON, or YAML for .yaml/.yml files; FILE - reads stdin).\n"+
-			"Prints the job ID. With --wait, follows the job's events and exits 0 if it\n"+
-			"succeeds, 1 if it fails, is cancelled or rejected.")
-	nats := natsFlag(fs)
+func (a *app) submit(cmd *cobra.Command) runE {
+	cmd.Long = "Submit a job spec (JSON, or YAML for .yaml/.yml files; FILE - reads stdin).\n" +
+		"Prints the job ID. With --wait, follows the job's events and exits 0 if it\n" +
+		"succeeds, 1 if it fails, is cancelled or rejected."
+	fs := cmd.Flags()
 	wait := fs.Bool("wait", false, "follow the job's events until it ends")
 	testOnly := fs.Bool("test-only", false, "print where and when the job would start, without submitting it (like sbatch --test-only)")
 	here, _ := os.Getwd()
 	workdir := fs.String("workdir", here, "ranks' working directory when the spec sets none (\"\" for a fresh one per attempt)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
+	return func(cmd *cobra.Command, args []string) error {
+		ctx, env := cmd.Context(), a.env
+		raw, err := readSpec(env, args[0])
+		if err != nil {
+			return err
+		}
+		// Validate before connecting: a bad spec is the user's to fix first.
+		if _, err := jobspec.Parse(raw); err != nil {
+			return err
+		}
+		c, err := a.dial(ctx)
+		if err != nil {
+			return err
+		}
+		if *testOnly {
+			return printTestOnly(ctx, env, c, raw)
+		}
+		id, err := c.Submit(ctx, raw, client.SubmitOptions{Workdir: *workdir})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.stdout, clean(id))
+		if !*wait {
+			return nil
+		}
+		// A record that is someone else's is not this submission's outcome:
+		// admission refused it, and the wait would follow their job.
+		if j, err := waitJob(ctx, c, id); err == nil && c.User != "" && j.Owner != c.User {
+			return &exitError{code: 1, msg: fmt.Sprintf("job %s: id already used by another user", clean(id))}
+		}
+		return waitForEnd(ctx, env, c, id)
 	}
-	if len(pos) != 1 {
-		return usagef("submit takes one FILE, got %d arguments", len(pos))
-	}
-	raw, err := readSpec(env, pos[0])
-	if err != nil {
-		return err
-	}
-	// Validate before connecting: a bad spec is the user's to fix first.
-	if _, err := jobspec.Parse(raw); err != nil {
-		return err
-	}
-	c, err := dial(ctx, nats)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if *testOnly {
-		return printTestOnly(ctx, env, c, raw)
-	}
-	id, err := c.Submit(ctx, raw, client.SubmitOptions{Workdir: *workdir})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(env.stdout, clean(id))
-	if !*wait {
-		return nil
-	}
-	// A record that is someone else's is not this submission's outcome:
-	// admission refused it, and the wait would follow their job.
-	if j, err := waitJob(ctx, c, id); err == nil && c.User != "" && j.Owner != c.User {
-		return &exitError{code: 1, msg: fmt.Sprintf("job %s: id already used by another user", clean(id))}
-	}
-	return waitForEnd(ctx, env, c, id)
 }
 
 // waitForEnd prints each event of a job until its record in the jobs KV

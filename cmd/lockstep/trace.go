@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -10,58 +9,50 @@ import (
 	"unicode/utf8"
 
 	"github.com/cockroachdb/errors"
+	"github.com/spf13/cobra"
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
-// runTrace prints a job's trace from the span file `lockstep dev` writes in
+// trace prints a job's trace from the span file `lockstep dev` writes in
 // its data dir: no collector and no running cluster needed. (With services
 // exporting over OTLP, the same trace is in the collector's UI.)
-func runTrace(_ context.Context, env *cliEnv, args []string) error {
-	fs := newFlags(env, "trace", "JOB_ID [flags]",
-		"Print a job's trace as a waterfall: every span of every service, from the\n"+
-			"submission to the last rank, with its start offset and duration. Reads the\n"+
-			"spans `lockstep dev` keeps in its data dir (spans.jsonl).")
-	dataDir := fs.String("data-dir", devcluster.DefaultDataDir(), "`DIR` where lockstep dev keeps its data (its --data-dir)")
-	width := fs.Int("width", 40, "width of the bars")
-	out := outputFlag(fs)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usagef("trace takes one job ID")
-	}
-	if err := checkOutput(*out); err != nil {
-		return err
-	}
-	if *width < 10 || *width > 200 {
-		return usagef("--width: %d is not between 10 and 200", *width)
-	}
-	file := devcluster.SpanFile(*dataDir)
-	all, err := telemetry.ReadSpanFile(file)
-	if err != nil {
-		return errors.WithHint(err, "spans are recorded by `lockstep dev`; give its --data-dir")
-	}
-	traces := jobTraces(all, pos[0])
-	if len(traces) == 0 {
-		return &exitError{code: 1, msg: fmt.Sprintf("no spans of job %s in %s (spans are written about a second after they end)", pos[0], file)}
-	}
-	if *out == "json" {
-		var spans []telemetry.SpanRecord
-		for _, t := range traces {
-			spans = append(spans, t.spans...)
+func (a *app) trace(cmd *cobra.Command) runE {
+	cmd.Long = "Print a job's trace as a waterfall: every span of every service, from the\n" +
+		"submission to the last rank, with its start offset and duration. Reads the\n" +
+		"spans `lockstep dev` keeps in its data dir (spans.jsonl)."
+	dataDir := cmd.Flags().String("data-dir", devcluster.DefaultDataDir(), "`DIR` where lockstep dev keeps its data (its --data-dir)")
+	width := cmd.Flags().Int("width", 40, "width of the bars")
+	return func(_ *cobra.Command, args []string) error {
+		id := args[0]
+		if *width < 10 || *width > 200 {
+			return usagef("--width: %d is not between 10 and 200", *width)
 		}
-		return writeJSON(env, spans)
-	}
-	for i, t := range traces {
-		if i > 0 {
-			fmt.Fprintln(env.stdout)
+		file := devcluster.SpanFile(*dataDir)
+		all, err := telemetry.ReadSpanFile(file)
+		if err != nil {
+			return errors.WithHint(err, "spans are recorded by `lockstep dev`; give its --data-dir")
 		}
-		printWaterfall(env.stdout, pos[0], t, all, *width)
+		traces := jobTraces(all, id)
+		if len(traces) == 0 {
+			return &exitError{code: 1, msg: fmt.Sprintf("no spans of job %s in %s (spans are written about a second after they end)", id, file)}
+		}
+		if a.wantJSON() {
+			var spans []telemetry.SpanRecord
+			for _, t := range traces {
+				spans = append(spans, t.spans...)
+			}
+			return writeJSON(a.env, spans)
+		}
+		for i, t := range traces {
+			if i > 0 {
+				fmt.Fprintln(a.env.stdout)
+			}
+			printWaterfall(a.env.stdout, id, t, all, *width)
+		}
+		return nil
 	}
-	return nil
 }
 
 // jobTrace is the spans of one trace that involves the job.

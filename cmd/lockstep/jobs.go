@@ -11,12 +11,105 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/spf13/cobra"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 )
+
+func (a *app) queue(cmd *cobra.Command) runE {
+	cmd.Long = "List jobs (pending and running; -a for all), oldest first."
+	all := cmd.Flags().BoolP("all", "a", false, "include finished jobs")
+	return a.jobsRun(func(jobs []domain.Job) error {
+		shown := jobs[:0]
+		for _, j := range jobs {
+			if *all || !j.State.Terminal() {
+				shown = append(shown, j)
+			}
+		}
+		sort.Slice(shown, func(a, b int) bool {
+			if !shown[a].SubmittedAt.Equal(shown[b].SubmittedAt) {
+				return shown[a].SubmittedAt.Before(shown[b].SubmittedAt)
+			}
+			return shown[a].ID < shown[b].ID
+		})
+		if a.wantJSON() {
+			rows := make([]queueRow, len(shown))
+			for i, j := range shown {
+				rows[i] = rowOf(j)
+			}
+			return writeJSON(a.env, rows)
+		}
+		tw := tabwriter.NewWriter(a.env.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tQUEUE\tSTATE\tNODESxGPUS\tAGE\tREASON")
+		now := time.Now()
+		for _, j := range shown {
+			r := rowOf(j)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clean(r.ID), clean(r.Name), clean(r.Queue), clean(string(r.State)), r.Shape,
+				age(now.Sub(j.SubmittedAt)), clean(r.Reason))
+		}
+		return tw.Flush()
+	})
+}
+
+type queueRow struct {
+	ID          string       `json:"id"`
+	Name        string       `json:"name"`
+	Queue       string       `json:"queue"`
+	State       domain.State `json:"state"`
+	Shape       string       `json:"shape"`
+	Priority    int          `json:"priority"`
+	SubmittedAt time.Time    `json:"submittedAt"`
+	Reason      string       `json:"reason,omitempty"`
+}
+
+func rowOf(j domain.Job) queueRow {
+	return queueRow{
+		ID: j.ID, Name: j.Spec.Name, Queue: j.Spec.Queue, State: j.State, Priority: j.Spec.Priority,
+		Shape:       fmt.Sprintf("%dx%d", j.Spec.Gang.Nodes, j.Spec.Gang.GPUsPerNode),
+		SubmittedAt: j.SubmittedAt, Reason: j.Reason,
+	}
+}
+
+// jobsRun is the RunE of a command that shows every job record (queue,
+// stats). It names the records that could not be read (see `lockstep
+// check`) on stderr, so that -o json stays parseable.
+func (a *app) jobsRun(show func([]domain.Job) error) runE {
+	return a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
+		jobs, bad, err := c.Jobs(ctx)
+		if err != nil {
+			return err
+		}
+		for _, k := range bad {
+			fmt.Fprintf(a.env.stderr, "lockstep: job record %s is malformed; skipped (lockstep check names what is wrong)\n", clean(k))
+		}
+		return show(jobs)
+	})
+}
+
+// age renders a duration like squeue's TIME column.
+func age(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// writeJSON prints v as indented JSON.
+func writeJSON(env *cliEnv, v any) error {
+	enc := json.NewEncoder(env.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
 
 // description is `describe -o json`.
 type description struct {
@@ -40,26 +133,13 @@ type description struct {
 	Owner       string            `json:"owner,omitempty"`
 }
 
-func runDescribe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlags(env, "describe", "ID [flags]", "Show a job: state, spec, placement per rank and its event timeline.")
-	nats := natsFlag(fs)
-	out := outputFlag(fs)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usagef("describe takes one job ID")
-	}
-	if err := checkOutput(*out); err != nil {
-		return err
-	}
-	c, err := dial(ctx, nats)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	j, err := c.Job(ctx, pos[0])
+func (a *app) describe(cmd *cobra.Command) runE {
+	cmd.Long = "Show a job: state, spec, placement per rank and its event timeline."
+	return a.clientRun(a.describeJob)
+}
+
+func (a *app) describeJob(ctx context.Context, c *client.Client, args []string) error {
+	j, err := c.Job(ctx, args[0])
 	if err != nil {
 		return err
 	}
@@ -67,7 +147,7 @@ func runDescribe(ctx context.Context, env *cliEnv, args []string) error {
 	if errors.Is(err, client.ErrNotYours) {
 		// The record is everyone's to read (as squeue's); the events are
 		// the owner's.
-		fmt.Fprintf(env.stderr, "lockstep: %s\n", clean(err.Error()))
+		fmt.Fprintf(a.env.stderr, "lockstep: %s\n", clean(err.Error()))
 	} else if err != nil {
 		return err
 	}
@@ -83,12 +163,10 @@ func runDescribe(ctx context.Context, env *cliEnv, args []string) error {
 	// Stream order is publication order; services publish after their
 	// commits, so two services' events can land out of time order.
 	sort.SliceStable(d.Events, func(a, b int) bool { return d.Events[a].Time.Before(d.Events[b].Time) })
-	if *out == "json" {
-		enc := json.NewEncoder(env.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(d)
+	if a.wantJSON() {
+		return writeJSON(a.env, d)
 	}
-	printDescription(env.stdout, d)
+	printDescription(a.env.stdout, d)
 	return nil
 }
 
@@ -150,4 +228,45 @@ func ints(xs []int) string {
 		s[i] = fmt.Sprint(x)
 	}
 	return strings.Join(s, ",")
+}
+
+func (a *app) logs(cmd *cobra.Command) runE {
+	cmd.Long = "Print a job's rank output (stdout and stderr), every rank prefixed, or one rank."
+	rank := cmd.Flags().Int("rank", -1, "only this rank")
+	follow := cmd.Flags().BoolP("follow", "f", false, "keep following new output")
+	return a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
+		id, w := args[0], a.env.stdout
+		if _, err := c.Job(ctx, id); err != nil {
+			return err
+		}
+		cons, err := c.Logs(ctx, id, *rank)
+		if err != nil {
+			return err
+		}
+		for {
+			batch, err := cons.FetchNoWait(512)
+			if err != nil {
+				return err
+			}
+			n := 0
+			for msg := range batch.Messages() {
+				n++
+				if *rank < 0 {
+					fmt.Fprintf(w, "[rank %s] ", clean(subjects.LogRank(msg.Subject())))
+				}
+				_, _ = w.Write(msg.Data())
+			}
+			if n > 0 {
+				continue
+			}
+			if !*follow {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	})
 }

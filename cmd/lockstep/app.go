@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"os"
+
+	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/client"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+)
+
+// app is one invocation of the CLI: its streams, its global flags and the
+// connections its command opened, which close (close) once the command
+// has returned, whatever it returned.
+type app struct {
+	env     *cliEnv
+	globals globals
+	// goSets are the standard flag sets bridged into a command's flags
+	// (goFlags).
+	goSets  map[*cobra.Command][]*flag.FlagSet
+	closers []func()
+}
+
+func newApp(env *cliEnv) *app {
+	return &app{env: env, goSets: map[*cobra.Command][]*flag.FlagSet{}}
+}
+
+// connection is where the cluster is and how to reach it, from the global
+// flags, the environment and the config file, in that order.
+func (a *app) connection() (config.Connection, error) {
+	return a.globals.conn.Resolve(os.Getenv)
+}
+
+// dial connects to the cluster's NATS with the connection's credentials.
+func (a *app) dial(ctx context.Context) (*client.Client, error) {
+	conn, err := a.connection()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.Dial(ctx, conn.NATS, conn.BusOptions()...)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, c.Close)
+	return c, nil
+}
+
+// dialEtcd connects to the cluster's etcd with the connection's
+// credentials (commands that take the etcd flags).
+func (a *app) dialEtcd(ctx context.Context) (*clientv3.Client, error) {
+	conn, err := a.connection()
+	if err != nil {
+		return nil, err
+	}
+	cli, err := store.Connect(ctx, conn.Etcd, conn.StoreOptions()...)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, func() { _ = cli.Close() })
+	return cli, nil
+}
+
+// close closes what the command opened, newest first.
+func (a *app) close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+}
+
+// clientRun is the RunE of a command that works on the cluster through
+// the client: it dials, then hands the client to run.
+func (a *app) clientRun(run func(ctx context.Context, c *client.Client, args []string) error) runE {
+	return func(cmd *cobra.Command, args []string) error {
+		c, err := a.dial(cmd.Context())
+		if err != nil {
+			return err
+		}
+		return run(cmd.Context(), c, args)
+	}
+}
+
+// wantJSON reports -o json.
+func (a *app) wantJSON() bool { return a.globals.output.value == "json" }

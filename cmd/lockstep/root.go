@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cockroachdb/errors"
+	"github.com/spf13/cobra"
+)
+
+// command is one command of the tree: where the root's help lists it, its
+// usage line and summary, the arguments and the global flag groups it
+// takes (takes), and its build, which adds its flags and long help and
+// returns what it runs.
+type command struct {
+	group, use, short string
+	args              cobra.PositionalArgs
+	takes             []string
+	build             func(*app, *cobra.Command) runE
+}
+
+// runE is a cobra RunE.
+type runE = func(*cobra.Command, []string) error
+
+// The global flag groups commands take.
+var (
+	onNATS        = []string{groupNATS}
+	onNATSOut     = []string{groupNATS, groupOutput}
+	onNATSEtcd    = []string{groupNATS, groupEtcd}
+	onNATSEtcdOut = []string{groupNATS, groupEtcd, groupOutput}
+	outOnly       = []string{groupOutput}
+)
+
+// groups are the root's help sections, in order.
+var groups = []*cobra.Group{
+	{ID: "jobs", Title: "Jobs:"}, {ID: "cluster", Title: "Cluster:"},
+	{ID: "run", Title: "Running Lockstep:"}, {ID: "tools", Title: "Tools:"},
+}
+
+// commands are the root's commands; node and auth list their own.
+var commands = []command{
+	{"jobs", "submit FILE", "submit a job spec (JSON or YAML file, - for stdin)", args(1, "FILE"), onNATS, (*app).submit},
+	{"jobs", "queue", "list jobs, like squeue", args(0, ""), onNATSOut, (*app).queue},
+	{"jobs", "describe ID", "show a job: spec, placement per rank, event timeline", args(1, "job ID"), onNATSOut, (*app).describe},
+	{"jobs", "logs ID", "print a job's rank output", args(1, "job ID"), onNATS, (*app).logs},
+	{"jobs", "cancel ID", "cancel a job", args(1, "job ID"), onNATS, (*app).cancel},
+	{"jobs", "checkpoint ID", "checkpoint a running job and requeue it", args(1, "job ID"), onNATS, (*app).checkpoint},
+	{"jobs", "trace JOB_ID", "print a job's trace as a waterfall (spans `lockstep dev` recorded)", args(1, "job ID"), outOnly, (*app).trace},
+	{"cluster", "node", "node drain|resume|list", unknownSubcommand, nil, (*app).node},
+	{"cluster", "topology", "print the switch tree with free/total GPUs per switch", args(0, ""), onNATS, (*app).topology},
+	{"cluster", "stats", "cluster totals: jobs by state, cluster η, mean gang wait", args(0, ""), onNATSOut, (*app).stats},
+	{"cluster", "check", "verify the scheduler's safety invariants (exit 1 on violation)", args(0, ""), onNATSEtcdOut, (*app).check},
+	{"cluster", "auth", "make credentials: init an authority, issue identities, enroll nodes", unknownSubcommand, nil, (*app).auth},
+	{"run", "dev", "run the whole system in one process (embedded NATS and etcd, simulated nodes)", args(0, ""), nil, (*app).dev},
+	{"run", "admission", "run the admission service", args(0, ""), onNATSEtcd, (*app).admission},
+	{"run", "placement", "run the placement service", args(0, ""), onNATSEtcd, (*app).placement},
+	{"run", "gang", "run the gang reservation service", args(0, ""), onNATSEtcd, (*app).gang},
+	{"run", "drain", "run the drain service", args(0, ""), onNATSEtcd, (*app).drain},
+	{"run", "agent", "run a node agent", args(0, ""), onNATSEtcd, (*app).agent},
+	{"run", "healthcheck [--url URL] [--nats URL] [--etcd URL [--node NAME]] [--timeout D]",
+		"exit 0 if NATS, etcd or an HTTP endpoint answers (container health checks)", args(0, ""), nil, (*app).healthcheck},
+	{"tools", "ckpt-done", "acknowledge a checkpoint (run by a training rank)", args(0, ""), nil, (*app).ckptDone},
+	{"tools", "loadtest", "load-test the real services with thousands of simulated nodes (see docs/loadtest.md)", args(0, ""), onNATSEtcd, (*app).loadtest},
+	{"tools", "simulate", "replay a job trace through the scheduling policy and baselines in virtual time", args(0, ""), nil, (*app).simulate},
+	{"tools", "version", "print the version", args(0, ""), nil, (*app).version},
+}
+
+// newRoot builds the command tree of one invocation. Errors are printed
+// once, by run, so cobra prints neither them nor the usage.
+func newRoot(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "lockstep",
+		Short: "a gang scheduler for distributed training",
+		Long: "Lockstep: a gang scheduler for distributed training.\n\n" +
+			"Start with `lockstep dev`, then `lockstep submit docs/examples/hello.json --wait`.",
+		Args: unknownCommand,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := refuseGlobals(cmd); err != nil {
+				return err
+			}
+			return a.syncGoFlags(cmd)
+		},
+		SilenceErrors: true,
+		SilenceUsage:  true,
+
+		SuggestionsMinimumDistance: 2,
+	}
+	root.SetOut(a.env.stdout)
+	root.SetErr(a.env.stderr)
+	root.SetIn(a.env.stdin)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
+	root.SetUsageFunc(hideGlobals(root.UsageFunc()))
+	a.globals.register(root)
+	root.AddGroup(groups...)
+	a.add(root, commands)
+	root.SetGlobalNormalizationFunc(normalize)
+	return root
+}
+
+// add builds commands and adds them to parent.
+func (a *app) add(parent *cobra.Command, commands []command) {
+	for _, c := range commands {
+		cmd := &cobra.Command{GroupID: c.group, Use: c.use, Short: c.short, Args: c.args}
+		takes(cmd, c.takes...)
+		cmd.RunE = c.build(a, cmd)
+		parent.AddCommand(cmd)
+	}
+}
+
+func (a *app) version(*cobra.Command) runE {
+	return func(*cobra.Command, []string) error {
+		fmt.Fprintln(a.env.stdout, "lockstep", version)
+		return nil
+	}
+}
+
+// unknownCommand refuses a first word that names no command.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	err := usagef("unknown command %q", args[0])
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		err = errors.WithHintf(err, "did you mean %s?", strings.Join(s, " or "))
+	}
+	return err
+}
+
+// unknownSubcommand refuses a word after a command group (node, auth) that
+// names none of its subcommands.
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	var names []string
+	for _, c := range cmd.Commands() {
+		names = append(names, c.Name())
+	}
+	return usagef("%s: unknown subcommand %q (want %s)", verb(cmd), args[0], strings.Join(names, ", "))
+}
+
+// usageHint points a bad command line at its command's usage.
+func usageHint(cmd *cobra.Command) string {
+	line := cmd.UseLine()
+	if cmd.HasAvailableSubCommands() {
+		line = cmd.CommandPath() + " COMMAND [flags]"
+	}
+	return fmt.Sprintf("usage: %s (%s --help says more)", line, cmd.CommandPath())
+}
