@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/services/agent"
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
+	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
@@ -29,7 +29,7 @@ func TestCkptDoneGoesThroughTheAgent(t *testing.T) {
 	defer cl.Close()
 	out := filepath.Join(t.TempDir(), "rank-env")
 	script := fmt.Sprintf(`echo "$%s $%s" > %s.tmp && mv %s.tmp %s; trap 'true' USR1; while true; do sleep 0.1; done`,
-		agent.EnvAgentSocket, agent.EnvAckToken, out, out, out)
+		rankenv.AgentSocket, rankenv.AckToken, out, out, out)
 	spec := writeFile(t, "job.yaml", fmt.Sprintf("name: acked\ngang: {nodes: 1, gpusPerNode: 1}\ncheckpoint: {gracePeriod: 60s}\ncommand: [sh, -c, %q]\n", script))
 	o, e, code := cli(t, "submit", spec, "--nats", url)
 	if code != 0 {
@@ -56,11 +56,11 @@ func TestCkptDoneGoesThroughTheAgent(t *testing.T) {
 	})
 	args := []string{"ckpt-done", "--socket", sock, "--job", id, "--attempt", "1", "--rank", "0", "--step", "12", "--path", "/ckpt/12"}
 
-	t.Setenv(agent.EnvAckToken, strings.Repeat("0", len(token)))
+	t.Setenv(rankenv.AckToken, strings.Repeat("0", len(token)))
 	if _, e, code := cli(t, args...); code == 0 || !strings.Contains(e, "with this token") {
 		t.Errorf("ckpt-done with a forged token: exit %d %s", code, e)
 	}
-	t.Setenv(agent.EnvAckToken, token)
+	t.Setenv(rankenv.AckToken, token)
 	if o, e, code := cli(t, args...); code != 0 || !strings.Contains(o, "acknowledged") {
 		t.Fatalf("ckpt-done: exit %d %s %s", code, o, e)
 	}

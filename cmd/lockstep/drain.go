@@ -14,6 +14,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
 )
 
 func (a *app) cancel(cmd *cobra.Command) runE {
@@ -77,32 +78,32 @@ func (a *app) ckptDone(cmd *cobra.Command) runE {
 	cmd.Long = "Acknowledge a checkpoint from inside a rank (after the checkpoint signal).\n" +
 		"The ack goes to the node's agent, which forwards it. Job, attempt, rank,\n" +
 		"the agent's socket and the attempt's token come from the rank's environment\n" +
-		"(LOCKSTEP_JOB_ID, LOCKSTEP_ATTEMPT, RANK, " + agent.EnvAgentSocket + ", " + agent.EnvAckToken + ").\n" +
+		"(" + rankenv.JobID + ", " + rankenv.Attempt + ", " + rankenv.Rank + ", " + rankenv.AgentSocket + ", " + rankenv.AckToken + ").\n" +
 		"Without a Lockstep binary, write `step=N path=P` to the file named by\n" +
-		"LOCKSTEP_CHECKPOINT_ACK instead."
+		rankenv.CheckpointAck + " instead."
 	fs := cmd.Flags()
-	sock := fs.String("socket", os.Getenv(agent.EnvAgentSocket), "the node agent's socket")
-	job := fs.String("job", os.Getenv("LOCKSTEP_JOB_ID"), "job ID")
-	attempt := fs.Int("attempt", envInt("LOCKSTEP_ATTEMPT", 0), "attempt")
-	rank := fs.Int("rank", envInt("RANK", -1), "rank")
+	sock := fs.String("socket", os.Getenv(rankenv.AgentSocket), "the node agent's socket")
+	job := fs.String("job", os.Getenv(rankenv.JobID), "job ID")
+	attempt := fs.Int("attempt", envInt(rankenv.Attempt, 0), "attempt")
+	rank := fs.Int("rank", envInt(rankenv.Rank, -1), "rank")
 	step := fs.Int64("step", -1, "training step of the checkpoint (required)")
 	path := fs.String("path", "", "where the checkpoint is")
 	return func(cmd *cobra.Command, _ []string) error {
 		switch {
 		case *sock == "":
-			return usagef("--socket (or %s) is required: run ckpt-done inside a rank, or write the ack file", agent.EnvAgentSocket)
+			return usagef("--socket (or %s) is required: run ckpt-done inside a rank, or write the ack file", rankenv.AgentSocket)
 		case *job == "":
-			return usagef("--job (or LOCKSTEP_JOB_ID) is required")
+			return usagef("--job (or %s) is required", rankenv.JobID)
 		case *attempt < 1:
-			return usagef("--attempt (or LOCKSTEP_ATTEMPT) is required")
+			return usagef("--attempt (or %s) is required", rankenv.Attempt)
 		case *rank < 0:
-			return usagef("--rank (or RANK) is required")
+			return usagef("--rank (or %s) is required", rankenv.Rank)
 		case *step < 0:
 			return usagef("--step is required")
 		}
 		// The token is read from the environment only: a flag would show it in
 		// ps to every user of the node.
-		reply, err := agent.SendAck(cmd.Context(), *sock, os.Getenv(agent.EnvAckToken),
+		reply, err := agent.SendAck(cmd.Context(), *sock, os.Getenv(rankenv.AckToken),
 			domain.CheckpointAck{JobID: *job, Attempt: *attempt, Rank: *rank, Step: *step, Path: *path})
 		if err != nil {
 			return err

@@ -21,7 +21,7 @@ import (
 
 // Ranks hold no bus credentials, so `lockstep ckpt-done` hands its ack to
 // the local agent instead: over a Unix socket in the data directory, with
-// the attempt's token (EnvAckToken, given to that attempt's ranks only).
+// the attempt's token (rankenv.AckToken, given to that attempt's ranks only).
 // The agent checks token, job, attempt and rank against the assignment it
 // runs, and forwards the ack under its own node identity, on its node's
 // subject, where drain checks that this node runs that attempt.
@@ -149,7 +149,7 @@ func newToken() string {
 }
 
 // SendAck hands a checkpoint ack to the agent listening on sock (a rank's
-// EnvAgentSocket) with the attempt's token (EnvAckToken), and returns
+// rankenv.AgentSocket) with the attempt's token (rankenv.AckToken), and returns
 // drain's answer as the agent relays it.
 func SendAck(ctx context.Context, sock, token string, ack domain.CheckpointAck) (domain.AckReply, error) {
 	var d net.Dialer

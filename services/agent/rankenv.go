@@ -10,16 +10,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
 )
 
-// Variables of the rank environment that concern checkpoint acks through
-// the agent (see acksock.go); `lockstep ckpt-done` reads them.
-//
-// Deprecated: the names live in rankenv (AgentSocket, AckToken); these
-// stay until cmd/lockstep reads them from there.
-const (
-	EnvAgentSocket = rankenv.AgentSocket
-	EnvAckToken    = rankenv.AckToken
-)
-
 // rankSetup is what every rank of one attempt on this node shares.
 type rankSetup struct {
 	as   domain.Assignment

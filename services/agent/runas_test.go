@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
@@ -64,7 +65,7 @@ func TestRankEnvironmentIsAllowListed(t *testing.T) {
 		}
 	}
 	want := map[string]string{"EPOCHS": "3", "RANK": "0", "LOCKSTEP_JOB_ID": "envjob", "USER": e.self.Name,
-		"LOCKSTEP_NATS": "nats://127.0.0.1:4222,tls://10.0.0.2:4222", EnvAgentSocket: "", EnvAckToken: ""}
+		"LOCKSTEP_NATS": "nats://127.0.0.1:4222,tls://10.0.0.2:4222", rankenv.AgentSocket: "", rankenv.AckToken: ""}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s=%q, want %q", k, got[k], v)
