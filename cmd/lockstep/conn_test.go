@@ -75,7 +75,9 @@ func TestCLIWithDevContextActsAsAdmin(t *testing.T) {
 	})
 
 	// check reaches etcd (TLS, client certificate) through the context too.
-	if out, errOut, code := cli(t, "check", "--settle", "0"); code != 0 || !strings.Contains(out, "ok") {
+	// The job may be mid-reservation: with the default settle, check reports
+	// only violations that persist, not a snapshot taken between two writes.
+	if out, errOut, code := cli(t, "check"); code != 0 || !strings.Contains(out, "ok") {
 		t.Fatalf("check through the dev context: exit %d, %s %s", code, out, errOut)
 	}
 
