@@ -25,10 +25,7 @@ func TestAcknowledgedDrainRequeuesFromTheCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	js := startDrain(t, env)
 	keys := runningGang(t, env, js, "acked", 1)
-	if err := env.Bus.PublishJSON(ctx, subjects.Drain, "drain.acked", domain.DrainRequest{JobID: "acked",
-		Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue, Reason: "checkpoint please"}); err != nil {
-		t.Fatal(err)
-	}
+	requestDrain(t, env, domain.DrainRequest{JobID: "acked", Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue, Reason: "checkpoint please"})
 	waitFor(t, env, "acked", events.Draining, "")
 	c, err := client.New(ctx, env.Bus, "agent")
 	if err != nil {
@@ -79,10 +76,7 @@ func TestDrainPastItsGraceResumesFromTheLastGoodCheckpoint(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Bus.PublishJSON(ctx, subjects.Drain, "drain.slow", domain.DrainRequest{JobID: "slow",
-		Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue, Reason: "maintenance"}); err != nil {
-		t.Fatal(err)
-	}
+	requestDrain(t, env, domain.DrainRequest{JobID: "slow", Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue, Reason: "maintenance"})
 	const reason = "maintenance: grace period of 1s expired; ranks killed; resuming from the last good checkpoint (step 40)"
 	if ev := waitFor(t, env, "slow", events.Requeued, ""); ev.Reason != reason || ev.Checkpoint == nil || ev.Checkpoint.Step != 40 {
 		t.Errorf("requeued: %+v", ev)

@@ -26,6 +26,15 @@ func startDrain(t *testing.T, env *testenv.Env) *jobs.Store {
 	return env.Jobs(t)
 }
 
+// requestDrain publishes req on the drain subject (as an operator or
+// placement would), with the message ID drain.<job>.
+func requestDrain(t *testing.T, env *testenv.Env, req domain.DrainRequest) {
+	t.Helper()
+	if err := env.Bus.PublishJSON(context.Background(), subjects.Drain, "drain."+req.JobID, req); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // runningGang writes a running job of width nodes × 8 GPUs and its
 // allocation's keys (durable, as past the launch barrier), and returns the
 // keys.
@@ -110,10 +119,7 @@ func TestDrainOfAMalformedAllocationEnds(t *testing.T) {
 	ctx := context.Background()
 	js := startDrain(t, env)
 	keys := runningGang(t, env, js, "drained", 2)
-	if err := env.Bus.PublishJSON(ctx, subjects.Drain, "drain.drained", domain.DrainRequest{JobID: "drained",
-		Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue}); err != nil {
-		t.Fatal(err)
-	}
+	requestDrain(t, env, domain.DrainRequest{JobID: "drained", Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue})
 	testenv.Eventually(t, 30*time.Second, func() error {
 		j, _, err := js.Get(ctx, "drained")
 		if err != nil || j.Drain == nil {

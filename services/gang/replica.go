@@ -144,10 +144,17 @@ func (s *service) remember(a domain.Allocation, rev int64) {
 	rs := s.replica()
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if len(rs.known) >= maxKnown {
-		clear(rs.known)
+	putBounded(rs.known, a.JobID, knownAlloc{a: cloneAllocation(a), rev: rev})
+}
+
+// putBounded sets m[k] = v, first emptying m when it holds maxKnown
+// entries: the replica's memory is a cache, and anything dropped is read
+// again from etcd or the KV.
+func putBounded[K comparable, V any](m map[K]V, k K, v V) {
+	if len(m) >= maxKnown {
+		clear(m)
 	}
-	rs.known[a.JobID] = knownAlloc{a: cloneAllocation(a), rev: rev}
+	m[k] = v
 }
 
 // forget drops a remembered allocation and job record.
@@ -164,10 +171,7 @@ func (s *service) rememberJob(j domain.Job, rev uint64) {
 	rs := s.replica()
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if len(rs.jobs) >= maxKnown {
-		clear(rs.jobs)
-	}
-	rs.jobs[j.ID] = knownJob{job: j, rev: rev}
+	putBounded(rs.jobs, j.ID, knownJob{job: j, rev: rev})
 }
 
 // knownJob returns the remembered record of a job, or (a record with only

@@ -145,11 +145,9 @@ func Run(ctx context.Context, cfg Config) error {
 	// they pass the launch barrier. Losing it (a partition longer than the
 	// TTL) loses those reservations; serve again on a new one.
 	for ctx.Err() == nil {
-		sess, err := store.OpenSession(ctx, cli, cfg.ReservationTTL, log)
+		sess, err := store.OpenSessionRetrying(ctx, cli, cfg.ReservationTTL, log)
 		if err != nil {
-			log.Warn("etcd session failed, retrying", "err", err)
-			clock.Sleep(ctx, time.Second)
-			continue
+			return nil // ctx ended
 		}
 		s.lease = sess.Lease
 		err = s.serve(sess.Context())

@@ -71,11 +71,9 @@ func Run(ctx context.Context, cfg Config) error {
 	defer st.Ready(store.NodesPrefix)()
 
 	for ctx.Err() == nil {
-		sess, err := store.OpenSession(ctx, cli, store.DefaultNodeTTL, log)
+		sess, err := store.OpenSessionRetrying(ctx, cli, store.DefaultNodeTTL, log)
 		if err != nil {
-			log.Warn("etcd session failed, retrying", "err", err)
-			clock.Sleep(ctx, time.Second)
-			continue
+			return nil // ctx ended
 		}
 		el := sess.Election(store.ElectionKey("placement"))
 		if err := el.Campaign(sess.Context(), cfg.Instance); err != nil {

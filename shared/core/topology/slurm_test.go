@@ -4,8 +4,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 )
 
 func TestLoadSlurm(t *testing.T) {
@@ -75,15 +73,7 @@ func TestLoadSlurmRejects(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := LoadSlurm(strings.NewReader(tc.conf))
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %q does not contain %q", err, tc.want)
-			}
-			if !errs.IsInvalid(err) {
-				t.Errorf("error %q is not marked invalid", err)
-			}
+			wantInvalid(t, err, tc.want)
 		})
 	}
 }

@@ -12,25 +12,28 @@ import (
 // New consumes, and what a Topology serialises to, so that a placement
 // snapshot carrying a topology can be replayed from JSON. Node lists hold
 // expanded names, not hostlist expressions.
+//
+// The YAML topology file (LoadYAML) decodes into the same types, with
+// hostlist expressions in its lists until LoadYAML expands them.
 type Spec struct {
-	Switches []SwitchSpec `json:"switches"`
-	Blocks   []BlockSpec  `json:"blocks,omitempty"`
+	Switches []SwitchSpec `json:"switches" yaml:"switches"`
+	Blocks   []BlockSpec  `json:"blocks,omitempty" yaml:"blocks"`
 }
 
 // SwitchSpec is one switch. It lists child switches or nodes, never both: a
 // switch with no child switches is a leaf (ToR) and is where nodes attach.
 type SwitchSpec struct {
-	Name     string   `json:"name"`
-	Children []string `json:"children,omitempty"`
-	Nodes    []string `json:"nodes,omitempty"`
+	Name     string   `json:"name" yaml:"name"`
+	Children []string `json:"children,omitempty" yaml:"children"`
+	Nodes    []string `json:"nodes,omitempty" yaml:"nodes"`
 }
 
 // BlockSpec is one block: nodes sharing an interconnect of their own (an
 // NVLink domain such as an NVL72 rack), like Slurm's topology/block. Blocks
 // are independent of the switch tree; a node is in at most one block.
 type BlockSpec struct {
-	Name  string   `json:"name"`
-	Nodes []string `json:"nodes"`
+	Name  string   `json:"name" yaml:"name"`
+	Nodes []string `json:"nodes" yaml:"nodes"`
 }
 
 // Validate reports the first way s fails to describe a forest of switches:

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 )
 
 // fixture is an uneven three-level tree: leaf-4 hangs straight off the core.
@@ -194,5 +197,21 @@ func TestJSONRoundTrip(t *testing.T) {
 	bad := `{"switches":[{"name":"a","children":["b"]},{"name":"b","children":["a"]}]}`
 	if err := json.Unmarshal([]byte(bad), &back); err == nil {
 		t.Error("decoding a cyclic topology succeeded")
+	}
+}
+
+// wantInvalid fails t unless err is a rejection marked invalid whose message
+// contains want: the checks every loader's and Validate's bad-input table
+// makes of each case.
+func wantInvalid(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not contain %q", err, want)
+	}
+	if !errs.IsInvalid(err) {
+		t.Errorf("error %q is not marked invalid", err)
 	}
 }

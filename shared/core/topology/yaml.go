@@ -11,42 +11,25 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// yamlFile is the on-disk YAML format; see the package documentation.
-type yamlFile struct {
-	Switches []yamlSwitch `yaml:"switches"`
-	Blocks   []yamlBlock  `yaml:"blocks"`
-}
-
-type yamlSwitch struct {
-	Name     string   `yaml:"name"`
-	Children []string `yaml:"children"`
-	Nodes    []string `yaml:"nodes"`
-}
-
-type yamlBlock struct {
-	Name  string   `yaml:"name"`
-	Nodes []string `yaml:"nodes"`
-}
-
 // UnmarshalYAML rejects unknown fields itself, because the decoder's
 // KnownFields error names the Go type and line but not the switch, and an
 // operator fixing a 500-line file wants the switch.
-func (s *yamlSwitch) UnmarshalYAML(n *yaml.Node) error {
+func (s *SwitchSpec) UnmarshalYAML(n *yaml.Node) error {
 	what, err := checkFields(n, "switch", "name", "children", "nodes")
 	if err != nil {
 		return err
 	}
-	type plain yamlSwitch // no UnmarshalYAML method, so no recursion
+	type plain SwitchSpec // no UnmarshalYAML method, so no recursion
 	return errors.Wrap(n.Decode((*plain)(s)), what)
 }
 
-// UnmarshalYAML: see yamlSwitch.UnmarshalYAML.
-func (b *yamlBlock) UnmarshalYAML(n *yaml.Node) error {
+// UnmarshalYAML: see SwitchSpec.UnmarshalYAML.
+func (b *BlockSpec) UnmarshalYAML(n *yaml.Node) error {
 	what, err := checkFields(n, "block", "name", "nodes")
 	if err != nil {
 		return err
 	}
-	type plain yamlBlock
+	type plain BlockSpec
 	return errors.Wrap(n.Decode((*plain)(b)), what)
 }
 
@@ -76,41 +59,39 @@ func checkFields(n *yaml.Node, kind string, allowed ...string) (string, error) {
 func LoadYAML(r io.Reader) (*Topology, error) {
 	dec := yaml.NewDecoder(r)
 	dec.KnownFields(true) // top-level typos ("switchs:") must not pass silently
-	var f yamlFile
-	if err := dec.Decode(&f); err != nil {
+	var s Spec
+	if err := dec.Decode(&s); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, errs.MarkInvalid(errors.New("topology YAML is empty"))
 		}
 		return nil, errs.MarkInvalid(errors.Wrap(err, "parsing topology YAML"))
 	}
-	if len(f.Switches) == 0 && len(f.Blocks) == 0 {
+	if len(s.Switches) == 0 && len(s.Blocks) == 0 {
 		// An empty file would silently turn topology-aware placement off.
 		return nil, errs.MarkInvalid(errors.New("topology YAML defines no switches and no blocks"))
 	}
-	var s Spec
-	for i, sw := range f.Switches {
+	for i := range s.Switches {
+		sw := &s.Switches[i]
 		if sw.Name == "" {
 			return nil, errs.MarkInvalid(errors.Newf("switch #%d has no name", i+1))
 		}
-		children, err := expandAll(sw.Children)
-		if err != nil {
+		var err error
+		if sw.Children, err = expandAll(sw.Children); err != nil {
 			return nil, errs.MarkInvalid(errors.Wrapf(err, "switch %q: children", sw.Name))
 		}
-		nodes, err := expandAll(sw.Nodes)
-		if err != nil {
+		if sw.Nodes, err = expandAll(sw.Nodes); err != nil {
 			return nil, errs.MarkInvalid(errors.Wrapf(err, "switch %q: nodes", sw.Name))
 		}
-		s.Switches = append(s.Switches, SwitchSpec{Name: sw.Name, Children: children, Nodes: nodes})
 	}
-	for i, b := range f.Blocks {
+	for i := range s.Blocks {
+		b := &s.Blocks[i]
 		if b.Name == "" {
 			return nil, errs.MarkInvalid(errors.Newf("block #%d has no name", i+1))
 		}
-		nodes, err := expandAll(b.Nodes)
-		if err != nil {
+		var err error
+		if b.Nodes, err = expandAll(b.Nodes); err != nil {
 			return nil, errs.MarkInvalid(errors.Wrapf(err, "block %q: nodes", b.Name))
 		}
-		s.Blocks = append(s.Blocks, BlockSpec{Name: b.Name, Nodes: nodes})
 	}
 	return New(s)
 }

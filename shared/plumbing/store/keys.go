@@ -135,24 +135,18 @@ func ElectionKey(service string) string { return ElectionPrefix + service }
 
 // ParseClaimKey splits a claim key into node and GPU index.
 func ParseClaimKey(key string) (node string, gpu int, ok bool) {
-	rest, found := strings.CutPrefix(key, ClaimsPrefix)
-	if !found {
-		return "", 0, false
-	}
-	i := strings.LastIndexByte(rest, '/')
-	if i <= 0 {
-		return "", 0, false
-	}
-	gpu, err := strconv.Atoi(rest[i+1:])
-	if err != nil {
-		return "", 0, false
-	}
-	return rest[:i], gpu, true
+	return splitIndexedKey(key, ClaimsPrefix)
 }
 
 // ParsePortKey splits a port key into address and port.
 func ParsePortKey(key string) (addr string, port int, ok bool) {
-	rest, found := strings.CutPrefix(key, PortsPrefix)
+	return splitIndexedKey(key, PortsPrefix)
+}
+
+// splitIndexedKey splits a key of the form prefix + owner + "/" + number
+// (claims and port claims) into owner and number.
+func splitIndexedKey(key, prefix string) (owner string, n int, ok bool) {
+	rest, found := strings.CutPrefix(key, prefix)
 	if !found {
 		return "", 0, false
 	}
@@ -160,11 +154,11 @@ func ParsePortKey(key string) (addr string, port int, ok bool) {
 	if i <= 0 {
 		return "", 0, false
 	}
-	port, err := strconv.Atoi(rest[i+1:])
+	n, err := strconv.Atoi(rest[i+1:])
 	if err != nil {
 		return "", 0, false
 	}
-	return rest[:i], port, true
+	return rest[:i], n, true
 }
 
 // LastSegment returns what follows the last '/'.

@@ -9,6 +9,8 @@ import (
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 )
 
 // Session is a lease held by a LeaseKeeper, for a service replica's term
@@ -54,6 +56,23 @@ func OpenSession(ctx context.Context, cli *clientv3.Client, ttl time.Duration, l
 		cancel()
 	}()
 	return s, nil
+}
+
+// OpenSessionRetrying opens a session as OpenSession does, retrying every
+// second while etcd refuses (each failure logged), until one opens or ctx
+// ends; then it returns ctx's error.
+func OpenSessionRetrying(ctx context.Context, cli *clientv3.Client, ttl time.Duration, log *slog.Logger) (*Session, error) {
+	for {
+		sess, err := OpenSession(ctx, cli, ttl, log)
+		if err == nil {
+			return sess, nil
+		}
+		log.Warn("etcd session failed, retrying", "err", err)
+		clock.Sleep(ctx, time.Second)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // Lease is the session's lease.
