@@ -77,15 +77,24 @@ func (e *executor) checkpoint(ctx context.Context, rec domain.DrainRecord, send 
 		expected[r] = true
 	}
 	dir := filepath.Join(e.cfg.DataDir, "jobs", rec.JobID, strconv.Itoa(rec.Attempt))
+	g.ackMu.Lock()
+	defer g.ackMu.Unlock()
+	if isClosed(g.exited) {
+		return // the ranks are gone; their exit is being reported
+	}
 	for _, r := range g.as.Ranks {
 		if expected[r.Rank] {
-			go e.watchAck(ctx, g, ackFile(dir, r.Rank), domain.CheckpointAck{JobID: rec.JobID, Attempt: rec.Attempt, Rank: r.Rank}, send)
+			g.acks.Add(1)
+			go func() {
+				defer g.acks.Done()
+				e.watchAck(ctx, g, ackFile(dir, r.Rank), domain.CheckpointAck{JobID: rec.JobID, Attempt: rec.Attempt, Rank: r.Rank}, send)
+			}()
 		}
 	}
 }
 
 // watchAck polls one rank's ack file until it has content (then forwards
-// it), the gang is gone, or ctx ends.
+// it), the ranks have exited (after a last look), or ctx ends.
 func (e *executor) watchAck(ctx context.Context, g *localGang, path string, ack domain.CheckpointAck, send func(context.Context, domain.CheckpointAck) error) {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
@@ -93,7 +102,7 @@ func (e *executor) watchAck(ctx context.Context, g *localGang, path string, ack 
 		select {
 		case <-ctx.Done():
 			return
-		case <-g.done:
+		case <-g.exited:
 			// Ranks exited; a last look, since a rank may write and exit.
 		case <-t.C:
 		}
@@ -110,7 +119,7 @@ func (e *executor) watchAck(ctx context.Context, g *localGang, path string, ack 
 			}
 			return
 		}
-		if isClosed(g.done) {
+		if isClosed(g.exited) {
 			return
 		}
 	}

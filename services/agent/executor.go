@@ -60,7 +60,14 @@ type localGang struct {
 	// exits after that are not reported as failures.
 	stopping chan struct{}
 	stopOnce sync.Once
-	done     chan struct{}
+	// exited is closed when every rank has exited, before the exit is
+	// reported: the ack watchers take their last look then, and the report
+	// waits for them (acks), so drain hears of a checkpoint a rank wrote
+	// just before exiting ahead of the exit itself.
+	exited chan struct{}
+	ackMu  sync.Mutex // orders acks.Add before the wait in supervise
+	acks   sync.WaitGroup
+	done   chan struct{}
 	// drainSignalled is the drain (by request time) already signalled.
 	drainSignalled time.Time
 	// ctx carries the span of the ranks' run (from start to the last exit);
@@ -138,7 +145,7 @@ func (e *executor) start(ctx context.Context, as domain.Assignment, assignRev in
 	if err != nil {
 		return err
 	}
-	g := &localGang{as: as, stopping: make(chan struct{}), done: make(chan struct{}), regCtx: ctx, runRev: runRev, token: newToken(), acct: acct}
+	g := &localGang{as: as, stopping: make(chan struct{}), exited: make(chan struct{}), done: make(chan struct{}), regCtx: ctx, runRev: runRev, token: newToken(), acct: acct}
 	workdir, note := rankWorkdir(as.Workdir, dir, e.cfg.Node.Name)
 	if note != "" {
 		e.log.Warn("working directory unusable; using the attempt's directory", "job", as.JobID, "workdir", as.Workdir, "instead", dir)
@@ -214,6 +221,10 @@ func (e *executor) supervise(g *localGang) {
 		// Kill-on-bad-exit locally right away; gang releases the rest.
 		e.signalAll(g, syscall.SIGTERM)
 	}
+	g.ackMu.Lock()
+	close(g.exited)
+	g.ackMu.Unlock()
+	waitAtMost(&g.acks, ackFlushTimeout)
 	if !failed && !isClosed(g.stopping) {
 		e.report(ctx, domain.Report{JobID: g.as.JobID, Attempt: g.as.Attempt, Kind: domain.ReportExited})
 	}
@@ -335,6 +346,22 @@ func exitCode(p *exec.Cmd, err error) int {
 		return 128 + int(ws.Signal())
 	}
 	return p.ProcessState.ExitCode()
+}
+
+// ackFlushTimeout bounds how long an exit report waits for the ack
+// watchers' last look (a file read and one request to drain).
+const ackFlushTimeout = 10 * time.Second
+
+// waitAtMost waits for wg, or d, whichever comes first.
+func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 func isClosed(ch chan struct{}) bool {
