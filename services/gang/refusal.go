@@ -20,6 +20,9 @@ type refusal struct {
 	// ranks are the job's running keys at rev, the transaction's revision.
 	ranks []string
 	rev   int64
+	// own: some slot was held by the job itself (an earlier attempt's
+	// claims or allocation), a hold that ends without placement's help.
+	own bool
 }
 
 // step is what gang does about a refusal.
@@ -55,12 +58,15 @@ func readRefusal(kvs []*mvccpb.KeyValue, p domain.Placement, jobID string) refus
 			_ = codec.Decode(kv.Value, &c)
 			node, gpu, _ := store.ParseClaimKey(key)
 			r.conflicts = append(r.conflicts, fmt.Sprintf("%s/gpu%d held by %s", node, gpu, c.JobID))
+			r.own = r.own || c.JobID == jobID
 		case strings.HasPrefix(key, store.PortsPrefix):
 			_ = codec.Decode(kv.Value, &c)
 			addr, port, _ := store.ParsePortKey(key)
 			r.conflicts = append(r.conflicts, fmt.Sprintf("port %s:%d held by %s", addr, port, c.JobID))
+			r.own = r.own || c.JobID == jobID
 		case key == store.AllocKey(jobID):
 			r.conflicts = append(r.conflicts, "job already holds an allocation")
+			r.own = true
 		case isRunningKeyOf(key, jobID):
 			// The key counts, readable or not: only its agent (or its
 			// lease) may end it.

@@ -68,6 +68,7 @@ func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 		return s.afterReserve(ctx, job, rev, alloc, prop.Note)
 	}
 	existing, _, found, err := store.GetAllocation(ctx, s.etcd, prop.JobID)
+	retry := false
 	switch {
 	case store.IsMalformed(err):
 		if err := s.dropMalformed(ctx, prop.JobID, err); err != nil {
@@ -88,6 +89,13 @@ func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 		if err := s.releaseAttempt(ctx, job.ID, existing.Attempt); err != nil {
 			return err
 		}
+		retry = true
+	case !found && refused.own:
+		// The job's own earlier hold refused it, and someone (the
+		// reconciler, drain) released it since: the same retry.
+		retry = true
+	}
+	if retry {
 		if alloc, refused, err = s.reserve(ctx, job, prop, nodes); err != nil {
 			return err
 		}
