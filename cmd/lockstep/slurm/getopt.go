@@ -3,6 +3,8 @@ package slurm
 import (
 	"fmt"
 	"strings"
+
+	"github.com/cockroachdb/errors"
 )
 
 // argKind is whether an option takes a value, as getopt_long's has_arg.
@@ -110,7 +112,7 @@ func longOpt(args []string, i int, defs []optDef) (optUse, int, error) {
 // and --ntasks-per-node are one) are not ambiguous.
 func lookupLong(name string, defs []optDef) (*optDef, error) {
 	if name == "" {
-		return nil, fmt.Errorf("unrecognized option '--'")
+		return nil, errors.Newf("unrecognized option '--'")
 	}
 	var found *optDef
 	var candidates []string
@@ -130,9 +132,9 @@ func lookupLong(name string, defs []optDef) (*optDef, error) {
 	}
 	switch {
 	case found == nil:
-		return nil, fmt.Errorf("unrecognized option '--%s'", name)
+		return nil, errors.Newf("unrecognized option '--%s'", name)
 	case found.long == "":
-		return nil, fmt.Errorf("option '--%s' is ambiguous; possibilities: %s", name, strings.Join(candidates, " "))
+		return nil, errors.Newf("option '--%s' is ambiguous; possibilities: %s", name, strings.Join(candidates, " "))
 	}
 	return found, nil
 }
