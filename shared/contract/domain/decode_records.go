@@ -74,6 +74,11 @@ func DecodeNode(data []byte) (Node, error) {
 		c.label("spine", n.Spine)
 		c.label("block", n.Block)
 		c.epoch("epoch", n.Epoch)
+		c.text("gpuModel", n.GPUModel, MaxNameBytes)
+		if n.GPUMemoryMiB < 0 || n.GPUMemoryMiB > maxMemoryMiB {
+			c.fail("gpuMemoryMiB", "%d is not between 0 and %d", n.GPUMemoryMiB, maxMemoryMiB)
+		}
+		c.faults("unhealthy", n.Unhealthy, n.GPUs)
 		if len(n.NUMA) > 1024 {
 			c.fail("numa", "%d NUMA nodes, more than 1024", len(n.NUMA))
 			return
@@ -82,6 +87,16 @@ func DecodeNode(data []byte) (Node, error) {
 		for i, d := range n.NUMA {
 			f := fmt.Sprintf("numa.%d", i)
 			c.between(f+".id", d.ID, 0, 1023)
+			if d.MemoryMiB < 0 || d.MemoryMiB > maxMemoryMiB {
+				c.fail(f+".memoryMiB", "%d is not between 0 and %d", d.MemoryMiB, maxMemoryMiB)
+			}
+			if len(d.NICs) > 64 {
+				c.fail(f+".nics", "%d NICs, more than 64", len(d.NICs))
+			}
+			for k, nic := range d.NICs {
+				c.required(fmt.Sprintf("%s.nics.%d", f, k), nic)
+				c.label(fmt.Sprintf("%s.nics.%d", f, k), nic)
+			}
 			for k, g := range d.GPUs {
 				switch {
 				case g < 0 || g >= n.GPUs:
@@ -110,6 +125,27 @@ func DecodeClaim(data []byte) (Claim, error) {
 		c.jobID("jobId", cl.JobID)
 		c.attempt("attempt", cl.Attempt)
 	})
+}
+
+// maxMemoryMiB bounds memory sizes: 1 PiB, far past any one machine.
+const maxMemoryMiB = 1 << 30
+
+// faults checks a node's withdrawn GPUs: each a GPU of the node, once, with
+// a reason.
+func (c *checker) faults(field string, fs []GPUFault, gpus int) {
+	seen := map[int]bool{}
+	for i, f := range fs {
+		at := fmt.Sprintf("%s.%d", field, i)
+		switch {
+		case f.GPU < 0 || f.GPU >= gpus:
+			c.fail(at+".gpu", "GPU %d is not between 0 and %d", f.GPU, gpus-1)
+		case seen[f.GPU]:
+			c.fail(at+".gpu", "GPU %d is listed twice", f.GPU)
+		}
+		seen[f.GPU] = true
+		c.required(at+".reason", f.Reason)
+		c.text(at+".reason", f.Reason, MaxReasonBytes)
+	}
 }
 
 // epoch is a registration's lease ID: never negative (0 before one).

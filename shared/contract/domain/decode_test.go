@@ -47,7 +47,10 @@ func valid() map[string]any {
 			ReservedAt: at, LaunchDeadline: at.Add(time.Minute), Started: map[string]bool{"n1": true, "n2": true},
 			Exited: map[string]int{"n1": 0}, NodeEpochs: map[string]int64{"n1": 5, "n2": 6}},
 		"Node": domain.Node{Name: "n1", Addr: "10.0.0.1", GPUs: 8, CPUs: 64, Leaf: "leaf-1", Spine: "spine-1", Epoch: 5,
-			NUMA: []domain.NUMANode{{ID: 0, GPUs: []int{0, 1, 2, 3}, CPUs: []int{0, 1, 2, 3}}, {ID: 1, GPUs: []int{4, 5, 6, 7}, CPUs: []int{4, 5, 6, 7}}}},
+			GPUModel: "NVIDIA H100 80GB HBM3", GPUMemoryMiB: 81559,
+			Unhealthy: []domain.GPUFault{{GPU: 3, Reason: "uncorrectable ECC errors: 2", Since: time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)}},
+			NUMA: []domain.NUMANode{{ID: 0, GPUs: []int{0, 1, 2, 3}, CPUs: []int{0, 1, 2, 3}, MemoryMiB: 1031000, NICs: []string{"mlx5_0"}},
+				{ID: 1, GPUs: []int{4, 5, 6, 7}, CPUs: []int{4, 5, 6, 7}}}},
 		"Claim": domain.Claim{JobID: "train-1", Attempt: 2},
 	}
 }
@@ -162,6 +165,10 @@ func badCases(t *testing.T) []badCase {
 		{"Allocation", patch(t, "Allocation", map[string]any{"started": map[string]bool{"n9": true}}), `started: "n9" is not a node of the placement`},
 		{"Node", patch(t, "Node", map[string]any{"numa": []any{map[string]any{"id": 0, "gpus": []int{8}}}}), "numa.0.gpus.0: GPU 8 is not between 0 and 7"},
 		{"Node", patch(t, "Node", map[string]any{"gpus": -1}), "gpus"},
+		{"Node", patch(t, "Node", map[string]any{"gpuMemoryMiB": -5}), "gpuMemoryMiB: -5 is not between"},
+		{"Node", patch(t, "Node", map[string]any{"unhealthy": []any{map[string]any{"gpu": 8, "reason": "x"}}}), "unhealthy.0.gpu: GPU 8 is not between 0 and 7"},
+		{"Node", patch(t, "Node", map[string]any{"unhealthy": []any{map[string]any{"gpu": 1}}}), "unhealthy.0.reason: required"},
+		{"Node", patch(t, "Node", map[string]any{"numa": []any{map[string]any{"id": 0, "nics": []string{"mlx5 0"}}}}), "numa.0.nics.0"},
 		{"Claim", []byte(`{"jobId":"a","attempt":0}`), "attempt"},
 		{"Claim", []byte(strings.Repeat(" ", domain.MaxMessageBytes+1)), "bytes, more than"},
 	}

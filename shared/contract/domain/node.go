@@ -8,7 +8,18 @@ type Node struct {
 	// Addr is the address other ranks reach this node at (MASTER_ADDR).
 	Addr string `json:"addr"`
 	GPUs int    `json:"gpus"`
-	CPUs int    `json:"cpus,omitempty"`
+	// CPUs is one past the highest usable core number (cores are numbered
+	// as the kernel numbers them, so a containerised agent's cpuset may
+	// leave gaps; NUMA lists which exist).
+	CPUs int `json:"cpus,omitempty"`
+	// GPUModel and GPUMemoryMiB describe the node's GPUs as discovery found
+	// them (nvidia-smi's name, e.g. "NVIDIA H100 80GB HBM3", and the
+	// smallest GPU's memory); empty on a node that did not say.
+	GPUModel     string `json:"gpuModel,omitempty"`
+	GPUMemoryMiB int64  `json:"gpuMemoryMiB,omitempty"`
+	// Simulated marks a node whose GPUs are declared (agent --gpus N), not
+	// discovered: fine for development, never for a real job.
+	Simulated bool `json:"simulated,omitempty"`
 	// Leaf, Spine and Block are the node's topology labels as the agent
 	// reports them; a topology file, where configured, wins.
 	Leaf  string `json:"leaf,omitempty"`
@@ -16,6 +27,9 @@ type Node struct {
 	Block string `json:"block,omitempty"`
 	// NUMA describes which GPUs and CPU cores share a NUMA node.
 	NUMA []NUMANode `json:"numa,omitempty"`
+	// Unhealthy lists the GPUs the agent's health checks withdrew from
+	// placement; they stay withdrawn until an operator resumes the node.
+	Unhealthy []GPUFault `json:"unhealthy,omitempty"`
 	// Epoch identifies one registration (the agent's etcd lease ID). Work
 	// written for another epoch is stale and never started.
 	Epoch int64 `json:"epoch"`
@@ -26,6 +40,27 @@ type NUMANode struct {
 	ID   int   `json:"id"`
 	GPUs []int `json:"gpus"`
 	CPUs []int `json:"cpus"`
+	// MemoryMiB is the node's memory on this NUMA node (0: unknown).
+	MemoryMiB int64 `json:"memoryMiB,omitempty"`
+	// NICs are the RDMA devices attached here (e.g. "mlx5_0"), for
+	// NCCL_IB_HCA and UCX_NET_DEVICES.
+	NICs []string `json:"nics,omitempty"`
+}
+
+// GPUFault is one GPU withdrawn by a failed health check.
+type GPUFault struct {
+	GPU    int       `json:"gpu"`
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since"`
+}
+
+// WithdrawnGPUs returns the set of GPU indices health checks withdrew.
+func (n Node) WithdrawnGPUs() map[int]bool {
+	out := make(map[int]bool, len(n.Unhealthy))
+	for _, f := range n.Unhealthy {
+		out[f.GPU] = true
+	}
+	return out
 }
 
 // NodeState is an operator's decision about a node (key store.NodeStateKey):
