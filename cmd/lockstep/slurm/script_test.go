@@ -67,11 +67,7 @@ func TestDirectiveWords(t *testing.T) {
 			t.Errorf("directiveWords(%q) = %q, %v, want %q", tc.line, got, err, tc.want)
 		}
 	}
-	for _, line := range []string{` -J "a`, ` -J 'a`, ` :`, ` -J a :b`} {
-		if got, err := directiveWords(line); err == nil {
-			t.Errorf("directiveWords(%q) = %q, want an error", line, got)
-		}
-	}
+	checkRejects(t, "directiveWords", directiveWords, ` -J "a`, ` -J 'a`, ` :`, ` -J a :b`)
 }
 
 func TestParseScriptErrors(t *testing.T) {
