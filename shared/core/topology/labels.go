@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/cockroachdb/errors"
@@ -92,7 +93,7 @@ func Merge(file, labels *Topology) (*Topology, error) {
 		labels = &Topology{}
 	}
 	b := builderFrom(file.Spec())
-	for _, node := range sortedKeys(labels.nodeLeaf) {
+	for _, node := range slices.Sorted(maps.Keys(labels.nodeLeaf)) {
 		if _, inFile := file.nodeLeaf[node]; inFile {
 			continue
 		}
@@ -100,7 +101,7 @@ func Merge(file, labels *Topology) (*Topology, error) {
 			return nil, errs.MarkInvalid(errors.Wrap(err, "merging node labels into the topology file"))
 		}
 	}
-	for _, node := range sortedKeys(labels.nodeBlock) {
+	for _, node := range slices.Sorted(maps.Keys(labels.nodeBlock)) {
 		if _, inFile := file.nodeBlock[node]; !inFile {
 			b.addBlockNode(labels.nodeBlock[node], node)
 		}
