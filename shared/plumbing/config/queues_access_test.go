@@ -8,7 +8,7 @@ import (
 )
 
 func TestLoadQueuesAccess(t *testing.T) {
-	cfg, err := LoadQueues(writeQueues(t, `
+	cfg, err := LoadQueues(writeConfig(t, `
 queues:
   prod: {gpuQuota: 64, allowUsers: [alice], allowGroups: [ml], maxPriority: 10, allowRoot: true}
   research: {maxPriority: -5}
@@ -34,7 +34,7 @@ users:
 	if l := cfg.Limits("carol", "batch"); l.MaxPendingJobs != 0 || l.MaxRunningGPUs != 32 || l.MaxPriority != nil {
 		t.Errorf("carol in batch: %+v", l)
 	}
-	cfg, err = LoadQueues(writeQueues(t, "admins: [admin]\noperators: [olga]\ngroups: {ml: [alice, carol]}\n"))
+	cfg, err = LoadQueues(writeConfig(t, "admins: [admin]\noperators: [olga]\ngroups: {ml: [alice, carol]}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ users:
 	}
 	// A file without the new fields keeps today's behaviour: no access
 	// lists, no priority cap, no user limits, no root.
-	cfg, err = LoadQueues(writeQueues(t, "queues:\n  research: {gpuQuota: 64}\n"))
+	cfg, err = LoadQueues(writeConfig(t, "queues:\n  research: {gpuQuota: 64}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ users:
 		"groups: {ml: [alice, \"x.y\"]}\n":                     `groups.ml[1]: "x.y" is not a user name`,
 		"groups: {ml: alice}\n":                                "groups",
 	} {
-		if _, err := LoadQueues(writeQueues(t, body)); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := LoadQueues(writeConfig(t, body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want one mentioning %q", body, err, want)
 		}
 	}
