@@ -2,7 +2,10 @@ package slurm
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 )
 
 // checkParse fails the test unless parse accepts in and returns want.
@@ -26,4 +29,18 @@ func checkRejects[T any](t *testing.T, name string, parse func(string) (T, error
 			t.Errorf("%s(%q) = %+v, want an error", name, in, got)
 		}
 	}
+}
+
+// checkInvalid fails the test unless err, what returned, contains want
+// and is marked invalid. It reports whether err contains want.
+func checkInvalid(t *testing.T, what string, err error, want string) bool {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s = %v, want an error with %q", what, err, want)
+		return false
+	}
+	if !errs.IsInvalid(err) {
+		t.Errorf("%s: %v is not marked invalid", what, err)
+	}
+	return true
 }

@@ -1,11 +1,10 @@
 package slurm
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 )
 
 // Which lines are directives: sbatch's _opt_batch_script.
@@ -89,13 +88,7 @@ func TestParseScriptErrors(t *testing.T) {
 		{"#!/bin/sh\n" + strings.Repeat("#", MaxScriptBytes), "more than"},
 	} {
 		_, err := ParseScript([]byte(tc.script))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("ParseScript(%.40q) = %v, want an error with %q", tc.script, err, tc.want)
-			continue
-		}
-		if !errs.IsInvalid(err) {
-			t.Errorf("ParseScript(%.40q): %v is not marked invalid", tc.script, err)
-		}
+		checkInvalid(t, fmt.Sprintf("ParseScript(%.40q)", tc.script), err, tc.want)
 	}
 }
 

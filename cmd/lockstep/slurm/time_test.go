@@ -43,14 +43,7 @@ func TestParseTime(t *testing.T) {
 		{"00:15:00", 15 * m, false},           // the seed's --switches wait
 		{"2-02:30:00", 2*d + 2*h + 30*m, false},
 	} {
-		got, err := ParseTime(tc.in)
-		if err != nil {
-			t.Errorf("ParseTime(%q): %v", tc.in, err)
-			continue
-		}
-		if got.Duration != tc.want || got.Unlimited != tc.unlimited {
-			t.Errorf("ParseTime(%q) = %+v, want %v unlimited=%v", tc.in, got, tc.want, tc.unlimited)
-		}
+		checkParse(t, "ParseTime", ParseTime, tc.in, Time{Duration: tc.want, Unlimited: tc.unlimited})
 	}
 }
 
