@@ -39,15 +39,14 @@ func TestExpandHostlist(t *testing.T) {
 		{"n[5]", "n5"},
 		{"node-[01-02]", "node-01 node-02"}, // SLURM_JOB_NODELIST in issue 18
 	} {
-		got, err := ExpandHostlist(tc.expr)
-		if err != nil {
-			t.Errorf("ExpandHostlist(%q): %v", tc.expr, err)
-			continue
-		}
-		if s := strings.Join(got, " "); s != tc.want {
-			t.Errorf("ExpandHostlist(%q) = %q, want %q", tc.expr, s, tc.want)
-		}
+		checkParse(t, "ExpandHostlist", expandJoined, tc.expr, tc.want)
 	}
+}
+
+// expandJoined is ExpandHostlist with the names joined by spaces.
+func expandJoined(expr string) (string, error) {
+	names, err := ExpandHostlist(expr)
+	return strings.Join(names, " "), err
 }
 
 func TestExpandHostlistErrors(t *testing.T) {

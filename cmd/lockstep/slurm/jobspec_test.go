@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 )
 
@@ -172,13 +172,7 @@ func TestJobSpecErrors(t *testing.T) {
 			continue
 		}
 		_, err = d.JobSpec([]string{"x"})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("JobSpec of %q = %v, want an error with %q", tc.args, err, tc.want)
-			continue
-		}
-		if !errs.IsInvalid(err) {
-			t.Errorf("JobSpec of %q: %v is not marked invalid", tc.args, err)
-		}
+		checkInvalid(t, fmt.Sprintf("JobSpec of %q", tc.args), err, tc.want)
 	}
 	d, _, _ := ParseOptions([]string{"--gpus-per-node=1"})
 	if _, err := d.JobSpec(nil); err == nil {

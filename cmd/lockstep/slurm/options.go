@@ -15,15 +15,15 @@ import (
 var sbatchOptions = []optDef{
 	// Supported (issue 18, item 1).
 	{"job-name", 'J', requiredArg, setString(func(d *Directives) *string { return &d.JobName })},
-	{"nodes", 'N', requiredArg, setNodes},
-	{"ntasks", 'n', requiredArg, setPositive(func(d *Directives) *int { return &d.NTasks })},
-	{"ntasks-per-node", 0, requiredArg, setPositive(func(d *Directives) *int { return &d.NTasksPerNode })},
-	{"tasks-per-node", 0, requiredArg, setPositive(func(d *Directives) *int { return &d.NTasksPerNode })},
-	{"cpus-per-task", 'c', requiredArg, setPositive(func(d *Directives) *int { return &d.CPUsPerTask })},
-	{"gpus-per-node", 0, requiredArg, setGPUsPerNode},
+	{"nodes", 'N', requiredArg, setParsed(parseNodes, func(d *Directives) *int { return &d.Nodes })},
+	{"ntasks", 'n', requiredArg, setParsed(positiveInt, func(d *Directives) *int { return &d.NTasks })},
+	{"ntasks-per-node", 0, requiredArg, setParsed(positiveInt, func(d *Directives) *int { return &d.NTasksPerNode })},
+	{"tasks-per-node", 0, requiredArg, setParsed(positiveInt, func(d *Directives) *int { return &d.NTasksPerNode })},
+	{"cpus-per-task", 'c', requiredArg, setParsed(positiveInt, func(d *Directives) *int { return &d.CPUsPerTask })},
+	{"gpus-per-node", 0, requiredArg, setOptional(parseGPUs, func(d *Directives) **GPUs { return &d.GPUsPerNode })},
 	{"gres", 0, requiredArg, setGRES},
 	{"gpu-bind", 0, requiredArg, setGPUBind},
-	{"switches", 0, requiredArg, setSwitches},
+	{"switches", 0, requiredArg, setOptional(ParseSwitches, func(d *Directives) **Switches { return &d.Switches })},
 	{"time", 't', requiredArg, setTime},
 	{"partition", 'p', requiredArg, setString(func(d *Directives) *string { return &d.Partition })},
 	{"priority", 0, requiredArg, setPriority},
@@ -31,13 +31,13 @@ var sbatchOptions = []optDef{
 	{"output", 'o', requiredArg, setString(func(d *Directives) *string { return &d.Output })},
 	{"error", 'e', requiredArg, setString(func(d *Directives) *string { return &d.Error })},
 	{"chdir", 'D', requiredArg, setString(func(d *Directives) *string { return &d.Chdir })},
-	{"export", 0, requiredArg, setExport},
+	{"export", 0, requiredArg, setOptional(ParseExport, func(d *Directives) **Export { return &d.Export })},
 	{"requeue", 0, optionalArg, setRequeue},
 	{"no-requeue", 0, noArg, func(d *Directives, _, _ string, _ bool) error { d.Requeue = new(false); return nil }},
-	{"signal", 0, requiredArg, setSignal},
+	{"signal", 0, requiredArg, setOptional(ParseSignal, func(d *Directives) **Signal { return &d.Signal })},
 	{"exclusive", 0, optionalArg, setExclusive},
-	{"array", 'a', requiredArg, setArray},
-	{"dependency", 'd', requiredArg, setDependency},
+	{"array", 'a', requiredArg, setOptional(ParseArray, func(d *Directives) **Array { return &d.Array })},
+	{"dependency", 'd', requiredArg, setOptional(ParseDependency, func(d *Directives) **Dependency { return &d.Dependency })},
 	{"wait", 'W', noArg, setFlag(func(d *Directives) *bool { return &d.Wait })},
 	{"parsable", 0, noArg, setFlag(func(d *Directives) *bool { return &d.Parsable })},
 	{"test-only", 0, noArg, setFlag(func(d *Directives) *bool { return &d.TestOnly })},
@@ -148,24 +148,33 @@ func valueError(name, value string, err error) error {
 }
 
 func setString(field func(*Directives) *string) setter {
-	return func(d *Directives, name, value string, _ bool) error {
-		if value == "" {
-			return valueError(name, value, errors.New("empty value"))
+	return setParsed(func(s string) (string, error) {
+		if s == "" {
+			return "", errors.New("empty value")
 		}
-		*field(d) = value
+		return s, nil
+	}, field)
+}
+
+// setParsed stores the value, parsed by parse, in the field.
+func setParsed[T any](parse func(string) (T, error), field func(*Directives) *T) setter {
+	return func(d *Directives, name, value string, _ bool) error {
+		v, err := parse(value)
+		if err != nil {
+			return valueError(name, value, err)
+		}
+		*field(d) = v
 		return nil
 	}
 }
 
-func setPositive(field func(*Directives) *int) setter {
-	return func(d *Directives, name, value string, _ bool) error {
-		n, err := positiveInt(value)
-		if err != nil {
-			return valueError(name, value, err)
-		}
-		*field(d) = n
-		return nil
-	}
+// setOptional is setParsed for a field that is nil until the option is
+// given.
+func setOptional[T any](parse func(string) (T, error), field func(*Directives) **T) setter {
+	return setParsed(func(s string) (*T, error) {
+		v, err := parse(s)
+		return &v, err
+	}, field)
 }
 
 func setFlag(field func(*Directives) *bool) setter {
@@ -173,24 +182,6 @@ func setFlag(field func(*Directives) *bool) setter {
 		*field(d) = true
 		return nil
 	}
-}
-
-func setNodes(d *Directives, name, value string, _ bool) error {
-	n, err := parseNodes(value)
-	if err != nil {
-		return valueError(name, value, err)
-	}
-	d.Nodes = n
-	return nil
-}
-
-func setGPUsPerNode(d *Directives, name, value string, _ bool) error {
-	g, err := parseGPUs(value)
-	if err != nil {
-		return valueError(name, value, err)
-	}
-	d.GPUsPerNode = &g
-	return nil
 }
 
 func setGRES(d *Directives, name, value string, _ bool) error {
@@ -214,15 +205,6 @@ func setGPUBind(d *Directives, name, value string, _ bool) error {
 		return valueError(name, value, errors.New("Lockstep supports closest and none (not map_gpu, mask_gpu, per_task, single)"))
 	}
 	d.GPUBind = v
-	return nil
-}
-
-func setSwitches(d *Directives, name, value string, _ bool) error {
-	sw, err := ParseSwitches(value)
-	if err != nil {
-		return valueError(name, value, err)
-	}
-	d.Switches = &sw
 	return nil
 }
 
@@ -268,15 +250,6 @@ func setNice(d *Directives, name, value string, hasValue bool) error {
 	return nil
 }
 
-func setExport(d *Directives, name, value string, _ bool) error {
-	e, err := ParseExport(value)
-	if err != nil {
-		return valueError(name, value, err)
-	}
-	d.Export = &e
-	return nil
-}
-
 func setRequeue(d *Directives, name, value string, hasValue bool) error {
 	switch {
 	case !hasValue || value == "":
@@ -290,15 +263,6 @@ func setRequeue(d *Directives, name, value string, hasValue bool) error {
 	return nil
 }
 
-func setSignal(d *Directives, name, value string, _ bool) error {
-	s, err := ParseSignal(value)
-	if err != nil {
-		return valueError(name, value, err)
-	}
-	d.Signal = &s
-	return nil
-}
-
 func setExclusive(d *Directives, name, value string, hasValue bool) error {
 	v := strings.ToLower(value)
 	switch {
@@ -309,23 +273,5 @@ func setExclusive(d *Directives, name, value string, hasValue bool) error {
 	default:
 		return valueError(name, value, errors.New("want exclusive, allocation, oversubscribe, user, mcs or topo"))
 	}
-	return nil
-}
-
-func setArray(d *Directives, name, value string, _ bool) error {
-	a, err := ParseArray(value)
-	if err != nil {
-		return valueError(name, value, err)
-	}
-	d.Array = &a
-	return nil
-}
-
-func setDependency(d *Directives, name, value string, _ bool) error {
-	dep, err := ParseDependency(value)
-	if err != nil {
-		return valueError(name, value, err)
-	}
-	d.Dependency = &dep
 	return nil
 }

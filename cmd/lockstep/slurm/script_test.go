@@ -1,11 +1,10 @@
 package slurm
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 )
 
 // Which lines are directives: sbatch's _opt_batch_script.
@@ -67,11 +66,7 @@ func TestDirectiveWords(t *testing.T) {
 			t.Errorf("directiveWords(%q) = %q, %v, want %q", tc.line, got, err, tc.want)
 		}
 	}
-	for _, line := range []string{` -J "a`, ` -J 'a`, ` :`, ` -J a :b`} {
-		if got, err := directiveWords(line); err == nil {
-			t.Errorf("directiveWords(%q) = %q, want an error", line, got)
-		}
-	}
+	checkRejects(t, "directiveWords", directiveWords, ` -J "a`, ` -J 'a`, ` :`, ` -J a :b`)
 }
 
 func TestParseScriptErrors(t *testing.T) {
@@ -93,13 +88,7 @@ func TestParseScriptErrors(t *testing.T) {
 		{"#!/bin/sh\n" + strings.Repeat("#", MaxScriptBytes), "more than"},
 	} {
 		_, err := ParseScript([]byte(tc.script))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("ParseScript(%.40q) = %v, want an error with %q", tc.script, err, tc.want)
-			continue
-		}
-		if !errs.IsInvalid(err) {
-			t.Errorf("ParseScript(%.40q): %v is not marked invalid", tc.script, err)
-		}
+		checkInvalid(t, fmt.Sprintf("ParseScript(%.40q)", tc.script), err, tc.want)
 	}
 }
 

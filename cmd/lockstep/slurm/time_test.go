@@ -43,31 +43,20 @@ func TestParseTime(t *testing.T) {
 		{"00:15:00", 15 * m, false},           // the seed's --switches wait
 		{"2-02:30:00", 2*d + 2*h + 30*m, false},
 	} {
-		got, err := ParseTime(tc.in)
-		if err != nil {
-			t.Errorf("ParseTime(%q): %v", tc.in, err)
-			continue
-		}
-		if got.Duration != tc.want || got.Unlimited != tc.unlimited {
-			t.Errorf("ParseTime(%q) = %+v, want %v unlimited=%v", tc.in, got, tc.want, tc.unlimited)
-		}
+		checkParse(t, "ParseTime", ParseTime, tc.in, Time{Duration: tc.want, Unlimited: tc.unlimited})
 	}
 }
 
 func TestParseTimeErrors(t *testing.T) {
-	for _, in := range []string{
+	checkRejects(t, "ParseTime", ParseTime,
 		// parse_time-test.c's NO_VAL cases.
 		"", "INVALID TIME", "60:", "60:-10", "-60:10", "-0:-0:-0", " 0:0:0 ",
-		"LONG " + strings.Repeat("-", 200) + " INVALID TIME",
+		"LONG "+strings.Repeat("-", 200)+" INVALID TIME",
 		// Stricter than Slurm, which reads these as something.
 		"1-", "-5", "1:2:3:4", "1-2-3", "1-2:3:4:5", "1.5", "+5", "0x10",
 		"9999999999", // overflows Slurm's int
 		"1000000-0",  // more seconds than an int holds
-	} {
-		if got, err := ParseTime(in); err == nil {
-			t.Errorf("ParseTime(%q) = %+v, want an error", in, got)
-		}
-	}
+	)
 }
 
 func TestParseSwitches(t *testing.T) {
@@ -100,11 +89,7 @@ func TestParseSwitches(t *testing.T) {
 			t.Errorf("ParseSwitches(%q) = %d@%q, want %d@%q", tc.in, got.Count, wait, tc.count, tc.wait)
 		}
 	}
-	for _, in := range []string{"", "0", "-1", "x", "1@", "1@x", "1@1:2:3:4"} {
-		if got, err := ParseSwitches(in); err == nil {
-			t.Errorf("ParseSwitches(%q) = %+v, want an error", in, got)
-		}
-	}
+	checkRejects(t, "ParseSwitches", ParseSwitches, "", "0", "-1", "x", "1@", "1@x", "1@1:2:3:4")
 }
 
 // sbatch(1) --signal: [{R|B}:]<sig_num>[@sig_time], a number or name,
@@ -125,18 +110,7 @@ func TestParseSignal(t *testing.T) {
 		{"b:usr1", Signal{Name: "USR1", Number: 10, Time: 60 * time.Second, BatchOnly: true}},
 		{"40", Signal{Number: 40, Time: 60 * time.Second}},
 	} {
-		got, err := ParseSignal(tc.in)
-		if err != nil {
-			t.Errorf("ParseSignal(%q): %v", tc.in, err)
-			continue
-		}
-		if got != tc.want {
-			t.Errorf("ParseSignal(%q) = %+v, want %+v", tc.in, got, tc.want)
-		}
+		checkParse(t, "ParseSignal", ParseSignal, tc.in, tc.want)
 	}
-	for _, in := range []string{"", "@60", "USR3", "0", "65536", "USR1@", "USR1@-1", "USR1@65536", "USR1@1m", "B:", "X:USR1"} {
-		if got, err := ParseSignal(in); err == nil {
-			t.Errorf("ParseSignal(%q) = %+v, want an error", in, got)
-		}
-	}
+	checkRejects(t, "ParseSignal", ParseSignal, "", "@60", "USR3", "0", "65536", "USR1@", "USR1@-1", "USR1@65536", "USR1@1m", "B:", "X:USR1")
 }

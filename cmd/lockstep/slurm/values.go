@@ -86,12 +86,9 @@ func ParseArray(s string) (Array, error) {
 		}
 		a.Limit = n
 	}
-	for _, tok := range strings.Split(list, ",") {
-		r, err := parseArrayRange(tok)
-		if err != nil {
-			return Array{}, err
-		}
-		a.Ranges = append(a.Ranges, r)
+	var err error
+	if a.Ranges, err = parseEach(list, ",", parseArrayRange); err != nil {
+		return Array{}, err
 	}
 	return a, nil
 }
@@ -186,14 +183,24 @@ func ParseDependency(s string) (Dependency, error) {
 		}
 		d.Any, sep = true, "?"
 	}
-	for _, tok := range strings.Split(s, sep) {
-		item, err := parseDependencyItem(tok)
-		if err != nil {
-			return Dependency{}, err
-		}
-		d.Items = append(d.Items, item)
+	var err error
+	if d.Items, err = parseEach(s, sep, parseDependencyItem); err != nil {
+		return Dependency{}, err
 	}
 	return d, nil
+}
+
+// parseEach parses every sep-separated token of s, in order.
+func parseEach[T any](s, sep string, parse func(tok string) (T, error)) ([]T, error) {
+	var out []T
+	for _, tok := range strings.Split(s, sep) {
+		v, err := parse(tok)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 func parseDependencyItem(tok string) (DependencyItem, error) {

@@ -1,7 +1,6 @@
 package slurm
 
 import (
-	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -35,11 +34,7 @@ func TestParseArray(t *testing.T) {
 	if n := must(ParseArray("0-15:4,3,3")).Count(); n != 6 {
 		t.Errorf("Count = %d, want 6", n)
 	}
-	for _, in := range []string{"", "-1", "1-", "5-3", "1-3:0", "1:2", "a", "1,,2", "1%0", "1%x", "0-4000001", "1-3:", "1%2%3"} {
-		if got, err := ParseArray(in); err == nil {
-			t.Errorf("ParseArray(%q) = %+v, want an error", in, got)
-		}
-	}
+	checkRejects(t, "ParseArray", ParseArray, "", "-1", "1-", "5-3", "1-3:0", "1:2", "a", "1,,2", "1%0", "1%x", "0-4000001", "1-3:", "1%2%3")
 }
 
 // sbatch(1) --dependency: "afterok:20:21,afterany:23" (all), with '?' (any).
@@ -64,24 +59,13 @@ func TestParseDependency(t *testing.T) {
 		{"afterok:12_3", Dependency{Items: []DependencyItem{{"afterok", j("12_3")}}}},
 		{"after:12+10:13", Dependency{Items: []DependencyItem{{"after", []DependencyJob{{"12", 10 * time.Minute}, {"13", 0}}}}}},
 	} {
-		got, err := ParseDependency(tc.in)
-		if err != nil {
-			t.Errorf("ParseDependency(%q): %v", tc.in, err)
-			continue
-		}
 		tc.want.Raw = tc.in
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("ParseDependency(%q) = %+v, want %+v", tc.in, got, tc.want)
-		}
+		checkParse(t, "ParseDependency", ParseDependency, tc.in, tc.want)
 	}
-	for _, in := range []string{
+	checkRejects(t, "ParseDependency", ParseDependency,
 		"", "afterok", "afterok:", "afterok:1,", "afterok:1?afterany:2,afterok:3", "aftercorr:1",
 		"afterburstbuffer:1", "expand:1", "afterok:Job-1", "afterok:1+5", "after:1+x", "singleton:1", "afterok:1_x",
-	} {
-		if got, err := ParseDependency(in); err == nil {
-			t.Errorf("ParseDependency(%q) = %+v, want an error", in, got)
-		}
-	}
+	)
 }
 
 func TestParseExport(t *testing.T) {
@@ -100,21 +84,10 @@ func TestParseExport(t *testing.T) {
 		{`A="x,y"`, Export{Set: []EnvVar{{"A", `"x,y"`}}}}, // find_quote_token keeps inner quotes
 		{"A=", Export{Set: []EnvVar{{"A", ""}}}},
 	} {
-		got, err := ParseExport(tc.in)
-		if err != nil {
-			t.Errorf("ParseExport(%q): %v", tc.in, err)
-			continue
-		}
 		tc.want.Raw = tc.in
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("ParseExport(%q) = %+v, want %+v", tc.in, got, tc.want)
-		}
+		checkParse(t, "ParseExport", ParseExport, tc.in, tc.want)
 	}
-	for _, in := range []string{"", `"A=1`, `A='x`} {
-		if got, err := ParseExport(in); err == nil {
-			t.Errorf("ParseExport(%q) = %+v, want an error", in, got)
-		}
-	}
+	checkRejects(t, "ParseExport", ParseExport, "", `"A=1`, `A='x`)
 }
 
 func TestParseGPUs(t *testing.T) {
@@ -140,16 +113,8 @@ func TestParseGPUs(t *testing.T) {
 			t.Errorf("parse(gres=%v, %q) = %+v, %v, want %+v", tc.gres, tc.in, got, err, tc.want)
 		}
 	}
-	for _, in := range []string{"", "0", "x", "volta:3,kepler:1", "a:b:c"} {
-		if got, err := parseGPUs(in); err == nil {
-			t.Errorf("parseGPUs(%q) = %+v, want an error", in, got)
-		}
-	}
-	for _, in := range []string{"", "nvme:1", "gpu:0", "gpu::2", "gpu:a:b", "gpu:a:1:2", "gpu:1,nvme:1", "gpu:2K"} {
-		if got, err := parseGRES(in); err == nil {
-			t.Errorf("parseGRES(%q) = %+v, want an error", in, got)
-		}
-	}
+	checkRejects(t, "parseGPUs", parseGPUs, "", "0", "x", "volta:3,kepler:1", "a:b:c")
+	checkRejects(t, "parseGRES", parseGRES, "", "nvme:1", "gpu:0", "gpu::2", "gpu:a:b", "gpu:a:1:2", "gpu:1,nvme:1", "gpu:2K")
 }
 
 func must[T any](v T, err error) T {

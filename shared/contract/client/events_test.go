@@ -8,7 +8,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
@@ -17,12 +16,8 @@ import (
 func TestEventsReadInCausalOrder(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
-	store, err := jobs.Open(ctx, env.Bus.JS)
-	if err != nil {
-		t.Fatal(err)
-	}
 	job := domain.Job{ID: "late-admit", State: domain.StateReserved, Attempt: 1}
-	if err := store.Create(ctx, job); err != nil {
+	if err := env.Jobs(t).Create(ctx, job); err != nil {
 		t.Fatal(err)
 	}
 	admitted := time.Now()

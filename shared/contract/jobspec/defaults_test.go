@@ -5,21 +5,12 @@ import (
 	"reflect"
 	"testing"
 	"time"
-
-	"github.com/lockstep-dev/lockstep/schemas"
 )
 
 // TestDefaultsMatchSchema: every "default" the schema documents is what
 // Parse fills in (a field the encoding leaves out reads as its zero).
 func TestDefaultsMatchSchema(t *testing.T) {
-	raw, err := schemas.FS.ReadFile(schemas.JobSpecV1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sch map[string]any
-	if err := json.Unmarshal(raw, &sch); err != nil {
-		t.Fatal(err)
-	}
+	sch := jobSpecSchema(t)
 	s, err := Parse([]byte(`{"gang":{"nodes":2,"gpusPerNode":8},"command":["x"]}`))
 	if err != nil {
 		t.Fatal(err)

@@ -215,6 +215,13 @@ func TestDeriveID(t *testing.T) {
 // TestSpecMatchesSchema keeps the Go struct and the JSON Schema in step:
 // every schema property is a struct field and vice versa, recursively.
 func TestSpecMatchesSchema(t *testing.T) {
+	sch := jobSpecSchema(t)
+	compare(t, "spec", sch, reflect.TypeOf(Spec{}))
+}
+
+// jobSpecSchema reads schemas/jobspec.v1.json.
+func jobSpecSchema(t *testing.T) map[string]any {
+	t.Helper()
 	raw, err := schemas.FS.ReadFile(schemas.JobSpecV1)
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +230,7 @@ func TestSpecMatchesSchema(t *testing.T) {
 	if err := json.Unmarshal(raw, &sch); err != nil {
 		t.Fatal(err)
 	}
-	compare(t, "spec", sch, reflect.TypeOf(Spec{}))
+	return sch
 }
 
 func compare(t *testing.T, path string, sch map[string]any, typ reflect.Type) {

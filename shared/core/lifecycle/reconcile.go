@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -37,12 +38,14 @@ func Reconcile(in ReconcileInput) []Action {
 			out = append(out, act)
 		}
 	}
-	for _, id := range sortedKeys(in.Active) {
+	// Work goes in job order, so that a plan is a function of its input
+	// (map order is not).
+	for _, id := range slices.Sorted(maps.Keys(in.Active)) {
 		if act := judgeUnheld(in.Active[id], held); act != nil {
 			out = append(out, act)
 		}
 	}
-	for _, id := range sortedKeys(in.Malformed) {
+	for _, id := range slices.Sorted(maps.Keys(in.Malformed)) {
 		out = append(out, DropMalformed{JobID: id, Why: in.Malformed[id]})
 	}
 	for _, id := range StrayJobs(held, in.Malformed, in.Claims, in.Assigns) {
@@ -128,15 +131,4 @@ func OnNode(a domain.Allocation, node string) bool {
 		}
 	}
 	return false
-}
-
-// sortedKeys orders a pass's work by job, so that a plan is a function of
-// its input (map order is not).
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -5,19 +5,43 @@ package topology
 // parent/child links. Nodes are not de-duplicated, so a node reported twice
 // still reaches New and is rejected there with a clear message.
 type specBuilder struct {
-	switches map[string]*SwitchSpec
-	order    []string
+	switches firstSeen[SwitchSpec]
 	edges    map[[2]string]bool
-	blocks   map[string]*BlockSpec
-	bOrder   []string
+	blocks   firstSeen[BlockSpec]
 }
 
 func newSpecBuilder() *specBuilder {
 	return &specBuilder{
-		switches: make(map[string]*SwitchSpec),
+		switches: firstSeen[SwitchSpec]{byName: make(map[string]*SwitchSpec)},
 		edges:    make(map[[2]string]bool),
-		blocks:   make(map[string]*BlockSpec),
+		blocks:   firstSeen[BlockSpec]{byName: make(map[string]*BlockSpec)},
 	}
+}
+
+// firstSeen holds named items in the order they were first asked for.
+type firstSeen[T any] struct {
+	byName map[string]*T
+	order  []string
+}
+
+// get returns the named item, creating it with newItem if needed.
+func (f *firstSeen[T]) get(name string, newItem func() T) *T {
+	if it, ok := f.byName[name]; ok {
+		return it
+	}
+	it := new(newItem())
+	f.byName[name] = it
+	f.order = append(f.order, name)
+	return it
+}
+
+// all copies the items in first-seen order.
+func (f *firstSeen[T]) all() []T {
+	var out []T
+	for _, name := range f.order {
+		out = append(out, *f.byName[name])
+	}
+	return out
 }
 
 // builderFrom starts from an existing Spec, as Merge does with the file.
@@ -43,16 +67,10 @@ func builderFrom(s Spec) *specBuilder {
 
 // sw returns the named switch, creating it if needed.
 func (b *specBuilder) sw(name string) *SwitchSpec {
-	if s, ok := b.switches[name]; ok {
-		return s
-	}
-	s := &SwitchSpec{Name: name}
-	b.switches[name] = s
-	b.order = append(b.order, name)
-	return s
+	return b.switches.get(name, func() SwitchSpec { return SwitchSpec{Name: name} })
 }
 
-func (b *specBuilder) has(name string) bool { return b.switches[name] != nil }
+func (b *specBuilder) has(name string) bool { return b.switches.byName[name] != nil }
 
 func (b *specBuilder) addChild(parent, child string) {
 	b.sw(child)
@@ -69,13 +87,7 @@ func (b *specBuilder) addNode(leaf, node string) {
 }
 
 func (b *specBuilder) block(name string) *BlockSpec {
-	if bl, ok := b.blocks[name]; ok {
-		return bl
-	}
-	bl := &BlockSpec{Name: name}
-	b.blocks[name] = bl
-	b.bOrder = append(b.bOrder, name)
-	return bl
+	return b.blocks.get(name, func() BlockSpec { return BlockSpec{Name: name} })
 }
 
 func (b *specBuilder) addBlockNode(block, node string) {
@@ -90,7 +102,7 @@ func (b *specBuilder) tops() []string {
 		child[e[1]] = true
 	}
 	var out []string
-	for _, name := range b.order {
+	for _, name := range b.switches.order {
 		if !child[name] {
 			out = append(out, name)
 		}
@@ -99,12 +111,5 @@ func (b *specBuilder) tops() []string {
 }
 
 func (b *specBuilder) spec() Spec {
-	var s Spec
-	for _, name := range b.order {
-		s.Switches = append(s.Switches, *b.switches[name])
-	}
-	for _, name := range b.bOrder {
-		s.Blocks = append(s.Blocks, *b.blocks[name])
-	}
-	return s
+	return Spec{Switches: b.switches.all(), Blocks: b.blocks.all()}
 }

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/cockroachdb/errors"
@@ -92,7 +93,7 @@ func Merge(file, labels *Topology) (*Topology, error) {
 		labels = &Topology{}
 	}
 	b := builderFrom(file.Spec())
-	for _, node := range sortedKeys(labels.nodeLeaf) {
+	for _, node := range slices.Sorted(maps.Keys(labels.nodeLeaf)) {
 		if _, inFile := file.nodeLeaf[node]; inFile {
 			continue
 		}
@@ -100,7 +101,7 @@ func Merge(file, labels *Topology) (*Topology, error) {
 			return nil, errs.MarkInvalid(errors.Wrap(err, "merging node labels into the topology file"))
 		}
 	}
-	for _, node := range sortedKeys(labels.nodeBlock) {
+	for _, node := range slices.Sorted(maps.Keys(labels.nodeBlock)) {
 		if _, inFile := file.nodeBlock[node]; !inFile {
 			b.addBlockNode(labels.nodeBlock[node], node)
 		}
@@ -117,13 +118,13 @@ func Merge(file, labels *Topology) (*Topology, error) {
 func attach(b *specBuilder, node string, path []string) error {
 	known := slices.IndexFunc(path, b.has)
 	if known == 0 {
-		if leaf := b.switches[path[0]]; len(leaf.Children) > 0 {
+		if leaf := b.switches.byName[path[0]]; len(leaf.Children) > 0 {
 			return errors.Newf("labels put node %q on leaf %q, which the file defines as a switch with child switches", node, path[0])
 		}
 		b.addNode(path[0], node)
 		return nil
 	}
-	if known > 0 && len(b.switches[path[known]].Nodes) > 0 {
+	if known > 0 && len(b.switches.byName[path[known]].Nodes) > 0 {
 		return errors.Newf("labels put switch %q under %q, which the file defines as a leaf with nodes", path[known-1], path[known])
 	}
 	if known < 0 {

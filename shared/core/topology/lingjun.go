@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/errors"
-	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 )
 
 // LingjunNodeName returns the node name LoadLingjunCSV gives the host on the
@@ -23,11 +22,7 @@ func LingjunNodeName(i int) string { return fmt.Sprintf("lj-%04d", i) }
 // names; ToR names repeat under different aggregation switches in the data (S1
 // exists under P8 and P10), so each leaf is named "<PSW>/<ASW>", e.g. "P10/S14".
 func LoadLingjunCSV(r io.Reader) (*Topology, error) {
-	s, err := parseLingjun(r)
-	if err != nil {
-		return nil, errs.MarkInvalid(errors.Wrap(err, "parsing Lingjun topology CSV"))
-	}
-	return New(s)
+	return loadParsed(r, "Lingjun topology CSV", parseLingjun)
 }
 
 func parseLingjun(r io.Reader) (Spec, error) {

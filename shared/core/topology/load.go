@@ -49,3 +49,13 @@ func LoadFile(path string) (*Topology, error) {
 	}
 	return t, nil
 }
+
+// loadParsed parses r with parse and builds the topology; a parse error makes
+// the topology invalid, and names the format (what).
+func loadParsed(r io.Reader, what string, parse func(io.Reader) (Spec, error)) (*Topology, error) {
+	s, err := parse(r)
+	if err != nil {
+		return nil, errs.MarkInvalid(errors.Wrapf(err, "parsing %s", what))
+	}
+	return New(s)
+}

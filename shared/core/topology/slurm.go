@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/errors"
-	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 )
 
 // maxSlurmLine bounds one physical line of topology.conf. Long hostlists make
@@ -20,11 +19,7 @@ const maxSlurmLine = 4 << 20
 // a line ending in '\' continues on the next. LinkSpeed is checked to be a
 // number and otherwise ignored: placement here uses levels, not speeds.
 func LoadSlurm(r io.Reader) (*Topology, error) {
-	s, err := parseSlurm(r)
-	if err != nil {
-		return nil, errs.MarkInvalid(errors.Wrap(err, "parsing Slurm topology.conf"))
-	}
-	return New(s)
+	return loadParsed(r, "Slurm topology.conf", parseSlurm)
 }
 
 func parseSlurm(r io.Reader) (Spec, error) {

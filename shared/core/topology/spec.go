@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -107,7 +108,7 @@ func build(s Spec) (*Topology, error) {
 	if err := t.checkAcyclic(); err != nil {
 		return nil, err
 	}
-	names := sortedKeys(t.switches)
+	names := slices.Sorted(maps.Keys(t.switches))
 	for _, name := range names {
 		if sw := t.switches[name]; sw.parent == "" {
 			t.roots = append(t.roots, name)
@@ -130,7 +131,7 @@ func build(s Spec) (*Topology, error) {
 func (t *Topology) checkAcyclic() error {
 	const onPath, done = 1, 2
 	state := make(map[string]int, len(t.switches))
-	for _, name := range sortedKeys(t.switches) {
+	for _, name := range slices.Sorted(maps.Keys(t.switches)) {
 		var path []string
 		cur := name
 		for cur != "" && state[cur] == 0 {
@@ -196,13 +197,4 @@ func sorted(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

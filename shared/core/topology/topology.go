@@ -2,6 +2,7 @@ package topology
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 
 	"github.com/cockroachdb/errors"
@@ -162,7 +163,7 @@ func (t *Topology) commonAncestor(a, b *switchInfo) *switchInfo {
 // New(t.Spec()) rebuilds an equal Topology.
 func (t *Topology) Spec() Spec {
 	var s Spec
-	for _, name := range sortedKeys(t.switches) {
+	for _, name := range slices.Sorted(maps.Keys(t.switches)) {
 		sw := t.switches[name]
 		s.Switches = append(s.Switches, SwitchSpec{
 			Name:     name,

@@ -176,12 +176,16 @@ func (a *Authority) WriteCreds(path string, id Identity, ttl time.Duration, now 
 
 // writeSecret writes data to path with mode 0600 through a temporary file,
 // so a reader never sees half a key.
-func writeSecret(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+func writeSecret(path string, data []byte) error { return writeAtomic(path, data, 0o700, 0o600) }
+
+// writeAtomic writes data to path through a temporary file, creating the
+// directory with dirMode and the file with fileMode.
+func writeAtomic(path string, data []byte, dirMode, fileMode os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
 		return errors.Wrapf(err, "create %s", filepath.Dir(path))
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	if err := os.WriteFile(tmp, data, fileMode); err != nil {
 		return errors.Wrapf(err, "write %s", tmp)
 	}
 	return errors.Wrapf(os.Rename(tmp, path), "rename %s", tmp)

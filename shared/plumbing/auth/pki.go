@@ -201,13 +201,6 @@ func serial() *big.Int {
 	return n
 }
 
-func writePublic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return errors.Wrapf(err, "create %s", filepath.Dir(path))
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return errors.Wrapf(err, "write %s", tmp)
-	}
-	return errors.Wrapf(os.Rename(tmp, path), "rename %s", tmp)
-}
+// writePublic writes data that anyone may read (a certificate) the same
+// way as writeSecret.
+func writePublic(path string, data []byte) error { return writeAtomic(path, data, 0o755, 0o644) }

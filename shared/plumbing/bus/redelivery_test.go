@@ -97,6 +97,21 @@ func (h *harness) workEmpty(t *testing.T) {
 	})
 }
 
+// consume binds a consumer of the work stream's report subject for the
+// rest of the test and counts the calls of its handler.
+func (h *harness) consume(t *testing.T, spec bus.ConsumerSpec, handle func(ctx context.Context) error) *atomic.Int64 {
+	t.Helper()
+	spec.Stream, spec.Filter = subjects.StreamWork, subjects.Report
+	calls := new(atomic.Int64)
+	if _, err := h.b.Consume(t.Context(), spec, slog.New(slog.DiscardHandler), func(ctx context.Context, _ jetstream.Msg) error {
+		calls.Add(1)
+		return handle(ctx)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return calls
+}
+
 func (h *harness) publish(t *testing.T, msgID string) {
 	t.Helper()
 	if err := h.b.PublishJSON(context.Background(), subjects.Report, msgID, map[string]string{"id": msgID}); err != nil {
@@ -109,17 +124,9 @@ func (h *harness) publish(t *testing.T, msgID string) {
 // redelivered for ever and held an in-flight slot.
 func TestAlwaysFailingMessageIsTerminatedAfterMaxDeliver(t *testing.T) {
 	h := newHarness(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var calls atomic.Int64
-	if _, err := h.b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamWork, Durable: "fail-test", Filter: subjects.Report, MaxDeliver: 3, GiveUp: h.giveUp,
-	}, slog.New(slog.DiscardHandler), func(context.Context, jetstream.Msg) error {
-		calls.Add(1)
+	calls := h.consume(t, bus.ConsumerSpec{Durable: "fail-test", MaxDeliver: 3, GiveUp: h.giveUp}, func(context.Context) error {
 		return errors.New("etcd is having a bad day")
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	h.publish(t, "poison-1")
 	h.workEmpty(t)
 	if n := calls.Load(); n != 3 {
@@ -138,17 +145,9 @@ func TestAlwaysFailingMessageIsTerminatedAfterMaxDeliver(t *testing.T) {
 // A permanent error terminates at once, with the same trace.
 func TestPermanentErrorIsTerminatedAtOnce(t *testing.T) {
 	h := newHarness(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var calls atomic.Int64
-	if _, err := h.b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamWork, Durable: "perm-test", Filter: subjects.Report, GiveUp: h.giveUp,
-	}, slog.New(slog.DiscardHandler), func(context.Context, jetstream.Msg) error {
-		calls.Add(1)
+	calls := h.consume(t, bus.ConsumerSpec{Durable: "perm-test", GiveUp: h.giveUp}, func(context.Context) error {
 		return errs.MarkPermanent(errors.New("report.kind: unknown"))
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	h.publish(t, "forged-1")
 	h.workEmpty(t)
 	if n := calls.Load(); n != 1 {
@@ -167,19 +166,12 @@ func TestPermanentErrorIsTerminatedAtOnce(t *testing.T) {
 // before, it stayed in the work queue for ever, unseen.
 func TestMessageThatAlwaysTimesOutIsGivenUpAndDeleted(t *testing.T) {
 	h := newHarness(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var calls atomic.Int64
-	if _, err := h.b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamWork, Durable: "hang-test", Filter: subjects.Report, MaxDeliver: 2,
-		AckWait: 300 * time.Millisecond, Workers: 4, GiveUp: h.giveUp,
-	}, slog.New(slog.DiscardHandler), func(ctx context.Context, _ jetstream.Msg) error {
-		calls.Add(1)
+	calls := h.consume(t, bus.ConsumerSpec{
+		Durable: "hang-test", MaxDeliver: 2, AckWait: 300 * time.Millisecond, Workers: 4, GiveUp: h.giveUp,
+	}, func(ctx context.Context) error {
 		<-ctx.Done() // hangs until the test ends
 		return ctx.Err()
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	h.publish(t, "hangs-1")
 	h.workEmpty(t)
 	if got := h.given(); len(got) != 1 || got[0].Reason != telemetry.TermTimedOut || got[0].Deliveries != 2 ||
@@ -198,13 +190,8 @@ func TestMessageThatAlwaysTimesOutIsGivenUpAndDeleted(t *testing.T) {
 // starts at its ack wait.
 func TestConsumersAreBounded(t *testing.T) {
 	h := newHarness(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if _, err := h.b.Consume(ctx, bus.ConsumerSpec{Stream: subjects.StreamWork, Durable: "bounded-test", Filter: subjects.Report},
-		slog.New(slog.DiscardHandler), func(context.Context, jetstream.Msg) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-	cons, err := h.b.JS.Consumer(ctx, subjects.StreamWork, "bounded-test")
+	h.consume(t, bus.ConsumerSpec{Durable: "bounded-test"}, func(context.Context) error { return nil })
+	cons, err := h.b.JS.Consumer(t.Context(), subjects.StreamWork, "bounded-test")
 	if err != nil {
 		t.Fatal(err)
 	}

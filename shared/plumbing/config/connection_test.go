@@ -9,6 +9,8 @@ import (
 	"testing"
 )
 
+// writeConfig writes body to a YAML file of its own (a config file, a
+// --queues file) and returns its path.
 func writeConfig(t *testing.T, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "config.yaml")

@@ -1,7 +1,8 @@
 package config
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/cockroachdb/errors"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
@@ -27,7 +28,7 @@ func checkAccess(cfg queue.Config) error {
 	if err := check("default", cfg.Default); err != nil {
 		return err
 	}
-	for _, name := range sortedKeys(cfg.Queues) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Queues)) {
 		if err := check("queues."+name, cfg.Queues[name]); err != nil {
 			return err
 		}
@@ -38,7 +39,7 @@ func checkAccess(cfg queue.Config) error {
 	if err := checkPeople(cfg); err != nil {
 		return err
 	}
-	for _, name := range sortedKeys(cfg.Users) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Users)) {
 		if name == "" {
 			// Jobs without an owner have DefaultUser's limits only.
 			return errors.New(`--queues: users: the user name "" is not allowed (unowned jobs take defaultUser's limits)`)
@@ -63,21 +64,12 @@ func checkUser(name string, u queue.UserConfig) error {
 	if err := limit("maxRunningGPUs", u.MaxRunningGPUs); err != nil {
 		return err
 	}
-	for _, q := range sortedKeys(u.Queues) {
+	for _, q := range slices.Sorted(maps.Keys(u.Queues)) {
 		if err := limit("queues."+q+".maxRunningGPUs", u.Queues[q].MaxRunningGPUs); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // checkPeople validates admins, operators and groups: every name must be
@@ -97,7 +89,7 @@ func checkPeople(cfg queue.Config) error {
 	if err := check("operators", cfg.Operators); err != nil {
 		return err
 	}
-	for _, g := range sortedKeys(cfg.Groups) {
+	for _, g := range slices.Sorted(maps.Keys(cfg.Groups)) {
 		if g == "" {
 			return errors.New(`--queues: groups: the group name "" is not allowed`)
 		}

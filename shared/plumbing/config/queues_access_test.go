@@ -1,8 +1,6 @@
 package config
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,15 +8,7 @@ import (
 )
 
 func TestLoadQueuesAccess(t *testing.T) {
-	dir := t.TempDir()
-	write := func(body string) string {
-		p := filepath.Join(dir, "q.yaml")
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	cfg, err := LoadQueues(write(`
+	cfg, err := LoadQueues(writeConfig(t, `
 queues:
   prod: {gpuQuota: 64, allowUsers: [alice], allowGroups: [ml], maxPriority: 10, allowRoot: true}
   research: {maxPriority: -5}
@@ -44,7 +34,7 @@ users:
 	if l := cfg.Limits("carol", "batch"); l.MaxPendingJobs != 0 || l.MaxRunningGPUs != 32 || l.MaxPriority != nil {
 		t.Errorf("carol in batch: %+v", l)
 	}
-	cfg, err = LoadQueues(write("admins: [admin]\noperators: [olga]\ngroups: {ml: [alice, carol]}\n"))
+	cfg, err = LoadQueues(writeConfig(t, "admins: [admin]\noperators: [olga]\ngroups: {ml: [alice, carol]}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +43,7 @@ users:
 	}
 	// A file without the new fields keeps today's behaviour: no access
 	// lists, no priority cap, no user limits, no root.
-	cfg, err = LoadQueues(write("queues:\n  research: {gpuQuota: 64}\n"))
+	cfg, err = LoadQueues(writeConfig(t, "queues:\n  research: {gpuQuota: 64}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +76,7 @@ users:
 		"groups: {ml: [alice, \"x.y\"]}\n":                     `groups.ml[1]: "x.y" is not a user name`,
 		"groups: {ml: alice}\n":                                "groups",
 	} {
-		if _, err := LoadQueues(write(body)); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := LoadQueues(writeConfig(t, body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want one mentioning %q", body, err, want)
 		}
 	}

@@ -1,8 +1,6 @@
 package config
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,15 +9,7 @@ import (
 )
 
 func TestLoadQueues(t *testing.T) {
-	dir := t.TempDir()
-	write := func(body string) string {
-		p := filepath.Join(dir, "q.yaml")
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	cfg, err := LoadQueues(write("default: {weight: 1}\nqueues:\n  research: {gpuQuota: 64, weight: 2}\n"))
+	cfg, err := LoadQueues(writeConfig(t, "default: {weight: 1}\nqueues:\n  research: {gpuQuota: 64, weight: 2}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,11 +31,11 @@ func TestLoadQueues(t *testing.T) {
 		"stretch: {leef: 0.1}\n":         "leef",
 		"sizeHandicapBacklog: many\n":    "sizeHandicapBacklog",
 	} {
-		if _, err := LoadQueues(write(body)); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := LoadQueues(writeConfig(t, body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want one mentioning %q", body, err, want)
 		}
 	}
-	cfg, err = LoadQueues(write("sizeHandicap: 90m\nmaxSizeHandicap: 48h\nsizeHandicapBacklog: 8\nstretch: {leaf: 0.1, spine: -1}\n"))
+	cfg, err = LoadQueues(writeConfig(t, "sizeHandicap: 90m\nmaxSizeHandicap: 48h\nsizeHandicapBacklog: 8\nstretch: {leaf: 0.1, spine: -1}\n"))
 	if err != nil || time.Duration(cfg.SizeHandicap) != 90*time.Minute || time.Duration(cfg.MaxSizeHandicap) != 48*time.Hour ||
 		cfg.SizeHandicapBacklog != 8 || cfg.Stretch != (queue.Stretch{Leaf: 0.1, Spine: -1}) {
 		t.Errorf("size handicap and stretch: %+v %v", cfg, err)

@@ -62,6 +62,19 @@ func Collect(ctx context.Context, cli *clientv3.Client, js *jobs.Store) (State, 
 	return s, errors.Wrap(err, "read job records")
 }
 
+// decodeClaim decodes a GPU or port claim (what names which) and checks
+// that it names a job.
+func decodeClaim(value []byte, what string) (domain.Claim, string) {
+	var c domain.Claim
+	if why := decode(value, &c); why != "" {
+		return c, why
+	}
+	if c.JobID == "" {
+		return c, what + " names no job"
+	}
+	return c, ""
+}
+
 // add files one etcd value under s and returns what is wrong with it, if
 // anything ("" when it is fine or not a key the invariants judge).
 func (s *State) add(key string, value []byte, lease int64) string {
@@ -71,24 +84,17 @@ func (s *State) add(key string, value []byte, lease int64) string {
 		if !ok {
 			return "not a claims/<node>/<gpu> key"
 		}
-		var c domain.Claim
-		if why := decode(value, &c); why != "" {
+		c, why := decodeClaim(value, "claim")
+		if why != "" {
 			return why
-		}
-		if c.JobID == "" {
-			return "claim names no job"
 		}
 		s.Claims[fmt.Sprintf("%s/%d", node, gpu)] = Claim{Node: node, GPU: gpu, Job: c.JobID, Lease: lease}
 	case strings.HasPrefix(key, store.PortsPrefix):
 		if _, _, ok := store.ParsePortKey(key); !ok {
 			return "not a ports/<addr>/<port> key"
 		}
-		var c domain.Claim
-		if why := decode(value, &c); why != "" {
+		if _, why := decodeClaim(value, "port claim"); why != "" {
 			return why
-		}
-		if c.JobID == "" {
-			return "port claim names no job"
 		}
 	case strings.HasPrefix(key, store.AllocPrefix):
 		job := strings.TrimPrefix(key, store.AllocPrefix)

@@ -22,14 +22,10 @@ func TestActiveFollowsUnfinishedRecords(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	js := env.Jobs(t)
-	for _, j := range []domain.Job{
-		{ID: "old-running", State: domain.StateRunning, Attempt: 2, TraceParent: "tp"},
-		{ID: "old-done", State: domain.StateSucceeded, Attempt: 1},
-	} {
-		if err := js.Create(ctx, j); err != nil {
-			t.Fatal(err)
-		}
-	}
+	create(t, js,
+		domain.Job{ID: "old-running", State: domain.StateRunning, Attempt: 2, TraceParent: "tp"},
+		domain.Job{ID: "old-done", State: domain.StateSucceeded, Attempt: 1},
+	)
 	a := js.Active(ctx, slog.Default(), jobs.WithPending())
 	select {
 	case <-a.Ready():
@@ -41,9 +37,7 @@ func TestActiveFollowsUnfinishedRecords(t *testing.T) {
 		t.Fatalf("after replay: %+v, want %+v", got, want)
 	}
 
-	if err := js.Create(ctx, domain.Job{ID: "new", State: domain.StatePending, Attempt: 1}); err != nil {
-		t.Fatal(err)
-	}
+	create(t, js, domain.Job{ID: "new", State: domain.StatePending, Attempt: 1})
 	finish := func(j *domain.Job) (bool, error) { j.State = domain.StateFailed; return true, nil }
 	if _, _, err := js.Update(ctx, "old-running", finish); err != nil {
 		t.Fatal(err)

@@ -53,19 +53,13 @@ func TestFollowReplaysThenFollows(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	js := env.Jobs(t)
-	for _, id := range []string{"a", "b"} {
-		if err := js.Create(ctx, domain.Job{ID: id, State: domain.StatePending}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	create(t, js, domain.Job{ID: "a", State: domain.StatePending}, domain.Job{ID: "b", State: domain.StatePending})
 	deleteRecord(t, js, "b")
 	r := &recorder{}
 	go js.Follow(ctx, testenv.FailureLog(t), r)
 	want := []string{"replay", "a", "-b", "current"}
 	waitFor(t, r, want)
-	if err := js.Create(ctx, domain.Job{ID: "c", State: domain.StatePending}); err != nil {
-		t.Fatal(err)
-	}
+	create(t, js, domain.Job{ID: "c", State: domain.StatePending})
 	waitFor(t, r, append(want, "c"))
 }
 
@@ -78,11 +72,7 @@ func TestFollowIsNotStalledByAPurgedMarker(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	js := env.Jobs(t)
-	for _, id := range []string{"kept", "gone"} {
-		if err := js.Create(ctx, domain.Job{ID: id, State: domain.StateSucceeded}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	create(t, js, domain.Job{ID: "kept", State: domain.StateSucceeded}, domain.Job{ID: "gone", State: domain.StateSucceeded})
 	marker := deleteRecord(t, js, "gone")
 	if res, err := js.Apply(ctx, jobs.SweepPlan{Purge: []jobs.Entry{marker}}); err != nil || res.Purged != 1 {
 		t.Fatalf("purge = %+v, %v", res, err)
@@ -93,6 +83,16 @@ func TestFollowIsNotStalledByAPurgedMarker(t *testing.T) {
 	time.Sleep(jobs.WatchStall + 2*time.Second) // what would make the watchdog fire
 	if calls, n := r.seen(); n != 1 {
 		t.Fatalf("the watch was restarted: %v", calls)
+	}
+}
+
+// create writes new job records.
+func create(t *testing.T, js *jobs.Store, records ...domain.Job) {
+	t.Helper()
+	for _, j := range records {
+		if err := js.Create(context.Background(), j); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

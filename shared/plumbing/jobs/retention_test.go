@@ -78,16 +78,12 @@ func TestSweepRemovesFinishedRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	for _, j := range []domain.Job{
-		{ID: "done", State: domain.StateSucceeded, EndedAt: start},
-		{ID: "raced", State: domain.StateFailed, EndedAt: start},
-		{ID: "pending", State: domain.StatePending},
-		{ID: "running", State: domain.StateRunning},
-	} {
-		if err := js.Create(ctx, j); err != nil {
-			t.Fatal(err)
-		}
-	}
+	create(t, js,
+		domain.Job{ID: "done", State: domain.StateSucceeded, EndedAt: start},
+		domain.Job{ID: "raced", State: domain.StateFailed, EndedAt: start},
+		domain.Job{ID: "pending", State: domain.StatePending},
+		domain.Job{ID: "running", State: domain.StateRunning},
+	)
 	p := jobs.RetentionPolicy{Age: time.Second, MarkerAge: time.Minute}
 	later := time.Now().Add(5 * time.Second)
 
@@ -148,9 +144,7 @@ func TestSweepRemovesFinishedRecords(t *testing.T) {
 	if len(plan.Purge) != 2 || len(plan.Delete) != 0 {
 		t.Fatalf("plan %+v: want the two markers purged and nothing deleted", plan)
 	}
-	if err := js.Create(ctx, domain.Job{ID: "done", State: domain.StatePending}); err != nil {
-		t.Fatal(err)
-	}
+	create(t, js, domain.Job{ID: "done", State: domain.StatePending})
 	if res, err := js.Apply(ctx, plan); err != nil || res.Purged != 2 {
 		t.Fatalf("purge = %+v, %v", res, err)
 	}

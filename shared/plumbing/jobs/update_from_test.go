@@ -16,9 +16,7 @@ func TestUpdateFromRemembered(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
 	js := env.Jobs(t)
-	if err := js.Create(ctx, domain.Job{ID: "j", State: domain.StateReserved, Attempt: 1}); err != nil {
-		t.Fatal(err)
-	}
+	create(t, js, domain.Job{ID: "j", State: domain.StateReserved, Attempt: 1})
 	j, rev, err := js.Get(ctx, "j")
 	if err != nil {
 		t.Fatal(err)

@@ -11,38 +11,26 @@ import (
 // Typed caches of the prefixes in keys.go: each pairs a prefix with the
 // type its values decode as, so that no caller can pair them wrongly.
 // Run starts each.
+var (
+	// NodeCache mirrors the live node registrations (nodes/).
+	NodeCache = cacheOf[domain.Node](NodesPrefix)
+	// InventoryCache mirrors every node's capacity, up or down (inventory/).
+	InventoryCache = cacheOf[domain.Node](InventoryPrefix)
+	// ClaimCache mirrors the GPU claims (claims/).
+	ClaimCache = cacheOf[domain.Claim](ClaimsPrefix)
+	// PortClaimCache mirrors the MASTER_PORT claims (ports/).
+	PortClaimCache = cacheOf[domain.Claim](PortsPrefix)
+	// AllocationCache mirrors the allocation records (alloc/).
+	AllocationCache = cacheOf[domain.Allocation](AllocPrefix)
+	// DrainCache mirrors the drains in progress (drains/).
+	DrainCache = cacheOf[domain.DrainRecord](DrainsPrefix)
+	// NodeStateCache mirrors the operators' node drains (nodestate/).
+	NodeStateCache = cacheOf[domain.NodeState](NodeStatePrefix)
+)
 
-// NodeCache mirrors the live node registrations (nodes/).
-func NodeCache(cli *clientv3.Client, log *slog.Logger) *Cache[domain.Node] {
-	return NewCache[domain.Node](cli, NodesPrefix, log)
-}
-
-// InventoryCache mirrors every node's capacity, up or down (inventory/).
-func InventoryCache(cli *clientv3.Client, log *slog.Logger) *Cache[domain.Node] {
-	return NewCache[domain.Node](cli, InventoryPrefix, log)
-}
-
-// ClaimCache mirrors the GPU claims (claims/).
-func ClaimCache(cli *clientv3.Client, log *slog.Logger) *Cache[domain.Claim] {
-	return NewCache[domain.Claim](cli, ClaimsPrefix, log)
-}
-
-// PortClaimCache mirrors the MASTER_PORT claims (ports/).
-func PortClaimCache(cli *clientv3.Client, log *slog.Logger) *Cache[domain.Claim] {
-	return NewCache[domain.Claim](cli, PortsPrefix, log)
-}
-
-// AllocationCache mirrors the allocation records (alloc/).
-func AllocationCache(cli *clientv3.Client, log *slog.Logger) *Cache[domain.Allocation] {
-	return NewCache[domain.Allocation](cli, AllocPrefix, log)
-}
-
-// DrainCache mirrors the drains in progress (drains/).
-func DrainCache(cli *clientv3.Client, log *slog.Logger) *Cache[domain.DrainRecord] {
-	return NewCache[domain.DrainRecord](cli, DrainsPrefix, log)
-}
-
-// NodeStateCache mirrors the operators' node drains (nodestate/).
-func NodeStateCache(cli *clientv3.Client, log *slog.Logger) *Cache[domain.NodeState] {
-	return NewCache[domain.NodeState](cli, NodeStatePrefix, log)
+// cacheOf is the constructor of the caches of one prefix, decoded as T.
+func cacheOf[T any](prefix string) func(cli *clientv3.Client, log *slog.Logger) *Cache[T] {
+	return func(cli *clientv3.Client, log *slog.Logger) *Cache[T] {
+		return NewCache[T](cli, prefix, log)
+	}
 }

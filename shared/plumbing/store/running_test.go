@@ -167,21 +167,13 @@ func TestDecodeRunningNamesTheField(t *testing.T) {
 	if key != store.RunningPrefix+"n1/job" || !strings.HasPrefix(key, store.NodeRunningPrefix("n1")) {
 		t.Fatalf("running key %s is not under its node's prefix", key)
 	}
-	for value, want := range map[string]string{
+	checkDecodeNamesTheField(t, func(v []byte) error { _, err := store.DecodeRunning(key, v); return err }, map[string]string{
 		`{"jobId":"job","node":"n1","attempt":1}`:   "",
 		`{"jobId":"other","node":"n1","attempt":1}`: key + ": jobId",
 		`{"jobId":"job","node":"n2","attempt":1}`:   key + ": node",
 		`{"jobId":"job","node":"n1","attempt":0}`:   key + ": attempt",
 		`[`: key + ": undecodable",
-	} {
-		_, err := store.DecodeRunning(key, []byte(value))
-		switch {
-		case want == "" && err != nil:
-			t.Errorf("%s: %v", value, err)
-		case want != "" && (err == nil || !strings.HasPrefix(err.Error(), want) || !store.IsMalformed(err)):
-			t.Errorf("%s: error %v, want a malformed error starting %q", value, err, want)
-		}
-	}
+	})
 	for _, bad := range []string{store.RunningPrefix + "n1", store.RunningPrefix + "n1/job/x", store.RunningPrefix + "/job"} {
 		if _, err := store.DecodeRunning(bad, []byte(`{"jobId":"job","node":"n1","attempt":1}`)); err == nil {
 			t.Errorf("%s decoded as a running key", bad)
@@ -191,15 +183,22 @@ func TestDecodeRunningNamesTheField(t *testing.T) {
 
 func TestDecodeFootprintNamesTheField(t *testing.T) {
 	key := store.FootprintKey("job")
-	for value, want := range map[string]string{
+	checkDecodeNamesTheField(t, func(v []byte) error { _, err := store.DecodeFootprint(key, v); return err }, map[string]string{
 		`{"jobId":"job","attempt":1,"nodes":["n1"]}`:   "",
 		`{"jobId":"other","attempt":1,"nodes":["n1"]}`: key + ": jobId",
 		`{"jobId":"job","attempt":0,"nodes":["n1"]}`:   key + ": attempt",
 		`{"jobId":"job","attempt":1,"nodes":[]}`:       key + ": nodes",
 		`{"jobId":"job","attempt":1,"nodes":["a/b"]}`:  key + ": nodes[0]",
 		`[`: key + ": undecodable",
-	} {
-		_, err := store.DecodeFootprint(key, []byte(value))
+	})
+}
+
+// checkDecodeNamesTheField decodes each value: one whose want is "" must
+// decode, any other must fail as malformed with an error starting want.
+func checkDecodeNamesTheField(t *testing.T, decode func(value []byte) error, cases map[string]string) {
+	t.Helper()
+	for value, want := range cases {
+		err := decode([]byte(value))
 		switch {
 		case want == "" && err != nil:
 			t.Errorf("%s: %v", value, err)
