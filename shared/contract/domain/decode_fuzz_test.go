@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"testing"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/internal/fuzzseed"
 
 	"github.com/cockroachdb/errors"
 
@@ -81,27 +80,7 @@ func TestSeedCorpus(t *testing.T) {
 		}
 		add(bc.decoder, fmt.Sprintf("bad-%02d", i), bc.data)
 	}
-	update := os.Getenv("LOCKSTEP_UPDATE_CORPUS") == "1"
 	for decoder, files := range seeds {
-		dir := filepath.Join("testdata", "fuzz", "FuzzDecode"+decoder)
-		if update {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for name, data := range files {
-			path := filepath.Join(dir, name)
-			want := "go test fuzz v1\n[]byte(" + strconv.Quote(string(data)) + ")\n"
-			if update {
-				if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
-			got, err := os.ReadFile(path)
-			if err != nil || string(got) != want {
-				t.Errorf("seed %s is missing or stale; run LOCKSTEP_UPDATE_CORPUS=1 go test -run TestSeedCorpus ./shared/contract/domain", path)
-			}
-		}
+		fuzzseed.Sync(t, "FuzzDecode"+decoder, files)
 	}
 }

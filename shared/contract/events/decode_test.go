@@ -2,12 +2,11 @@ package events
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/internal/fuzzseed"
 
 	"github.com/cockroachdb/errors"
 
@@ -112,32 +111,13 @@ func TestDecodeRefusesForgedEvents(t *testing.T) {
 // TestSeedCorpus keeps testdata/fuzz/FuzzDecode in step with goodEvents
 // and badEvents: LOCKSTEP_UPDATE_CORPUS=1 rewrites it.
 func TestSeedCorpus(t *testing.T) {
-	seeds := map[string]string{}
+	seeds := map[string][]byte{}
 	for name, ev := range goodEvents() {
 		data, _ := json.Marshal(ev)
-		seeds["good-"+name] = string(data)
+		seeds["good-"+name] = data
 	}
 	for _, b := range badEvents {
-		seeds["bad-"+b.name] = b.data
+		seeds["bad-"+b.name] = []byte(b.data)
 	}
-	dir := filepath.Join("testdata", "fuzz", "FuzzDecode")
-	update := os.Getenv("LOCKSTEP_UPDATE_CORPUS") == "1"
-	if update {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, s := range seeds {
-		path := filepath.Join(dir, name)
-		want := "go test fuzz v1\n[]byte(" + strconv.Quote(s) + ")\n"
-		if update {
-			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if got, err := os.ReadFile(path); err != nil || string(got) != want {
-			t.Errorf("seed %s is missing or stale; run LOCKSTEP_UPDATE_CORPUS=1 go test -run TestSeedCorpus ./shared/contract/events", path)
-		}
-	}
+	fuzzseed.Sync(t, "FuzzDecode", seeds)
 }

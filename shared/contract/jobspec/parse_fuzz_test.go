@@ -3,12 +3,11 @@ package jobspec
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/internal/fuzzseed"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 )
@@ -55,35 +54,16 @@ var goodSpecs = map[string]string{
 // badSpecs: LOCKSTEP_UPDATE_CORPUS=1 rewrites it; otherwise every seed
 // must be there.
 func TestSeedCorpus(t *testing.T) {
-	seeds := map[string]string{}
+	seeds := map[string][]byte{}
 	for name, s := range goodSpecs {
-		seeds["good-"+name] = s
+		seeds["good-"+name] = []byte(s)
 	}
 	unsafe := regexp.MustCompile(`[^a-z0-9-]+`)
 	for _, b := range badSpecs() {
 		if len(b.spec) > 64<<10 {
 			continue // the size check needs no seed
 		}
-		seeds["bad-"+strings.Trim(unsafe.ReplaceAllString(strings.ToLower(b.name), "-"), "-")] = b.spec
+		seeds["bad-"+strings.Trim(unsafe.ReplaceAllString(strings.ToLower(b.name), "-"), "-")] = []byte(b.spec)
 	}
-	dir := filepath.Join("testdata", "fuzz", "FuzzParse")
-	update := os.Getenv("LOCKSTEP_UPDATE_CORPUS") == "1"
-	if update {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, s := range seeds {
-		path := filepath.Join(dir, name)
-		want := "go test fuzz v1\n[]byte(" + strconv.Quote(s) + ")\n"
-		if update {
-			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if got, err := os.ReadFile(path); err != nil || string(got) != want {
-			t.Errorf("seed %s is missing or stale; run LOCKSTEP_UPDATE_CORPUS=1 go test -run TestSeedCorpus ./shared/contract/jobspec", path)
-		}
-	}
+	fuzzseed.Sync(t, "FuzzParse", seeds)
 }
