@@ -1,7 +1,6 @@
 package store
 
 import (
-	"github.com/lockstep-dev/lockstep/shared/contract/codec"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 
 	"context"
@@ -19,6 +18,7 @@ import (
 type Cache[T any] struct {
 	cli    *clientv3.Client
 	prefix string
+	decode func(key string, value []byte) (T, error)
 	log    *slog.Logger
 	// OnChange, when set, is called after every applied change with the key,
 	// the new value (nil on delete) and the previous value (nil if none).
@@ -33,9 +33,13 @@ type Cache[T any] struct {
 	ready chan struct{}
 }
 
-// NewCache builds a cache; Run starts it.
-func NewCache[T any](cli *clientv3.Client, prefix string, log *slog.Logger) *Cache[T] {
-	return &Cache[T]{cli: cli, prefix: prefix, log: log, items: map[string]T{}, revs: map[string]int64{}, ready: make(chan struct{})}
+// NewCache builds a cache of the values under prefix, each checked by
+// decode (given the key, so it can check that the value belongs there);
+// Run starts it. A value decode refuses is not in the cache: a record
+// that was valid and is overwritten with one that is not drops out rather
+// than stay as it was.
+func NewCache[T any](cli *clientv3.Client, prefix string, decode func(key string, value []byte) (T, error), log *slog.Logger) *Cache[T] {
+	return &Cache[T]{cli: cli, prefix: prefix, decode: decode, log: log, items: map[string]T{}, revs: map[string]int64{}, ready: make(chan struct{})}
 }
 
 // Ready is closed once the first full load is done.
@@ -108,9 +112,9 @@ func (c *Cache[T]) load(ctx context.Context) error {
 	fresh := make(map[string]T, len(resp.Kvs))
 	revs := make(map[string]int64, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
-		var v T
-		if err := codec.Decode(kv.Value, &v); err != nil {
-			c.log.Warn("skipping undecodable key", "key", string(kv.Key), "err", err)
+		v, err := c.decode(string(kv.Key), kv.Value)
+		if err != nil {
+			c.log.Warn("skipping a record that fails its checks", "key", string(kv.Key), "err", err)
 			continue
 		}
 		fresh[string(kv.Key)] = v
@@ -184,22 +188,30 @@ func (c *Cache[T]) watch(ctx context.Context) {
 
 func (c *Cache[T]) apply(ev *clientv3.Event) {
 	key := string(ev.Kv.Key)
-	var prev *T
-	c.mu.Lock()
-	if p, ok := c.items[key]; ok {
-		prev = &p
-	}
 	var val *T
 	if ev.Type == clientv3.EventTypePut {
-		var v T
-		if err := codec.Decode(ev.Kv.Value, &v); err != nil {
-			c.mu.Unlock()
-			c.log.Warn("skipping undecodable key", "key", key, "err", err)
-			return
+		v, err := c.decode(key, ev.Kv.Value)
+		if err != nil {
+			// Whatever was there before is no longer the record: drop it
+			// (a no-op when there was none).
+			c.log.Warn("dropping a record that fails its checks", "key", key, "err", err)
+		} else {
+			val = &v
 		}
-		c.items[key] = v
+	}
+	var prev *T
+	c.mu.Lock()
+	p, had := c.items[key]
+	if had {
+		prev = &p
+	}
+	if val == nil && !had {
+		c.mu.Unlock()
+		return
+	}
+	if val != nil {
+		c.items[key] = *val
 		c.revs[key] = ev.Kv.ModRevision
-		val = &v
 	} else {
 		delete(c.items, key)
 		delete(c.revs, key)

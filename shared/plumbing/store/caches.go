@@ -2,9 +2,13 @@ package store
 
 import (
 	"log/slog"
+	"strings"
+
+	"github.com/cockroachdb/errors"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/lockstep-dev/lockstep/shared/contract/codec"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
@@ -13,24 +17,53 @@ import (
 // Run starts each.
 var (
 	// NodeCache mirrors the live node registrations (nodes/).
-	NodeCache = cacheOf[domain.Node](NodesPrefix)
+	NodeCache = cacheOf(NodesPrefix, nodeUnder(NodesPrefix))
 	// InventoryCache mirrors every node's capacity, up or down (inventory/).
-	InventoryCache = cacheOf[domain.Node](InventoryPrefix)
+	InventoryCache = cacheOf(InventoryPrefix, nodeUnder(InventoryPrefix))
 	// ClaimCache mirrors the GPU claims (claims/).
-	ClaimCache = cacheOf[domain.Claim](ClaimsPrefix)
+	ClaimCache = cacheOf(ClaimsPrefix, checked(domain.DecodeClaim))
 	// PortClaimCache mirrors the MASTER_PORT claims (ports/).
-	PortClaimCache = cacheOf[domain.Claim](PortsPrefix)
+	PortClaimCache = cacheOf(PortsPrefix, checked(domain.DecodeClaim))
 	// AllocationCache mirrors the allocation records (alloc/).
-	AllocationCache = cacheOf[domain.Allocation](AllocPrefix)
+	AllocationCache = cacheOf(AllocPrefix, checked(domain.DecodeAllocation))
 	// DrainCache mirrors the drains in progress (drains/).
-	DrainCache = cacheOf[domain.DrainRecord](DrainsPrefix)
+	DrainCache = cacheOf(DrainsPrefix, shaped[domain.DrainRecord])
 	// NodeStateCache mirrors the operators' node drains (nodestate/).
-	NodeStateCache = cacheOf[domain.NodeState](NodeStatePrefix)
+	NodeStateCache = cacheOf(NodeStatePrefix, shaped[domain.NodeState])
 )
 
 // cacheOf is the constructor of the caches of one prefix, decoded as T.
-func cacheOf[T any](prefix string) func(cli *clientv3.Client, log *slog.Logger) *Cache[T] {
+func cacheOf[T any](prefix string, decode func(key string, value []byte) (T, error)) func(cli *clientv3.Client, log *slog.Logger) *Cache[T] {
 	return func(cli *clientv3.Client, log *slog.Logger) *Cache[T] {
-		return NewCache[T](cli, prefix, log)
+		return NewCache(cli, prefix, decode, log)
+	}
+}
+
+// checked decodes with one of domain's Decode* functions: every field
+// checked, as for a message.
+func checked[T any](decode func([]byte) (T, error)) func(string, []byte) (T, error) {
+	return func(_ string, value []byte) (T, error) { return decode(value) }
+}
+
+// shaped decodes a record that has no domain decoder: only its JSON shape
+// is checked.
+func shaped[T any](_ string, value []byte) (T, error) {
+	var v T
+	err := codec.Decode(value, &v)
+	return v, err
+}
+
+// nodeUnder decodes a node registration and checks it is the one its key
+// names: an agent writing nodes/a may not describe node b.
+func nodeUnder(prefix string) func(string, []byte) (domain.Node, error) {
+	return func(key string, value []byte) (domain.Node, error) {
+		n, err := domain.DecodeNode(value)
+		if err != nil {
+			return n, err
+		}
+		if want := strings.TrimPrefix(key, prefix); n.Name != want {
+			return n, errors.Newf("name: %q is not the node its key %s names", n.Name, key)
+		}
+		return n, nil
 	}
 }

@@ -1,0 +1,56 @@
+package store_test
+
+import (
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
+)
+
+// The node caches hold only registrations that pass the node checks and
+// describe the node their key names; a valid record overwritten with one
+// that fails drops out instead of staying as it was.
+func TestNodeCacheKeepsOnlyCheckedRecords(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := t.Context()
+	put := func(key string, v any) {
+		t.Helper()
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.Etcd.Put(ctx, key, string(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := domain.Node{Name: "n1", Addr: "n1", GPUs: 8}
+	put(store.NodeKey("n1"), good)
+	put(store.NodeKey("n2"), domain.Node{Name: "n1", Addr: "n1", GPUs: 8}) // n1 posing as n2
+	put(store.NodeKey("n3"), domain.Node{Name: "n3", Addr: "n3", GPUs: -1})
+
+	c := store.NodeCache(env.Etcd, slog.New(slog.DiscardHandler))
+	go c.Run(ctx)
+	<-c.Ready()
+	if got := c.Snapshot(); len(got) != 1 || got[store.NodeKey("n1")].Name != "n1" {
+		t.Fatalf("loaded %v, want only n1", got)
+	}
+
+	put(store.NodeKey("n4"), domain.Node{Name: "n4", Addr: "n4", GPUs: 8})
+	put(store.NodeKey("n1"), domain.Node{Name: "n1", Addr: "n1", GPUs: 8, NUMA: []domain.NUMANode{{ID: 0, GPUs: []int{9}}}})
+	testenv.Eventually(t, 10*time.Second, func() error {
+		got := c.Snapshot()
+		if _, ok := got[store.NodeKey("n4")]; !ok {
+			return errors.New("n4's registration never arrived")
+		}
+		if _, ok := got[store.NodeKey("n1")]; ok {
+			return errors.Newf("n1 is still cached after a registration that fails the checks: %+v", got[store.NodeKey("n1")])
+		}
+		return nil
+	})
+}
