@@ -76,7 +76,7 @@ func Run(ctx context.Context, cfg Config) error {
 	inv := store.InventoryCache(st.Etcd, log)
 	go inv.Run(ctx)
 
-	a := &admitter{bus: st.Bus, jobs: js, inventory: inv, etcd: st.Etcd, queues: cfg.Queues, now: cfg.Now, log: log, tel: st.Tel}
+	a := &admitter{Started: st, inventory: inv, queues: cfg.Queues, now: cfg.Now}
 	// Judge no submission before the inventory is loaded: an empty view
 	// admits everything, even gangs no cluster of this size can run.
 	select {

@@ -52,10 +52,10 @@ func (s *service) refusal(job domain.Job, actor string, kind domain.DrainKind) s
 // refuse records a request that changed nothing, on the job's subject, for
 // the owner and the audit trail: the actor and why.
 func (s *service) refuse(ctx context.Context, job domain.Job, actor, request, reason string) error {
-	s.log.WarnContext(ctx, "refused request", "job", job.ID, "request", request, "actor", actor, "owner", job.Owner, "reason", reason)
+	s.Log.WarnContext(ctx, "refused request", "job", job.ID, "request", request, "actor", actor, "owner", job.Owner, "reason", reason)
 	ev := events.ForJob(events.Refused, job, s.cfg.Now().UTC())
 	ev.Actor, ev.Reason = actor, request+" refused: "+reason
-	return s.bus.PublishEvent(ctx, ev)
+	return s.Bus.PublishEvent(ctx, ev)
 }
 
 // requestActor is the actor a drain names: the requester, or Lockstep

@@ -29,20 +29,20 @@ func (s *service) handleNodeRequest(ctx context.Context, msg jetstream.Msg) erro
 	switch msg.Subject() {
 	case subjects.NodeDrain:
 		st := domain.NodeState{Drained: true, Reason: req.Reason, Since: now}
-		if _, err := s.etcd.Put(ctx, store.NodeStateKey(req.Node), store.MustJSON(st)); err != nil {
+		if _, err := s.Etcd.Put(ctx, store.NodeStateKey(req.Node), store.MustJSON(st)); err != nil {
 			return errors.Wrapf(err, "drain node %s", req.Node)
 		}
 		ev = events.Event{Type: events.NodeDrained, Node: req.Node, Reason: req.Reason, Time: now}
 	case subjects.NodeResume:
-		if _, err := s.etcd.Delete(ctx, store.NodeStateKey(req.Node)); err != nil {
+		if _, err := s.Etcd.Delete(ctx, store.NodeStateKey(req.Node)); err != nil {
 			return errors.Wrapf(err, "resume node %s", req.Node)
 		}
 		ev = events.Event{Type: events.NodeResumed, Node: req.Node, Reason: req.Reason, Time: now}
 	default:
 		return errs.MarkPermanent(errors.Newf("unknown node request subject %s", msg.Subject()))
 	}
-	s.log.Info("node state changed", "node", req.Node, "event", ev.Type, "reason", req.Reason)
-	return s.bus.PublishEvent(ctx, ev)
+	s.Log.Info("node state changed", "node", req.Node, "event", ev.Type, "reason", req.Reason)
+	return s.Bus.PublishEvent(ctx, ev)
 }
 
 // handleNodeList answers `lockstep node list` from the watch caches.

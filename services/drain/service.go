@@ -17,11 +17,9 @@ package drain
 import (
 	"cmp"
 	"context"
-	"log/slog"
 	"time"
 
 	"github.com/cockroachdb/errors"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
@@ -31,7 +29,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 // Config configures a drain replica.
@@ -48,12 +45,10 @@ type Config struct {
 }
 
 type service struct {
-	cfg  Config
-	log  *slog.Logger
-	tel  *telemetry.Service
-	bus  *bus.Bus
-	etcd *clientv3.Client
-	jobs *jobs.Store
+	// Started holds the connections config.Start made (Log, Tel, Bus, Etcd
+	// and Jobs).
+	*config.Started
+	cfg Config
 
 	drains    *store.Cache[domain.DrainRecord]
 	nodeState *store.Cache[domain.NodeState]
@@ -77,9 +72,9 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer st.Close()
-	log, cli, js := st.Log, st.Etcd, st.Jobs
+	log, cli := st.Log, st.Etcd
 	s := &service{
-		cfg: cfg, log: log, tel: st.Tel, bus: st.Bus, etcd: cli, jobs: js,
+		Started: st, cfg: cfg,
 		drains:    store.DrainCache(cli, log),
 		nodeState: store.NodeStateCache(cli, log),
 		inventory: store.InventoryCache(cli, log),
@@ -90,7 +85,7 @@ func Run(ctx context.Context, cfg Config) error {
 	for _, c := range []interface{ Run(context.Context) }{s.drains, s.nodeState, s.allocs, s.inventory, s.live} {
 		go c.Run(ctx)
 	}
-	go js.Follow(ctx, log, jobs.EachEntry(s.running.apply))
+	go st.Jobs.Follow(ctx, log, jobs.EachEntry(s.running.apply))
 
 	b := st.Bus
 	cancelDone, err := b.Consume(ctx, bus.ConsumerSpec{
@@ -124,7 +119,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer func() { _ = listSub.Unsubscribe() }()
 	go s.watchLoop(ctx)
-	defer s.tel.ObserveCluster(s.clusterState)()
+	defer s.Tel.ObserveCluster(s.clusterState)()
 	defer st.Ready(store.NodesPrefix)()
 	log.Info("drain running")
 	<-cancelDone

@@ -80,12 +80,12 @@ func (s *service) watchLoop(ctx context.Context) {
 				err = s.completeDrain(ctx, rec, "ranks exited")
 			}
 			if err != nil {
-				s.log.Warn("drain step failed; will retry", "job", rec.JobID, "err", err)
+				s.Log.Warn("drain step failed; will retry", "job", rec.JobID, "err", err)
 			}
 		}
 		for _, req := range dueDrains(s.running.snapshot(), s.allocs.Snapshot(), s.nodeState.Snapshot(), now) {
 			if err := s.startDrain(ctx, req, events.SystemActor("drain")); err != nil {
-				s.log.Warn("drain not started; will retry", "job", req.JobID, "err", err)
+				s.Log.Warn("drain not started; will retry", "job", req.JobID, "err", err)
 			}
 		}
 	})
@@ -98,7 +98,7 @@ func (s *service) watchLoop(ctx context.Context) {
 // ranks exited, and waiting on it would retry for ever. completeDrain
 // releases what the record's keys hold and names it.
 func (s *service) forgetGone(ctx context.Context, rec domain.DrainRecord) error {
-	a, _, found, err := store.GetAllocation(ctx, s.etcd, rec.JobID)
+	a, _, found, err := store.GetAllocation(ctx, s.Etcd, rec.JobID)
 	if store.IsMalformed(err) {
 		return s.completeDrain(ctx, rec, "allocation record malformed ("+err.Error()+"); ranks stopped")
 	}

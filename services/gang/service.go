@@ -21,7 +21,6 @@ package gang
 import (
 	"cmp"
 	"context"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -35,7 +34,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 // Config configures a gang replica.
@@ -101,12 +99,10 @@ const DefaultWorkers = 128
 const MaxWorkers = bus.MaxAckPending / 2
 
 type service struct {
-	cfg  Config
-	log  *slog.Logger
-	tel  *telemetry.Service
-	bus  *bus.Bus
-	etcd *clientv3.Client
-	jobs *jobs.Store
+	// Started holds the connections config.Start made (Log, Tel, Bus, Etcd
+	// and Jobs).
+	*config.Started
+	cfg Config
 	// records follows the job records: briefs of the unfinished ones for
 	// the reconciler, whole records of the pending ones for proposals
 	// (their spec, the command the agents run, comes from there or from
@@ -139,8 +135,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	log, cli, js := st.Log, st.Etcd, st.Jobs
-	s := &service{cfg: cfg, log: log, tel: st.Tel, bus: st.Bus, etcd: cli, jobs: js, records: js.Active(ctx, log, jobs.WithPending()), counters: ctrs}
+	log, cli := st.Log, st.Etcd
+	s := &service{Started: st, cfg: cfg, records: st.Jobs.Active(ctx, log, jobs.WithPending()), counters: ctrs}
 	// One session (lease) per replica holds all of its reservations until
 	// they pass the launch barrier. Losing it (a partition longer than the
 	// TTL) loses those reservations; serve again on a new one.
@@ -168,7 +164,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 // serve runs the consumers, the node watch and the reconciler until ctx ends.
 func (s *service) serve(ctx context.Context) error {
-	b, cli, log := s.bus, s.etcd, s.log
+	b, cli, log := s.Bus, s.Etcd, s.Log
 	s.nodes = store.NodeCache(cli, log)
 	s.nodes.OnChange = func(key string, val, prev *domain.Node) {
 		if val == nil && prev != nil {
@@ -199,7 +195,7 @@ func (s *service) serve(ctx context.Context) error {
 		return err
 	}
 	go s.reconcileLoop(ctx)
-	defer s.cfg.Ready("gang", b, cli, store.NodesPrefix)()
+	defer s.Ready(store.NodesPrefix)()
 	log.Info("gang running", "lease", int64(s.lease()))
 	<-reserveDone
 	<-reportDone
