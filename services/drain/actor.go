@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
@@ -26,6 +27,31 @@ func actorOf(base, subject string) (string, error) {
 		return "", errs.MarkPermanent(errors.Newf("request subject %q names no valid user", subject))
 	}
 	return actor, nil
+}
+
+// authorize reads who sent msg, a request on base (or base.<user>), and
+// the job it is about, and checks that they may ask for it (refusal, with
+// kind for a drain). ok is false when the handler is done: err is then
+// what it returns — nil once a refusal is published, the error to retry
+// a job not admitted yet (retryUnknown), or a fault. request names the
+// request in a refusal.
+func (s *service) authorize(ctx context.Context, msg jetstream.Msg, base, jobID, request string, kind domain.DrainKind) (actor string, ok bool, err error) {
+	actor, err = actorOf(base, msg.Subject())
+	if err != nil {
+		return "", false, err
+	}
+	// The owner never changes, so the record read here settles who may.
+	job, _, err := s.Jobs.Get(ctx, jobID)
+	if errs.IsNotFound(err) {
+		return "", false, retryUnknown(msg, err)
+	}
+	if err != nil {
+		return "", false, err
+	}
+	if why := s.refusal(job, actor, kind); why != "" {
+		return "", false, s.refuse(ctx, job, actor, request, why)
+	}
+	return actor, true, nil
 }
 
 // refusal says why actor may not act on job, or "" when they may: the

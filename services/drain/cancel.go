@@ -25,24 +25,13 @@ func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg) (err erro
 	if err != nil {
 		return err // permanent: the consumer terminates it with the fields named
 	}
-	actor, err := actorOf(subjects.Cancel, msg.Subject())
-	if err != nil {
+	actor, ok, err := s.authorize(ctx, msg, subjects.Cancel, req.JobID, "cancel", "")
+	if !ok {
 		return err
 	}
 	reason := req.Reason
 	if reason == "" {
 		reason = "cancelled by user"
-	}
-	// The owner never changes, so the record read here settles who may.
-	current, _, err := s.Jobs.Get(ctx, req.JobID)
-	if errs.IsNotFound(err) {
-		return retryUnknown(msg, err)
-	}
-	if err != nil {
-		return err
-	}
-	if why := s.refusal(current, actor, ""); why != "" {
-		return s.refuse(ctx, current, actor, "cancel", why)
 	}
 	now := s.cfg.Now().UTC()
 	var attempt int

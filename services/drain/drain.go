@@ -23,19 +23,9 @@ func (s *service) handleDrainRequest(ctx context.Context, msg jetstream.Msg) err
 	if err != nil {
 		return err // permanent: the consumer terminates it with the fields named
 	}
-	actor, err := actorOf(subjects.Drain, msg.Subject())
-	if err != nil {
+	actor, ok, err := s.authorize(ctx, msg, subjects.Drain, req.JobID, string(req.Kind)+" drain", req.Kind)
+	if !ok {
 		return err
-	}
-	job, _, err := s.Jobs.Get(ctx, req.JobID)
-	if errs.IsNotFound(err) {
-		return retryUnknown(msg, err)
-	}
-	if err != nil {
-		return err
-	}
-	if why := s.refusal(job, actor, req.Kind); why != "" {
-		return s.refuse(ctx, job, actor, string(req.Kind)+" drain", why)
 	}
 	err = s.startDrain(ctx, req, requestActor(actor, req.Kind))
 	if errs.IsNotFound(err) {
