@@ -107,50 +107,47 @@ func (c *Config) Defaults() {
 
 // Run serves until ctx ends; on return every rank it started is stopped.
 func Run(ctx context.Context, cfg Config) error {
-	st, err := config.Start(ctx, "agent", &cfg)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	log := st.Log.With("node", cfg.Node.Name)
-	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "jobs"), 0o755); err != nil {
-		return errors.Wrap(err, "agent data dir")
-	}
-	b, cli := st.Bus, st.Etcd
-	box, err := newContainer(cfg, log)
-	if err != nil {
-		return errors.Wrap(err, "agent")
-	}
-	defer box.close()
-	// What a previous incarnation left running goes before this one
-	// registers: nothing of an earlier registration may run beside the
-	// gangs started after it.
-	box.sweep()
-	a := &agent{cfg: cfg, log: log, tel: st.Tel, bus: b, etcd: cli}
-	a.exec = newExecutor(cfg, b, box, log, a.report)
-	a.exec.alive = &runningKeys{etcd: cli, node: cfg.Node.Name, log: log}
-	if l, path, err := listenAcks(cfg.DataDir); err != nil {
-		// Ack files still work; only `lockstep ckpt-done` needs the socket.
-		log.Warn("no ack socket: ranks acknowledge checkpoints through their ack files only", "err", err)
-	} else {
-		a.exec.sock = path
-		defer os.Remove(path)
-		go a.serveAcks(ctx, l)
-	}
-	defer a.exec.stopAll("agent shutting down")
-	go a.followDrains(ctx)
-	go a.exec.keepSweeping(ctx)
-
-	// Each pass is one registration (epoch). Losing the lease ends it: stop
-	// everything, register again.
-	for ctx.Err() == nil {
-		if err := a.serveEpoch(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("registration lost; stopping ranks and re-registering", "err", err)
-			a.exec.fenceAll("node lease lost")
-			clock.Sleep(ctx, time.Second)
+	return config.Serve(ctx, "agent", &cfg, func(st *config.Started) error {
+		log := st.Log.With("node", cfg.Node.Name)
+		if err := os.MkdirAll(filepath.Join(cfg.DataDir, "jobs"), 0o755); err != nil {
+			return errors.Wrap(err, "agent data dir")
 		}
-	}
-	return nil
+		b, cli := st.Bus, st.Etcd
+		box, err := newContainer(cfg, log)
+		if err != nil {
+			return errors.Wrap(err, "agent")
+		}
+		defer box.close()
+		// What a previous incarnation left running goes before this one
+		// registers: nothing of an earlier registration may run beside the
+		// gangs started after it.
+		box.sweep()
+		a := &agent{cfg: cfg, log: log, tel: st.Tel, bus: b, etcd: cli}
+		a.exec = newExecutor(cfg, b, box, log, a.report)
+		a.exec.alive = &runningKeys{etcd: cli, node: cfg.Node.Name, log: log}
+		if l, path, err := listenAcks(cfg.DataDir); err != nil {
+			// Ack files still work; only `lockstep ckpt-done` needs the socket.
+			log.Warn("no ack socket: ranks acknowledge checkpoints through their ack files only", "err", err)
+		} else {
+			a.exec.sock = path
+			defer os.Remove(path)
+			go a.serveAcks(ctx, l)
+		}
+		defer a.exec.stopAll("agent shutting down")
+		go a.followDrains(ctx)
+		go a.exec.keepSweeping(ctx)
+
+		// Each pass is one registration (epoch). Losing the lease ends it: stop
+		// everything, register again.
+		for ctx.Err() == nil {
+			if err := a.serveEpoch(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("registration lost; stopping ranks and re-registering", "err", err)
+				a.exec.fenceAll("node lease lost")
+				clock.Sleep(ctx, time.Second)
+			}
+		}
+		return nil
+	})
 }
 
 // serveEpoch registers the node under a fresh lease and follows its

@@ -15,34 +15,17 @@
 package drain
 
 import (
-	"cmp"
 	"context"
-	"time"
 
 	"github.com/cockroachdb/errors"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
-	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
-
-// Config configures a drain replica.
-type Config struct {
-	config.Base
-	// CheckInterval is how often deadlines, time limits and node drains are
-	// looked at.
-	CheckInterval time.Duration
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-	// Queues is the queue policy; its admins and operators may cancel,
-	// drain and checkpoint any job, everyone else their own.
-	Queues queue.Config
-}
 
 type service struct {
 	// Started holds the connections config.Start made (Log, Tel, Bus, Etcd
@@ -58,72 +41,62 @@ type service struct {
 	running   *runningJobs
 }
 
-// Defaults fills in the settings left zero (config.Start calls it, after
-// Validate).
-func (c *Config) Defaults() {
-	c.Now = clock.Or(c.Now)
-	c.CheckInterval = cmp.Or(c.CheckInterval, 250*time.Millisecond)
-}
-
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	st, err := config.Start(ctx, "drain", &cfg, config.WithJobs())
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	log, cli := st.Log, st.Etcd
-	s := &service{
-		Started: st, cfg: cfg,
-		drains:    store.DrainCache(cli, log),
-		nodeState: store.NodeStateCache(cli, log),
-		inventory: store.InventoryCache(cli, log),
-		live:      store.NodeCache(cli, log),
-		allocs:    store.AllocationCache(cli, log),
-		running:   newRunningJobs(),
-	}
-	for _, c := range []interface{ Run(context.Context) }{s.drains, s.nodeState, s.allocs, s.inventory, s.live} {
-		go c.Run(ctx)
-	}
-	go st.Jobs.Follow(ctx, log, jobs.EachEntry(s.running.apply))
+	return config.Serve(ctx, "drain", &cfg, func(st *config.Started) error {
+		log, cli := st.Log, st.Etcd
+		s := &service{
+			Started: st, cfg: cfg,
+			drains:    store.DrainCache(cli, log),
+			nodeState: store.NodeStateCache(cli, log),
+			inventory: store.InventoryCache(cli, log),
+			live:      store.NodeCache(cli, log),
+			allocs:    store.AllocationCache(cli, log),
+			running:   newRunningJobs(),
+		}
+		for _, c := range []interface{ Run(context.Context) }{s.drains, s.nodeState, s.allocs, s.inventory, s.live} {
+			go c.Run(ctx)
+		}
+		go st.Jobs.Follow(ctx, log, jobs.EachEntry(s.running.apply))
 
-	b := st.Bus
-	cancelDone, err := b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamJobs, Durable: subjects.DurableDrain, Filters: []string{subjects.Cancel, subjects.CancelUsers},
-	}, log, s.handleCancel)
-	if err != nil {
-		return errors.Wrap(err, "drain")
-	}
-	drainDone, err := b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamJobs, Durable: subjects.DurableDrainReqs, Filters: []string{subjects.Drain, subjects.DrainUsers}, Workers: 4,
-	}, log, s.handleDrainRequest)
-	if err != nil {
-		return errors.Wrap(err, "drain")
-	}
-	nodesDone, err := b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamJobs, Durable: subjects.DurableNodeAdmin, Filter: subjects.NodesAll,
-	}, log, s.handleNodeRequest)
-	if err != nil {
-		return errors.Wrap(err, "drain")
-	}
-	// Acks come from agents, each on its node's subject; the bare subject
-	// (no node) is not listened to: an ack must say where it came from.
-	sub, err := b.NC.QueueSubscribe(subjects.CheckpointAcksAll, subjects.QueueDrain, s.handleAck(ctx))
-	if err != nil {
-		return errors.Wrap(err, "drain: subscribe to acks")
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	listSub, err := b.NC.QueueSubscribe(subjects.NodeList, subjects.QueueDrain, s.handleNodeList)
-	if err != nil {
-		return errors.Wrap(err, "drain: subscribe to node list")
-	}
-	defer func() { _ = listSub.Unsubscribe() }()
-	go s.watchLoop(ctx)
-	defer s.Tel.ObserveCluster(s.clusterState)()
-	defer st.Ready(store.NodesPrefix)()
-	log.Info("drain running")
-	<-cancelDone
-	<-drainDone
-	<-nodesDone
-	return nil
+		b := st.Bus
+		cancelDone, err := b.Consume(ctx, bus.ConsumerSpec{
+			Stream: subjects.StreamJobs, Durable: subjects.DurableDrain, Filters: []string{subjects.Cancel, subjects.CancelUsers},
+		}, log, s.handleCancel)
+		if err != nil {
+			return errors.Wrap(err, "drain")
+		}
+		drainDone, err := b.Consume(ctx, bus.ConsumerSpec{
+			Stream: subjects.StreamJobs, Durable: subjects.DurableDrainReqs, Filters: []string{subjects.Drain, subjects.DrainUsers}, Workers: 4,
+		}, log, s.handleDrainRequest)
+		if err != nil {
+			return errors.Wrap(err, "drain")
+		}
+		nodesDone, err := b.Consume(ctx, bus.ConsumerSpec{
+			Stream: subjects.StreamJobs, Durable: subjects.DurableNodeAdmin, Filter: subjects.NodesAll,
+		}, log, s.handleNodeRequest)
+		if err != nil {
+			return errors.Wrap(err, "drain")
+		}
+		// Acks come from agents, each on its node's subject; the bare subject
+		// (no node) is not listened to: an ack must say where it came from.
+		sub, err := b.NC.QueueSubscribe(subjects.CheckpointAcksAll, subjects.QueueDrain, s.handleAck(ctx))
+		if err != nil {
+			return errors.Wrap(err, "drain: subscribe to acks")
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+		listSub, err := b.NC.QueueSubscribe(subjects.NodeList, subjects.QueueDrain, s.handleNodeList)
+		if err != nil {
+			return errors.Wrap(err, "drain: subscribe to node list")
+		}
+		defer func() { _ = listSub.Unsubscribe() }()
+		go s.watchLoop(ctx)
+		defer s.Tel.ObserveCluster(s.clusterState)()
+		defer st.Ready(store.NodesPrefix)()
+		log.Info("drain running")
+		<-cancelDone
+		<-drainDone
+		<-nodesDone
+		return nil
+	}, config.WithJobs())
 }
