@@ -11,7 +11,6 @@ import (
 
 	"github.com/lockstep-dev/lockstep/services/drain"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
-	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -41,18 +40,9 @@ func requestDrain(t *testing.T, env *testenv.Env, req domain.DrainRequest) {
 func runningGang(t *testing.T, env *testenv.Env, js *jobs.Store, id string, width int) []string {
 	t.Helper()
 	ctx := context.Background()
-	p := domain.Placement{MasterAddr: id + "-n0", MasterPort: 29500}
-	var assigns []domain.Assignment
-	for k := range width {
-		np := domain.NodePlacement{Node: fmt.Sprintf("%s-n%d", id, k), NodeRank: k}
-		for g := range 8 {
-			np.GPUs = append(np.GPUs, g)
-			np.Ranks = append(np.Ranks, domain.Rank{Rank: 8*k + g, LocalRank: g, GPUs: []int{g}})
-		}
-		p.Nodes = append(p.Nodes, np)
-		assigns = append(assigns, domain.Assignment{JobID: id, Attempt: 1, Node: np.Node, NodeRank: k, Ranks: np.Ranks, Command: []string{"true"}})
-	}
-	spec := jobspec.Spec{ID: id, Queue: "default", Command: []string{"true"}, Gang: jobspec.Gang{Nodes: width, GPUsPerNode: 8, TasksPerNode: 8}}
+	spec := testenv.GangSpec(id, width, 8, "true")
+	p := testenv.GangPlacement(testenv.GangNodes(id, width), 8, 29500)
+	assigns := testenv.GangAssignments(id, p, spec.Command)
 	now := time.Now().UTC()
 	if err := js.Create(ctx, domain.Job{ID: id, Spec: spec, State: domain.StateRunning, Attempt: 1, Placement: &p, ReservedAt: now, RunningAt: now}); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,6 @@ import (
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
-	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
@@ -42,7 +41,7 @@ func TestForgedProposalsRunNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	mine := []string{"echo", "mine"}
-	spec := jobspec.Spec{ID: "real", Queue: "default", Command: mine, Gang: jobspec.Gang{Nodes: 1, GPUsPerNode: 2, TasksPerNode: 2}}
+	spec := testenv.GangSpec("real", 1, 2, mine...)
 	if err := js.Create(ctx, domain.Job{ID: "real", Spec: spec, State: domain.StatePending, Attempt: 1}); err != nil {
 		t.Fatal(err)
 	}
