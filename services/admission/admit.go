@@ -24,8 +24,7 @@ import (
 )
 
 type admitter struct {
-	// Started holds the connections config.Start made (Log, Tel, Bus, Etcd
-	// and Jobs).
+	// Log, Tel, Bus, Etcd and Jobs, as config.Start made them.
 	*config.Started
 	inventory *store.Cache[domain.Node]
 	queues    queue.Config

@@ -3,8 +3,6 @@ package admission
 import (
 	"time"
 
-	"github.com/cockroachdb/errors"
-
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
@@ -26,13 +24,8 @@ type Config struct {
 
 // Validate checks the admission settings.
 func (c *Config) Validate() error {
-	if err := c.Base.Validate(); err != nil {
-		return err
-	}
-	if c.MaxDeliver < 0 {
-		return errors.Newf("admission: MaxDeliver %d is negative", c.MaxDeliver)
-	}
-	return nil
+	return c.Base.ValidateWith(
+		config.Require(c.MaxDeliver >= 0, "admission: MaxDeliver %d is negative", c.MaxDeliver))
 }
 
 // Defaults fills in the settings left zero (config.Start calls it, after

@@ -73,10 +73,11 @@ func (c *Config) Validate() error {
 		return errors.New("--addr: the address other ranks reach this node at is required")
 	case c.DataDir == "":
 		return errors.New("--data-dir: required")
-	case c.LeaseTTL != 0 && c.LeaseTTL < 2*time.Second:
-		return errors.Newf("--lease-ttl: %s is below the 2s minimum", c.LeaseTTL)
-	case c.LeaseTTL%time.Second != 0:
-		return errors.Newf("--lease-ttl: %s is not whole seconds (etcd leases are)", c.LeaseTTL)
+	}
+	if err := config.LeaseTTL("--lease-ttl", c.LeaseTTL); err != nil {
+		return err
+	}
+	switch {
 	case c.Retention < 0:
 		return errors.Newf("--retention: %s is negative", c.Retention)
 	}

@@ -27,18 +27,24 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
+// service is one drain replica: what it watches, and the connections to
+// act on it.
 type service struct {
-	// Started holds the connections config.Start made (Log, Tel, Bus, Etcd
-	// and Jobs).
+	// Log, Tel, Bus, Etcd and Jobs, as config.Start made them.
 	*config.Started
 	cfg Config
 
-	drains    *store.Cache[domain.DrainRecord]
+	// drains holds every drain in progress (the watch loop ends them);
+	// allocs the gangs they stop.
+	drains *store.Cache[domain.DrainRecord]
+	allocs *store.Cache[domain.Allocation]
+	// nodeState holds the operators' node drains, inventory the nodes ever
+	// registered and live those up now (lockstep node list).
 	nodeState *store.Cache[domain.NodeState]
 	inventory *store.Cache[domain.Node]
 	live      *store.Cache[domain.Node]
-	allocs    *store.Cache[domain.Allocation]
-	running   *runningJobs
+	// running mirrors the active jobs (time limits, node drains).
+	running *runningJobs
 }
 
 // Run serves until ctx ends.

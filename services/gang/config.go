@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"time"
 
-	"github.com/cockroachdb/errors"
-
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
@@ -47,22 +45,11 @@ func (c *Config) Defaults() {
 
 // Validate checks the gang-specific settings.
 func (c *Config) Validate() error {
-	if err := c.Base.Validate(); err != nil {
-		return err
-	}
-	if c.ReservationTTL != 0 && c.ReservationTTL < 2*time.Second {
-		return errors.Newf("--reservation-ttl: %s is below the 2s minimum", c.ReservationTTL)
-	}
-	if c.ReservationTTL%time.Second != 0 {
-		return errors.Newf("--reservation-ttl: %s is not whole seconds (etcd leases are)", c.ReservationTTL)
-	}
-	if c.Workers < 0 || c.Workers > MaxWorkers {
-		return errors.Newf("--workers: %d is outside 1..%d", c.Workers, MaxWorkers)
-	}
-	if c.LaunchTimeout != 0 && c.LaunchTimeout < time.Second {
-		return errors.Newf("--launch-timeout: %s is below the 1s minimum", c.LaunchTimeout)
-	}
-	return nil
+	return c.Base.ValidateWith(
+		config.LeaseTTL("--reservation-ttl", c.ReservationTTL),
+		config.Require(c.Workers >= 0 && c.Workers <= MaxWorkers, "--workers: %d is outside 1..%d", c.Workers, MaxWorkers),
+		config.Require(c.LaunchTimeout == 0 || c.LaunchTimeout >= time.Second, "--launch-timeout: %s is below the 1s minimum", c.LaunchTimeout),
+	)
 }
 
 // DefaultWorkers is the default of Config.Workers. On the CI machine

@@ -35,8 +35,7 @@ import (
 )
 
 type service struct {
-	// Started holds the connections config.Start made (Log, Tel, Bus, Etcd
-	// and Jobs).
+	// Log, Tel, Bus, Etcd and Jobs, as config.Start made them.
 	*config.Started
 	cfg Config
 	// records follows the job records: briefs of the unfinished ones for

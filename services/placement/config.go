@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"time"
 
-	"github.com/cockroachdb/errors"
-
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/core/topology"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
@@ -34,13 +32,8 @@ type Config struct {
 
 // Validate checks the placement settings.
 func (c *Config) Validate() error {
-	if err := c.Base.Validate(); err != nil {
-		return err
-	}
-	if c.Retention < 0 {
-		return errors.Newf("--retention: %s is negative", c.Retention)
-	}
-	return nil
+	return c.Base.ValidateWith(
+		config.Require(c.Retention >= 0, "--retention: %s is negative", c.Retention))
 }
 
 // Defaults fills in the settings left zero (config.Start calls it, after

@@ -18,8 +18,7 @@ import (
 // scheduler is the leader's loop: caches fed by etcd watches and the jobs
 // KV watch, and a cycle that runs whenever any of them changes.
 type scheduler struct {
-	// Started holds the connections config.Start made (Log, Tel, Bus, Etcd
-	// and Jobs).
+	// Log, Tel, Bus, Etcd and Jobs, as config.Start made them.
 	*config.Started
 	cfg Config
 
