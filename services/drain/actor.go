@@ -11,6 +11,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 )
 
 // actorOf reads who sent a cancel or drain request from its subject, never
@@ -92,4 +93,17 @@ func requestActor(actor string, kind domain.DrainKind) string {
 		return events.SystemActor("placement")
 	}
 	return actor
+}
+
+// decoded adapts the handler of one request type to the consumer: the
+// message is decoded first, and one that does not decode is the decoder's
+// error (permanent: the consumer terminates it with the fields named).
+func decoded[R any](decode func([]byte) (R, error), handle func(context.Context, jetstream.Msg, R) error) bus.Handler {
+	return func(ctx context.Context, msg jetstream.Msg) error {
+		req, err := decode(msg.Data())
+		if err != nil {
+			return err
+		}
+		return handle(ctx, msg, req)
+	}
 }

@@ -20,11 +20,7 @@ const unknownJobRetries = 20
 // finished job changes nothing. The request usually comes from outside the
 // job's trace (a CLI); the cancellation itself joins the job's trace,
 // linked to the request.
-func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg) (err error) {
-	req, err := domain.DecodeCancelRequest(msg.Data())
-	if err != nil {
-		return err // permanent: the consumer terminates it with the fields named
-	}
+func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg, req domain.CancelRequest) (err error) {
 	actor, ok, err := s.authorize(ctx, msg, subjects.Cancel, req.JobID, "cancel", "")
 	if !ok {
 		return err

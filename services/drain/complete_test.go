@@ -21,9 +21,8 @@ import (
 // lowest acknowledged step, the gang's keys and the drain record released,
 // checkpointed then requeued announced.
 func TestAcknowledgedDrainRequeuesFromTheCheckpoint(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startDrainEnv(t)
 	ctx := context.Background()
-	js := startDrain(t, env)
 	keys := runningGang(t, env, js, "acked", 1)
 	requestDrain(t, env, domain.DrainRequest{JobID: "acked", Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue, Reason: "checkpoint please"})
 	waitFor(t, env, "acked", events.Draining, "")
@@ -65,9 +64,8 @@ func TestAcknowledgedDrainRequeuesFromTheCheckpoint(t *testing.T) {
 // then resumes from the job's last good checkpoint, and says so. No
 // checkpointed event: this drain acknowledged none.
 func TestDrainPastItsGraceResumesFromTheLastGoodCheckpoint(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startDrainEnv(t)
 	ctx := context.Background()
-	js := startDrain(t, env)
 	keys := runningGang(t, env, js, "slow", 1)
 	if _, _, err := js.Update(ctx, "slow", func(j *domain.Job) (bool, error) {
 		j.Spec.Checkpoint.GracePeriod = jobspec.DurationOf(time.Second)

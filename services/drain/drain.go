@@ -18,11 +18,7 @@ import (
 
 // handleDrainRequest starts a drain asked for on lockstep.v1.jobs.drain
 // (Lockstep's own, and requests without auth) or drain.<user>.
-func (s *service) handleDrainRequest(ctx context.Context, msg jetstream.Msg) error {
-	req, err := domain.DecodeDrainRequest(msg.Data())
-	if err != nil {
-		return err // permanent: the consumer terminates it with the fields named
-	}
+func (s *service) handleDrainRequest(ctx context.Context, msg jetstream.Msg, req domain.DrainRequest) error {
 	actor, ok, err := s.authorize(ctx, msg, subjects.Drain, req.JobID, string(req.Kind)+" drain", req.Kind)
 	if !ok {
 		return err

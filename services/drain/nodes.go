@@ -19,11 +19,7 @@ import (
 // handleNodeRequest drains or resumes a node for maintenance. A drained
 // node gets no new work (placement skips it) and its running gangs are
 // checkpoint-drained and requeued elsewhere by the watch loop.
-func (s *service) handleNodeRequest(ctx context.Context, msg jetstream.Msg) error {
-	req, err := domain.DecodeNodeRequest(msg.Data())
-	if err != nil {
-		return err // permanent: the consumer terminates it with the fields named
-	}
+func (s *service) handleNodeRequest(ctx context.Context, msg jetstream.Msg, req domain.NodeRequest) error {
 	now := s.cfg.Now().UTC()
 	var ev events.Event
 	switch msg.Subject() {

@@ -68,19 +68,19 @@ func Run(ctx context.Context, cfg Config) error {
 		b := st.Bus
 		cancelDone, err := b.Consume(ctx, bus.ConsumerSpec{
 			Stream: subjects.StreamJobs, Durable: subjects.DurableDrain, Filters: []string{subjects.Cancel, subjects.CancelUsers},
-		}, log, s.handleCancel)
+		}, log, decoded(domain.DecodeCancelRequest, s.handleCancel))
 		if err != nil {
 			return errors.Wrap(err, "drain")
 		}
 		drainDone, err := b.Consume(ctx, bus.ConsumerSpec{
 			Stream: subjects.StreamJobs, Durable: subjects.DurableDrainReqs, Filters: []string{subjects.Drain, subjects.DrainUsers}, Workers: 4,
-		}, log, s.handleDrainRequest)
+		}, log, decoded(domain.DecodeDrainRequest, s.handleDrainRequest))
 		if err != nil {
 			return errors.Wrap(err, "drain")
 		}
 		nodesDone, err := b.Consume(ctx, bus.ConsumerSpec{
 			Stream: subjects.StreamJobs, Durable: subjects.DurableNodeAdmin, Filter: subjects.NodesAll,
-		}, log, s.handleNodeRequest)
+		}, log, decoded(domain.DecodeNodeRequest, s.handleNodeRequest))
 		if err != nil {
 			return errors.Wrap(err, "drain")
 		}

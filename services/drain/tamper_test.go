@@ -17,6 +17,14 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
+// startDrainEnv starts the servers, then one drain replica on them
+// (startDrain).
+func startDrainEnv(t *testing.T) (*testenv.Env, *jobs.Store) {
+	t.Helper()
+	env := testenv.Start(t)
+	return env, startDrain(t, env)
+}
+
 // startDrain runs one drain replica on env until the test ends.
 func startDrain(t *testing.T, env *testenv.Env) *jobs.Store {
 	t.Helper()
@@ -76,9 +84,8 @@ func held(t *testing.T, env *testenv.Env, keys []string) int {
 // retried for ever while the gang's 72 claims stayed held. Now the cancel
 // releases what the job's keys hold (found by their values) and ends.
 func TestCancelReleasesAMalformedAllocation(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startDrainEnv(t)
 	ctx := context.Background()
-	js := startDrain(t, env)
 	keys := runningGang(t, env, js, "corrupt", 9)
 	if _, err := env.Etcd.Put(ctx, store.AllocKey("corrupt"), "\x00garbage"); err != nil {
 		t.Fatal(err)
@@ -105,9 +112,8 @@ func TestCancelReleasesAMalformedAllocation(t *testing.T) {
 // what the keys hold, the reason naming the key) rather than retried for
 // ever.
 func TestDrainOfAMalformedAllocationEnds(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startDrainEnv(t)
 	ctx := context.Background()
-	js := startDrain(t, env)
 	keys := runningGang(t, env, js, "drained", 2)
 	requestDrain(t, env, domain.DrainRequest{JobID: "drained", Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue})
 	testenv.Eventually(t, 30*time.Second, func() error {
