@@ -16,8 +16,10 @@ package drain
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/cockroachdb/errors"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
@@ -33,7 +35,13 @@ type service struct {
 	// Log, Tel, Bus, Etcd and Jobs, as config.Start made them.
 	*config.Started
 	cfg Config
+	caches
+	// running mirrors the active jobs (time limits, node drains).
+	running *runningJobs
+}
 
+// caches are the etcd prefixes a drain replica follows.
+type caches struct {
 	// drains holds every drain in progress (the watch loop ends them);
 	// allocs the gangs they stop.
 	drains *store.Cache[domain.DrainRecord]
@@ -43,26 +51,28 @@ type service struct {
 	nodeState *store.Cache[domain.NodeState]
 	inventory *store.Cache[domain.Node]
 	live      *store.Cache[domain.Node]
-	// running mirrors the active jobs (time limits, node drains).
-	running *runningJobs
+}
+
+func newCaches(cli *clientv3.Client, log *slog.Logger) caches {
+	return caches{
+		drains: store.DrainCache(cli, log), allocs: store.AllocationCache(cli, log),
+		nodeState: store.NodeStateCache(cli, log), inventory: store.InventoryCache(cli, log), live: store.NodeCache(cli, log),
+	}
+}
+
+// run follows every prefix until ctx ends.
+func (c caches) run(ctx context.Context) {
+	for _, c := range []interface{ Run(context.Context) }{c.drains, c.nodeState, c.allocs, c.inventory, c.live} {
+		go c.Run(ctx)
+	}
 }
 
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
 	return config.Serve(ctx, "drain", &cfg, func(st *config.Started) error {
-		log, cli := st.Log, st.Etcd
-		s := &service{
-			Started: st, cfg: cfg,
-			drains:    store.DrainCache(cli, log),
-			nodeState: store.NodeStateCache(cli, log),
-			inventory: store.InventoryCache(cli, log),
-			live:      store.NodeCache(cli, log),
-			allocs:    store.AllocationCache(cli, log),
-			running:   newRunningJobs(),
-		}
-		for _, c := range []interface{ Run(context.Context) }{s.drains, s.nodeState, s.allocs, s.inventory, s.live} {
-			go c.Run(ctx)
-		}
+		log := st.Log
+		s := &service{Started: st, cfg: cfg, caches: newCaches(st.Etcd, log), running: newRunningJobs()}
+		s.caches.run(ctx)
 		go st.Jobs.Follow(ctx, log, jobs.EachEntry(s.running.apply))
 
 		b := st.Bus
