@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/loadtest/fabric"
+	"github.com/lockstep-dev/lockstep/loadtest/report"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 )
@@ -68,7 +69,7 @@ func TestSmallLiveRun(t *testing.T) {
 	if !res.Usage.Measured || res.Usage.CPUSeconds <= 0 {
 		t.Errorf("usage not measured: %+v", res.Usage)
 	}
-	if err := (Report{Kind: "loadtest", Result: res}).Write(t.TempDir()); err != nil {
+	if err := (Report{Run: report.Run{Kind: "loadtest"}, Result: res}).Write(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 }
