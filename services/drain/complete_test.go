@@ -55,7 +55,7 @@ func TestAcknowledgedDrainRequeuesFromTheCheckpoint(t *testing.T) {
 	if j.State != domain.StatePending || j.Attempt != 2 || j.Reason != reason || j.LastCheckpoint == nil || j.LastCheckpoint.Step != 90 {
 		t.Errorf("job after the drain: %s attempt %d %q from %+v", j.State, j.Attempt, j.Reason, j.LastCheckpoint)
 	}
-	if n := held(t, env, append(keys, store.DrainKey("acked"))); n > 0 {
+	if n := env.Held(t, append(keys, store.DrainKey("acked"))...); n > 0 {
 		t.Errorf("%d keys of the gang and its drain still held", n)
 	}
 }
@@ -79,7 +79,7 @@ func TestDrainPastItsGraceResumesFromTheLastGoodCheckpoint(t *testing.T) {
 	if ev := waitFor(t, env, "slow", events.Requeued, ""); ev.Reason != reason || ev.Checkpoint == nil || ev.Checkpoint.Step != 40 {
 		t.Errorf("requeued: %+v", ev)
 	}
-	if n := held(t, env, append(keys, store.DrainKey("slow"))); n > 0 {
+	if n := env.Held(t, append(keys, store.DrainKey("slow"))...); n > 0 {
 		t.Errorf("%d keys of the gang and its drain still held", n)
 	}
 	if n := countEvents(t, env, "slow", events.Checkpointed); n != 0 {

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/lockstep-dev/lockstep/services/drain"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
@@ -67,19 +65,6 @@ func runningGang(t *testing.T, env *testenv.Env, js *jobs.Store, id string, widt
 	return keys
 }
 
-func held(t *testing.T, env *testenv.Env, keys []string) int {
-	t.Helper()
-	n := 0
-	for _, k := range keys {
-		resp, err := env.Etcd.Get(context.Background(), k, clientv3.WithCountOnly())
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += int(resp.Count)
-	}
-	return n
-}
-
 // The finding: with alloc/<job> corrupt, cancel failed to release and was
 // retried for ever while the gang's 72 claims stayed held. Now the cancel
 // releases what the job's keys hold (found by their values) and ends.
@@ -94,7 +79,7 @@ func TestCancelReleasesAMalformedAllocation(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 30*time.Second, func() error {
-		if n := held(t, env, keys); n > 0 {
+		if n := env.Held(t, keys...); n > 0 {
 			return fmt.Errorf("%d of the %d keys still held", n, len(keys))
 		}
 		return nil
@@ -127,7 +112,7 @@ func TestDrainOfAMalformedAllocationEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 30*time.Second, func() error {
-		if n := held(t, env, keys); n > 0 {
+		if n := env.Held(t, keys...); n > 0 {
 			return fmt.Errorf("%d of the %d keys still held", n, len(keys))
 		}
 		j, _, err := js.Get(ctx, "drained")

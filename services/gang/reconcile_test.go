@@ -51,14 +51,7 @@ func TestReconcileLeavesAReservationBeingRecorded(t *testing.T) {
 		}
 		return found
 	}
-	footprint := func(id string) bool {
-		t.Helper()
-		resp, err := env.Etcd.Get(ctx, store.FootprintKey(id))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(resp.Kvs) > 0
-	}
+	footprint := func(id string) bool { return env.Held(t, store.FootprintKey(id)) > 0 }
 	testenv.Eventually(t, 30*time.Second, func() error {
 		if held("orphan") {
 			return errors.New("orphan allocation not released yet")

@@ -1,7 +1,11 @@
 package testenv
 
 import (
+	"context"
 	"fmt"
+	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
@@ -53,4 +57,18 @@ func GangAssignments(id string, p domain.Placement, command []string) []domain.A
 			Ranks: np.Ranks, Command: command})
 	}
 	return out
+}
+
+// Held counts the keys of keys that etcd holds.
+func (e *Env) Held(t testing.TB, keys ...string) int {
+	t.Helper()
+	n := 0
+	for _, k := range keys {
+		resp, err := e.Etcd.Get(context.Background(), k, clientv3.WithCountOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += int(resp.Count)
+	}
+	return n
 }
