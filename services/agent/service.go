@@ -10,7 +10,6 @@ package agent
 import (
 	"cmp"
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -90,11 +88,9 @@ func (c *Config) Validate() error {
 }
 
 type agent struct {
+	// Log (naming the node), Tel, Bus and Etcd, as config.Start made them.
+	*config.Started
 	cfg  Config
-	log  *slog.Logger
-	tel  *telemetry.Service
-	bus  *bus.Bus
-	etcd *clientv3.Client
 	exec *executor
 }
 
@@ -109,7 +105,8 @@ func (c *Config) Defaults() {
 // Run serves until ctx ends; on return every rank it started is stopped.
 func Run(ctx context.Context, cfg Config) error {
 	return config.Serve(ctx, "agent", &cfg, func(st *config.Started) error {
-		log := st.Log.With("node", cfg.Node.Name)
+		st.Log = st.Log.With("node", cfg.Node.Name)
+		log := st.Log
 		if err := os.MkdirAll(filepath.Join(cfg.DataDir, "jobs"), 0o755); err != nil {
 			return errors.Wrap(err, "agent data dir")
 		}
@@ -123,7 +120,7 @@ func Run(ctx context.Context, cfg Config) error {
 		// registers: nothing of an earlier registration may run beside the
 		// gangs started after it.
 		box.sweep()
-		a := &agent{cfg: cfg, log: log, tel: st.Tel, bus: b, etcd: cli}
+		a := &agent{Started: st, cfg: cfg}
 		a.exec = newExecutor(cfg, b, box, log, a.report)
 		a.exec.alive = &runningKeys{etcd: cli, node: cfg.Node.Name, log: log}
 		if l, path, err := listenAcks(cfg.DataDir); err != nil {
@@ -155,7 +152,7 @@ func Run(ctx context.Context, cfg Config) error {
 // assignments until the lease is lost or ctx ends.
 func (a *agent) serveEpoch(ctx context.Context) error {
 	granted := time.Now() // no later than etcd starts the lease's clock
-	lease, err := a.etcd.Grant(ctx, int64(a.cfg.LeaseTTL/time.Second))
+	lease, err := a.Etcd.Grant(ctx, int64(a.cfg.LeaseTTL/time.Second))
 	if err != nil {
 		return errors.Wrap(err, "grant node lease")
 	}
@@ -165,23 +162,23 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 	node.Epoch = int64(lease.ID)
 	inv := node
 	inv.Epoch = 0
-	if _, err := a.etcd.Txn(ectx).Then(
+	if _, err := a.Etcd.Txn(ectx).Then(
 		clientv3.OpPut(store.NodeKey(node.Name), store.MustJSON(node), clientv3.WithLease(lease.ID)),
 		clientv3.OpPut(store.InventoryKey(node.Name), store.MustJSON(inv)),
 	).Commit(); err != nil {
 		return errors.Wrap(err, "register node")
 	}
-	a.log.Info("node registered", "epoch", node.Epoch, "gpus", node.GPUs, "leaf", node.Leaf)
-	a.tel.Metrics.NodeTransitions.Add(ectx, 1, metric.WithAttributes(telemetry.LabelEvent.String("up")))
-	defer a.cfg.Ready("agent", a.bus, a.etcd, store.NodeKey(node.Name))()
-	_ = a.bus.PublishEvent(ectx, events.Event{Type: events.NodeUp, Node: node.Name, Epoch: node.Epoch, Time: time.Now().UTC()})
+	a.Log.Info("node registered", "epoch", node.Epoch, "gpus", node.GPUs, "leaf", node.Leaf)
+	a.Tel.Metrics.NodeTransitions.Add(ectx, 1, metric.WithAttributes(telemetry.LabelEvent.String("up")))
+	defer a.cfg.Ready("agent", a.Bus, a.Etcd, store.NodeKey(node.Name))()
+	_ = a.Bus.PublishEvent(ectx, events.Event{Type: events.NodeUp, Node: node.Name, Epoch: node.Epoch, Time: time.Now().UTC()})
 
 	// The keeper gives the node up a fifth of the TTL before etcd could
 	// expire its lease: once etcd does, the gang service requeues this
 	// node's gangs elsewhere, and ranks still running here (a partition, a
 	// frozen etcd member) would run beside their replacements.
 	lost := make(chan error, 1)
-	keeper := store.NewLeaseKeeper(a.etcd, lease.ID, time.Duration(lease.TTL)*time.Second, a.log) // as granted: whole seconds, at least etcd's minimum
+	keeper := store.NewLeaseKeeper(a.Etcd, lease.ID, time.Duration(lease.TTL)*time.Second, a.Log) // as granted: whole seconds, at least etcd's minimum
 	go func() { lost <- keeper.Hold(ectx, granted) }()
 	watchErr := make(chan error, 1)
 	go func() { watchErr <- a.followAssignments(ectx, node.Epoch) }()
@@ -199,7 +196,7 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 		<-watchErr
 		a.exec.stopAll("agent shutting down")
 		rctx, rc := context.WithTimeout(context.Background(), 2*time.Second)
-		_, _ = a.etcd.Revoke(rctx, lease.ID)
+		_, _ = a.Etcd.Revoke(rctx, lease.ID)
 		rc()
 		return nil
 	}
@@ -215,7 +212,7 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 		// requeued now rather than when the lease runs out.
 		a.exec.fenceAll("node lease lost")
 		rctx, rc := context.WithTimeout(context.Background(), time.Second)
-		_, _ = a.etcd.Revoke(rctx, lease.ID)
+		_, _ = a.Etcd.Revoke(rctx, lease.ID)
 		rc()
 		return errors.Wrapf(err, "node lease %x", int64(lease.ID))
 	case err := <-watchErr:
