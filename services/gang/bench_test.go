@@ -34,19 +34,12 @@ const nodesPerGang, gpusPerNode = 2, 8
 
 // setup registers 2n nodes and returns their revisions.
 func setup(b *testing.B, env *testenv.Env, prefix string, n int) (map[string]int64, clientv3.LeaseID) {
-	ctx := context.Background()
 	lease := env.Lease(b, 10*time.Minute)
-	revs := map[string]int64{}
-	for i := range n * nodesPerGang {
-		name := fmt.Sprintf("%s%05d", prefix, i)
-		node := domain.Node{Name: name, Addr: name, GPUs: gpusPerNode, Epoch: int64(lease)}
-		resp, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(lease))
-		if err != nil {
-			b.Fatal(err)
-		}
-		revs[name] = resp.Header.Revision
+	names := make([]string, n*nodesPerGang)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s%05d", prefix, i)
 	}
-	return revs, lease
+	return env.RegisterNodes(b, lease, gpusPerNode, names...), lease
 }
 
 // placementFor places gang i on the nodes setup registered under prefix.

@@ -31,12 +31,7 @@ func TestForgedProposalsRunNothing(t *testing.T) {
 	ctx := context.Background()
 
 	lease := env.Lease(t, 10*time.Minute)
-	for _, name := range []string{"n0", "n1"} {
-		node := domain.Node{Name: name, Addr: name, GPUs: 2, Epoch: int64(lease)}
-		if _, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(lease)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	env.RegisterNodes(t, lease, 2, "n0", "n1")
 	if _, err := env.Etcd.Put(ctx, store.NodeStateKey("n1"), store.MustJSON(domain.NodeState{Drained: true, Reason: "maintenance"})); err != nil {
 		t.Fatal(err)
 	}

@@ -69,15 +69,7 @@ func reservedGang(t *testing.T, env *testenv.Env, js *jobs.Store, id string, wid
 	ctx := context.Background()
 	nodeLease, lease := env.Lease(t, 10*time.Minute), env.Lease(t, 10*time.Minute)
 	nodes := testenv.GangNodes(id, width)
-	revs := map[string]int64{}
-	for _, name := range nodes {
-		node := domain.Node{Name: name, Addr: name, GPUs: 2, Epoch: int64(nodeLease)}
-		resp, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(nodeLease))
-		if err != nil {
-			t.Fatal(err)
-		}
-		revs[name] = resp.Header.Revision
-	}
+	revs := env.RegisterNodes(t, nodeLease, 2, nodes...)
 	p := testenv.GangPlacement(nodes, 2, port)
 	spec := testenv.GangSpec(id, width, 2, "sleep", "1")
 	now := time.Now().UTC()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // Fixtures for the gangs service tests write by hand, as placement and
@@ -57,6 +58,23 @@ func GangAssignments(id string, p domain.Placement, command []string) []domain.A
 			Ranks: np.Ranks, Command: command})
 	}
 	return out
+}
+
+// RegisterNodes registers nodes as their agents would: gpus GPUs each,
+// reached at their names, under lease (their epoch). It returns each
+// node's registration revision, which a reservation compares.
+func (e *Env) RegisterNodes(t testing.TB, lease clientv3.LeaseID, gpus int, nodes ...string) map[string]int64 {
+	t.Helper()
+	revs := map[string]int64{}
+	for _, name := range nodes {
+		node := domain.Node{Name: name, Addr: name, GPUs: gpus, Epoch: int64(lease)}
+		resp, err := e.Etcd.Put(context.Background(), store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(lease))
+		if err != nil {
+			t.Fatal(err)
+		}
+		revs[name] = resp.Header.Revision
+	}
+	return revs
 }
 
 // Held counts the keys of keys that etcd holds.
