@@ -19,10 +19,7 @@ import (
 // holds each identity to its role: afterwards node-01 writes its own
 // running key and is refused a claim; admin is root.
 func TestAuthEtcdRBACHoldsNodesToTheirKeys(t *testing.T) {
-	dir, out := t.TempDir(), t.TempDir()
-	if _, stderr, code := cli(t, "auth", "init", "--dir", dir); code != 0 {
-		t.Fatalf("init: %d %s", code, stderr)
-	}
+	dir, out := authority(t)
 	if _, stderr, code := cli(t, "auth", "server-cert", "etcd", "--dir", dir, "--hosts", "127.0.0.1,localhost", "--out", out); code != 0 {
 		t.Fatalf("server-cert: %d %s", code, stderr)
 	}

@@ -13,10 +13,7 @@ import (
 )
 
 func TestAuthServerCertServesAndDials(t *testing.T) {
-	dir, out := t.TempDir(), t.TempDir()
-	if _, stderr, code := cli(t, "auth", "init", "--dir", dir); code != 0 {
-		t.Fatalf("init: %d %s", code, stderr)
-	}
+	dir, out := authority(t)
 	if _, stderr, code := cli(t, "auth", "server-cert", "nats-1", "--dir", dir, "--hosts", "nats-1,127.0.0.1", "--out", out); code != 0 {
 		t.Fatalf("server-cert: %d %s", code, stderr)
 	}
@@ -49,10 +46,7 @@ func TestAuthServerCertServesAndDials(t *testing.T) {
 }
 
 func TestAuthNATSConfigIsIncludedByAServerConfig(t *testing.T) {
-	dir, out := t.TempDir(), t.TempDir()
-	if _, stderr, code := cli(t, "auth", "init", "--dir", dir); code != 0 {
-		t.Fatalf("init: %d %s", code, stderr)
-	}
+	dir, out := authority(t)
 	trust := filepath.Join(out, "trust.conf")
 	if _, stderr, code := cli(t, "auth", "nats-config", "--dir", dir, "--out", trust); code != 0 {
 		t.Fatalf("nats-config: %d %s", code, stderr)

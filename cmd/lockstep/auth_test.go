@@ -9,11 +9,19 @@ import (
 	"github.com/nats-io/jwt/v2"
 )
 
-func TestAuthIssuesCredsTheNATSToolsRead(t *testing.T) {
-	dir, out := t.TempDir(), t.TempDir()
+// authority runs `lockstep auth init` in a fresh directory (dir), and
+// returns it with another (out) for what the test issues from it.
+func authority(t *testing.T) (dir, out string) {
+	t.Helper()
+	dir, out = t.TempDir(), t.TempDir()
 	if _, stderr, code := cli(t, "auth", "init", "--dir", dir); code != 0 {
 		t.Fatalf("init: %d %s", code, stderr)
 	}
+	return dir, out
+}
+
+func TestAuthIssuesCredsTheNATSToolsRead(t *testing.T) {
+	dir, out := authority(t)
 	stdout, stderr, code := cli(t, "auth", "issue", "alice", "--dir", dir, "--role", "user", "--out", out)
 	if code != 0 {
 		t.Fatalf("issue: %d %s", code, stderr)

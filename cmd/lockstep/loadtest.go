@@ -100,7 +100,7 @@ func (a *app) loadtest(cmd *cobra.Command) runE {
 			}
 			cfg.NATSURL, cfg.Etcd, cfg.Credentials, cfg.Auth = conn.NATS, conn.Etcd, conn.Credentials, false
 		}
-		rep := live.Report{Kind: "loadtest", Command: ltreport.CommandLine(), Started: started.UTC(), Seed: *seed, Stream: name, Cluster: c.Name}
+		rep := live.Report{Run: ltreport.NewRun("loadtest", started, *seed), Stream: name, Cluster: c.Name}
 		if *compareAuth {
 			return compareLoadtest(ctx, env, cfg, rep, dir, *rounds)
 		}
@@ -166,7 +166,8 @@ func loadtestOnce(ctx context.Context, env *cliEnv, cfg live.Config, rep live.Re
 // auth and with it, rounds times, alternating which goes first, and
 // reports both sides and their ratios.
 func compareLoadtest(ctx context.Context, env *cliEnv, cfg live.Config, rep live.Report, dir string, rounds int) error {
-	cmp := live.Comparison{Kind: "loadtest-compare-auth", Command: rep.Command, Started: rep.Started, Seed: rep.Seed, Stream: rep.Stream, Cluster: rep.Cluster}
+	cmp := live.Comparison{Run: rep.Run, Stream: rep.Stream, Cluster: rep.Cluster}
+	cmp.Kind = "loadtest-compare-auth"
 	for round := 1; round <= rounds; round++ {
 		order := []bool{false, true}
 		if round%2 == 0 {

@@ -67,7 +67,7 @@ func (a *app) simulate(cmd *cobra.Command) runE {
 			return err
 		}
 		rep := sim.Report{
-			Kind: "simulate", Command: ltreport.CommandLine(), Started: started.UTC(), Seed: *seed, Trace: name,
+			Run: ltreport.NewRun("simulate", started, *seed), Trace: name,
 			Stream: trace.Summarize(stream), Cluster: c.Name, Nodes: len(c.Nodes), GPUs: c.GPUs(),
 			Leaves: len(c.Leaves), Spines: len(c.Spines), Window: *window, BackfillInterval: bf.String(),
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/lockstep-dev/lockstep/loadtest/report"
 )
@@ -16,14 +15,11 @@ import (
 // auth first in even ones), so that neither side always runs on a cold
 // process, and ratios are taken per round.
 type Comparison struct {
-	Kind     string    `json:"kind"` // "loadtest-compare-auth"
-	Command  string    `json:"command"`
-	Started  time.Time `json:"started"`
-	Seed     uint64    `json:"seed"`
-	Stream   string    `json:"stream"`
-	Cluster  string    `json:"cluster"`
-	Insecure []*Result `json:"insecure"`
-	Auth     []*Result `json:"auth"`
+	report.Run           // Kind "loadtest-compare-auth"
+	Stream     string    `json:"stream"`
+	Cluster    string    `json:"cluster"`
+	Insecure   []*Result `json:"insecure"`
+	Auth       []*Result `json:"auth"`
 }
 
 // metric is one compared figure, read from a run ("" and 0 when the run
@@ -114,7 +110,8 @@ func (c Comparison) Summary() string {
 		}
 	}
 	fmt.Fprintf(&b, "# Load test, insecure vs auth + TLS: %d virtual nodes, %s\n\n", c.Insecure[0].Nodes, c.Stream)
-	fmt.Fprintf(&b, "- command: `%s`\n- seed: %d\n- started: %s\n- cluster: %s\n", c.Command, c.Seed, c.Started.Format(time.RFC3339), c.Cluster)
+	b.WriteString(c.Markdown())
+	fmt.Fprintf(&b, "- cluster: %s\n", c.Cluster)
 	fmt.Fprintf(&b, "- insecure: %s; jobs published on %s\n", authLine(c.Insecure[0]), c.Insecure[0].SubmitSubject)
 	fmt.Fprintf(&b, "- auth: %s; jobs published on %s\n\n", authLine(c.Auth[0]), c.Auth[0].SubmitSubject)
 	b.WriteString(c.Table().String() + "\n")

@@ -7,9 +7,34 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/loadtest/fabric"
+	"github.com/lockstep-dev/lockstep/loadtest/report"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 )
+
+// workload builds the cluster g (8 nodes of 8 GPUs per leaf, named vn…)
+// and the stream syn generates with seed 1 from sizes and durations, as
+// the command line writes them.
+func workload(t *testing.T, g fabric.Generated, sizes, durations string, syn trace.Synthetic) (*fabric.Cluster, []trace.Job) {
+	t.Helper()
+	g.NodesPerLeaf, g.GPUs, g.Prefix = 8, 8, "vn"
+	c, err := g.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if syn.Sizes, err = trace.ParseSizes(sizes); err != nil {
+		t.Fatal(err)
+	}
+	if syn.Durations, err = trace.ParseDurations(durations); err != nil {
+		t.Fatal(err)
+	}
+	syn.Seed = 1
+	jobs, err := syn.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, jobs
+}
 
 // A small live run against the real services (embedded cluster): every
 // submitted job is accounted for in the events seen, latencies are
@@ -18,17 +43,8 @@ func TestSmallLiveRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
-	c, err := fabric.Generated{Nodes: 64, NodesPerLeaf: 8, LeavesPerSpine: 4, GPUs: 8, Prefix: "vn"}.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sizes, _ := trace.ParseSizes("1x8:2,2x8:2,4x8:1")
-	durs, _ := trace.ParseDurations("200ms:1,500ms:1")
-	jobs, err := trace.Synthetic{Rate: 20, Span: 2 * time.Second, Sizes: sizes, Durations: durs,
-		ConstrainedShare: 0.5, SwitchWait: time.Second, Seed: 1}.Generate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, jobs := workload(t, fabric.Generated{Nodes: 64, LeavesPerSpine: 4}, "1x8:2,2x8:2,4x8:1", "200ms:1,500ms:1",
+		trace.Synthetic{Rate: 20, Span: 2 * time.Second, ConstrainedShare: 0.5, SwitchWait: time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := Run(ctx, Config{
@@ -68,7 +84,7 @@ func TestSmallLiveRun(t *testing.T) {
 	if !res.Usage.Measured || res.Usage.CPUSeconds <= 0 {
 		t.Errorf("usage not measured: %+v", res.Usage)
 	}
-	if err := (Report{Kind: "loadtest", Result: res}).Write(t.TempDir()); err != nil {
+	if err := (Report{Run: report.Run{Kind: "loadtest"}, Result: res}).Write(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -97,16 +113,8 @@ func TestLiveRunWithAuth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
-	c, err := fabric.Generated{Nodes: 16, NodesPerLeaf: 8, LeavesPerSpine: 2, GPUs: 8, Prefix: "vn"}.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sizes, _ := trace.ParseSizes("1x8:1,2x8:1")
-	durs, _ := trace.ParseDurations("100ms:1")
-	jobs, err := trace.Synthetic{Rate: 20, Span: 500 * time.Millisecond, Sizes: sizes, Durations: durs, Seed: 1}.Generate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, jobs := workload(t, fabric.Generated{Nodes: 16, LeavesPerSpine: 2}, "1x8:1,2x8:1", "100ms:1",
+		trace.Synthetic{Rate: 20, Span: 500 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	res, err := Run(ctx, Config{

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/lockstep-dev/lockstep/loadtest/report"
 	"github.com/lockstep-dev/lockstep/loadtest/stats"
@@ -12,13 +11,10 @@ import (
 
 // Report is what a `lockstep loadtest` run writes to results.json.
 type Report struct {
-	Kind    string    `json:"kind"` // "loadtest"
-	Command string    `json:"command"`
-	Started time.Time `json:"started"`
-	Seed    uint64    `json:"seed"`
-	Stream  string    `json:"stream"`
-	Cluster string    `json:"cluster"`
-	Result  *Result   `json:"result"`
+	report.Run         // Kind "loadtest"
+	Stream     string  `json:"stream"`
+	Cluster    string  `json:"cluster"`
+	Result     *Result `json:"result"`
 }
 
 // Write puts summary.md, results.json and the plots in dir.
@@ -54,8 +50,8 @@ func (rep Report) Summary() string {
 	r := rep.Result
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Load test: %d virtual nodes, %s\n\n", r.Nodes, rep.Stream)
-	fmt.Fprintf(&b, "- command: `%s`\n- seed: %d\n- started: %s\n- cluster: %s (%s GPUs; %d nodes per etcd lease)\n",
-		rep.Command, rep.Seed, rep.Started.Format(time.RFC3339), rep.Cluster, report.Thousands(r.GPUs), r.NodesPerLease)
+	b.WriteString(rep.Markdown())
+	fmt.Fprintf(&b, "- cluster: %s (%s GPUs; %d nodes per etcd lease)\n", rep.Cluster, report.Thousands(r.GPUs), r.NodesPerLease)
 	fmt.Fprintf(&b, "- services: %s (NATS %s, etcd %s)\n", r.Mode, r.NATS, r.Etcd)
 	fmt.Fprintf(&b, "- auth: %s; jobs published on %s\n\n", authLine(r), r.SubmitSubject)
 

@@ -20,6 +20,7 @@ import (
 	"github.com/lockstep-dev/lockstep/loadtest/fabric"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
 	"github.com/lockstep-dev/lockstep/services/gang"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
@@ -97,7 +98,7 @@ func (c *Config) defaults() {
 		c.Deadline = 30 * time.Minute
 	}
 	if c.Queue == "" {
-		c.Queue = "default"
+		c.Queue = jobspec.DefaultQueue
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
@@ -330,6 +331,13 @@ type topologyJSON struct {
 	WaitForSwitches string `json:"waitForSwitches,omitempty"`
 }
 
+// switchWait is a trace job's SwitchWait as the spec's waitForSwitches, in
+// the format the schema accepts (jobspec.DurationOf: "500us" where
+// time.Duration prints "500µs", which the pattern refuses). A trace job
+// without one leaves the field out, for the default wait: "0s" was refused
+// as not positive.
+func switchWait(d time.Duration) string { return jobspec.DurationOf(d).String() }
+
 // submit publishes the stream open loop: job i at t0 + its offset,
 // whether or not earlier jobs were handled. Specs are encoded up front.
 func submit(ctx context.Context, b *bus.Bus, f *follower, cfg Config, runID string, t0 time.Time) *submission {
@@ -342,7 +350,7 @@ func submit(ctx context.Context, b *bus.Bus, f *follower, cfg Config, runID stri
 		spec := specJSON{ID: id, Queue: cfg.Queue, Gang: map[string]int{"nodes": j.Nodes, "gpusPerNode": j.GPUsPerNode},
 			Command: []string{"sleep", strconv.FormatFloat(j.Duration.Seconds(), 'f', -1, 64)}}
 		if j.MaxSwitches > 0 {
-			spec.Topology = &topologyJSON{MaxSwitches: j.MaxSwitches, WaitForSwitches: j.SwitchWait.String()}
+			spec.Topology = &topologyJSON{MaxSwitches: j.MaxSwitches, WaitForSwitches: switchWait(j.SwitchWait)}
 		}
 		data, _ := json.Marshal(spec)
 		m := nats.NewMsg(subject)

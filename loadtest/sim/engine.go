@@ -7,6 +7,7 @@ import (
 	"github.com/lockstep-dev/lockstep/loadtest/fabric"
 	"github.com/lockstep-dev/lockstep/loadtest/trace"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/core/place"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -128,7 +129,7 @@ func newEngine(cfg Config) *engine {
 		}
 		q := tj.Queue
 		if q == "" {
-			q = "default"
+			q = jobspec.DefaultQueue
 		}
 		j.pj = queue.PendingJob{
 			ID: tj.ID, Queue: q, SubmittedAt: epoch.Add(tj.Submit), TimeLimit: limit,

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/lockstep-dev/lockstep/loadtest/report"
 	"github.com/lockstep-dev/lockstep/loadtest/stats"
@@ -14,17 +13,14 @@ import (
 
 // Report is what a `lockstep simulate` run writes to results.json.
 type Report struct {
-	Kind    string      `json:"kind"` // "simulate"
-	Command string      `json:"command"`
-	Started time.Time   `json:"started"`
-	Seed    uint64      `json:"seed"`
-	Trace   string      `json:"trace"`
-	Stream  trace.Stats `json:"stream"`
-	Cluster string      `json:"cluster"`
-	Nodes   int         `json:"nodes"`
-	GPUs    int         `json:"gpus"`
-	Leaves  int         `json:"leaves"`
-	Spines  int         `json:"spines"`
+	report.Run             // Kind "simulate"
+	Trace      string      `json:"trace"`
+	Stream     trace.Stats `json:"stream"`
+	Cluster    string      `json:"cluster"`
+	Nodes      int         `json:"nodes"`
+	GPUs       int         `json:"gpus"`
+	Leaves     int         `json:"leaves"`
+	Spines     int         `json:"spines"`
 	// The model's knobs, as used.
 	LeafPenalty      float64 `json:"leafPenalty"`
 	SpinePenalty     float64 `json:"spinePenalty"`
@@ -52,7 +48,7 @@ func (r Report) Write(dir string) error {
 func (r Report) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Simulation: %s on %s\n\n", filepath.Base(r.Trace), r.Cluster)
-	fmt.Fprintf(&b, "- command: `%s`\n- seed: %d\n- started: %s\n", r.Command, r.Seed, r.Started.Format(time.RFC3339))
+	b.WriteString(r.Markdown())
 	fmt.Fprintf(&b, "- stream: %s jobs over %s, %s GPU-hours, %s multi-node\n", report.Thousands(r.Stream.Jobs),
 		report.Duration(r.Stream.Span.Seconds()), report.Thousands(int(r.Stream.GPUHours)), report.Thousands(r.Stream.MultiNodeJobs))
 	fmt.Fprintf(&b, "- cluster: %d nodes, %s GPUs, %d leaves, %d spines\n", r.Nodes, report.Thousands(r.GPUs), r.Leaves, r.Spines)

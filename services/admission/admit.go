@@ -3,13 +3,11 @@ package admission
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -20,21 +18,17 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/core/place"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 type admitter struct {
-	bus       *bus.Bus
-	jobs      *jobs.Store
+	// Log, Tel, Bus, Etcd and Jobs, as config.Start made them.
+	*config.Started
 	inventory *store.Cache[domain.Node]
-	etcd      *clientv3.Client
 	queues    queue.Config
 	now       func() time.Time
-	log       *slog.Logger
-	tel       *telemetry.Service
 	// empty is the inventory as an empty cluster, for fitsCluster.
 	empty emptyCluster
 	// pending counts owners' pending jobs for the policy's limits.
@@ -62,7 +56,7 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 	sub := submission{msgID: msg.Headers().Get(subjects.HeaderMsgID), submitted: md.Timestamp}
 	now := a.now()
 	if md.NumDelivered == 1 {
-		a.tel.Metrics.Submissions.Add(ctx, 1)
+		a.Tel.Metrics.Submissions.Add(ctx, 1)
 	}
 	owner, ownerErr := ownerOf(msg.Subject())
 	sub.owner = owner
@@ -104,9 +98,9 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 		Owner: sub.owner,
 	}
 	trace.SpanFromContext(ctx).SetAttributes(telemetry.JobAttrs(job)...)
-	err = a.jobs.Create(ctx, job)
+	err = a.Jobs.Create(ctx, job)
 	if err == nil {
-		a.tel.Metrics.Admissions.Add(ctx, 1, metric.WithAttributes(telemetry.LabelQueue.String(spec.Queue)))
+		a.Tel.Metrics.Admissions.Add(ctx, 1, metric.WithAttributes(telemetry.LabelQueue.String(spec.Queue)))
 	} else {
 		release()
 		if !errs.IsConflict(err) {
@@ -122,7 +116,7 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 	}
 	ev := events.ForJob(events.Admitted, job, job.PendingSince)
 	ev.Attempt = 1
-	return a.bus.PublishEvent(ctx, ev)
+	return a.Bus.PublishEvent(ctx, ev)
 }
 
 // reject records a rejected job (when its ID is free) and emits rejected.
@@ -131,7 +125,7 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 // job's end, unless this is a redelivery of the very submission rejected.
 func (a *admitter) reject(ctx context.Context, sub submission, spec jobspec.Spec, class, reason string, now time.Time) error {
 	ctx = telemetry.WithJob(ctx, sub.id)
-	a.log.InfoContext(ctx, "rejected submission", "job", sub.id, "msgId", sub.msgID, "owner", sub.owner, "reason", reason)
+	a.Log.InfoContext(ctx, "rejected submission", "job", sub.id, "msgId", sub.msgID, "owner", sub.owner, "reason", reason)
 	spec.ID = sub.id
 	job := domain.Job{
 		ID: sub.id, Spec: spec, State: domain.StateRejected, Reason: reason, MsgID: sub.msgID,
@@ -140,10 +134,10 @@ func (a *admitter) reject(ctx context.Context, sub submission, spec jobspec.Spec
 		Owner: sub.owner,
 	}
 	trace.SpanFromContext(ctx).SetAttributes(telemetry.AttrReason.String(class))
-	err := a.jobs.Create(ctx, job)
+	err := a.Jobs.Create(ctx, job)
 	switch {
 	case err == nil:
-		a.tel.Metrics.Rejections.Add(ctx, 1, metric.WithAttributes(telemetry.LabelReason.String(class)))
+		a.Tel.Metrics.Rejections.Add(ctx, 1, metric.WithAttributes(telemetry.LabelReason.String(class)))
 	case !errs.IsConflict(err):
 		return err
 	default:
@@ -155,7 +149,7 @@ func (a *admitter) reject(ctx context.Context, sub submission, spec jobspec.Spec
 	}
 	ev := events.ForJob(events.Rejected, job, now)
 	ev.Reason, ev.MsgID = job.Reason, sub.msgID
-	return a.bus.PublishEvent(ctx, ev)
+	return a.Bus.PublishEvent(ctx, ev)
 }
 
 // fitsCluster rejects a gang no amount of waiting can place: it runs the
@@ -167,7 +161,7 @@ func (a *admitter) fitsCluster(ctx context.Context, spec jobspec.Spec) (string, 
 	}
 	// Before rejecting, make sure the inventory view is not just behind a
 	// node that registered a moment ago.
-	store.CatchUp(ctx, a.etcd, time.Second, a.inventory)
+	store.CatchUp(ctx, a.Etcd, time.Second, a.inventory)
 	return a.fitsInventory(spec)
 }
 

@@ -32,19 +32,19 @@ func (a *admitter) giveUp(ctx context.Context, u bus.Undeliverable) error {
 		reason += "; " + ownerErr.Error()
 	}
 	sub := submission{id: id, msgID: msgID, owner: owner, submitted: u.Timestamp}
-	existing, _, err := a.jobs.Get(ctx, id)
+	existing, _, err := a.Jobs.Get(ctx, id)
 	switch {
 	case err == nil && existing.State != domain.StateRejected:
-		a.log.WarnContext(ctx, "gave up on a submission whose job exists", "job", id, "msgId", msgID, "state", existing.State)
+		a.Log.WarnContext(ctx, "gave up on a submission whose job exists", "job", id, "msgId", msgID, "state", existing.State)
 		return nil
 	case err != nil && !errs.IsNotFound(err):
 		// The record is unreadable, so no owner can be compared: still
 		// tell the submitter, without touching the record.
-		a.log.WarnContext(ctx, "gave up on a submission; its job record is unreadable", "job", id, "err", err)
+		a.Log.WarnContext(ctx, "gave up on a submission; its job record is unreadable", "job", id, "err", err)
 		spec.ID = id
 		ev := events.ForJob(events.Rejected, domain.Job{ID: id, Spec: spec}, a.now())
 		ev.Reason, ev.MsgID, ev.Actor = reason, msgID, owner
-		return a.bus.PublishEvent(ctx, ev)
+		return a.Bus.PublishEvent(ctx, ev)
 	}
 	return a.reject(ctx, sub, spec, telemetry.RejectInternal, reason, a.now())
 }

@@ -51,7 +51,7 @@ func (s submission) redeliveryOf(existing domain.Job) bool {
 // It returns replay true only for a redelivery of the message that made
 // the record, which the caller answers as before.
 func (a *admitter) taken(ctx context.Context, sub submission, now time.Time) (replay bool, existing domain.Job, err error) {
-	existing, _, err = a.jobs.Get(ctx, sub.id)
+	existing, _, err = a.Jobs.Get(ctx, sub.id)
 	if err != nil {
 		return false, existing, err
 	}
@@ -69,11 +69,11 @@ func (a *admitter) taken(ctx context.Context, sub submission, now time.Time) (re
 // touch it: a refused event names the submitter (the actor) and changes no
 // state, so the owner's watchers do not take it for their job's end.
 func (a *admitter) refuse(ctx context.Context, existing domain.Job, sub submission, reason string, now time.Time) error {
-	a.log.WarnContext(ctx, "refused submission", "job", sub.id, "msgId", sub.msgID, "by", sub.owner, "owner", existing.Owner, "reason", reason)
+	a.Log.WarnContext(ctx, "refused submission", "job", sub.id, "msgId", sub.msgID, "by", sub.owner, "owner", existing.Owner, "reason", reason)
 	ev := events.ForJob(events.Refused, existing, now)
 	// A submission on the shared subject has no actor: no user signed it.
 	ev.Reason, ev.MsgID, ev.Actor = reason, sub.msgID, sub.owner
-	return a.bus.PublishEvent(ctx, ev)
+	return a.Bus.PublishEvent(ctx, ev)
 }
 
 // pending counts each owner's pending jobs for queue.Admit's

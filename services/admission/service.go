@@ -15,31 +15,14 @@ package admission
 
 import (
 	"context"
-	"time"
 
 	"github.com/cockroachdb/errors"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
-	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
-
-// Config configures an admission replica.
-type Config struct {
-	config.Base
-	// Queues holds the queue policy: a job bigger than its queue's quota
-	// can never run and is rejected, and so is one the access lists,
-	// priority caps or user limits refuse its owner (queue.Admit).
-	Queues queue.Config
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-	// MaxDeliver is how often a submission is delivered before admission
-	// gives up on it and rejects it (0: bus.DefaultMaxDeliver).
-	MaxDeliver int
-}
 
 // workers is how many submissions one replica admits at once. Each waits
 // on two JetStream round trips (the record's create and the admitted
@@ -48,62 +31,42 @@ type Config struct {
 // stream's submission time, so concurrency changes neither.
 const workers = 16
 
-// Validate checks the admission settings.
-func (c *Config) Validate() error {
-	if err := c.Base.Validate(); err != nil {
-		return err
-	}
-	if c.MaxDeliver < 0 {
-		return errors.Newf("admission: MaxDeliver %d is negative", c.MaxDeliver)
-	}
-	return nil
-}
-
-// Defaults fills in the settings left zero (config.Start calls it, after
-// Validate).
-func (c *Config) Defaults() {
-	c.Now = clock.Or(c.Now)
-}
-
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	st, err := config.Start(ctx, "admission", &cfg, config.WithJobs())
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	log, js := st.Log, st.Jobs
-	inv := store.InventoryCache(st.Etcd, log)
-	go inv.Run(ctx)
+	return config.Serve(ctx, "admission", &cfg, func(st *config.Started) error {
+		log, js := st.Log, st.Jobs
+		inv := store.InventoryCache(st.Etcd, log)
+		go inv.Run(ctx)
 
-	a := &admitter{bus: st.Bus, jobs: js, inventory: inv, etcd: st.Etcd, queues: cfg.Queues, now: cfg.Now, log: log, tel: st.Tel}
-	// Judge no submission before the inventory is loaded: an empty view
-	// admits everything, even gangs no cluster of this size can run.
-	select {
-	case <-inv.Ready():
-	case <-ctx.Done():
-		return nil
-	}
-	// Follow the job records only when some user has a pending-job limit:
-	// the replay costs a decode per record in the bucket.
-	if needsPendingCount(cfg.Queues) {
-		a.pending = pending{active: js.Active(ctx, log), recent: map[string]recentJob{}}
+		a := &admitter{Started: st, inventory: inv, queues: cfg.Queues, now: cfg.Now}
+		// Judge no submission before the inventory is loaded: an empty view
+		// admits everything, even gangs no cluster of this size can run.
 		select {
-		case <-a.pending.active.Ready():
+		case <-inv.Ready():
 		case <-ctx.Done():
 			return nil
 		}
-	}
-	done, err := st.Bus.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamJobs, Durable: subjects.DurableAdmission,
-		Filters: []string{subjects.Submit, subjects.SubmitUsers},
-		Workers: workers, MaxDeliver: cfg.MaxDeliver, GiveUp: a.giveUp,
-	}, log, a.handle)
-	if err != nil {
-		return errors.Wrap(err, "admission")
-	}
-	defer st.Ready(store.NodesPrefix)()
-	log.Info("admission running")
-	<-done
-	return nil
+		// Follow the job records only when some user has a pending-job limit:
+		// the replay costs a decode per record in the bucket.
+		if needsPendingCount(cfg.Queues) {
+			a.pending = pending{active: js.Active(ctx, log), recent: map[string]recentJob{}}
+			select {
+			case <-a.pending.active.Ready():
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		done, err := st.Bus.Consume(ctx, bus.ConsumerSpec{
+			Stream: subjects.StreamJobs, Durable: subjects.DurableAdmission,
+			Filters: []string{subjects.Submit, subjects.SubmitUsers},
+			Workers: workers, MaxDeliver: cfg.MaxDeliver, GiveUp: a.giveUp,
+		}, log, a.handle)
+		if err != nil {
+			return errors.Wrap(err, "admission")
+		}
+		defer st.Ready(store.NodesPrefix)()
+		log.Info("admission running")
+		<-done
+		return nil
+	}, config.WithJobs())
 }

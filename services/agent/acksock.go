@@ -71,7 +71,7 @@ func (a *agent) serveAcks(ctx context.Context, l net.Listener) {
 		c, err := l.Accept()
 		if err != nil {
 			if ctx.Err() == nil {
-				a.log.Warn("ack socket closed", "err", err)
+				a.Log.Warn("ack socket closed", "err", err)
 			}
 			return
 		}
@@ -91,7 +91,7 @@ func (a *agent) answerAck(ctx context.Context, c *net.UnixConn) {
 		return
 	}
 	if err := a.exec.admitAck(req, peerUID(c)); err != nil {
-		a.log.Warn("checkpoint ack refused", "job", req.JobID, "attempt", req.Attempt, "rank", req.Rank, "err", err)
+		a.Log.Warn("checkpoint ack refused", "job", req.JobID, "attempt", req.Attempt, "rank", req.Rank, "err", err)
 		reply(domain.AckReply{Error: err.Error()})
 		return
 	}

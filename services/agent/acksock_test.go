@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
@@ -23,7 +24,7 @@ import (
 func TestAckSocketForwardsOnlyTheAttemptsOwnAcks(t *testing.T) {
 	env := testenv.Start(t)
 	e, _ := testExecutor(t, env, ContainProcess)
-	a := &agent{cfg: e.cfg, log: slog.New(slog.DiscardHandler), bus: env.Bus, exec: e}
+	a := &agent{Started: &config.Started{Log: slog.New(slog.DiscardHandler), Bus: env.Bus}, cfg: e.cfg, exec: e}
 	l, sock, err := listenAcks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

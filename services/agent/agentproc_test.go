@@ -117,6 +117,17 @@ func assign(t *testing.T, env *testenv.Env, node string, epoch int64) map[int]ui
 	return rankTree(t, pids)
 }
 
+// agentOn starts an agent process for node on env, containing ranks as
+// mode says (its cgroups swept after the test: sweepAfter), and returns
+// its spec, its process and its registration's epoch.
+func agentOn(t *testing.T, env *testenv.Env, node string, mode Containment) (testAgentSpec, *exec.Cmd, int64) {
+	t.Helper()
+	spec := testAgentSpec{NATS: env.NATSURL, Etcd: env.EtcdEndpoint, Node: node, DataDir: t.TempDir(), Containment: mode}
+	sweepAfter(t, spec)
+	agent, epoch := startAgentProcess(t, env, spec, 0)
+	return spec, agent, epoch
+}
+
 // sweepAfter removes the cgroups a killed agent left (a restarted agent
 // would), so tests leave nothing on the machine.
 func sweepAfter(t *testing.T, spec testAgentSpec) {
@@ -136,9 +147,7 @@ func TestAgentKilledEndsRankTrees(t *testing.T) {
 	env := testenv.Start(t)
 	for _, mode := range modes(t) {
 		t.Run(string(mode), func(t *testing.T) {
-			spec := testAgentSpec{NATS: env.NATSURL, Etcd: env.EtcdEndpoint, Node: "k-" + string(mode), DataDir: t.TempDir(), Containment: mode}
-			sweepAfter(t, spec)
-			agent, epoch := startAgentProcess(t, env, spec, 0)
+			spec, agent, epoch := agentOn(t, env, "k-"+string(mode), mode)
 			procs := assign(t, env, spec.Node, epoch)
 			if err := agent.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
@@ -168,9 +177,7 @@ func TestAgentStartEndsLeftovers(t *testing.T) {
 	env := testenv.Start(t)
 	for _, mode := range modes(t) {
 		t.Run(string(mode), func(t *testing.T) {
-			spec := testAgentSpec{NATS: env.NATSURL, Etcd: env.EtcdEndpoint, Node: "l-" + string(mode), DataDir: t.TempDir(), Containment: mode}
-			sweepAfter(t, spec)
-			agent, epoch := startAgentProcess(t, env, spec, 0)
+			spec, agent, epoch := agentOn(t, env, "l-"+string(mode), mode)
 			procs := assign(t, env, spec.Node, epoch)
 			var sup int
 			for pid := range procs {
@@ -208,9 +215,7 @@ func TestAgentStartEndsLeftovers(t *testing.T) {
 // written after them still runs.
 func TestForgedAssignmentsAreRefused(t *testing.T) {
 	env := testenv.Start(t)
-	spec := testAgentSpec{NATS: env.NATSURL, Etcd: env.EtcdEndpoint, Node: "f1", DataDir: t.TempDir(), Containment: ContainProcess}
-	sweepAfter(t, spec)
-	agent, epoch := startAgentProcess(t, env, spec, 0)
+	spec, agent, epoch := agentOn(t, env, "f1", ContainProcess)
 	forged := map[string]domain.Assignment{
 		"noranks": {JobID: "noranks", Attempt: 1, Node: "f1", Epoch: epoch, Command: []string{"true"}},
 		"a/b":     {JobID: "a/b", Attempt: 1, Node: "f1", Epoch: epoch, Command: []string{"true"}, Ranks: []domain.Rank{{Rank: 0}}},

@@ -26,7 +26,7 @@ func (a *agent) followAssignments(ctx context.Context, epoch int64) error {
 		}
 		// A broken watch (a frozen or restarted etcd member) is not a lost
 		// node: list again and carry on, as long as the lease holds.
-		a.log.Warn("assignment watch broken; listing again", "err", err)
+		a.Log.Warn("assignment watch broken; listing again", "err", err)
 		clock.Sleep(ctx, 200*time.Millisecond)
 	}
 }
@@ -36,7 +36,7 @@ func (a *agent) followAssignments(ctx context.Context, epoch int64) error {
 // watch breaks.
 func (a *agent) watchAssignments(ctx context.Context, epoch int64) error {
 	prefix := store.NodeAssignPrefix(a.cfg.Node.Name)
-	resp, err := a.etcd.Get(ctx, prefix, clientv3.WithPrefix())
+	resp, err := a.Etcd.Get(ctx, prefix, clientv3.WithPrefix())
 	if err != nil {
 		return errors.Wrap(err, "list assignments")
 	}
@@ -48,7 +48,7 @@ func (a *agent) watchAssignments(ctx context.Context, epoch int64) error {
 	// Ranks running for assignments that are gone stop now.
 	a.exec.keepOnly(func(jobID string) bool { return present[store.AssignKey(a.cfg.Node.Name, jobID)] }, "no longer assigned")
 
-	w := store.Watch(ctx, a.etcd, prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
+	w := store.Watch(ctx, a.Etcd, prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
 	for wr := range w.C {
 		for _, ev := range wr.Events {
 			if ev.Type == clientv3.EventTypePut {
@@ -70,13 +70,13 @@ func (a *agent) assigned(ctx context.Context, kv *mvccpb.KeyValue, epoch int64) 
 	key := string(kv.Key)
 	var as domain.Assignment
 	if err := codec.Decode(kv.Value, &as); err != nil {
-		a.log.Warn("undecodable assignment", "key", key, "err", err)
+		a.Log.Warn("undecodable assignment", "key", key, "err", err)
 		return
 	}
 	// Nothing of a malformed assignment runs; gang's launch barrier
 	// releases its gang.
 	if err := checkAssignment(key, as, a.cfg.Node); err != nil {
-		a.log.Warn("assignment refused", "key", key, "err", err)
+		a.Log.Warn("assignment refused", "key", key, "err", err)
 		return
 	}
 	// An assignment of an earlier registration is never ours to run, even if
@@ -87,7 +87,7 @@ func (a *agent) assigned(ctx context.Context, kv *mvccpb.KeyValue, epoch int64) 
 		return
 	}
 	// The assignment carries the job's trace from the reservation.
-	ctx, span := telemetry.Continue(ctx, a.tel.Tracer, as.TraceParent, telemetry.SpanLaunch,
+	ctx, span := telemetry.Continue(ctx, a.Tel.Tracer, as.TraceParent, telemetry.SpanLaunch,
 		telemetry.AttrJobID.String(as.JobID), telemetry.AttrAttempt.Int(as.Attempt),
 		telemetry.AttrNode.String(a.cfg.Node.Name), telemetry.AttrRanks.Int(len(as.Ranks)))
 	defer span.End()
@@ -102,7 +102,7 @@ func (a *agent) assigned(ctx context.Context, kv *mvccpb.KeyValue, epoch int64) 
 		if errors.Is(err, errAssignmentGone) {
 			// Released before it started: nothing to report (its delete
 			// event follows in the watch).
-			a.log.InfoContext(ctx, "assignment released before its ranks started", "job", as.JobID, "attempt", as.Attempt)
+			a.Log.InfoContext(ctx, "assignment released before its ranks started", "job", as.JobID, "attempt", as.Attempt)
 			return
 		}
 		a.report(ctx, domain.Report{JobID: as.JobID, Attempt: as.Attempt, Kind: domain.ReportFailed,
@@ -121,11 +121,11 @@ func (a *agent) report(ctx context.Context, r domain.Report) {
 	for i := range 10 {
 		// On the node's own subject: with auth, only this node may publish
 		// there, and gang refuses a report naming another node.
-		err := a.bus.PublishJSON(ctx, subjects.ReportFrom(r.Node), msgID, r)
+		err := a.Bus.PublishJSON(ctx, subjects.ReportFrom(r.Node), msgID, r)
 		if err == nil || ctx.Err() != nil {
 			return
 		}
-		a.log.WarnContext(ctx, "report not published, retrying", "job", r.JobID, "kind", r.Kind, "err", err)
+		a.Log.WarnContext(ctx, "report not published, retrying", "job", r.JobID, "kind", r.Kind, "err", err)
 		clock.Sleep(ctx, time.Duration(i+1)*200*time.Millisecond)
 	}
 }

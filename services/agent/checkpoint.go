@@ -30,7 +30,7 @@ import (
 
 // followDrains runs until ctx ends.
 func (a *agent) followDrains(ctx context.Context) {
-	drains := store.DrainCache(a.etcd, a.log)
+	drains := store.DrainCache(a.Etcd, a.Log)
 	drains.OnChange = func(_ string, rec, _ *domain.DrainRecord) {
 		if rec != nil {
 			a.exec.checkpoint(ctx, *rec, a.sendAck)
@@ -191,7 +191,7 @@ func (a *agent) requestAck(ctx context.Context, ack domain.CheckpointAck) (domai
 	telemetry.Inject(ctx, req.Header)
 	for i := range 20 {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		msg, err := a.bus.NC.RequestMsgWithContext(rctx, req)
+		msg, err := a.Bus.NC.RequestMsgWithContext(rctx, req)
 		cancel()
 		if err == nil {
 			var reply domain.AckReply

@@ -27,14 +27,7 @@ func TestRunningKeyOnlyWhileAssigned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exists := func() bool {
-		t.Helper()
-		resp, err := env.Etcd.Get(ctx, store.RunningKey("n1", "job"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(resp.Kvs) > 0
-	}
+	exists := func() bool { return env.Held(t, store.RunningKey("n1", "job")) > 0 }
 	rev, err := r.hold(ctx, as, put.Header.Revision)
 	if err != nil || rev == 0 || !exists() {
 		t.Fatalf("hold while assigned: rev %d, err %v, key written %v", rev, err, exists())

@@ -10,7 +10,6 @@ package agent
 import (
 	"cmp"
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -73,10 +71,11 @@ func (c *Config) Validate() error {
 		return errors.New("--addr: the address other ranks reach this node at is required")
 	case c.DataDir == "":
 		return errors.New("--data-dir: required")
-	case c.LeaseTTL != 0 && c.LeaseTTL < 2*time.Second:
-		return errors.Newf("--lease-ttl: %s is below the 2s minimum", c.LeaseTTL)
-	case c.LeaseTTL%time.Second != 0:
-		return errors.Newf("--lease-ttl: %s is not whole seconds (etcd leases are)", c.LeaseTTL)
+	}
+	if err := config.LeaseTTL("--lease-ttl", c.LeaseTTL); err != nil {
+		return err
+	}
+	switch {
 	case c.Retention < 0:
 		return errors.Newf("--retention: %s is negative", c.Retention)
 	}
@@ -89,11 +88,9 @@ func (c *Config) Validate() error {
 }
 
 type agent struct {
+	// Log (naming the node), Tel, Bus and Etcd, as config.Start made them.
+	*config.Started
 	cfg  Config
-	log  *slog.Logger
-	tel  *telemetry.Service
-	bus  *bus.Bus
-	etcd *clientv3.Client
 	exec *executor
 }
 
@@ -107,57 +104,55 @@ func (c *Config) Defaults() {
 
 // Run serves until ctx ends; on return every rank it started is stopped.
 func Run(ctx context.Context, cfg Config) error {
-	st, err := config.Start(ctx, "agent", &cfg)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	log := st.Log.With("node", cfg.Node.Name)
-	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "jobs"), 0o755); err != nil {
-		return errors.Wrap(err, "agent data dir")
-	}
-	b, cli := st.Bus, st.Etcd
-	box, err := newContainer(cfg, log)
-	if err != nil {
-		return errors.Wrap(err, "agent")
-	}
-	defer box.close()
-	// What a previous incarnation left running goes before this one
-	// registers: nothing of an earlier registration may run beside the
-	// gangs started after it.
-	box.sweep()
-	a := &agent{cfg: cfg, log: log, tel: st.Tel, bus: b, etcd: cli}
-	a.exec = newExecutor(cfg, b, box, log, a.report)
-	a.exec.alive = &runningKeys{etcd: cli, node: cfg.Node.Name, log: log}
-	if l, path, err := listenAcks(cfg.DataDir); err != nil {
-		// Ack files still work; only `lockstep ckpt-done` needs the socket.
-		log.Warn("no ack socket: ranks acknowledge checkpoints through their ack files only", "err", err)
-	} else {
-		a.exec.sock = path
-		defer os.Remove(path)
-		go a.serveAcks(ctx, l)
-	}
-	defer a.exec.stopAll("agent shutting down")
-	go a.followDrains(ctx)
-	go a.exec.keepSweeping(ctx)
-
-	// Each pass is one registration (epoch). Losing the lease ends it: stop
-	// everything, register again.
-	for ctx.Err() == nil {
-		if err := a.serveEpoch(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("registration lost; stopping ranks and re-registering", "err", err)
-			a.exec.fenceAll("node lease lost")
-			clock.Sleep(ctx, time.Second)
+	return config.Serve(ctx, "agent", &cfg, func(st *config.Started) error {
+		st.Log = st.Log.With("node", cfg.Node.Name)
+		log := st.Log
+		if err := os.MkdirAll(filepath.Join(cfg.DataDir, "jobs"), 0o755); err != nil {
+			return errors.Wrap(err, "agent data dir")
 		}
-	}
-	return nil
+		b, cli := st.Bus, st.Etcd
+		box, err := newContainer(cfg, log)
+		if err != nil {
+			return errors.Wrap(err, "agent")
+		}
+		defer box.close()
+		// What a previous incarnation left running goes before this one
+		// registers: nothing of an earlier registration may run beside the
+		// gangs started after it.
+		box.sweep()
+		a := &agent{Started: st, cfg: cfg}
+		a.exec = newExecutor(cfg, b, box, log, a.report)
+		a.exec.alive = &runningKeys{etcd: cli, node: cfg.Node.Name, log: log}
+		if l, path, err := listenAcks(cfg.DataDir); err != nil {
+			// Ack files still work; only `lockstep ckpt-done` needs the socket.
+			log.Warn("no ack socket: ranks acknowledge checkpoints through their ack files only", "err", err)
+		} else {
+			a.exec.sock = path
+			defer os.Remove(path)
+			go a.serveAcks(ctx, l)
+		}
+		defer a.exec.stopAll("agent shutting down")
+		go a.followDrains(ctx)
+		go a.exec.keepSweeping(ctx)
+
+		// Each pass is one registration (epoch). Losing the lease ends it: stop
+		// everything, register again.
+		for ctx.Err() == nil {
+			if err := a.serveEpoch(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("registration lost; stopping ranks and re-registering", "err", err)
+				a.exec.fenceAll("node lease lost")
+				clock.Sleep(ctx, time.Second)
+			}
+		}
+		return nil
+	})
 }
 
 // serveEpoch registers the node under a fresh lease and follows its
 // assignments until the lease is lost or ctx ends.
 func (a *agent) serveEpoch(ctx context.Context) error {
 	granted := time.Now() // no later than etcd starts the lease's clock
-	lease, err := a.etcd.Grant(ctx, int64(a.cfg.LeaseTTL/time.Second))
+	lease, err := a.Etcd.Grant(ctx, int64(a.cfg.LeaseTTL/time.Second))
 	if err != nil {
 		return errors.Wrap(err, "grant node lease")
 	}
@@ -167,23 +162,23 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 	node.Epoch = int64(lease.ID)
 	inv := node
 	inv.Epoch = 0
-	if _, err := a.etcd.Txn(ectx).Then(
+	if _, err := a.Etcd.Txn(ectx).Then(
 		clientv3.OpPut(store.NodeKey(node.Name), store.MustJSON(node), clientv3.WithLease(lease.ID)),
 		clientv3.OpPut(store.InventoryKey(node.Name), store.MustJSON(inv)),
 	).Commit(); err != nil {
 		return errors.Wrap(err, "register node")
 	}
-	a.log.Info("node registered", "epoch", node.Epoch, "gpus", node.GPUs, "leaf", node.Leaf)
-	a.tel.Metrics.NodeTransitions.Add(ectx, 1, metric.WithAttributes(telemetry.LabelEvent.String("up")))
-	defer a.cfg.Ready("agent", a.bus, a.etcd, store.NodeKey(node.Name))()
-	_ = a.bus.PublishEvent(ectx, events.Event{Type: events.NodeUp, Node: node.Name, Epoch: node.Epoch, Time: time.Now().UTC()})
+	a.Log.Info("node registered", "epoch", node.Epoch, "gpus", node.GPUs, "leaf", node.Leaf)
+	a.Tel.Metrics.NodeTransitions.Add(ectx, 1, metric.WithAttributes(telemetry.LabelEvent.String("up")))
+	defer a.cfg.Ready("agent", a.Bus, a.Etcd, store.NodeKey(node.Name))()
+	_ = a.Bus.PublishEvent(ectx, events.Event{Type: events.NodeUp, Node: node.Name, Epoch: node.Epoch, Time: time.Now().UTC()})
 
 	// The keeper gives the node up a fifth of the TTL before etcd could
 	// expire its lease: once etcd does, the gang service requeues this
 	// node's gangs elsewhere, and ranks still running here (a partition, a
 	// frozen etcd member) would run beside their replacements.
 	lost := make(chan error, 1)
-	keeper := store.NewLeaseKeeper(a.etcd, lease.ID, time.Duration(lease.TTL)*time.Second, a.log) // as granted: whole seconds, at least etcd's minimum
+	keeper := store.NewLeaseKeeper(a.Etcd, lease.ID, time.Duration(lease.TTL)*time.Second, a.Log) // as granted: whole seconds, at least etcd's minimum
 	go func() { lost <- keeper.Hold(ectx, granted) }()
 	watchErr := make(chan error, 1)
 	go func() { watchErr <- a.followAssignments(ectx, node.Epoch) }()
@@ -201,7 +196,7 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 		<-watchErr
 		a.exec.stopAll("agent shutting down")
 		rctx, rc := context.WithTimeout(context.Background(), 2*time.Second)
-		_, _ = a.etcd.Revoke(rctx, lease.ID)
+		_, _ = a.Etcd.Revoke(rctx, lease.ID)
 		rc()
 		return nil
 	}
@@ -217,7 +212,7 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 		// requeued now rather than when the lease runs out.
 		a.exec.fenceAll("node lease lost")
 		rctx, rc := context.WithTimeout(context.Background(), time.Second)
-		_, _ = a.etcd.Revoke(rctx, lease.ID)
+		_, _ = a.Etcd.Revoke(rctx, lease.ID)
 		rc()
 		return errors.Wrapf(err, "node lease %x", int64(lease.ID))
 	case err := <-watchErr:

@@ -25,7 +25,7 @@ func (s *service) handleAck(ctx context.Context) nats.MsgHandler {
 	return func(msg *nats.Msg) {
 		// Request/reply, not JetStream: the same CONSUMER span as the bus's,
 		// child of the agent's checkpoint span.
-		mctx, span := telemetry.StartProcess(telemetry.Extract(ctx, msg.Header), s.tel.Tracer, msg.Subject, subjects.QueueDrain, "", len(msg.Data))
+		mctx, span := telemetry.StartProcess(telemetry.Extract(ctx, msg.Header), s.Tel.Tracer, msg.Subject, subjects.QueueDrain, "", len(msg.Data))
 		reply := s.ack(mctx, subjects.NodeOf(subjects.CheckpointAck, msg.Subject), msg.Data)
 		data, _ := json.Marshal(reply)
 		_ = msg.Respond(data)
@@ -48,12 +48,12 @@ func (s *service) ack(ctx context.Context, node string, data []byte) domain.AckR
 	}
 	ctx = telemetry.WithJob(ctx, a.JobID)
 	if msg := s.ranOn(ctx, node, a); msg != "" {
-		s.log.WarnContext(ctx, "checkpoint ack refused", "job", a.JobID, "attempt", a.Attempt, "rank", a.Rank, "node", node, "reason", msg)
+		s.Log.WarnContext(ctx, "checkpoint ack refused", "job", a.JobID, "attempt", a.Attempt, "rank", a.Rank, "node", node, "reason", msg)
 		return domain.AckReply{Error: msg}
 	}
 	for range 20 {
 		var rec domain.DrainRecord
-		found, rev, err := store.GetJSON(ctx, s.etcd, store.DrainKey(a.JobID), &rec)
+		found, rev, err := store.GetJSON(ctx, s.Etcd, store.DrainKey(a.JobID), &rec)
 		switch {
 		case err != nil:
 			return domain.AckReply{Error: err.Error()}
@@ -71,7 +71,7 @@ func (s *service) ack(ctx context.Context, node string, data []byte) domain.AckR
 			rec.Acks = map[int]domain.CheckpointRef{}
 		}
 		rec.Acks[a.Rank] = domain.CheckpointRef{Step: a.Step, Path: a.Path, Rank: a.Rank, Attempt: a.Attempt, At: s.cfg.Now().UTC()}
-		resp, err := s.etcd.Txn(ctx).
+		resp, err := s.Etcd.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(store.DrainKey(a.JobID)), "=", rev)).
 			Then(clientv3.OpPut(store.DrainKey(a.JobID), store.MustJSON(rec))).Commit()
 		if err != nil {
@@ -83,7 +83,7 @@ func (s *service) ack(ctx context.Context, node string, data []byte) domain.AckR
 		if rec.Acked() {
 			if err := s.completeDrain(ctx, rec, fmt.Sprintf("checkpoint acknowledged at step %d", rec.Latest().Step)); err != nil {
 				// The watch loop finishes it; the ack itself is recorded.
-				s.log.WarnContext(ctx, "drain completion failed; will retry", "job", a.JobID, "err", err)
+				s.Log.WarnContext(ctx, "drain completion failed; will retry", "job", a.JobID, "err", err)
 			}
 			return domain.AckReply{OK: true, Complete: true}
 		}
@@ -97,7 +97,7 @@ func (s *service) ack(ctx context.Context, node string, data []byte) domain.AckR
 // then acknowledge only for its own ranks: the checkpoint it names is
 // where the next attempt resumes from.
 func (s *service) ranOn(ctx context.Context, node string, a domain.CheckpointAck) string {
-	alloc, _, found, err := store.GetAllocation(ctx, s.etcd, a.JobID)
+	alloc, _, found, err := store.GetAllocation(ctx, s.Etcd, a.JobID)
 	switch {
 	case err != nil:
 		return errors.Wrap(err, "check the ack against the allocation").Error()

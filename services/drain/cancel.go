@@ -20,40 +20,25 @@ const unknownJobRetries = 20
 // finished job changes nothing. The request usually comes from outside the
 // job's trace (a CLI); the cancellation itself joins the job's trace,
 // linked to the request.
-func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg) (err error) {
-	req, err := domain.DecodeCancelRequest(msg.Data())
-	if err != nil {
-		return err // permanent: the consumer terminates it with the fields named
-	}
-	actor, err := actorOf(subjects.Cancel, msg.Subject())
-	if err != nil {
+func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg, req domain.CancelRequest) (err error) {
+	actor, ok, err := s.authorize(ctx, msg, subjects.Cancel, req.JobID, "cancel", "")
+	if !ok {
 		return err
 	}
 	reason := req.Reason
 	if reason == "" {
 		reason = "cancelled by user"
 	}
-	// The owner never changes, so the record read here settles who may.
-	current, _, err := s.jobs.Get(ctx, req.JobID)
-	if errs.IsNotFound(err) {
-		return retryUnknown(msg, err)
-	}
-	if err != nil {
-		return err
-	}
-	if why := s.refusal(current, actor, ""); why != "" {
-		return s.refuse(ctx, current, actor, "cancel", why)
-	}
 	now := s.cfg.Now().UTC()
 	var attempt int
-	job, changed, err := s.jobs.Update(ctx, req.JobID, func(j *domain.Job) (bool, error) {
+	job, changed, err := s.Jobs.Update(ctx, req.JobID, func(j *domain.Job) (bool, error) {
 		attempt = j.Attempt
 		return j.Finish(-1, domain.StateCancelled, reason, nil, now), nil
 	})
 	if err != nil {
 		return err
 	}
-	ctx, span := telemetry.Continue(ctx, s.tel.Tracer, job.TraceParent, telemetry.SpanCancel,
+	ctx, span := telemetry.Continue(ctx, s.Tel.Tracer, job.TraceParent, telemetry.SpanCancel,
 		append(telemetry.JobAttrs(job), telemetry.AttrReason.String(reason))...)
 	defer func() { telemetry.End(span, err) }()
 	ctx = telemetry.WithJob(ctx, job.ID)
@@ -70,11 +55,11 @@ func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg) (err erro
 	if !changed {
 		return nil
 	}
-	s.tel.Metrics.JobFinished(ctx, job)
-	s.log.InfoContext(ctx, "job cancelled", "job", job.ID, "reason", reason, "actor", actor)
+	s.Tel.Metrics.JobFinished(ctx, job)
+	s.Log.InfoContext(ctx, "job cancelled", "job", job.ID, "reason", reason, "actor", actor)
 	ev := events.ForJob(events.Cancelled, job, now)
 	ev.Attempt, ev.Reason, ev.Timing, ev.Actor = attempt, reason, &job.Timing, actor
-	return s.bus.PublishEvent(ctx, ev)
+	return s.Bus.PublishEvent(ctx, ev)
 }
 
 // retryUnknown retries a request about an unknown job a bounded number of

@@ -21,9 +21,8 @@ import (
 // lowest acknowledged step, the gang's keys and the drain record released,
 // checkpointed then requeued announced.
 func TestAcknowledgedDrainRequeuesFromTheCheckpoint(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startDrainEnv(t)
 	ctx := context.Background()
-	js := startDrain(t, env)
 	keys := runningGang(t, env, js, "acked", 1)
 	requestDrain(t, env, domain.DrainRequest{JobID: "acked", Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue, Reason: "checkpoint please"})
 	waitFor(t, env, "acked", events.Draining, "")
@@ -56,7 +55,7 @@ func TestAcknowledgedDrainRequeuesFromTheCheckpoint(t *testing.T) {
 	if j.State != domain.StatePending || j.Attempt != 2 || j.Reason != reason || j.LastCheckpoint == nil || j.LastCheckpoint.Step != 90 {
 		t.Errorf("job after the drain: %s attempt %d %q from %+v", j.State, j.Attempt, j.Reason, j.LastCheckpoint)
 	}
-	if n := held(t, env, append(keys, store.DrainKey("acked"))); n > 0 {
+	if n := env.Held(t, append(keys, store.DrainKey("acked"))...); n > 0 {
 		t.Errorf("%d keys of the gang and its drain still held", n)
 	}
 }
@@ -65,9 +64,8 @@ func TestAcknowledgedDrainRequeuesFromTheCheckpoint(t *testing.T) {
 // then resumes from the job's last good checkpoint, and says so. No
 // checkpointed event: this drain acknowledged none.
 func TestDrainPastItsGraceResumesFromTheLastGoodCheckpoint(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startDrainEnv(t)
 	ctx := context.Background()
-	js := startDrain(t, env)
 	keys := runningGang(t, env, js, "slow", 1)
 	if _, _, err := js.Update(ctx, "slow", func(j *domain.Job) (bool, error) {
 		j.Spec.Checkpoint.GracePeriod = jobspec.DurationOf(time.Second)
@@ -81,7 +79,7 @@ func TestDrainPastItsGraceResumesFromTheLastGoodCheckpoint(t *testing.T) {
 	if ev := waitFor(t, env, "slow", events.Requeued, ""); ev.Reason != reason || ev.Checkpoint == nil || ev.Checkpoint.Step != 40 {
 		t.Errorf("requeued: %+v", ev)
 	}
-	if n := held(t, env, append(keys, store.DrainKey("slow"))); n > 0 {
+	if n := env.Held(t, append(keys, store.DrainKey("slow"))...); n > 0 {
 		t.Errorf("%d keys of the gang and its drain still held", n)
 	}
 	if n := countEvents(t, env, "slow", events.Checkpointed); n != 0 {

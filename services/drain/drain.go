@@ -18,24 +18,10 @@ import (
 
 // handleDrainRequest starts a drain asked for on lockstep.v1.jobs.drain
 // (Lockstep's own, and requests without auth) or drain.<user>.
-func (s *service) handleDrainRequest(ctx context.Context, msg jetstream.Msg) error {
-	req, err := domain.DecodeDrainRequest(msg.Data())
-	if err != nil {
-		return err // permanent: the consumer terminates it with the fields named
-	}
-	actor, err := actorOf(subjects.Drain, msg.Subject())
-	if err != nil {
+func (s *service) handleDrainRequest(ctx context.Context, msg jetstream.Msg, req domain.DrainRequest) error {
+	actor, ok, err := s.authorize(ctx, msg, subjects.Drain, req.JobID, string(req.Kind)+" drain", req.Kind)
+	if !ok {
 		return err
-	}
-	job, _, err := s.jobs.Get(ctx, req.JobID)
-	if errs.IsNotFound(err) {
-		return retryUnknown(msg, err)
-	}
-	if err != nil {
-		return err
-	}
-	if why := s.refusal(job, actor, req.Kind); why != "" {
-		return s.refuse(ctx, job, actor, string(req.Kind)+" drain", why)
 	}
 	err = s.startDrain(ctx, req, requestActor(actor, req.Kind))
 	if errs.IsNotFound(err) {
@@ -51,14 +37,14 @@ func (s *service) handleDrainRequest(ctx context.Context, msg jetstream.Msg) err
 // Asking twice makes one drain. actor is who asked (Drain.Actor).
 func (s *service) startDrain(ctx context.Context, req domain.DrainRequest, actor string) (err error) {
 	now := s.cfg.Now().UTC()
-	job, rev, err := s.jobs.Get(ctx, req.JobID)
+	job, rev, err := s.Jobs.Get(ctx, req.JobID)
 	if err != nil {
 		return err
 	}
 	// The drain joins the job's trace (linked to the request's when that is
 	// another), and its record carries it to the agents and to whichever
 	// replica completes it.
-	ctx, span := telemetry.Continue(ctx, s.tel.Tracer, job.TraceParent, telemetry.SpanDrain,
+	ctx, span := telemetry.Continue(ctx, s.Tel.Tracer, job.TraceParent, telemetry.SpanDrain,
 		append(telemetry.JobAttrs(job), telemetry.AttrDrainKind.String(string(req.Kind)), telemetry.AttrDrainThen.String(string(req.Then)))...)
 	defer func() { telemetry.End(span, err) }()
 	ctx = telemetry.WithJob(ctx, job.ID)
@@ -89,7 +75,7 @@ func (s *service) startDrain(ctx context.Context, req domain.DrainRequest, actor
 		}
 		return s.upgradeToCancel(ctx, job.ID, reason, actor)
 	}
-	updated, changed, err := s.jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
+	updated, changed, err := s.Jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
 		return j.StartDrain(rec.Attempt, d), nil
 	})
 	if err != nil {
@@ -99,10 +85,10 @@ func (s *service) startDrain(ctx context.Context, req domain.DrainRequest, actor
 		// The attempt ended meanwhile: nothing to drain.
 		return s.forgetDrain(ctx, job.ID)
 	}
-	s.log.InfoContext(ctx, "draining", "job", job.ID, "attempt", rec.Attempt, "reason", reason, "then", req.Then, "grace", job.Spec.Grace(), "actor", actor)
+	s.Log.InfoContext(ctx, "draining", "job", job.ID, "attempt", rec.Attempt, "reason", reason, "then", req.Then, "grace", job.Spec.Grace(), "actor", actor)
 	ev := events.ForJob(events.Draining, updated, now)
 	ev.Reason, ev.Drain, ev.Signal, ev.Actor = reason, &d, rec.Signal, actor
-	return s.bus.PublishEvent(ctx, ev)
+	return s.Bus.PublishEvent(ctx, ev)
 }
 
 // expectedAcks lists the ranks that must acknowledge.
@@ -120,7 +106,7 @@ func expectedAcks(j domain.Job) []int {
 // createRecord writes the drain record unless one exists for the job.
 func (s *service) createRecord(ctx context.Context, rec domain.DrainRecord) (bool, error) {
 	key := store.DrainKey(rec.JobID)
-	resp, err := s.etcd.Txn(ctx).
+	resp, err := s.Etcd.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, store.MustJSON(rec))).Commit()
 	if err != nil {
@@ -134,21 +120,21 @@ func (s *service) createRecord(ctx context.Context, rec domain.DrainRecord) (boo
 func (s *service) upgradeToCancel(ctx context.Context, jobID, reason, actor string) error {
 	for range 10 {
 		var rec domain.DrainRecord
-		found, rev, err := store.GetJSON(ctx, s.etcd, store.DrainKey(jobID), &rec)
+		found, rev, err := store.GetJSON(ctx, s.Etcd, store.DrainKey(jobID), &rec)
 		if err != nil || !found || rec.Drain.Then == domain.ThenCancel {
 			return err
 		}
 		rec.Drain.Then = domain.ThenCancel
 		rec.Drain.Reason += "; then " + reason
 		rec.Drain.Actor = actor
-		resp, err := s.etcd.Txn(ctx).
+		resp, err := s.Etcd.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(store.DrainKey(jobID)), "=", rev)).
 			Then(clientv3.OpPut(store.DrainKey(jobID), store.MustJSON(rec))).Commit()
 		if err != nil {
 			return errors.Wrap(err, "upgrade drain to cancel")
 		}
 		if resp.Succeeded {
-			_, _, err = s.jobs.Update(ctx, jobID, func(j *domain.Job) (bool, error) {
+			_, _, err = s.Jobs.Update(ctx, jobID, func(j *domain.Job) (bool, error) {
 				return j.StartDrain(rec.Attempt, rec.Drain), nil
 			})
 			return err
@@ -161,7 +147,7 @@ func (s *service) upgradeToCancel(ctx context.Context, jobID, reason, actor stri
 func (s *service) cancelNow(ctx context.Context, jobID, reason, actor string) error {
 	now := s.cfg.Now().UTC()
 	var attempt int
-	job, changed, err := s.jobs.Update(ctx, jobID, func(j *domain.Job) (bool, error) {
+	job, changed, err := s.Jobs.Update(ctx, jobID, func(j *domain.Job) (bool, error) {
 		attempt = j.Attempt
 		return j.Finish(-1, domain.StateCancelled, reason, nil, now), nil
 	})
@@ -174,10 +160,10 @@ func (s *service) cancelNow(ctx context.Context, jobID, reason, actor string) er
 	if !changed {
 		return nil
 	}
-	s.tel.Metrics.JobFinished(ctx, job)
+	s.Tel.Metrics.JobFinished(ctx, job)
 	ev := events.ForJob(events.Cancelled, job, now)
 	ev.Attempt, ev.Reason, ev.Timing, ev.Actor = attempt, reason, &job.Timing, actor
-	return s.bus.PublishEvent(ctx, ev)
+	return s.Bus.PublishEvent(ctx, ev)
 }
 
 // completeDrain ends a drain: every ack is in, the ranks exited, or the
@@ -186,14 +172,14 @@ func (s *service) cancelNow(ctx context.Context, jobID, reason, actor string) er
 // release (agents stop the ranks), then drop the drain record, then
 // announce; each step is safe to repeat.
 func (s *service) completeDrain(ctx context.Context, rec domain.DrainRecord, why string) (err error) {
-	ctx, span := telemetry.Continue(ctx, s.tel.Tracer, rec.TraceParent, telemetry.SpanDrainDone,
+	ctx, span := telemetry.Continue(ctx, s.Tel.Tracer, rec.TraceParent, telemetry.SpanDrainDone,
 		telemetry.AttrJobID.String(rec.JobID), telemetry.AttrAttempt.Int(rec.Attempt),
 		telemetry.AttrDrainKind.String(string(rec.Drain.Kind)), telemetry.AttrReason.String(why))
 	defer func() { telemetry.End(span, err) }()
 	ctx = telemetry.WithJob(ctx, rec.JobID)
 	c := lifecycle.CompleteDrain(rec, why, s.cfg.Now().UTC())
 	var before domain.Job
-	job, changed, err := s.jobs.Update(ctx, rec.JobID, func(j *domain.Job) (bool, error) {
+	job, changed, err := s.Jobs.Update(ctx, rec.JobID, func(j *domain.Job) (bool, error) {
 		var ended bool
 		before, ended = c.End(j)
 		return ended, nil
@@ -210,14 +196,14 @@ func (s *service) completeDrain(ctx context.Context, rec domain.DrainRecord, why
 	if !changed {
 		return nil
 	}
-	s.tel.Metrics.Drained(ctx, rec.Drain.Kind, job.Timing.LastDrain)
+	s.Tel.Metrics.Drained(ctx, rec.Drain.Kind, job.Timing.LastDrain)
 	if job.State.Terminal() {
-		s.tel.Metrics.JobFinished(ctx, job)
+		s.Tel.Metrics.JobFinished(ctx, job)
 	}
-	s.log.InfoContext(ctx, "drained", "job", rec.JobID, "attempt", rec.Attempt, "why", why, "then", rec.Drain.Then,
+	s.Log.InfoContext(ctx, "drained", "job", rec.JobID, "attempt", rec.Attempt, "why", why, "then", rec.Drain.Then,
 		"drain", job.Timing.LastDrain, "checkpointed", c.Checkpoint != nil)
 	for _, ev := range c.Events(before, job) {
-		if err := s.bus.PublishEvent(ctx, ev); err != nil {
+		if err := s.Bus.PublishEvent(ctx, ev); err != nil {
 			return err
 		}
 	}
@@ -226,6 +212,6 @@ func (s *service) completeDrain(ctx context.Context, rec domain.DrainRecord, why
 
 // forgetDrain deletes a job's drain record.
 func (s *service) forgetDrain(ctx context.Context, jobID string) error {
-	_, err := s.etcd.Delete(ctx, store.DrainKey(jobID))
+	_, err := s.Etcd.Delete(ctx, store.DrainKey(jobID))
 	return errors.Wrapf(err, "delete drain record of %s", errors.Safe(jobID))
 }

@@ -19,30 +19,26 @@ import (
 // handleNodeRequest drains or resumes a node for maintenance. A drained
 // node gets no new work (placement skips it) and its running gangs are
 // checkpoint-drained and requeued elsewhere by the watch loop.
-func (s *service) handleNodeRequest(ctx context.Context, msg jetstream.Msg) error {
-	req, err := domain.DecodeNodeRequest(msg.Data())
-	if err != nil {
-		return err // permanent: the consumer terminates it with the fields named
-	}
+func (s *service) handleNodeRequest(ctx context.Context, msg jetstream.Msg, req domain.NodeRequest) error {
 	now := s.cfg.Now().UTC()
 	var ev events.Event
 	switch msg.Subject() {
 	case subjects.NodeDrain:
 		st := domain.NodeState{Drained: true, Reason: req.Reason, Since: now}
-		if _, err := s.etcd.Put(ctx, store.NodeStateKey(req.Node), store.MustJSON(st)); err != nil {
+		if _, err := s.Etcd.Put(ctx, store.NodeStateKey(req.Node), store.MustJSON(st)); err != nil {
 			return errors.Wrapf(err, "drain node %s", req.Node)
 		}
 		ev = events.Event{Type: events.NodeDrained, Node: req.Node, Reason: req.Reason, Time: now}
 	case subjects.NodeResume:
-		if _, err := s.etcd.Delete(ctx, store.NodeStateKey(req.Node)); err != nil {
+		if _, err := s.Etcd.Delete(ctx, store.NodeStateKey(req.Node)); err != nil {
 			return errors.Wrapf(err, "resume node %s", req.Node)
 		}
 		ev = events.Event{Type: events.NodeResumed, Node: req.Node, Reason: req.Reason, Time: now}
 	default:
 		return errs.MarkPermanent(errors.Newf("unknown node request subject %s", msg.Subject()))
 	}
-	s.log.Info("node state changed", "node", req.Node, "event", ev.Type, "reason", req.Reason)
-	return s.bus.PublishEvent(ctx, ev)
+	s.Log.Info("node state changed", "node", req.Node, "event", ev.Type, "reason", req.Reason)
+	return s.Bus.PublishEvent(ctx, ev)
 }
 
 // handleNodeList answers `lockstep node list` from the watch caches.

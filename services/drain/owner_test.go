@@ -126,7 +126,7 @@ func TestOnlyTheOwnerOrAnOperatorControlsAJob(t *testing.T) {
 			t.Errorf("%s after bob: state %s drain %+v err %v", id, j.State, j.Drain, err)
 		}
 	}
-	if n := held(t, env, keys); n != len(keys) {
+	if n := env.Held(t, keys...); n != len(keys) {
 		t.Errorf("a-run holds %d of its %d keys after bob", n, len(keys))
 	}
 

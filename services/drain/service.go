@@ -15,120 +15,104 @@
 package drain
 
 import (
-	"cmp"
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
-	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
-// Config configures a drain replica.
-type Config struct {
-	config.Base
-	// CheckInterval is how often deadlines, time limits and node drains are
-	// looked at.
-	CheckInterval time.Duration
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-	// Queues is the queue policy; its admins and operators may cancel,
-	// drain and checkpoint any job, everyone else their own.
-	Queues queue.Config
+// service is one drain replica: what it watches, and the connections to
+// act on it.
+type service struct {
+	// Log, Tel, Bus, Etcd and Jobs, as config.Start made them.
+	*config.Started
+	cfg Config
+	caches
+	// running mirrors the active jobs (time limits, node drains).
+	running *runningJobs
 }
 
-type service struct {
-	cfg  Config
-	log  *slog.Logger
-	tel  *telemetry.Service
-	bus  *bus.Bus
-	etcd *clientv3.Client
-	jobs *jobs.Store
-
-	drains    *store.Cache[domain.DrainRecord]
+// caches are the etcd prefixes a drain replica follows.
+type caches struct {
+	// drains holds every drain in progress (the watch loop ends them);
+	// allocs the gangs they stop.
+	drains *store.Cache[domain.DrainRecord]
+	allocs *store.Cache[domain.Allocation]
+	// nodeState holds the operators' node drains, inventory the nodes ever
+	// registered and live those up now (lockstep node list).
 	nodeState *store.Cache[domain.NodeState]
 	inventory *store.Cache[domain.Node]
 	live      *store.Cache[domain.Node]
-	allocs    *store.Cache[domain.Allocation]
-	running   *runningJobs
 }
 
-// Defaults fills in the settings left zero (config.Start calls it, after
-// Validate).
-func (c *Config) Defaults() {
-	c.Now = clock.Or(c.Now)
-	c.CheckInterval = cmp.Or(c.CheckInterval, 250*time.Millisecond)
+func newCaches(cli *clientv3.Client, log *slog.Logger) caches {
+	return caches{
+		drains: store.DrainCache(cli, log), allocs: store.AllocationCache(cli, log),
+		nodeState: store.NodeStateCache(cli, log), inventory: store.InventoryCache(cli, log), live: store.NodeCache(cli, log),
+	}
+}
+
+// run follows every prefix until ctx ends.
+func (c caches) run(ctx context.Context) {
+	for _, c := range []interface{ Run(context.Context) }{c.drains, c.nodeState, c.allocs, c.inventory, c.live} {
+		go c.Run(ctx)
+	}
 }
 
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	st, err := config.Start(ctx, "drain", &cfg, config.WithJobs())
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	log, cli, js := st.Log, st.Etcd, st.Jobs
-	s := &service{
-		cfg: cfg, log: log, tel: st.Tel, bus: st.Bus, etcd: cli, jobs: js,
-		drains:    store.DrainCache(cli, log),
-		nodeState: store.NodeStateCache(cli, log),
-		inventory: store.InventoryCache(cli, log),
-		live:      store.NodeCache(cli, log),
-		allocs:    store.AllocationCache(cli, log),
-		running:   newRunningJobs(),
-	}
-	for _, c := range []interface{ Run(context.Context) }{s.drains, s.nodeState, s.allocs, s.inventory, s.live} {
-		go c.Run(ctx)
-	}
-	go js.Follow(ctx, log, jobs.EachEntry(s.running.apply))
+	return config.Serve(ctx, "drain", &cfg, func(st *config.Started) error {
+		log := st.Log
+		s := &service{Started: st, cfg: cfg, caches: newCaches(st.Etcd, log), running: newRunningJobs()}
+		s.caches.run(ctx)
+		go st.Jobs.Follow(ctx, log, jobs.EachEntry(s.running.apply))
 
-	b := st.Bus
-	cancelDone, err := b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamJobs, Durable: subjects.DurableDrain, Filters: []string{subjects.Cancel, subjects.CancelUsers},
-	}, log, s.handleCancel)
-	if err != nil {
-		return errors.Wrap(err, "drain")
-	}
-	drainDone, err := b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamJobs, Durable: subjects.DurableDrainReqs, Filters: []string{subjects.Drain, subjects.DrainUsers}, Workers: 4,
-	}, log, s.handleDrainRequest)
-	if err != nil {
-		return errors.Wrap(err, "drain")
-	}
-	nodesDone, err := b.Consume(ctx, bus.ConsumerSpec{
-		Stream: subjects.StreamJobs, Durable: subjects.DurableNodeAdmin, Filter: subjects.NodesAll,
-	}, log, s.handleNodeRequest)
-	if err != nil {
-		return errors.Wrap(err, "drain")
-	}
-	// Acks come from agents, each on its node's subject; the bare subject
-	// (no node) is not listened to: an ack must say where it came from.
-	sub, err := b.NC.QueueSubscribe(subjects.CheckpointAcksAll, subjects.QueueDrain, s.handleAck(ctx))
-	if err != nil {
-		return errors.Wrap(err, "drain: subscribe to acks")
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	listSub, err := b.NC.QueueSubscribe(subjects.NodeList, subjects.QueueDrain, s.handleNodeList)
-	if err != nil {
-		return errors.Wrap(err, "drain: subscribe to node list")
-	}
-	defer func() { _ = listSub.Unsubscribe() }()
-	go s.watchLoop(ctx)
-	defer s.tel.ObserveCluster(s.clusterState)()
-	defer st.Ready(store.NodesPrefix)()
-	log.Info("drain running")
-	<-cancelDone
-	<-drainDone
-	<-nodesDone
-	return nil
+		b := st.Bus
+		cancelDone, err := b.Consume(ctx, bus.ConsumerSpec{
+			Stream: subjects.StreamJobs, Durable: subjects.DurableDrain, Filters: []string{subjects.Cancel, subjects.CancelUsers},
+		}, log, decoded(domain.DecodeCancelRequest, s.handleCancel))
+		if err != nil {
+			return errors.Wrap(err, "drain")
+		}
+		drainDone, err := b.Consume(ctx, bus.ConsumerSpec{
+			Stream: subjects.StreamJobs, Durable: subjects.DurableDrainReqs, Filters: []string{subjects.Drain, subjects.DrainUsers}, Workers: 4,
+		}, log, decoded(domain.DecodeDrainRequest, s.handleDrainRequest))
+		if err != nil {
+			return errors.Wrap(err, "drain")
+		}
+		nodesDone, err := b.Consume(ctx, bus.ConsumerSpec{
+			Stream: subjects.StreamJobs, Durable: subjects.DurableNodeAdmin, Filter: subjects.NodesAll,
+		}, log, decoded(domain.DecodeNodeRequest, s.handleNodeRequest))
+		if err != nil {
+			return errors.Wrap(err, "drain")
+		}
+		// Acks come from agents, each on its node's subject; the bare subject
+		// (no node) is not listened to: an ack must say where it came from.
+		sub, err := b.NC.QueueSubscribe(subjects.CheckpointAcksAll, subjects.QueueDrain, s.handleAck(ctx))
+		if err != nil {
+			return errors.Wrap(err, "drain: subscribe to acks")
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+		listSub, err := b.NC.QueueSubscribe(subjects.NodeList, subjects.QueueDrain, s.handleNodeList)
+		if err != nil {
+			return errors.Wrap(err, "drain: subscribe to node list")
+		}
+		defer func() { _ = listSub.Unsubscribe() }()
+		go s.watchLoop(ctx)
+		defer s.Tel.ObserveCluster(s.clusterState)()
+		defer st.Ready(store.NodesPrefix)()
+		log.Info("drain running")
+		<-cancelDone
+		<-drainDone
+		<-nodesDone
+		return nil
+	}, config.WithJobs())
 }

@@ -7,16 +7,21 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/lockstep-dev/lockstep/services/drain"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
-	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
+
+// startDrainEnv starts the servers, then one drain replica on them
+// (startDrain).
+func startDrainEnv(t *testing.T) (*testenv.Env, *jobs.Store) {
+	t.Helper()
+	env := testenv.Start(t)
+	return env, startDrain(t, env)
+}
 
 // startDrain runs one drain replica on env until the test ends.
 func startDrain(t *testing.T, env *testenv.Env) *jobs.Store {
@@ -41,18 +46,9 @@ func requestDrain(t *testing.T, env *testenv.Env, req domain.DrainRequest) {
 func runningGang(t *testing.T, env *testenv.Env, js *jobs.Store, id string, width int) []string {
 	t.Helper()
 	ctx := context.Background()
-	p := domain.Placement{MasterAddr: id + "-n0", MasterPort: 29500}
-	var assigns []domain.Assignment
-	for k := range width {
-		np := domain.NodePlacement{Node: fmt.Sprintf("%s-n%d", id, k), NodeRank: k}
-		for g := range 8 {
-			np.GPUs = append(np.GPUs, g)
-			np.Ranks = append(np.Ranks, domain.Rank{Rank: 8*k + g, LocalRank: g, GPUs: []int{g}})
-		}
-		p.Nodes = append(p.Nodes, np)
-		assigns = append(assigns, domain.Assignment{JobID: id, Attempt: 1, Node: np.Node, NodeRank: k, Ranks: np.Ranks, Command: []string{"true"}})
-	}
-	spec := jobspec.Spec{ID: id, Queue: "default", Command: []string{"true"}, Gang: jobspec.Gang{Nodes: width, GPUsPerNode: 8, TasksPerNode: 8}}
+	spec := testenv.GangSpec(id, width, 8, "true")
+	p := testenv.GangPlacement(testenv.GangNodes(id, width), 8, 29500)
+	assigns := testenv.GangAssignments(id, p, spec.Command)
 	now := time.Now().UTC()
 	if err := js.Create(ctx, domain.Job{ID: id, Spec: spec, State: domain.StateRunning, Attempt: 1, Placement: &p, ReservedAt: now, RunningAt: now}); err != nil {
 		t.Fatal(err)
@@ -69,26 +65,12 @@ func runningGang(t *testing.T, env *testenv.Env, js *jobs.Store, id string, widt
 	return keys
 }
 
-func held(t *testing.T, env *testenv.Env, keys []string) int {
-	t.Helper()
-	n := 0
-	for _, k := range keys {
-		resp, err := env.Etcd.Get(context.Background(), k, clientv3.WithCountOnly())
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += int(resp.Count)
-	}
-	return n
-}
-
 // The finding: with alloc/<job> corrupt, cancel failed to release and was
 // retried for ever while the gang's 72 claims stayed held. Now the cancel
 // releases what the job's keys hold (found by their values) and ends.
 func TestCancelReleasesAMalformedAllocation(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startDrainEnv(t)
 	ctx := context.Background()
-	js := startDrain(t, env)
 	keys := runningGang(t, env, js, "corrupt", 9)
 	if _, err := env.Etcd.Put(ctx, store.AllocKey("corrupt"), "\x00garbage"); err != nil {
 		t.Fatal(err)
@@ -97,7 +79,7 @@ func TestCancelReleasesAMalformedAllocation(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 30*time.Second, func() error {
-		if n := held(t, env, keys); n > 0 {
+		if n := env.Held(t, keys...); n > 0 {
 			return fmt.Errorf("%d of the %d keys still held", n, len(keys))
 		}
 		return nil
@@ -115,9 +97,8 @@ func TestCancelReleasesAMalformedAllocation(t *testing.T) {
 // what the keys hold, the reason naming the key) rather than retried for
 // ever.
 func TestDrainOfAMalformedAllocationEnds(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startDrainEnv(t)
 	ctx := context.Background()
-	js := startDrain(t, env)
 	keys := runningGang(t, env, js, "drained", 2)
 	requestDrain(t, env, domain.DrainRequest{JobID: "drained", Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue})
 	testenv.Eventually(t, 30*time.Second, func() error {
@@ -131,7 +112,7 @@ func TestDrainOfAMalformedAllocationEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 30*time.Second, func() error {
-		if n := held(t, env, keys); n > 0 {
+		if n := env.Held(t, keys...); n > 0 {
 			return fmt.Errorf("%d of the %d keys still held", n, len(keys))
 		}
 		j, _, err := js.Get(ctx, "drained")

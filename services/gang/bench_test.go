@@ -22,7 +22,6 @@ import (
 
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
-	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -35,34 +34,21 @@ const nodesPerGang, gpusPerNode = 2, 8
 
 // setup registers 2n nodes and returns their revisions.
 func setup(b *testing.B, env *testenv.Env, prefix string, n int) (map[string]int64, clientv3.LeaseID) {
-	ctx := context.Background()
 	lease := env.Lease(b, 10*time.Minute)
-	revs := map[string]int64{}
-	for i := range n * nodesPerGang {
-		name := fmt.Sprintf("%s%05d", prefix, i)
-		node := domain.Node{Name: name, Addr: name, GPUs: gpusPerNode, Epoch: int64(lease)}
-		resp, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(lease))
-		if err != nil {
-			b.Fatal(err)
-		}
-		revs[name] = resp.Header.Revision
+	names := make([]string, n*nodesPerGang)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s%05d", prefix, i)
 	}
-	return revs, lease
+	return env.RegisterNodes(b, lease, gpusPerNode, names...), lease
 }
 
+// placementFor places gang i on the nodes setup registered under prefix.
 func placementFor(prefix string, i int) domain.Placement {
-	p := domain.Placement{MasterPort: 29500}
-	for k := range nodesPerGang {
-		name := fmt.Sprintf("%s%05d", prefix, i*nodesPerGang+k)
-		np := domain.NodePlacement{Node: name, NodeRank: k}
-		for g := range gpusPerNode {
-			np.GPUs = append(np.GPUs, g)
-			np.Ranks = append(np.Ranks, domain.Rank{Rank: k*gpusPerNode + g, LocalRank: g, GPUs: []int{g}})
-		}
-		p.Nodes = append(p.Nodes, np)
+	nodes := make([]string, nodesPerGang)
+	for k := range nodes {
+		nodes[k] = fmt.Sprintf("%s%05d", prefix, i*nodesPerGang+k)
 	}
-	p.MasterAddr = p.Nodes[0].Node
-	return p
+	return testenv.GangPlacement(nodes, gpusPerNode, 29500)
 }
 
 // benchWorkers is the concurrency of both sides: gang's workers and the
@@ -227,8 +213,7 @@ func newBenchFixture(b *testing.B, n, raw int) *benchFixture {
 	js := env.Jobs(b)
 	f.props = make([]domain.Proposal, n)
 	for i := range n {
-		spec := jobspec.Spec{ID: fmt.Sprintf("svc-%d", i), Queue: "default", Command: []string{"true"},
-			Gang: jobspec.Gang{Nodes: nodesPerGang, GPUsPerNode: gpusPerNode, TasksPerNode: gpusPerNode}}
+		spec := testenv.GangSpec(fmt.Sprintf("svc-%d", i), nodesPerGang, gpusPerNode, "true")
 		job := domain.Job{ID: spec.ID, Spec: spec, State: domain.StatePending, Attempt: 1}
 		if err := js.Create(ctx, job); err != nil {
 			b.Fatal(err)
@@ -348,11 +333,5 @@ func (f *benchFixture) checkSpans(b *testing.B, tracing bool, n int) {
 }
 
 func assignmentsOf(a domain.Allocation) []domain.Assignment {
-	var out []domain.Assignment
-	for _, np := range a.Placement.Nodes {
-		out = append(out, domain.Assignment{JobID: a.JobID, Attempt: 1, Node: np.Node, NodeRank: np.NodeRank,
-			NNodes: len(a.Placement.Nodes), WorldSize: a.Placement.WorldSize(), MasterAddr: a.Placement.MasterAddr,
-			MasterPort: a.Placement.MasterPort, Ranks: np.Ranks, Command: []string{"true"}})
-	}
-	return out
+	return testenv.GangAssignments(a.JobID, a.Placement, []string{"true"})
 }

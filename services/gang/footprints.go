@@ -16,9 +16,9 @@ import (
 // listed. active is the watch's unfinished records; a job it lacks is
 // read, since deleting is final.
 func (s *service) dropFootprints(ctx context.Context, active map[string]domain.JobBrief) {
-	resp, err := s.etcd.Get(ctx, store.FootprintPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	resp, err := s.Etcd.Get(ctx, store.FootprintPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
-		s.log.Warn("reconcile: list footprints", "err", err)
+		s.Log.Warn("reconcile: list footprints", "err", err)
 		return
 	}
 	for _, kv := range resp.Kvs {
@@ -27,17 +27,17 @@ func (s *service) dropFootprints(ctx context.Context, active map[string]domain.J
 		if _, ok := active[id]; ok {
 			continue
 		}
-		full, _, err := s.jobs.Get(ctx, id)
+		full, _, err := s.Jobs.Get(ctx, id)
 		if err != nil && !errs.IsNotFound(err) {
-			s.log.Warn("reconcile: read job", "job", id, "err", err)
+			s.Log.Warn("reconcile: read job", "job", id, "err", err)
 			continue
 		}
 		if !lifecycle.FootprintDone(domain.BriefOf(full), err == nil) {
 			continue
 		}
-		if _, err := s.etcd.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", kv.ModRevision)).
+		if _, err := s.Etcd.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", kv.ModRevision)).
 			Then(clientv3.OpDelete(key)).Commit(); err != nil {
-			s.log.Warn("reconcile: delete footprint", "job", id, "err", err)
+			s.Log.Warn("reconcile: delete footprint", "job", id, "err", err)
 		}
 	}
 }

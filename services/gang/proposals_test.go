@@ -13,7 +13,6 @@ import (
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
-	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
@@ -32,17 +31,12 @@ func TestForgedProposalsRunNothing(t *testing.T) {
 	ctx := context.Background()
 
 	lease := env.Lease(t, 10*time.Minute)
-	for _, name := range []string{"n0", "n1"} {
-		node := domain.Node{Name: name, Addr: name, GPUs: 2, Epoch: int64(lease)}
-		if _, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(lease)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	env.RegisterNodes(t, lease, 2, "n0", "n1")
 	if _, err := env.Etcd.Put(ctx, store.NodeStateKey("n1"), store.MustJSON(domain.NodeState{Drained: true, Reason: "maintenance"})); err != nil {
 		t.Fatal(err)
 	}
 	mine := []string{"echo", "mine"}
-	spec := jobspec.Spec{ID: "real", Queue: "default", Command: mine, Gang: jobspec.Gang{Nodes: 1, GPUsPerNode: 2, TasksPerNode: 2}}
+	spec := testenv.GangSpec("real", 1, 2, mine...)
 	if err := js.Create(ctx, domain.Job{ID: "real", Spec: spec, State: domain.StatePending, Attempt: 1}); err != nil {
 		t.Fatal(err)
 	}

@@ -23,24 +23,24 @@ import (
 // again and again for as long as a rank ignores SIGTERM.
 func (s *service) awaitRanks(ctx context.Context, job domain.Job, rev uint64, r refusal) error {
 	reason := strings.Join(r.conflicts, "; ")
-	s.log.InfoContext(ctx, "ranks of an earlier attempt still alive; waiting for them", "job", job.ID, "attempt", job.Attempt, "conflicts", r.conflicts)
+	s.Log.InfoContext(ctx, "ranks of an earlier attempt still alive; waiting for them", "job", job.ID, "attempt", job.Attempt, "conflicts", r.conflicts)
 	s.ranks.await(job.ID, job.Attempt, r.ranks, r.rev)
-	updated, changed, err := s.jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
+	updated, changed, err := s.Jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
 		return j.SetPendingReason(job.Attempt, domain.ReasonConflict+": "+reason, j.Detail), nil
 	})
 	if err != nil || !changed {
 		return err
 	}
-	s.tel.Metrics.Conflicts.Add(ctx, 1)
+	s.Tel.Metrics.Conflicts.Add(ctx, 1)
 	ev := events.ForJob(events.Conflict, updated, s.cfg.Now())
 	ev.Reason, ev.Conflicts = reason, r.conflicts
-	return s.bus.PublishEvent(ctx, ev)
+	return s.Bus.PublishEvent(ctx, ev)
 }
 
 // ranksEnded proposes the job again: bumping its conflict count is what
 // makes placement drop the proposal it has in flight and send a new one.
 func (s *service) ranksEnded(ctx context.Context, jobID string, attempt int) error {
-	_, _, err := s.jobs.Update(ctx, jobID, func(j *domain.Job) (bool, error) {
+	_, _, err := s.Jobs.Update(ctx, jobID, func(j *domain.Job) (bool, error) {
 		return j.Conflict(attempt, "ranks of the earlier attempt ended"), nil
 	})
 	return err

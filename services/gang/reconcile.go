@@ -40,12 +40,12 @@ func (s *service) reconcile(ctx context.Context) {
 func (s *service) observe(ctx context.Context) (lifecycle.ReconcileInput, bool) {
 	l, err := s.allocations(ctx, true)
 	if err != nil {
-		s.log.Warn("reconcile: list allocations", "err", err)
+		s.Log.Warn("reconcile: list allocations", "err", err)
 		return lifecycle.ReconcileInput{}, false
 	}
-	nodes, err := s.etcd.Get(ctx, store.NodesPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	nodes, err := s.Etcd.Get(ctx, store.NodesPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
-		s.log.Warn("reconcile: list nodes", "err", err)
+		s.Log.Warn("reconcile: list nodes", "err", err)
 		return lifecycle.ReconcileInput{}, false
 	}
 	up := map[string]bool{}
@@ -74,7 +74,7 @@ func (s *service) apply(ctx context.Context, in lifecycle.ReconcileInput, act li
 	case lifecycle.Release:
 		s.forget(act.JobID)
 		if err := s.releaseJob(ctx, act.JobID, act.Attempt); err != nil {
-			s.log.Warn("reconcile: release orphan", "job", act.JobID, "err", err)
+			s.Log.Warn("reconcile: release orphan", "job", act.JobID, "err", err)
 		}
 	case lifecycle.LaunchTimeout:
 		s.launchTimeout(ctx, act.Alloc)
@@ -82,19 +82,19 @@ func (s *service) apply(ctx context.Context, in lifecycle.ReconcileInput, act li
 		_ = s.requeue(ctx, act.Alloc, act.Reason) // not logged, as before: the next pass retries
 	case lifecycle.AnnounceRunning:
 		if err := s.announceRunning(ctx, act.Alloc); err != nil {
-			s.log.Warn("reconcile: record running", "job", act.Alloc.JobID, "err", err)
+			s.Log.Warn("reconcile: record running", "job", act.Alloc.JobID, "err", err)
 		}
 	case lifecycle.RequeueUnlessHeld:
 		// Re-read: the allocation may have been written since the listing.
-		if a, _, found, err := store.GetAllocation(ctx, s.etcd, act.Alloc.JobID); err != nil || (found && a.Attempt == act.Alloc.Attempt) {
+		if a, _, found, err := store.GetAllocation(ctx, s.Etcd, act.Alloc.JobID); err != nil || (found && a.Attempt == act.Alloc.Attempt) {
 			return
 		}
 		if err := s.requeue(ctx, act.Alloc, act.Reason); err != nil {
-			s.log.Warn("reconcile: requeue", "job", act.Alloc.JobID, "err", err)
+			s.Log.Warn("reconcile: requeue", "job", act.Alloc.JobID, "err", err)
 		}
 	case lifecycle.DropMalformed:
 		if err := s.dropMalformed(ctx, act.JobID, act.Why); err != nil {
-			s.log.Warn("reconcile: release malformed allocation", "job", act.JobID, "err", err)
+			s.Log.Warn("reconcile: release malformed allocation", "job", act.JobID, "err", err)
 		}
 	case lifecycle.ConfirmStrays:
 		// Finished, or the watch lags: sweeping every attempt is final, so
@@ -105,13 +105,13 @@ func (s *service) apply(ctx context.Context, in lifecycle.ReconcileInput, act li
 			}
 		}
 	case lifecycle.SweepStrays:
-		n, err := store.SweepJob(ctx, s.etcd, act.JobID, act.UpTo)
+		n, err := store.SweepJob(ctx, s.Etcd, act.JobID, act.UpTo)
 		if err != nil {
-			s.log.Warn("reconcile: sweep stray keys", "job", act.JobID, "err", err)
+			s.Log.Warn("reconcile: sweep stray keys", "job", act.JobID, "err", err)
 			return
 		}
 		if n > 0 {
-			s.log.Warn("released keys no allocation accounted for", "job", act.JobID, "attempts_up_to", act.UpTo, "keys", n)
+			s.Log.Warn("released keys no allocation accounted for", "job", act.JobID, "attempts_up_to", act.UpTo, "keys", n)
 		}
 	}
 }
@@ -119,9 +119,9 @@ func (s *service) apply(ctx context.Context, in lifecycle.ReconcileInput, act li
 // confirm reads a job's record before a final action (found false: there
 // is none); ok is false, the error logged, when it could not be read.
 func (s *service) confirm(ctx context.Context, jobID string) (job domain.JobBrief, found, ok bool) {
-	full, _, err := s.jobs.Get(ctx, jobID)
+	full, _, err := s.Jobs.Get(ctx, jobID)
 	if err != nil && !errs.IsNotFound(err) {
-		s.log.Warn("reconcile: read job", "job", jobID, "err", err)
+		s.Log.Warn("reconcile: read job", "job", jobID, "err", err)
 		return domain.JobBrief{}, false, false
 	}
 	return domain.BriefOf(full), err == nil, true

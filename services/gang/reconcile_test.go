@@ -9,7 +9,6 @@ import (
 
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
-	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
@@ -34,8 +33,7 @@ func TestReconcileLeavesAReservationBeingRecorded(t *testing.T) {
 		}
 	}
 	// in-flight: the job is pending on the allocation's attempt.
-	spec := jobspec.Spec{ID: "in-flight", Queue: "default", Command: []string{"true"},
-		Gang: jobspec.Gang{Nodes: nodesPerGang, GPUsPerNode: gpusPerNode, TasksPerNode: gpusPerNode}}
+	spec := testenv.GangSpec("in-flight", nodesPerGang, gpusPerNode, "true")
 	if err := js.Create(ctx, domain.Job{ID: spec.ID, Spec: spec, State: domain.StatePending, Attempt: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -53,14 +51,7 @@ func TestReconcileLeavesAReservationBeingRecorded(t *testing.T) {
 		}
 		return found
 	}
-	footprint := func(id string) bool {
-		t.Helper()
-		resp, err := env.Etcd.Get(ctx, store.FootprintKey(id))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(resp.Kvs) > 0
-	}
+	footprint := func(id string) bool { return env.Held(t, store.FootprintKey(id)) > 0 }
 	testenv.Eventually(t, 30*time.Second, func() error {
 		if held("orphan") {
 			return errors.New("orphan allocation not released yet")

@@ -21,7 +21,7 @@ import (
 func (s *service) launchTimeout(ctx context.Context, a domain.Allocation) {
 	reason := fmt.Sprintf("LaunchTimeout: not every rank was running %s after reservation", s.cfg.LaunchTimeout)
 	if err := s.requeue(ctx, a, reason); err != nil {
-		s.log.Warn("launch timeout not handled; reconciler will retry", "job", a.JobID, "err", err)
+		s.Log.Warn("launch timeout not handled; reconciler will retry", "job", a.JobID, "err", err)
 	}
 }
 
@@ -30,18 +30,18 @@ func (s *service) launchTimeout(ctx context.Context, a domain.Allocation) {
 func (s *service) nodeDown(ctx context.Context, n domain.Node) {
 	ev := events.Event{Type: events.NodeDown, Node: n.Name, Epoch: n.Epoch, Time: s.cfg.Now().UTC(),
 		Reason: "agent lease expired or agent stopped"}
-	s.tel.Metrics.NodeTransitions.Add(ctx, 1, metric.WithAttributes(telemetry.LabelEvent.String("down")))
-	if err := s.bus.PublishEvent(ctx, ev); err != nil {
-		s.log.Warn("node-down event not published", "node", n.Name, "err", err)
+	s.Tel.Metrics.NodeTransitions.Add(ctx, 1, metric.WithAttributes(telemetry.LabelEvent.String("down")))
+	if err := s.Bus.PublishEvent(ctx, ev); err != nil {
+		s.Log.Warn("node-down event not published", "node", n.Name, "err", err)
 	}
 	l, err := s.allocations(ctx, false)
 	if err != nil {
-		s.log.Warn("node-down scan failed; reconciler will retry", "node", n.Name, "err", err)
+		s.Log.Warn("node-down scan failed; reconciler will retry", "node", n.Name, "err", err)
 		return
 	}
 	for _, rq := range lifecycle.NodeLost(l.allocs, n.Name) {
 		if err := s.requeue(ctx, rq.Alloc, rq.Reason); err != nil {
-			s.log.Warn("requeue after node loss failed; reconciler will retry", "job", rq.Alloc.JobID, "err", err)
+			s.Log.Warn("requeue after node loss failed; reconciler will retry", "job", rq.Alloc.JobID, "err", err)
 		}
 	}
 }
@@ -60,7 +60,7 @@ type listing struct {
 // and assignment keys too, at the same revision). Allocations remembered
 // for the report path that the listing no longer holds are forgotten.
 func (s *service) allocations(ctx context.Context, keys bool) (listing, error) {
-	resp, err := s.etcd.Get(ctx, store.AllocPrefix, clientv3.WithPrefix())
+	resp, err := s.Etcd.Get(ctx, store.AllocPrefix, clientv3.WithPrefix())
 	if err != nil {
 		return listing{}, err
 	}
@@ -81,7 +81,7 @@ func (s *service) allocations(ctx context.Context, keys bool) (listing, error) {
 	}
 	at := clientv3.WithRev(l.rev)
 	for _, prefix := range []string{store.ClaimsPrefix, store.PortsPrefix} {
-		resp, err := s.etcd.Get(ctx, prefix, clientv3.WithPrefix(), at)
+		resp, err := s.Etcd.Get(ctx, prefix, clientv3.WithPrefix(), at)
 		if err != nil {
 			return listing{}, err
 		}
@@ -91,7 +91,7 @@ func (s *service) allocations(ctx context.Context, keys bool) (listing, error) {
 			l.claims = append(l.claims, c)
 		}
 	}
-	assigns, err := s.etcd.Get(ctx, store.AssignPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly(), at)
+	assigns, err := s.Etcd.Get(ctx, store.AssignPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly(), at)
 	if err != nil {
 		return listing{}, err
 	}

@@ -55,7 +55,7 @@ func newCounters(m metric.Meter) (counters, error) {
 // the job and the reason, a count, and a permanent error so the consumer
 // terminates the message instead of redelivering it.
 func (s *service) refuse(ctx context.Context, prop domain.Proposal, reason, detail string) error {
-	s.log.WarnContext(ctx, "proposal refused", "job", prop.JobID, "attempt", prop.Attempt, "reason", reason, "detail", detail)
+	s.Log.WarnContext(ctx, "proposal refused", "job", prop.JobID, "attempt", prop.Attempt, "reason", reason, "detail", detail)
 	s.counters.refused.Add(ctx, 1, metric.WithAttributes(telemetry.LabelReason.String(reason)))
 	return errs.MarkPermanent(errors.Newf("proposal for job %q attempt %d refused (%s): %s", prop.JobID, prop.Attempt, reason, detail))
 }
@@ -64,7 +64,7 @@ func (s *service) refuse(ctx context.Context, prop domain.Proposal, reason, deta
 // node it names; the error it returns is permanent, so the consumer
 // terminates the message.
 func (s *service) refuseReport(ctx context.Context, r domain.Report, reason, detail string) error {
-	s.log.WarnContext(ctx, "agent report refused", "job", r.JobID, "attempt", r.Attempt, "node", r.Node, "reason", reason, "detail", detail)
+	s.Log.WarnContext(ctx, "agent report refused", "job", r.JobID, "attempt", r.Attempt, "node", r.Node, "reason", reason, "detail", detail)
 	s.counters.reports.Add(ctx, 1, metric.WithAttributes(telemetry.LabelReason.String(reason)))
 	return errs.MarkPermanent(errors.Newf("report of job %q attempt %d from node %q refused (%s): %s", r.JobID, r.Attempt, r.Node, reason, detail))
 }

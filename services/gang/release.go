@@ -11,7 +11,7 @@ import (
 // releaseJob releases a job's allocation of attempt (any when < 0),
 // naming a malformed record it had to sweep instead.
 func (s *service) releaseJob(ctx context.Context, jobID string, attempt int) error {
-	r, err := store.ReleaseJob(ctx, s.etcd, jobID, attempt)
+	r, err := store.ReleaseJob(ctx, s.Etcd, jobID, attempt)
 	s.noteRelease(ctx, jobID, r)
 	return err
 }
@@ -19,17 +19,17 @@ func (s *service) releaseJob(ctx context.Context, jobID string, attempt int) err
 // releaseAttempt releases everything of an attempt that must be over
 // before the job moves on, record or no record (store.ReleaseAttempt).
 func (s *service) releaseAttempt(ctx context.Context, jobID string, attempt int) error {
-	r, err := store.ReleaseAttempt(ctx, s.etcd, jobID, attempt)
+	r, err := store.ReleaseAttempt(ctx, s.Etcd, jobID, attempt)
 	s.noteRelease(ctx, jobID, r)
 	return err
 }
 
 func (s *service) noteRelease(ctx context.Context, jobID string, r store.Released) {
 	if r.Malformed != nil {
-		s.tel.Metrics.MalformedAllocations.Add(ctx, 1)
-		s.log.WarnContext(ctx, "malformed allocation released by sweeping its keys", "job", jobID, "keys", r.Swept, "err", r.Malformed)
+		s.Tel.Metrics.MalformedAllocations.Add(ctx, 1)
+		s.Log.WarnContext(ctx, "malformed allocation released by sweeping its keys", "job", jobID, "keys", r.Swept, "err", r.Malformed)
 	} else if r.Swept > 0 {
-		s.log.WarnContext(ctx, "allocation keys without their record released", "job", jobID, "keys", r.Swept)
+		s.Log.WarnContext(ctx, "allocation keys without their record released", "job", jobID, "keys", r.Swept)
 	}
 }
 
@@ -40,7 +40,7 @@ func (s *service) noteRelease(ctx context.Context, jobID string, r store.Release
 // was active, the reason (naming the key) going on the requeued event.
 func (s *service) dropMalformed(ctx context.Context, jobID string, why error) error {
 	s.forget(jobID)
-	job, _, err := s.jobs.Get(ctx, jobID)
+	job, _, err := s.Jobs.Get(ctx, jobID)
 	switch {
 	case errs.IsNotFound(err):
 		return s.releaseJob(ctx, jobID, -1)

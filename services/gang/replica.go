@@ -127,7 +127,7 @@ func (s *service) knownAllocation(ctx context.Context, jobID string, fresh bool)
 			return cloneAllocation(k.a), k.rev, true, true, nil
 		}
 	}
-	a, rev, found, err = store.GetAllocation(ctx, s.etcd, jobID)
+	a, rev, found, err = store.GetAllocation(ctx, s.Etcd, jobID)
 	if err != nil {
 		return a, 0, false, false, err
 	}

@@ -219,7 +219,7 @@ func (s *service) recordProgress(ctx context.Context, a domain.Allocation, rev i
 	if barrier {
 		ops = store.AllocationDetach(a)
 	}
-	resp, err := s.etcd.Txn(ctx).
+	resp, err := s.Etcd.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(store.AllocKey(a.JobID)), "=", rev)).
 		Then(ops...).Commit()
 	if err != nil {
@@ -247,7 +247,7 @@ func (s *service) recordExits(ctx context.Context, a domain.Allocation, rev int6
 func (s *service) announceRunning(ctx context.Context, a domain.Allocation) error {
 	now := s.cfg.Now().UTC()
 	known, jobRev := s.knownJob(a.JobID)
-	job, jobRev, changed, err := s.jobs.UpdateFrom(ctx, known, jobRev, func(j *domain.Job) (bool, error) {
+	job, jobRev, changed, err := s.Jobs.UpdateFrom(ctx, known, jobRev, func(j *domain.Job) (bool, error) {
 		return j.Run(a.Attempt, now), nil
 	})
 	if err != nil {
@@ -255,7 +255,7 @@ func (s *service) announceRunning(ctx context.Context, a domain.Allocation) erro
 	}
 	s.rememberJob(job, jobRev)
 	if changed {
-		s.tel.Metrics.JobRunning(ctx, job)
+		s.Tel.Metrics.JobRunning(ctx, job)
 	}
 	if job.Attempt == a.Attempt && job.State == domain.StatePending {
 		// The ranks started before the replica that reserved them recorded
@@ -268,7 +268,7 @@ func (s *service) announceRunning(ctx context.Context, a domain.Allocation) erro
 	}
 	ev := events.ForJob(events.Running, job, job.RunningAt)
 	ev.Placement = &a.Placement
-	return s.bus.PublishEvent(ctx, ev)
+	return s.Bus.PublishEvent(ctx, ev)
 }
 
 func withExit(m map[string]int, node string, code int) map[string]int {
@@ -292,7 +292,7 @@ func (s *service) finish(ctx context.Context, a domain.Allocation, rev int64, st
 	for i := 0; ; i++ {
 		var notRunning bool
 		known, jobRev := s.knownJob(a.JobID)
-		job, _, changed, err = s.jobs.UpdateFrom(ctx, known, jobRev, func(j *domain.Job) (bool, error) {
+		job, _, changed, err = s.Jobs.UpdateFrom(ctx, known, jobRev, func(j *domain.Job) (bool, error) {
 			draining, notRunning = false, false
 			if j.Attempt == a.Attempt && j.State.Active() {
 				if unlessDraining && j.Drain != nil {
@@ -322,7 +322,7 @@ func (s *service) finish(ctx context.Context, a domain.Allocation, rev int64, st
 		}
 	}
 	if changed {
-		s.tel.Metrics.JobFinished(ctx, job)
+		s.Tel.Metrics.JobFinished(ctx, job)
 	}
 	if job.Attempt != a.Attempt || job.State != state {
 		return false, s.release(ctx, a, rev)
@@ -331,7 +331,7 @@ func (s *service) finish(ctx context.Context, a domain.Allocation, rev int64, st
 	// follow it and not each other, so they travel together.
 	ev := events.ForJob(t, job, job.EndedAt)
 	ev.Reason, ev.ExitCode, ev.Timing = job.Reason, job.ExitCode, &job.Timing
-	announced := s.bus.PublishEventAsync(ctx, ev)
+	announced := s.Bus.PublishEventAsync(ctx, ev)
 	return false, errors.CombineErrors(s.release(ctx, a, rev), announced())
 }
 
@@ -340,7 +340,7 @@ func (s *service) finish(ctx context.Context, a domain.Allocation, rev int64, st
 func (s *service) release(ctx context.Context, a domain.Allocation, rev int64) error {
 	s.forget(a.JobID)
 	if rev > 0 {
-		if ok, err := store.Release(ctx, s.etcd, a, rev); err != nil || ok {
+		if ok, err := store.Release(ctx, s.Etcd, a, rev); err != nil || ok {
 			return err
 		}
 	}
@@ -355,7 +355,7 @@ func (s *service) release(ctx context.Context, a domain.Allocation, rev int64) e
 // runs with no message behind it (reconciler, node loss): its span joins
 // the job's trace through the allocation.
 func (s *service) requeue(ctx context.Context, a domain.Allocation, reason string) (err error) {
-	ctx, span := telemetry.Continue(ctx, s.tel.Tracer, a.TraceParent, telemetry.SpanRequeue,
+	ctx, span := telemetry.Continue(ctx, s.Tel.Tracer, a.TraceParent, telemetry.SpanRequeue,
 		telemetry.AttrJobID.String(a.JobID), telemetry.AttrAttempt.Int(a.Attempt), telemetry.AttrReason.String(reason))
 	defer func() { telemetry.End(span, err) }()
 	ctx = telemetry.WithJob(ctx, a.JobID)
@@ -365,7 +365,7 @@ func (s *service) requeue(ctx context.Context, a domain.Allocation, reason strin
 	}
 	now := s.cfg.Now().UTC()
 	var failed bool
-	job, changed, err := s.jobs.Update(ctx, a.JobID, func(j *domain.Job) (bool, error) {
+	job, changed, err := s.Jobs.Update(ctx, a.JobID, func(j *domain.Job) (bool, error) {
 		var ch bool
 		ch, failed = j.Requeue(a.Attempt, reason, now)
 		return ch, nil
@@ -373,16 +373,16 @@ func (s *service) requeue(ctx context.Context, a domain.Allocation, reason strin
 	if err != nil || !changed {
 		return err
 	}
-	s.log.InfoContext(ctx, "gang lost", "job", a.JobID, "attempt", a.Attempt, "reason", reason, "failed", failed)
+	s.Log.InfoContext(ctx, "gang lost", "job", a.JobID, "attempt", a.Attempt, "reason", reason, "failed", failed)
 	if failed {
-		s.tel.Metrics.JobFinished(ctx, job)
+		s.Tel.Metrics.JobFinished(ctx, job)
 		ev := events.ForJob(events.Failed, job, now)
 		ev.Attempt, ev.Reason, ev.Timing = a.Attempt, job.Reason, &job.Timing
-		return s.bus.PublishEvent(ctx, ev)
+		return s.Bus.PublishEvent(ctx, ev)
 	}
 	ev := events.ForJob(events.Requeued, job, now)
 	ev.Attempt, ev.Reason, ev.Timing = a.Attempt, reason, &job.Timing
-	return s.bus.PublishEvent(ctx, ev)
+	return s.Bus.PublishEvent(ctx, ev)
 }
 
 // rememberedAllocation is the allocation of jobID as last seen here, if

@@ -67,7 +67,7 @@ func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 	if refused == nil {
 		return s.afterReserve(ctx, job, rev, alloc, prop.Note)
 	}
-	existing, _, found, err := store.GetAllocation(ctx, s.etcd, prop.JobID)
+	existing, _, found, err := store.GetAllocation(ctx, s.Etcd, prop.JobID)
 	retry := false
 	switch {
 	case store.IsMalformed(err):
@@ -117,7 +117,7 @@ func (s *service) jobRecord(ctx context.Context, prop domain.Proposal) (domain.J
 	if j, rev, ok := s.records.Pending(prop.JobID); ok && rev >= prop.JobRevision && j.Attempt == prop.Attempt {
 		return j, rev, nil
 	}
-	return s.jobs.Get(ctx, prop.JobID)
+	return s.Jobs.Get(ctx, prop.JobID)
 }
 
 // reservedAlready answers a proposal for an attempt the record says is
@@ -125,7 +125,7 @@ func (s *service) jobRecord(ctx context.Context, prop domain.Proposal) (domain.J
 // is finished (idempotently) from the allocation etcd holds; anything else
 // is refused.
 func (s *service) reservedAlready(ctx context.Context, job domain.Job, rev uint64, prop domain.Proposal) error {
-	existing, _, found, err := store.GetAllocation(ctx, s.etcd, job.ID)
+	existing, _, found, err := store.GetAllocation(ctx, s.Etcd, job.ID)
 	switch {
 	case store.IsMalformed(err):
 		return s.dropMalformed(ctx, job.ID, err)
@@ -155,7 +155,7 @@ func (s *service) nodeViews(ctx context.Context, p domain.Placement) (map[string
 		n, rev, found := s.nodes.GetRev(store.NodeKey(np.Node))
 		if !found {
 			var err error
-			if found, rev, err = store.GetJSON(ctx, s.etcd, store.NodeKey(np.Node), &n); err != nil {
+			if found, rev, err = store.GetJSON(ctx, s.Etcd, store.NodeKey(np.Node), &n); err != nil {
 				if found {
 					continue // an undecodable registration is no node
 				}
@@ -167,7 +167,7 @@ func (s *service) nodeViews(ctx context.Context, p domain.Placement) (map[string
 			out[np.Node] = v
 			continue
 		}
-		known, _, err := store.GetJSON(ctx, s.etcd, store.InventoryKey(np.Node), &v.Reg)
+		known, _, err := store.GetJSON(ctx, s.Etcd, store.InventoryKey(np.Node), &v.Reg)
 		if err != nil && !known {
 			return nil, err
 		}
@@ -181,7 +181,7 @@ func (s *service) nodeViews(ctx context.Context, p domain.Placement) (map[string
 // reserve runs the all-or-nothing transaction. It returns the allocation on
 // success, or what stood in the way (non-nil).
 func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Proposal, nodes map[string]nodeView) (_ domain.Allocation, refused *refusal, err error) {
-	ctx, span := s.tel.Tracer.Start(ctx, telemetry.SpanReserve)
+	ctx, span := s.Tel.Tracer.Start(ctx, telemetry.SpanReserve)
 	defer func() {
 		n := 0
 		if refused != nil {
@@ -207,12 +207,12 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 		NodeEpochs: epochs, TraceParent: telemetry.TraceParent(ctx),
 	}
 	start := time.Now()
-	ok, resp, err := store.Reserve(ctx, s.etcd, alloc, assignments(job, alloc), revs, lease)
+	ok, resp, err := store.Reserve(ctx, s.Etcd, alloc, assignments(job, alloc), revs, lease)
 	result := map[bool]string{true: "reserved", false: "conflict"}[ok]
 	if err != nil {
 		result = "error"
 	}
-	s.tel.Metrics.ReservationTxn.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(telemetry.LabelResult.String(result)))
+	s.Tel.Metrics.ReservationTxn.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(telemetry.LabelResult.String(result)))
 	if err != nil {
 		return domain.Allocation{}, nil, err
 	}
@@ -257,8 +257,8 @@ func assignments(job domain.Job, a domain.Allocation) []domain.Assignment {
 func (s *service) afterReserve(ctx context.Context, job domain.Job, rev uint64, a domain.Allocation, note string) error {
 	ev := events.ForJob(events.Reserved, job, a.ReservedAt)
 	ev.Attempt, ev.Placement, ev.Reason = a.Attempt, &a.Placement, note
-	announced := s.bus.PublishEventAsync(ctx, ev)
-	updated, rev, changed, err := s.jobs.UpdateFrom(ctx, job, rev, func(j *domain.Job) (bool, error) {
+	announced := s.Bus.PublishEventAsync(ctx, ev)
+	updated, rev, changed, err := s.Jobs.UpdateFrom(ctx, job, rev, func(j *domain.Job) (bool, error) {
 		return j.Reserve(a.Attempt, a.Placement, a.ReservedAt), nil
 	})
 	if err != nil {
@@ -266,7 +266,7 @@ func (s *service) afterReserve(ctx context.Context, job domain.Job, rev uint64, 
 	}
 	s.rememberJob(updated, rev)
 	if changed {
-		s.tel.Metrics.JobReserved(ctx, updated)
+		s.Tel.Metrics.JobReserved(ctx, updated)
 	}
 	if updated.Attempt != a.Attempt || !updated.State.Active() {
 		// Cancelled or requeued while we reserved: give the GPUs back.
@@ -278,17 +278,17 @@ func (s *service) afterReserve(ctx context.Context, job domain.Job, rev uint64, 
 
 // conflict sends the job back to placement with the slots named.
 func (s *service) conflict(ctx context.Context, job domain.Job, rev uint64, conflicts []string) error {
-	s.log.InfoContext(ctx, "reservation conflict", "job", job.ID, "attempt", job.Attempt, "conflicts", conflicts)
+	s.Log.InfoContext(ctx, "reservation conflict", "job", job.ID, "attempt", job.Attempt, "conflicts", conflicts)
 	trace.SpanFromContext(ctx).SetAttributes(telemetry.AttrConflicts.Int(len(conflicts)))
 	reason := strings.Join(conflicts, "; ")
-	updated, changed, err := s.jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
+	updated, changed, err := s.Jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
 		return j.Conflict(job.Attempt, reason), nil
 	})
 	if err != nil || !changed {
 		return err
 	}
-	s.tel.Metrics.Conflicts.Add(ctx, 1)
+	s.Tel.Metrics.Conflicts.Add(ctx, 1)
 	ev := events.ForJob(events.Conflict, updated, s.cfg.Now())
 	ev.Reason, ev.Conflicts = reason, conflicts
-	return s.bus.PublishEvent(ctx, ev)
+	return s.Bus.PublishEvent(ctx, ev)
 }

@@ -19,13 +19,10 @@
 package gang
 
 import (
-	"cmp"
 	"context"
-	"log/slog"
 	"sync"
 	"time"
 
-	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
@@ -35,78 +32,12 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
-// Config configures a gang replica.
-type Config struct {
-	config.Base
-	// ReservationTTL is the TTL of this replica's reservation lease: every
-	// gang it reserved and that has not yet passed the launch barrier is
-	// released this long after the replica dies.
-	ReservationTTL time.Duration
-	// LaunchTimeout bounds reserved → every rank running.
-	LaunchTimeout time.Duration
-	// Workers is how many proposals (and, separately, reports) one replica
-	// handles at once. A reservation is latency-bound, not CPU-bound: an
-	// etcd transaction (raft and fsync; etcd batches concurrent ones into
-	// one commit), a job-record compare-and-set and an event publish. So
-	// throughput is workers ÷ latency (Little's law), and the latency grows
-	// with load: 300 reservations/s at a few hundred milliseconds each
-	// needs over a hundred in flight.
-	Workers int
-	// ReconcileInterval is how often etcd and job records are re-checked.
-	ReconcileInterval time.Duration
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-}
-
-// Defaults fills in the settings left zero (config.Start calls it, after
-// Validate).
-func (c *Config) Defaults() {
-	c.ReservationTTL = cmp.Or(c.ReservationTTL, store.DefaultReservationTTL)
-	c.LaunchTimeout = cmp.Or(c.LaunchTimeout, store.DefaultLaunchTimeout)
-	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
-	c.ReconcileInterval = cmp.Or(c.ReconcileInterval, config.ReconcileInterval)
-	c.Now = clock.Or(c.Now)
-}
-
-// Validate checks the gang-specific settings.
-func (c *Config) Validate() error {
-	if err := c.Base.Validate(); err != nil {
-		return err
-	}
-	if c.ReservationTTL != 0 && c.ReservationTTL < 2*time.Second {
-		return errors.Newf("--reservation-ttl: %s is below the 2s minimum", c.ReservationTTL)
-	}
-	if c.ReservationTTL%time.Second != 0 {
-		return errors.Newf("--reservation-ttl: %s is not whole seconds (etcd leases are)", c.ReservationTTL)
-	}
-	if c.Workers < 0 || c.Workers > MaxWorkers {
-		return errors.Newf("--workers: %d is outside 1..%d", c.Workers, MaxWorkers)
-	}
-	if c.LaunchTimeout != 0 && c.LaunchTimeout < time.Second {
-		return errors.Newf("--launch-timeout: %s is below the 1s minimum", c.LaunchTimeout)
-	}
-	return nil
-}
-
-// DefaultWorkers is the default of Config.Workers. On the CI machine
-// (docs/benchmarks.md, session 5) 8 workers held 1,000 virtual nodes to
-// about 130 reservations/s with the CPU half idle; 128 reached 300/s.
-const DefaultWorkers = 128
-
-// MaxWorkers bounds Config.Workers: the work consumer lets at most
-// bus.MaxAckPending messages be in flight across all replicas.
-const MaxWorkers = bus.MaxAckPending / 2
-
 type service struct {
-	cfg  Config
-	log  *slog.Logger
-	tel  *telemetry.Service
-	bus  *bus.Bus
-	etcd *clientv3.Client
-	jobs *jobs.Store
+	// Log, Tel, Bus, Etcd and Jobs, as config.Start made them.
+	*config.Started
+	cfg Config
 	// records follows the job records: briefs of the unfinished ones for
 	// the reconciler, whole records of the pending ones for proposals
 	// (their spec, the command the agents run, comes from there or from
@@ -130,45 +61,42 @@ type service struct {
 
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	st, err := config.Start(ctx, "gang", &cfg, config.WithJobs())
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	ctrs, err := newCounters(st.Tel.Meter)
-	if err != nil {
-		return err
-	}
-	log, cli, js := st.Log, st.Etcd, st.Jobs
-	s := &service{cfg: cfg, log: log, tel: st.Tel, bus: st.Bus, etcd: cli, jobs: js, records: js.Active(ctx, log, jobs.WithPending()), counters: ctrs}
-	// One session (lease) per replica holds all of its reservations until
-	// they pass the launch barrier. Losing it (a partition longer than the
-	// TTL) loses those reservations; serve again on a new one.
-	for ctx.Err() == nil {
-		sess, err := store.OpenSessionRetrying(ctx, cli, cfg.ReservationTTL, log)
+	return config.Serve(ctx, "gang", &cfg, func(st *config.Started) error {
+		ctrs, err := newCounters(st.Tel.Meter)
 		if err != nil {
-			return nil // ctx ended
+			return err
 		}
-		s.lease = sess.Lease
-		err = s.serve(sess.Context())
-		if lost := sess.Lost(); lost != nil {
-			log.Warn("reservation lease lost; in-flight reservations will be requeued", "err", lost)
+		log, cli := st.Log, st.Etcd
+		s := &service{Started: st, cfg: cfg, records: st.Jobs.Active(ctx, log, jobs.WithPending()), counters: ctrs}
+		// One session (lease) per replica holds all of its reservations until
+		// they pass the launch barrier. Losing it (a partition longer than the
+		// TTL) loses those reservations; serve again on a new one.
+		for ctx.Err() == nil {
+			sess, err := store.OpenSessionRetrying(ctx, cli, cfg.ReservationTTL, log)
+			if err != nil {
+				return nil // ctx ended
+			}
+			s.lease = sess.Lease
+			err = s.serve(sess.Context())
+			if lost := sess.Lost(); lost != nil {
+				log.Warn("reservation lease lost; in-flight reservations will be requeued", "err", lost)
+			}
+			// Leave the lease to expire rather than revoke it: a gang about to
+			// pass its launch barrier can still be made durable by another
+			// replica meanwhile.
+			sess.Orphan()
+			if err != nil && ctx.Err() == nil {
+				log.Warn("gang stopped, restarting", "err", err)
+				clock.Sleep(ctx, time.Second)
+			}
 		}
-		// Leave the lease to expire rather than revoke it: a gang about to
-		// pass its launch barrier can still be made durable by another
-		// replica meanwhile.
-		sess.Orphan()
-		if err != nil && ctx.Err() == nil {
-			log.Warn("gang stopped, restarting", "err", err)
-			clock.Sleep(ctx, time.Second)
-		}
-	}
-	return nil
+		return nil
+	}, config.WithJobs())
 }
 
 // serve runs the consumers, the node watch and the reconciler until ctx ends.
 func (s *service) serve(ctx context.Context) error {
-	b, cli, log := s.bus, s.etcd, s.log
+	b, cli, log := s.Bus, s.Etcd, s.Log
 	s.nodes = store.NodeCache(cli, log)
 	s.nodes.OnChange = func(key string, val, prev *domain.Node) {
 		if val == nil && prev != nil {
@@ -199,7 +127,7 @@ func (s *service) serve(ctx context.Context) error {
 		return err
 	}
 	go s.reconcileLoop(ctx)
-	defer s.cfg.Ready("gang", b, cli, store.NodesPrefix)()
+	defer s.Ready(store.NodesPrefix)()
 	log.Info("gang running", "lease", int64(s.lease()))
 	<-reserveDone
 	<-reportDone

@@ -10,7 +10,6 @@ import (
 
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
-	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -69,22 +68,10 @@ func reservedGang(t *testing.T, env *testenv.Env, js *jobs.Store, id string, wid
 	t.Helper()
 	ctx := context.Background()
 	nodeLease, lease := env.Lease(t, 10*time.Minute), env.Lease(t, 10*time.Minute)
-	p := domain.Placement{MasterPort: port}
-	revs := map[string]int64{}
-	for k := range width {
-		name := fmt.Sprintf("%s-n%d", id, k)
-		node := domain.Node{Name: name, Addr: name, GPUs: 2, Epoch: int64(nodeLease)}
-		resp, err := env.Etcd.Put(ctx, store.NodeKey(name), store.MustJSON(node), clientv3.WithLease(nodeLease))
-		if err != nil {
-			t.Fatal(err)
-		}
-		revs[name] = resp.Header.Revision
-		p.Nodes = append(p.Nodes, domain.NodePlacement{Node: name, NodeRank: k, GPUs: []int{0, 1},
-			Ranks: []domain.Rank{{Rank: 2 * k, GPUs: []int{0}}, {Rank: 2*k + 1, LocalRank: 1, GPUs: []int{1}}}})
-	}
-	p.MasterAddr = p.Nodes[0].Node
-	spec := jobspec.Spec{ID: id, Queue: "default", Command: []string{"sleep", "1"},
-		Gang: jobspec.Gang{Nodes: width, GPUsPerNode: 2, TasksPerNode: 2}}
+	nodes := testenv.GangNodes(id, width)
+	revs := env.RegisterNodes(t, nodeLease, 2, nodes...)
+	p := testenv.GangPlacement(nodes, 2, port)
+	spec := testenv.GangSpec(id, width, 2, "sleep", "1")
 	now := time.Now().UTC()
 	// In the order a replica works: the record exists pending, the
 	// reservation commits, then the record says so. A reconciler pass in
@@ -96,13 +83,7 @@ func reservedGang(t *testing.T, env *testenv.Env, js *jobs.Store, id string, wid
 	}
 	a := domain.Allocation{JobID: id, Attempt: 1, State: domain.AllocReserved, Placement: p,
 		Lease: int64(lease), ReservedAt: now, LaunchDeadline: now.Add(time.Minute)}
-	var assigns []domain.Assignment
-	for _, np := range p.Nodes {
-		assigns = append(assigns, domain.Assignment{JobID: id, Attempt: 1, Node: np.Node, NodeRank: np.NodeRank,
-			NNodes: width, WorldSize: 2 * width, MasterAddr: p.MasterAddr, MasterPort: p.MasterPort,
-			Ranks: np.Ranks, Command: spec.Command})
-	}
-	if ok, _, err := store.Reserve(ctx, env.Etcd, a, assigns, revs, lease); err != nil || !ok {
+	if ok, _, err := store.Reserve(ctx, env.Etcd, a, testenv.GangAssignments(id, p, spec.Command), revs, lease); err != nil || !ok {
 		t.Fatalf("reserve %s: ok=%v err=%v", id, ok, err)
 	}
 	if state != domain.StatePending {

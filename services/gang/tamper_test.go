@@ -73,13 +73,17 @@ func TestMalformedAllocationIsReleased(t *testing.T) {
 				}
 				return nil
 			})
-			j, _, err := js.Get(ctx, "corrupt")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if j.Attempt != 2 || j.State != domain.StatePending || !strings.Contains(j.Reason, store.AllocKey("corrupt")) {
-				t.Errorf("job after the release: attempt %d %s %q, want attempt 2 pending with a reason naming the key", j.Attempt, j.State, j.Reason)
-			}
+			// The keys go first, then the job is requeued: wait for both.
+			testenv.Eventually(t, 30*time.Second, func() error {
+				j, _, err := js.Get(ctx, "corrupt")
+				if err != nil {
+					return err
+				}
+				if j.Attempt != 2 || j.State != domain.StatePending || !strings.Contains(j.Reason, store.AllocKey("corrupt")) {
+					return fmt.Errorf("job after the release: attempt %d %s %q, want attempt 2 pending with a reason naming the key", j.Attempt, j.State, j.Reason)
+				}
+				return nil
+			})
 		})
 	}
 }

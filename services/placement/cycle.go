@@ -22,7 +22,7 @@ func (s *scheduler) cycle(ctx context.Context) {
 	for i, c := range caches {
 		revs[i] = c
 	}
-	store.CatchUp(ctx, s.etcd, 200*time.Millisecond, revs...)
+	store.CatchUp(ctx, s.Etcd, 200*time.Millisecond, revs...)
 	in, seen := s.input(now)
 	plan := queue.PlanBackfill(in)
 	s.waits.update(plan, in, seen, now)
@@ -135,18 +135,18 @@ func startOf(j domain.Job, a domain.Allocation, now time.Time) time.Time {
 func (s *scheduler) propose(ctx context.Context, sj seenJob, p domain.Placement, note string, now time.Time) {
 	j := sj.job
 	// The decision joins the job's trace; the proposal carries it to gang.
-	ctx, span := telemetry.Continue(ctx, s.tel.Tracer, j.TraceParent, telemetry.SpanPropose,
+	ctx, span := telemetry.Continue(ctx, s.Tel.Tracer, j.TraceParent, telemetry.SpanPropose,
 		append(telemetry.JobAttrs(j), telemetry.PlacementAttrs(p)...)...)
 	defer span.End()
 	ctx = telemetry.WithJob(ctx, j.ID)
 	if j.Conflicts > 0 {
 		span.SetAttributes(telemetry.AttrConflicts.Int(j.Conflicts))
-		s.tel.Metrics.Retries.Add(ctx, 1)
+		s.Tel.Metrics.Retries.Add(ctx, 1)
 	}
 	prop := domain.Proposal{JobID: j.ID, Attempt: j.Attempt, Placement: p, ProposedAt: now, JobRevision: sj.rev, Note: note}
 	msgID := domain.ProposalMsgID(j.ID, j.Attempt, j.Conflicts)
-	if err := s.bus.PublishJSON(ctx, subjects.Reserve, msgID, prop); err != nil {
-		s.log.WarnContext(ctx, "proposal not sent", "job", j.ID, "err", err)
+	if err := s.Bus.PublishJSON(ctx, subjects.Reserve, msgID, prop); err != nil {
+		s.Log.WarnContext(ctx, "proposal not sent", "job", j.ID, "err", err)
 		return
 	}
 	s.mu.Lock()
@@ -159,9 +159,9 @@ func (s *scheduler) explain(ctx context.Context, j domain.Job, reason, detail st
 	if j.Reason == reason && j.Detail == detail {
 		return
 	}
-	if _, _, err := s.jobs.Update(ctx, j.ID, func(cur *domain.Job) (bool, error) {
+	if _, _, err := s.Jobs.Update(ctx, j.ID, func(cur *domain.Job) (bool, error) {
 		return cur.SetPendingReason(j.Attempt, reason, detail), nil
 	}); err != nil {
-		s.log.Warn("pending reason not recorded", "job", j.ID, "err", err)
+		s.Log.Warn("pending reason not recorded", "job", j.ID, "err", err)
 	}
 }

@@ -67,17 +67,17 @@ func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan
 			Reason: fmt.Sprintf("preempted by %s (priority %d)", top.ID, top.Spec.Priority)}
 		msgID := domain.PreemptMsgID(v, seen[v].job.Attempt, top.ID)
 		// The request joins the victim's trace, linked to the preemptor's.
-		vctx, span := telemetry.Continue(ctx, s.tel.Tracer, seen[v].job.TraceParent, "placement.preempt",
+		vctx, span := telemetry.Continue(ctx, s.Tel.Tracer, seen[v].job.TraceParent, "placement.preempt",
 			telemetry.AttrJobID.String(v), telemetry.AttrReason.String(req.Reason))
 		span.AddLink(trace.Link{SpanContext: telemetry.SpanContextOf(top.TraceParent)})
-		err := s.bus.PublishJSON(vctx, subjects.Drain, msgID, req)
+		err := s.Bus.PublishJSON(vctx, subjects.Drain, msgID, req)
 		telemetry.End(span, err)
 		if err != nil {
-			s.log.WarnContext(vctx, "preemption not requested", "victim", v, "err", err)
+			s.Log.WarnContext(vctx, "preemption not requested", "victim", v, "err", err)
 			return
 		}
 	}
-	s.log.Info("preempting", "for", top.ID, "victims", choice.Victims, "lostWork", choice.LostWork)
+	s.Log.Info("preempting", "for", top.ID, "victims", choice.Victims, "lostWork", choice.LostWork)
 	s.mu.Lock()
 	s.preempting[top.ID] = preemption{victims: choice.Victims, until: now.Add(grace + 30*time.Second)}
 	s.mu.Unlock()

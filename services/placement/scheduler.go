@@ -3,15 +3,11 @@ package placement
 import (
 	"context"
 	"hash/fnv"
-	"log/slog"
 	"sync"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
@@ -22,12 +18,9 @@ import (
 // scheduler is the leader's loop: caches fed by etcd watches and the jobs
 // KV watch, and a cycle that runs whenever any of them changes.
 type scheduler struct {
-	etcd *clientv3.Client
-	bus  *bus.Bus
-	jobs *jobs.Store
-	cfg  Config
-	log  *slog.Logger
-	tel  *telemetry.Service
+	// Log, Tel, Bus, Etcd and Jobs, as config.Start made them.
+	*config.Started
+	cfg Config
 
 	nodes     *store.Cache[domain.Node]
 	inventory *store.Cache[domain.Node]
@@ -75,7 +68,7 @@ type proposal struct {
 func newScheduler(st *config.Started, cfg Config) *scheduler {
 	cli, log := st.Etcd, st.Log
 	s := &scheduler{
-		etcd: cli, bus: st.Bus, jobs: st.Jobs, cfg: cfg, log: log, tel: st.Tel,
+		Started: st, cfg: cfg,
 		nodes:      store.NodeCache(cli, log),
 		inventory:  store.InventoryCache(cli, log),
 		claims:     store.ClaimCache(cli, log),
@@ -139,8 +132,8 @@ func (s *scheduler) run(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	go s.jobs.Follow(ctx, s.log, jobs.EachEntry(s.jobChanged))
-	defer s.tel.ObserveQueues(s.queueDepths)()
+	go s.Jobs.Follow(ctx, s.Log, jobs.EachEntry(s.jobChanged))
+	defer s.Tel.ObserveQueues(s.queueDepths)()
 	stopAdmin, err := s.serveAdmin(ctx)
 	if err != nil {
 		return err

@@ -16,7 +16,7 @@ func (s *scheduler) jobChanged(e jobs.Entry) {
 	case e.Deleted:
 		delete(s.active, e.Key)
 	case err != nil:
-		s.log.Warn("undecodable job record", "job", e.Key, "err", err)
+		s.Log.Warn("undecodable job record", "job", e.Key, "err", err)
 	case j.State == domain.StatePending || j.State.Active():
 		s.active[j.ID] = seenJob{job: j, rev: e.Revision}
 	default:

@@ -1,0 +1,51 @@
+package drain
+
+import (
+	"sync"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
+)
+
+// runningJobs mirrors the active jobs from the jobs KV watch, and adds up
+// the η terms of finished ones (for the cluster η gauge).
+type runningJobs struct {
+	mu   sync.Mutex
+	jobs map[string]domain.Job
+	// ended holds the IDs of finished jobs whose timing is in endedTiming.
+	ended       map[string]bool
+	endedTiming domain.Timing
+}
+
+func newRunningJobs() *runningJobs {
+	return &runningJobs{jobs: map[string]domain.Job{}, ended: map[string]bool{}}
+}
+
+func (r *runningJobs) snapshot() []domain.Job {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]domain.Job, 0, len(r.jobs))
+	for _, j := range r.jobs {
+		out = append(out, j)
+	}
+	return out
+}
+
+// apply mirrors one job record (jobs.Store.Follow hands it every record,
+// replayed and live): an active job is kept, and a finished one's timing
+// is added up once (a watch that starts again replays every record).
+func (r *runningJobs) apply(e jobs.Entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	j, err := jobs.Decode(e.Value)
+	if !e.Deleted && err == nil && j.State.Active() {
+		r.jobs[j.ID] = j
+	} else {
+		delete(r.jobs, e.Key)
+	}
+	if err == nil && j.State.Terminal() && !r.ended[j.ID] {
+		r.ended[j.ID] = true
+		t := &r.endedTiming
+		t.Compute, t.SchedLatency, t.Drain = t.Compute+j.Timing.Compute, t.SchedLatency+j.Timing.SchedLatency, t.Drain+j.Timing.Drain
+	}
+}

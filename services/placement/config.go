@@ -1,0 +1,45 @@
+package placement
+
+import (
+	"cmp"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
+	"github.com/lockstep-dev/lockstep/shared/core/topology"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
+)
+
+// Config configures a placement replica.
+type Config struct {
+	config.Base
+	// ProposalTimeout is how long a proposal may stay unanswered before the
+	// job is considered again.
+	ProposalTimeout time.Duration
+	// Topology is the operator's switch tree (a topology file); nil means
+	// the tree comes from the nodes' labels. Where both exist, the file wins.
+	Topology *topology.Topology
+	// Queues holds quotas and fair-share weights.
+	Queues queue.Config
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Retention is how long the leader keeps a finished job's record in the
+	// jobs KV (its events stay in the events stream until that stream's own
+	// limit); 0 means jobs.DefaultRetention.
+	Retention time.Duration
+}
+
+// Validate checks the placement settings.
+func (c *Config) Validate() error {
+	return c.Base.ValidateWith(
+		config.Require(c.Retention >= 0, "--retention: %s is negative", c.Retention))
+}
+
+// Defaults fills in the settings left zero (config.Start calls it, after
+// Validate).
+func (c *Config) Defaults() {
+	c.ProposalTimeout = cmp.Or(c.ProposalTimeout, 10*time.Second)
+	c.Now = clock.Or(c.Now)
+	c.Retention = cmp.Or(c.Retention, jobs.DefaultRetention)
+}

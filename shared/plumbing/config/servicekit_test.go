@@ -1,0 +1,29 @@
+package config
+
+import (
+	"testing"
+	"time"
+)
+
+func TestServiceChecks(t *testing.T) {
+	ok := Base{NATSURL: DefaultNATS, Etcd: DefaultEtcd, StreamReplicas: 1}
+	cases := []struct {
+		base   Base
+		checks []error
+		want   string // "" for none
+	}{
+		{base: ok},
+		{base: ok, checks: []error{nil, LeaseTTL("--ttl", 0), LeaseTTL("--ttl", 3*time.Second)}},
+		{base: Base{Etcd: DefaultEtcd, StreamReplicas: 1}, checks: []error{LeaseTTL("--ttl", time.Second)}, want: "--nats: a NATS URL is required"},
+		{base: ok, checks: []error{LeaseTTL("--ttl", time.Second)}, want: "--ttl: 1s is below the 2s minimum"},
+		{base: ok, checks: []error{LeaseTTL("--ttl", 2500*time.Millisecond)}, want: "--ttl: 2.5s is not whole seconds (etcd leases are)"},
+		{base: ok, checks: []error{Require(true, "first"), Require(false, "--n: %d is negative", -1), Require(false, "third")},
+			want: "--n: -1 is negative"},
+	}
+	for _, c := range cases {
+		err := c.base.ValidateWith(c.checks...)
+		if got := ""; err != nil && err.Error() != c.want || err == nil && c.want != got {
+			t.Errorf("ValidateWith(%v) = %v, want %q", c.checks, err, c.want)
+		}
+	}
+}
