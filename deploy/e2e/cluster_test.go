@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
@@ -177,7 +179,7 @@ func (c *cluster) mustDocker(t *testing.T, args ...string) string {
 func (c *cluster) waitHealthy(t *testing.T, service string, timeout time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
-	eventually(t, timeout, time.Second, func() error {
+	testenv.EventuallyEvery(t, timeout, time.Second, func() error {
 		st, err := c.docker(t, "inspect", "-f", "{{.State.Status}}/{{.State.Health.Status}}", container(service))
 		if err != nil {
 			return err
@@ -232,7 +234,7 @@ func (c *cluster) submit(t *testing.T, id string, s spec, want domain.State) str
 	t.Helper()
 	raw := fmt.Sprintf(`{"id":%q,"gang":{"nodes":%d,"gpusPerNode":%d},"command":["sleep","%d"],"restartPolicy":{"maxRestarts":20}}`,
 		id, s.nodes, s.gpus, s.secs)
-	eventually(t, 60*time.Second, 250*time.Millisecond, func() error {
+	testenv.EventuallyEvery(t, 60*time.Second, 250*time.Millisecond, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_, err := c.cl.Submit(ctx, []byte(raw))
@@ -255,7 +257,7 @@ func (c *cluster) job(id string) (domain.Job, error) {
 func (c *cluster) mustJob(t *testing.T, id string) domain.Job {
 	t.Helper()
 	var j domain.Job
-	eventually(t, 30*time.Second, 250*time.Millisecond, func() error {
+	testenv.EventuallyEvery(t, 30*time.Second, 250*time.Millisecond, func() error {
 		var err error
 		j, err = c.job(id)
 		return err
@@ -268,7 +270,7 @@ func (c *cluster) mustJob(t *testing.T, id string) domain.Job {
 func (c *cluster) waitJobs(t *testing.T, ids []string, since time.Time, timeout time.Duration, cond func(domain.Job) bool) map[string]time.Duration {
 	t.Helper()
 	got := map[string]time.Duration{}
-	eventually(t, timeout, 100*time.Millisecond, func() error {
+	testenv.EventuallyEvery(t, timeout, 100*time.Millisecond, func() error {
 		var waiting []string
 		for _, id := range ids {
 			if _, ok := got[id]; ok {
@@ -333,7 +335,7 @@ func (c *cluster) checkClean(t *testing.T) {
 		t.Errorf("lockstep check: %v\n%s", err, out)
 	}
 	for _, p := range []string{store.ClaimsPrefix, store.AllocPrefix, store.AssignPrefix, store.PortsPrefix} {
-		eventually(t, 15*time.Second, 200*time.Millisecond, func() error {
+		testenv.EventuallyEvery(t, 15*time.Second, 200*time.Millisecond, func() error {
 			n, err := c.keysUnder(p)
 			if err != nil {
 				return err
@@ -412,7 +414,7 @@ func (c *cluster) timeline(t *testing.T, id string, since time.Time) string {
 func (c *cluster) nodeEventAfter(t *testing.T, node string, typ events.Type, since time.Time, timeout time.Duration) events.Event {
 	t.Helper()
 	var ev events.Event
-	eventually(t, timeout, 200*time.Millisecond, func() error {
+	testenv.EventuallyEvery(t, timeout, 200*time.Millisecond, func() error {
 		evs, err := c.nodeEvents(node)
 		if err != nil {
 			return err
@@ -446,7 +448,7 @@ func (c *cluster) nodeDownsBetween(t *testing.T, nodes []string, from, to time.T
 	out := map[string]int{}
 	for _, n := range nodes {
 		var evs []events.Event
-		eventually(t, 30*time.Second, 500*time.Millisecond, func() error {
+		testenv.EventuallyEvery(t, 30*time.Second, 500*time.Millisecond, func() error {
 			var err error
 			evs, err = c.nodeEvents(n)
 			return err
@@ -508,7 +510,7 @@ func (c *cluster) agentLogTime(t *testing.T, node string, since time.Time, msg, 
 // assertNoAssignment fails if a node still holds an attempt's assignment.
 func (c *cluster) assertNoAssignment(t *testing.T, node, job string, attempt int) {
 	t.Helper()
-	eventually(t, 15*time.Second, 200*time.Millisecond, func() error {
+	testenv.EventuallyEvery(t, 15*time.Second, 200*time.Millisecond, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		var as domain.Assignment
@@ -527,7 +529,7 @@ func (c *cluster) assertNoAssignment(t *testing.T, node, job string, attempt int
 func (c *cluster) etcdLeader(t *testing.T) string {
 	t.Helper()
 	var name string
-	eventually(t, 30*time.Second, 500*time.Millisecond, func() error {
+	testenv.EventuallyEvery(t, 30*time.Second, 500*time.Millisecond, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		members, err := c.etcd.MemberList(ctx)
@@ -555,7 +557,7 @@ func (c *cluster) etcdLeader(t *testing.T) string {
 func (c *cluster) natsJobsLeader(t *testing.T) string {
 	t.Helper()
 	var name string
-	eventually(t, 30*time.Second, 500*time.Millisecond, func() error {
+	testenv.EventuallyEvery(t, 30*time.Second, 500*time.Millisecond, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		s, err := c.cl.Bus().JS.Stream(ctx, "KV_"+subjects.BucketJobs)
@@ -576,7 +578,7 @@ func (c *cluster) natsJobsLeader(t *testing.T) string {
 func (c *cluster) placementLeader(t *testing.T) string {
 	t.Helper()
 	var name string
-	eventually(t, 30*time.Second, 500*time.Millisecond, func() error {
+	testenv.EventuallyEvery(t, 30*time.Second, 500*time.Millisecond, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		resp, err := c.etcd.Get(ctx, store.ElectionKey("placement"), clientv3.WithFirstCreate()...)
@@ -590,23 +592,6 @@ func (c *cluster) placementLeader(t *testing.T) string {
 		return nil
 	})
 	return name
-}
-
-// eventually polls cond every interval until it returns nil, or fails the
-// test with its last error after timeout.
-func eventually(t *testing.T, timeout, interval time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not after %s: %v", timeout, err)
-		}
-		time.Sleep(interval)
-	}
 }
 
 // poll checks cond every interval until it holds (true) or timeout passes

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
+
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 )
@@ -129,7 +131,7 @@ func smoke(t *testing.T, c *cluster, name string) string {
 	}
 	// Every process exports its spans to Jaeger over OTLP.
 	var traced []string
-	eventually(t, 60*time.Second, time.Second, func() error {
+	testenv.EventuallyEvery(t, 60*time.Second, time.Second, func() error {
 		var err error
 		if traced, err = jaegerServices(); err != nil {
 			return err
@@ -305,7 +307,7 @@ func killAgent(t *testing.T, c *cluster, name string) string {
 	}
 	// The surviving node of the lost gang runs nothing of the old attempt.
 	c.assertNoAssignment(t, survivor, victim.ID, victim.Attempt)
-	eventually(t, 15*time.Second, 250*time.Millisecond, func() error {
+	testenv.EventuallyEvery(t, 15*time.Second, 250*time.Millisecond, func() error {
 		n, err := c.ranksOn(t, survivor, victim.ID, victim.Attempt)
 		if err == nil && n > 0 {
 			err = fmt.Errorf("%s still runs %d ranks of %s attempt %d", survivor, n, victim.ID, victim.Attempt)
@@ -341,7 +343,7 @@ func disconnectAgent(t *testing.T, c *cluster, name string) string {
 	// network) until they are all gone. lastSeen is a moment they surely
 	// still ran: the start of the last exec that found them.
 	var lastSeen, goneAt time.Time
-	eventually(t, nodeTTL+20*time.Second, 200*time.Millisecond, func() error {
+	testenv.EventuallyEvery(t, nodeTTL+20*time.Second, 200*time.Millisecond, func() error {
 		polled := time.Now()
 		total := 0
 		for _, id := range affected {
@@ -408,7 +410,7 @@ func disconnectAgent(t *testing.T, c *cluster, name string) string {
 	// Reconnect, with the service name as DNS alias (MASTER_ADDR) again.
 	c.mustDocker(t, "network", "connect", "--alias", lost, network, container(lost))
 	reconnected := time.Now()
-	eventually(t, 60*time.Second, 250*time.Millisecond, func() error {
+	testenv.EventuallyEvery(t, 60*time.Second, 250*time.Millisecond, func() error {
 		evs, err := c.nodeEvents(lost)
 		if err != nil {
 			return err

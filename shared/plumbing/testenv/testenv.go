@@ -142,6 +142,14 @@ func (e *Env) Lease(t testing.TB, ttl time.Duration) clientv3.LeaseID {
 // with sleeps.
 func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
 	t.Helper()
+	EventuallyEvery(t, timeout, 20*time.Millisecond, cond)
+}
+
+// EventuallyEvery is Eventually polling every interval: for conditions
+// that are costly to check, such as ones that ask a cluster over the
+// network.
+func EventuallyEvery(t testing.TB, timeout, interval time.Duration, cond func() error) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		err := cond()
@@ -151,6 +159,6 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
 		if time.Now().After(deadline) {
 			t.Fatalf("condition not met after %s: %v", timeout, err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
