@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -19,14 +18,11 @@ import (
 type app struct {
 	env     *cliEnv
 	globals globals
-	// goSets are the standard flag sets bridged into a command's flags
-	// (goFlags).
-	goSets  map[*cobra.Command][]*flag.FlagSet
 	closers []func()
 }
 
 func newApp(env *cliEnv) *app {
-	return &app{env: env, goSets: map[*cobra.Command][]*flag.FlagSet{}}
+	return &app{env: env}
 }
 
 // connection is where the cluster is and how to reach it, from the global

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"slices"
 	"strings"
 
@@ -30,9 +29,7 @@ const (
 
 // globals are one invocation's global flags.
 type globals struct {
-	// connFS holds the connection flags as shared/plumbing/config declares
-	// them, on the standard flag package; conn reads them (Resolve).
-	connFS *flag.FlagSet
+	// conn reads the connection flags (Resolve).
 	conn   *config.ConnFlags
 	output choice
 	// flags are the root's persistent flags.
@@ -41,19 +38,17 @@ type globals struct {
 
 // register adds the global flags to root as persistent flags.
 func (g *globals) register(root *cobra.Command) {
-	g.connFS = flag.NewFlagSet("lockstep", flag.ContinueOnError)
-	g.conn = config.RegisterConnection(g.connFS, true)
-	// The NATS-side flags are those config registers without etcd.
-	natsSide := flag.NewFlagSet("", flag.ContinueOnError)
-	config.RegisterConnection(natsSide, false)
 	pfs := root.PersistentFlags()
 	g.flags = pfs
-	g.connFS.VisitAll(func(f *flag.Flag) {
+	g.conn = config.RegisterConnection(pfs, true)
+	// The NATS-side flags are those config registers without etcd.
+	natsSide := pflag.NewFlagSet("", pflag.ContinueOnError)
+	config.RegisterConnection(natsSide, false)
+	pfs.VisitAll(func(f *pflag.Flag) {
 		group := groupEtcd
 		if natsSide.Lookup(f.Name) != nil {
 			group = groupNATS
 		}
-		pfs.AddGoFlag(f)
 		_ = pfs.SetAnnotation(f.Name, groupAnnotation, []string{group})
 	})
 	g.output = choice{value: "table", allowed: []string{"table", "json"}}
@@ -108,37 +103,6 @@ func hideGlobals(usage func(*cobra.Command) error) func(*cobra.Command) error {
 		}()
 		return usage(cmd)
 	}
-}
-
-// goFlags bridges flags that shared/ declares on the standard flag package
-// (config.Base.Register) into cmd's pflag set. A name that is already a
-// global flag stays global: syncGoFlags hands its value to both. Call it
-// after the global flags are registered.
-func (a *app) goFlags(cmd *cobra.Command, register func(*flag.FlagSet)) {
-	fs := flag.NewFlagSet(cmd.Name(), flag.ContinueOnError)
-	register(fs)
-	fs.VisitAll(func(f *flag.Flag) {
-		if a.globals.flags.Lookup(f.Name) == nil {
-			cmd.Flags().AddGoFlag(f)
-		}
-	})
-	a.goSets[cmd] = append(a.goSets[cmd], fs)
-}
-
-// syncGoFlags sets, on the standard flag sets behind cmd's flags, each
-// flag the command line set: config reads which flags were given with
-// flag.FlagSet.Visit, which sees only flags set through that flag set.
-func (a *app) syncGoFlags(cmd *cobra.Command) error {
-	sets := append([]*flag.FlagSet{a.globals.connFS}, a.goSets[cmd]...)
-	var err error
-	cmd.Flags().Visit(func(f *pflag.Flag) {
-		for _, fs := range sets {
-			if fs.Lookup(f.Name) != nil && err == nil {
-				err = fs.Set(f.Name, f.Value.String())
-			}
-		}
-	})
-	return err
 }
 
 // choice is a string flag with a fixed set of values; anything else is a

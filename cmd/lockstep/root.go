@@ -76,10 +76,7 @@ func newRoot(a *app) *cobra.Command {
 		Args: unknownCommand,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := refuseGlobals(cmd); err != nil {
-				return err
-			}
-			return a.syncGoFlags(cmd)
+			return refuseGlobals(cmd)
 		},
 		SilenceErrors: true,
 		SilenceUsage:  true,

@@ -24,12 +24,12 @@ import (
 )
 
 // service adds to a service's command the flags every service takes
-// (config.Base.Register: the connection, which is global here,
-// --stream-replicas, --instance, --metrics-addr, …), filling b. The
-// command's RunE ends in serve.
+// (config.Base.Register: --stream-replicas, --instance, --metrics-addr, …;
+// the connection flags are global), filling b. The command's RunE ends in
+// serve.
 func (a *app) service(cmd *cobra.Command, b *config.Base) {
 	b.MetricsAddr = config.DefaultMetricsAddr[cmd.Name()]
-	a.goFlags(cmd, b.Register)
+	b.Register(cmd.Flags())
 }
 
 // serve resolves a service's connection (flags, environment, config file),
@@ -37,7 +37,7 @@ func (a *app) service(cmd *cobra.Command, b *config.Base) {
 // telemetry: spans exported as the OTEL_* environment says, /metrics,
 // /healthz and /readyz on --metrics-addr.
 func (a *app) serve(ctx context.Context, b config.Base, service string, run func(config.Base) error) error {
-	if err := b.ResolveConnection(os.Getenv); err != nil {
+	if err := b.ResolveConnection(a.globals.conn, os.Getenv); err != nil {
 		return err
 	}
 	if b.Instance == "" {

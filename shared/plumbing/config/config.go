@@ -5,9 +5,10 @@ package config
 
 import (
 	"context"
-	"flag"
 	"log/slog"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -47,16 +48,12 @@ type Base struct {
 	// means no-op, as in most tests.
 	Telemetry *telemetry.Telemetry
 	Health    *telemetry.Health
-
-	// conn holds the connection flags between Register and
-	// ResolveConnection.
-	conn *ConnFlags
 }
 
-// Register adds the common flags to fs. Call ResolveConnection once they
-// are parsed.
-func (b *Base) Register(fs *flag.FlagSet) {
-	b.conn = RegisterConnection(fs, true)
+// Register adds a service's own common flags to fs; the connection flags
+// are RegisterConnection's (global in the CLI), read by
+// ResolveConnection once parsed.
+func (b *Base) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&b.EtcdRequestTimeout, "etcd-request-timeout", store.DefaultRequestTimeout,
 		"give up on an etcd member that has not answered a request in this long (a frozen member): reads are retried on another member, writes by the caller")
 	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "JetStream stream replicas (3 on a NATS cluster)")
@@ -64,13 +61,11 @@ func (b *Base) Register(fs *flag.FlagSet) {
 	fs.StringVar(&b.MetricsAddr, "metrics-addr", b.MetricsAddr, "serve /metrics, /healthz and /readyz on this address (\"\" to disable)")
 }
 
-// ResolveConnection fills NATSURL, Etcd and Credentials from the flags
-// Register added, the environment and the config file (ConnFlags.Resolve).
-func (b *Base) ResolveConnection(getenv func(string) string) error {
-	if b.conn == nil {
-		return errors.AssertionFailedf("ResolveConnection before Register")
-	}
-	c, err := b.conn.Resolve(getenv)
+// ResolveConnection fills NATSURL, Etcd and Credentials from the
+// connection flags, the environment and the config file
+// (ConnFlags.Resolve).
+func (b *Base) ResolveConnection(conn *ConnFlags, getenv func(string) string) error {
+	c, err := conn.Resolve(getenv)
 	if err != nil {
 		return err
 	}

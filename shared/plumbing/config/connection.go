@@ -1,7 +1,7 @@
 package config
 
 import (
-	"flag"
+	"github.com/spf13/pflag"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -77,7 +77,7 @@ var settings = []setting{
 // ConnFlags are the connection flags of one command, registered on its
 // flag set; Resolve reads them after the flags are parsed.
 type ConnFlags struct {
-	fs      *flag.FlagSet
+	fs      *pflag.FlagSet
 	vals    Connection
 	context string
 	etcd    bool
@@ -86,7 +86,7 @@ type ConnFlags struct {
 // RegisterConnection adds the connection flags to fs: the NATS ones
 // always, the etcd ones when withEtcd (services, agents, check), and
 // --context.
-func RegisterConnection(fs *flag.FlagSet, withEtcd bool) *ConnFlags {
+func RegisterConnection(fs *pflag.FlagSet, withEtcd bool) *ConnFlags {
 	f := &ConnFlags{fs: fs, etcd: withEtcd}
 	for _, s := range settings {
 		if s.etcd && !withEtcd {
@@ -120,8 +120,6 @@ func (f *ConnFlags) Resolve(getenv func(string) string) (Connection, error) {
 	if err != nil {
 		return Connection{}, err
 	}
-	set := map[string]bool{}
-	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	for _, s := range settings {
 		if s.etcd && !f.etcd {
 			continue
@@ -135,7 +133,7 @@ func (f *ConnFlags) Resolve(getenv func(string) string) (Connection, error) {
 				*dst = v
 			}
 		}
-		if set[s.flag] {
+		if f.fs.Changed(s.flag) {
 			*dst = *s.field(&f.vals)
 		}
 	}

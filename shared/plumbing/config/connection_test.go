@@ -1,12 +1,13 @@
 package config
 
 import (
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 // writeConfig writes body to a YAML file of its own (a config file, a
@@ -24,7 +25,7 @@ func writeConfig(t *testing.T, body string) string {
 // env (a map) and the config file it names.
 func resolve(t *testing.T, withEtcd bool, env map[string]string, args ...string) (Connection, error) {
 	t.Helper()
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	cf := RegisterConnection(fs, withEtcd)
 	if err := fs.Parse(args); err != nil {
