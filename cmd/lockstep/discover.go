@@ -47,6 +47,9 @@ func (a *app) runDiscover(ctx context.Context, d discoverFlags) error {
 // N simulated GPUs, indices only; otherwise what discovery finds here, which
 // may be no GPUs at all (a CPU node).
 func (a *app) nodeHardware(ctx context.Context, cfg *agent.Config, d discoverFlags, log *slog.Logger) error {
+	if cfg.Node.GPUs < 0 {
+		return usagef("--gpus: %d is negative (0 discovers the GPUs)", cfg.Node.GPUs)
+	}
 	if cfg.Node.GPUs > 0 {
 		cfg.Node.Simulated = true
 		log.Warn("simulated node: --gpus declares GPUs that are not discovered; no CPU or NUMA layout is registered", "gpus", cfg.Node.GPUs)
