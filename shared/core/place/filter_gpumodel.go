@@ -6,9 +6,9 @@ import (
 	"unicode"
 )
 
-// filterGPUModel is the gpuModelFilter's name. (Declared here, not in
+// filterModel is the gpuModelFilter's name. (Declared here, not in
 // registry.go, so that adding the filter there is one line.)
-const filterGPUModel = "gpu-model"
+const filterModel = "gpu-model"
 
 // gpuModelFilter rejects nodes whose GPUs are not the model the gang asks
 // for (gang.gpuType) or have less memory than it needs
@@ -18,7 +18,7 @@ const filterGPUModel = "gpu-model"
 // model to match.
 type gpuModelFilter struct{}
 
-func (gpuModelFilter) Name() string { return filterGPUModel }
+func (gpuModelFilter) Name() string { return filterModel }
 
 func (gpuModelFilter) Filter(cs *cycleState, i int) bool {
 	r := cs.req

@@ -12,9 +12,9 @@ const (
 // A new filter is a file with its type plus one line here and one in
 // stackOrder.
 var registry = map[string]func() filter{
-	filterUp:       func() filter { return upFilter{} },
-	filterDrained:  func() filter { return drainedFilter{} },
-	filterGPUs:     func() filter { return gpusFilter{} },
-	filterBinding:  func() filter { return bindingFilter{} },
-	filterGPUModel: func() filter { return gpuModelFilter{} },
+	filterUp:      func() filter { return upFilter{} },
+	filterDrained: func() filter { return drainedFilter{} },
+	filterGPUs:    func() filter { return gpusFilter{} },
+	filterBinding: func() filter { return bindingFilter{} },
+	filterModel:   func() filter { return gpuModelFilter{} },
 }

@@ -7,9 +7,9 @@ var stackOrder = []string{
 	filterUp,
 	// A draining node keeps its gangs but takes no new ones.
 	filterDrained,
-	filterGPUModel, // static and cheap: the GPU model and memory the gang asks for
 	// The cheap, most selective check: enough free GPUs.
 	filterGPUs,
+	filterModel, // static: the GPU model and memory the gang asks for
 	// Last, the per-NUMA arithmetic: the gang's per-node shape (ranks,
 	// GPUs and cores per rank, closest binding) must fit the free layout.
 	filterBinding,
