@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/core/place"
 )
 
@@ -39,4 +40,28 @@ func hardware(n domain.Node) string {
 		out = strings.TrimSpace("SIMULATED " + out)
 	}
 	return out
+}
+
+// gangHardware is `describe`'s Hardware line: what the spec asks of a
+// node beyond GPU counts — "H100 GPUs of ≥ 80000 MiB, 12 cores per rank,
+// closest binding".
+func gangHardware(g jobspec.Gang) string {
+	var parts []string
+	gpus := "GPUs"
+	if g.GPUType != "" {
+		gpus = clean(g.GPUType) + " GPUs"
+	}
+	if g.MinGPUMemoryMiB > 0 {
+		gpus += fmt.Sprintf(" of ≥ %d MiB", g.MinGPUMemoryMiB)
+	}
+	if g.GPUType != "" || g.MinGPUMemoryMiB > 0 {
+		parts = append(parts, gpus)
+	}
+	if g.CPUsPerTask > 0 {
+		parts = append(parts, fmt.Sprintf("%d cores per rank", g.CPUsPerTask))
+	}
+	if g.GPUBind == "closest" {
+		parts = append(parts, "closest binding (GPUs, cores, memory and NIC on one NUMA node)")
+	}
+	return strings.Join(parts, ", ")
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 )
 
 func TestHardwareCell(t *testing.T) {
@@ -21,5 +22,15 @@ func TestHardwareCell(t *testing.T) {
 		if got := hardware(tc.n); got != tc.want {
 			t.Errorf("%q, want %q", got, tc.want)
 		}
+	}
+}
+
+func TestGangHardwareLine(t *testing.T) {
+	g := jobspec.Gang{GPUType: "H100", MinGPUMemoryMiB: 80000, CPUsPerTask: 12, GPUBind: "closest"}
+	if got, want := gangHardware(g), "H100 GPUs of ≥ 80000 MiB, 12 cores per rank, closest binding (GPUs, cores, memory and NIC on one NUMA node)"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if got := gangHardware(jobspec.Gang{MinGPUMemoryMiB: 1}); got != "GPUs of ≥ 1 MiB" {
+		t.Errorf("%q", got)
 	}
 }
