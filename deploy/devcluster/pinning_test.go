@@ -101,3 +101,49 @@ func ints(t *testing.T, s string) []int {
 	}
 	return out
 }
+
+// With gpuBind closest and no cpusPerTask a rank has no cores of its own,
+// but still runs on its GPU's NUMA node (every core of it, shared).
+func TestClosestWithoutCoresRunsOnTheGPUsNode(t *testing.T) {
+	h := newHarness(t, devcluster.Config{Nodes: 1, GPUsPerNode: 8})
+	out := t.TempDir()
+	id := h.submit(fmt.Sprintf(`{"id":"nocores","gang":{"nodes":1,"gpusPerNode":8,"gpuBind":"closest"},
+		"command":["sh","-c","printf '%%s|%%s|%%s|%%s\n' \"$CUDA_VISIBLE_DEVICES\" \"$LOCKSTEP_CPUS\" \"$(grep Cpus_allowed_list /proc/self/status | cut -f2)\" \"$(grep -m1 -o 'bind:[0-9]*' /proc/self/numa_maps)\" > %s/rank-$RANK"]}`, out))
+	j := h.waitFor(id, 60*time.Second, func(j domain.Job) bool { return j.State.Terminal() })
+	if j.State != domain.StateSucceeded {
+		t.Fatalf("ended %s: %s", j.State, j.Reason)
+	}
+	layout := devcluster.SimulatedNodes(1, 8, 1)[0]
+	for _, r := range j.Placement.Nodes[0].Ranks {
+		raw, err := os.ReadFile(filepath.Join(out, fmt.Sprintf("rank-%d", r.Rank)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Split(strings.TrimSpace(string(raw)), "|")
+		if len(f) != 4 || f[1] != "" {
+			t.Fatalf("rank %d wrote %q", r.Rank, raw)
+		}
+		var home domain.NUMANode
+		for _, d := range layout.NUMA {
+			if slices.Contains(d.GPUs, r.GPUs[0]) {
+				home = d
+			}
+		}
+		if !slices.ContainsFunc(home.CPUs, func(c int) bool { return c < runtime.NumCPU() }) {
+			continue // none of that node's cores on this machine: unpinned
+		}
+		// This machine has NUMA node 0 at least: memory there is bound.
+		if home.ID == 0 && f[3] != "bind:0" {
+			t.Errorf("rank %d (GPU %d) memory policy %q, want bind:0", r.Rank, r.GPUs[0], f[3])
+		}
+		allowed, err := discover.ParseCPUList(f[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range allowed {
+			if !slices.Contains(home.CPUs, c) {
+				t.Errorf("rank %d (GPU %d, NUMA %d) runs on core %d", r.Rank, r.GPUs[0], home.ID, c)
+			}
+		}
+	}
+}

@@ -168,9 +168,10 @@ func (e *executor) start(ctx context.Context, as domain.Assignment, assignRev in
 		if note != "" {
 			_, _ = io.WriteString(cmd.Stderr, note)
 		}
-		// Memory from the NUMA nodes of the rank's cores (with closest
-		// binding, its GPUs' node), as the agent's own layout says.
-		pin := rankPin{cpus: r.CPUs, mems: place.MemoryNodes(e.cfg.Node, r.CPUs)}
+		// Cores and memory as the agent's own layout says (with closest
+		// binding, its GPUs' NUMA node).
+		var pin rankPin
+		pin.cpus, pin.mems = place.Pin(e.cfg.Node, r, as.GPUBind == "closest")
 		p, pinErr, err := e.box.start(cmd, pin)
 		if err != nil {
 			for _, p := range g.procs {

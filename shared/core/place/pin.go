@@ -50,3 +50,25 @@ func MemoryNodes(n domain.Node, cores []int) []int {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// Pin is where a rank runs on its node: the cores of its CPU affinity and
+// the NUMA nodes of its memory (nil: not pinned in that respect). A rank
+// with cores (cpusPerTask) runs on them with memory from their NUMA nodes.
+// A rank of a closest-bound gang without cores runs on every core of its
+// GPUs' NUMA node, shared with the node's other such ranks, with memory
+// from it: Slurm's --gpu-bind=closest never leaves a task unbound from its
+// GPUs' socket either. Otherwise nothing is pinned.
+func Pin(n domain.Node, r domain.Rank, closest bool) (cpus, mems []int) {
+	if len(r.CPUs) > 0 {
+		return r.CPUs, MemoryNodes(n, r.CPUs)
+	}
+	if !closest || len(r.GPUs) == 0 {
+		return nil, nil
+	}
+	for _, d := range n.NUMA {
+		if !slices.ContainsFunc(r.GPUs, func(g int) bool { return !slices.Contains(d.GPUs, g) }) {
+			return slices.Clone(d.CPUs), []int{d.ID}
+		}
+	}
+	return nil, nil // GPUs on several NUMA nodes, or on none the node knows
+}

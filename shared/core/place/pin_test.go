@@ -38,3 +38,27 @@ func TestClosestNICsAndMemoryNodes(t *testing.T) {
 		t.Errorf("no cores: %v", got)
 	}
 }
+
+func TestPin(t *testing.T) {
+	n := domain.Node{GPUs: 4, CPUs: 8, NUMA: []domain.NUMANode{
+		{ID: 0, GPUs: []int{0, 1}, CPUs: []int{0, 1, 2, 3}},
+		{ID: 1, GPUs: []int{2, 3}, CPUs: []int{4, 5, 6, 7}},
+	}}
+	for _, tc := range []struct {
+		r          domain.Rank
+		closest    bool
+		cpus, mems []int
+	}{
+		{domain.Rank{GPUs: []int{2}, CPUs: []int{5}}, true, []int{5}, []int{1}},
+		{domain.Rank{GPUs: []int{2}, CPUs: []int{5}}, false, []int{5}, []int{1}},
+		{domain.Rank{GPUs: []int{2, 3}}, true, []int{4, 5, 6, 7}, []int{1}},
+		{domain.Rank{GPUs: []int{2, 3}}, false, nil, nil},
+		{domain.Rank{GPUs: []int{1, 2}}, true, nil, nil},
+		{domain.Rank{GPUs: []int{9}}, true, nil, nil},
+	} {
+		cpus, mems := place.Pin(n, tc.r, tc.closest)
+		if !reflect.DeepEqual(cpus, tc.cpus) || !reflect.DeepEqual(mems, tc.mems) {
+			t.Errorf("%+v closest %v: cores %v memory %v, want %v %v", tc.r, tc.closest, cpus, mems, tc.cpus, tc.mems)
+		}
+	}
+}
