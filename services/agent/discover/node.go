@@ -12,6 +12,11 @@ import (
 // memory and usable RDMA NICs there. Name, address and labels are the
 // caller's; Simulated is cleared (these GPUs are real).
 //
+// A NUMA node's NICs come in its GPUs' order: first the NIC behind the
+// first GPU's PCIe switch (topo -m), then the second GPU's, …, then the
+// rest (storage ports) in name order, so that the k-th GPU of a NUMA node
+// and its k-th NIC share a switch (place.ClosestNICs relies on it).
+//
 // A GPU whose NUMA node the kernel does not know is on no NUMA node (closest
 // binding never gives it out) unless the machine has only one, which must be
 // its own. A NIC counts when its port is ACTIVE, or its state unknown: a
@@ -42,11 +47,14 @@ func (inv Inventory) FillNode(n *domain.Node) {
 				nd.GPUs = append(nd.GPUs, g.Index)
 			}
 		}
+		var usable []string
 		for _, c := range inv.NICs {
 			if c.NUMANode == d.ID && (c.State == "ACTIVE" || c.State == "UNKNOWN") {
-				nd.NICs = append(nd.NICs, c.Name)
+				usable = append(usable, c.Name)
 			}
 		}
+		nd.NICs = nearFirst(usable, nd.GPUs, inv.GPUs)
+
 		for _, c := range d.CPUs {
 			n.CPUs = max(n.CPUs, c+1)
 		}
@@ -59,6 +67,26 @@ func (inv Inventory) UUIDs() []string {
 	out := make([]string, len(inv.GPUs))
 	for i, g := range inv.GPUs {
 		out[i] = g.UUID
+	}
+	return out
+}
+
+// nearFirst orders usable NICs: each GPU's nearest unused one, in GPU
+// order, then the others as they came.
+func nearFirst(usable []string, gpus []int, all []GPU) []string {
+	var out []string
+	for _, g := range gpus {
+		for _, nic := range all[g].NearNICs {
+			if slices.Contains(usable, nic) && !slices.Contains(out, nic) {
+				out = append(out, nic)
+				break
+			}
+		}
+	}
+	for _, nic := range usable {
+		if !slices.Contains(out, nic) {
+			out = append(out, nic)
+		}
 	}
 	return out
 }

@@ -19,7 +19,9 @@ func TestFillNodeFromFixtures(t *testing.T) {
 		numaNICs [][]string
 	}{
 		{"dgx-h100", 8, 224, "NVIDIA H100 80GB HBM3", 81559, [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}},
-			[][]string{{"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4", "mlx5_5"}, {"mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9", "mlx5_10", "mlx5_11"}}},
+			// Each GPU's own NIC first (topo -m PXB: GPU1–mlx5_3, …), then
+			// the storage ports.
+			[][]string{{"mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_1", "mlx5_2"}, {"mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11", "mlx5_7", "mlx5_8"}}},
 		{"pcie-4x-l40s", 4, 0, "NVIDIA L40S", 46068, nil, nil},
 		{"cpu-only", 0, 40, "", 0, [][]int{{}, {}}, [][]string{nil, nil}},
 	} {

@@ -79,6 +79,14 @@ func TestPinningMatchesGPUBindClosest(t *testing.T) {
 			if (len(nics) > 0) != tc.wantNIC {
 				t.Errorf("%s rank %d: NICs %v", name, r.Rank, nics)
 			}
+			// Each GPU's traffic goes through the NIC behind its own PCIe
+			// switch, where topo -m names one (on the DGX: GPU1 → mlx5_3,
+			// not the storage port mlx5_1).
+			for _, g := range r.GPUs {
+				if near := inv.GPUs[g].NearNICs; len(near) > 0 && !slices.ContainsFunc(near, func(n string) bool { return slices.Contains(nics, n) }) {
+					t.Errorf("%s rank %d: NICs %v, none behind GPU %d's switch (%v)", name, r.Rank, nics, g, near)
+				}
+			}
 			for _, nic := range nics {
 				if i := slices.IndexFunc(inv.NICs, func(n NIC) bool { return n.Name == nic }); i < 0 || inv.NICs[i].NUMANode != numa {
 					t.Errorf("%s rank %d: NIC %s is not on NUMA node %d", name, r.Rank, nic, numa)

@@ -11,9 +11,10 @@ import (
 // nodes its memory comes from. Pure, so the agent and tests share it.
 
 // ClosestNICs returns the RDMA NICs for a rank with these GPUs: for each
-// GPU, the NIC at its GPU's position among the NICs of its NUMA node (on a
-// DGX H100, GPU k and NIC k share a PCIe switch, and both are numbered in
-// bus order), wrapping when a NUMA node has fewer NICs than GPUs. Without
+// GPU, the NIC at its GPU's position among the NICs of its NUMA node
+// (discovery lists a NUMA node's NICs so that its k-th GPU and k-th NIC
+// share a PCIe switch where nvidia-smi topo -m says so: on a DGX H100,
+// GPU1 and mlx5_3), wrapping when a NUMA node has fewer NICs than GPUs. Without
 // NICs on a GPU's NUMA node that GPU adds none: a NIC across the socket
 // link is no better than letting NCCL choose. No duplicates, in the GPUs'
 // order.
