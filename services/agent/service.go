@@ -84,10 +84,10 @@ func (c *Config) Validate() error {
 	case !domain.ValidNodeName(c.Node.Name):
 		return errors.Newf("--name: %q is not a valid node name (at most %d bytes; no dots, slashes, spaces, wildcards or control characters)",
 			c.Node.Name, domain.MaxNameBytes)
-	case c.Node.GPUs < 0 || c.Node.GPUs > 64:
+	case c.Node.Simulated && (c.Node.GPUs < 1 || c.Node.GPUs > 64):
 		return errors.Newf("--gpus: %d is not between 1 and 64", c.Node.GPUs)
-	case c.Node.Simulated && c.Node.GPUs == 0:
-		return errors.New("--gpus: a simulated node needs at least one GPU")
+	case c.Node.GPUs < 0 || c.Node.GPUs > 64:
+		return errors.Newf("gpus: %d discovered, more than the 64 a node may have", c.Node.GPUs)
 	case c.Node.Addr == "":
 		return errors.New("--addr: the address other ranks reach this node at is required")
 	case c.DataDir == "":
