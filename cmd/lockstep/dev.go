@@ -22,7 +22,7 @@ func (a *app) dev(cmd *cobra.Command) runE {
 	fs.StringVar(&cfg.NATSListen, "nats-listen", "127.0.0.1:4222", "NATS client address")
 	fs.StringVar(&cfg.EtcdListen, "etcd-listen", "127.0.0.1:2379", "etcd client address")
 	fs.IntVarP(&cfg.Nodes, "nodes", "N", 8, "simulated nodes")
-	fs.IntVar(&cfg.GPUsPerNode, "gpus-per-node", 8, "simulated GPUs per node")
+	fs.IntVar(&cfg.GPUsPerNode, "gpus-per-node", 8, "GPUs per simulated node; each node is discovered from a simulated DGX H100-like machine (2 × 56 cores with SMT, 2 NUMA nodes, a NIC per GPU)")
 	fs.IntVar(&cfg.Leaves, "leaves", 2, "leaf switches the nodes are spread over")
 	fs.DurationVar(&cfg.NodeTTL, "node-ttl", 0, "node lease TTL (default 10s)")
 	fs.DurationVar(&cfg.LaunchTimeout, "launch-timeout", 0, "launch barrier timeout (default 60s)")

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockstep-dev/lockstep/services/agent"
 	"github.com/lockstep-dev/lockstep/services/agent/discover"
 )
 
@@ -99,5 +103,35 @@ func TestAgentDiscoverRejects(t *testing.T) {
 	}
 	if _, errOut, code := cli(t, "agent", "--discover", "--sysfs-root", bad); code == 0 || !strings.Contains(errOut, "devices/system/cpu/online") {
 		t.Errorf("malformed sysfs: exit %d %s", code, errOut)
+	}
+}
+
+// Serving, the agent registers what discovery finds unless --gpus
+// simulates GPUs; a negative --gpus is a usage error.
+func TestAgentNodeHardware(t *testing.T) {
+	dir := filepath.Join(discoverFixtures, "dgx-h100")
+	d := discoverFlags{sysRoot: filepath.Join(dir, "sys"), smiPath: filepath.Join(dir, "nvidia-smi")}
+	a := &app{}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var cfg agent.Config
+	if err := a.nodeHardware(context.Background(), &cfg, d, log); err != nil {
+		t.Fatal(err)
+	}
+	n := cfg.Node
+	if n.GPUs != 8 || n.CPUs != 224 || n.Simulated || n.GPUModel != "NVIDIA H100 80GB HBM3" || len(n.NUMA) != 2 || len(cfg.GPUUUIDs) != 8 {
+		t.Errorf("registered %+v, UUIDs %v", n, cfg.GPUUUIDs)
+	}
+	sim := agent.Config{}
+	sim.Node.GPUs = 8
+	if err := a.nodeHardware(context.Background(), &sim, d, log); err != nil || !sim.Node.Simulated || sim.Node.NUMA != nil {
+		t.Errorf("--gpus 8: %v %+v", err, sim.Node)
+	}
+	sim.Node.GPUs, sim.Node.Simulated = -1, false
+	if err := a.nodeHardware(context.Background(), &sim, d, log); err == nil || !strings.Contains(err.Error(), "--gpus") {
+		t.Errorf("--gpus -1: %v", err)
+	}
+	bad := discoverFlags{sysRoot: t.TempDir()}
+	if err := a.nodeHardware(context.Background(), &agent.Config{}, bad, log); err == nil || !strings.Contains(err.Error(), "discovering this node's hardware") {
+		t.Errorf("no sysfs: %v", err)
 	}
 }

@@ -185,6 +185,9 @@ func printDescription(w io.Writer, d description) {
 	}
 	fmt.Fprintf(w, "Queue:      %s (priority %d)\n", clean(d.Spec.Queue), d.Spec.Priority)
 	fmt.Fprintf(w, "Gang:       %d nodes × %d GPUs, %d ranks per node\n", d.Spec.Gang.Nodes, d.Spec.Gang.GPUsPerNode, d.Spec.Gang.TasksPerNode)
+	if g := d.Spec.Gang; g.GPUType != "" || g.MinGPUMemoryMiB > 0 || g.CPUsPerTask > 0 || g.GPUBind == "closest" {
+		fmt.Fprintf(w, "Hardware:   %s\n", gangHardware(g))
+	}
 	fmt.Fprintf(w, "Command:    %s\n", clean(strings.Join(d.Spec.Command, " ")))
 	fmt.Fprintf(w, "Attempt:    %d (restarts %d of %d)\n", d.Attempt, d.Restarts, d.MaxRestarts)
 	if d.ExitCode != nil {

@@ -142,7 +142,7 @@ func (a *app) agent(cmd *cobra.Command) runE {
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.Node.Name, "name", host, "node name")
 	fs.StringVar(&cfg.Node.Addr, "addr", host, "address other nodes reach this one at (MASTER_ADDR)")
-	fs.IntVar(&cfg.Node.GPUs, "gpus", 8, "number of GPUs (simulated: indices only)")
+	fs.IntVar(&cfg.Node.GPUs, "gpus", 0, "simulate this many GPUs (indices only; node list says SIMULATED) instead of discovering the node's hardware; 0: discover")
 	fs.StringVar(&cfg.Node.Leaf, "leaf", "", "leaf (ToR) switch label")
 	fs.StringVar(&cfg.Node.Spine, "spine", "", "spine switch label")
 	fs.StringVar(&cfg.Node.Block, "block", "", "block (NVLink domain) label")
@@ -153,14 +153,20 @@ func (a *app) agent(cmd *cobra.Command) runE {
 	fs.StringVar((*string)(&cfg.Containment), "containment", string(agent.ContainAuto), "how rank process trees are contained: auto (a cgroup per rank where possible), cgroup, process (supervisors only)")
 	fs.StringVar(&cfg.MapUnknownUsersTo, "map-unknown-users-to", "", "run the ranks of a job whose owner has no account on this node as this user (e.g. nobody) instead of failing the job here")
 	fs.BoolVar(&cfg.AllowRootRanks, "allow-root-ranks", false, "let ranks of an owner who is root on this node run as root")
+	visible := choice{value: string(agent.VisibleIndex), allowed: []string{string(agent.VisibleIndex), string(agent.VisibleUUID)}}
+	fs.Var(&visible, "visible-devices", "how CUDA_VISIBLE_DEVICES names a rank's GPUs: index or uuid")
 	disc.register(fs)
 	return func(cmd *cobra.Command, _ []string) error {
 		// --discover never connects: it needs no NATS or etcd settings.
 		if disc.discover {
 			return a.runDiscover(cmd.Context(), disc)
 		}
+		cfg.VisibleDevices = agent.VisibleDevices(visible.value)
 		return a.serve(cmd.Context(), b, "agent", func(b config.Base) error {
 			cfg.Base = b
+			if err := a.nodeHardware(cmd.Context(), &cfg, disc, b.Log); err != nil {
+				return err
+			}
 			return agent.Run(cmd.Context(), cfg)
 		})
 	}

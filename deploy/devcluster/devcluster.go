@@ -27,6 +27,8 @@ import (
 
 	"github.com/lockstep-dev/lockstep/services/admission"
 	"github.com/lockstep-dev/lockstep/services/agent"
+	"github.com/lockstep-dev/lockstep/services/agent/discover"
+	"github.com/lockstep-dev/lockstep/services/agent/discover/fake"
 	"github.com/lockstep-dev/lockstep/services/drain"
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/services/placement"
@@ -452,40 +454,51 @@ func (c *Cluster) Stop() {
 }
 
 // SimulatedNodes lays out n nodes of g GPUs over the given number of leaf
-// switches under one spine, each node with 2 NUMA sockets.
+// switches under one spine. Each is what discovery finds on a simulated
+// machine of SimulatedShape(g): the agent code that reads a real node's
+// sysfs and nvidia-smi reads a generated tree and a stub, so a dev node has
+// the CPUs, NUMA nodes and NICs of a real one, and gangs are placed and
+// pinned on it exactly as on metal. Simulated stays set: the GPUs are not
+// there.
 func SimulatedNodes(n, g, leaves int) []domain.Node {
 	perLeaf := (n + leaves - 1) / leaves
 	out := make([]domain.Node, 0, n)
 	for i := range n {
 		name := fmt.Sprintf("node-%02d", i+1)
-		out = append(out, domain.Node{
-			Name: name, Addr: "127.0.0.1", GPUs: g, CPUs: 8 * g,
-			Leaf: fmt.Sprintf("leaf-%d", i/perLeaf+1), Spine: "spine-1",
-			NUMA: simulatedNUMA(g),
-		})
+		node := domain.Node{Name: name, Addr: "127.0.0.1", Leaf: fmt.Sprintf("leaf-%d", i/perLeaf+1), Spine: "spine-1"}
+		inv, err := discoverSimulated(name, SimulatedShape(g))
+		if err != nil {
+			// The shapes are fixed and valid for every g Config allows.
+			panic(errors.Wrapf(err, "simulated node %s", name))
+		}
+		inv.FillNode(&node)
+		node.Simulated = true
+		out = append(out, node)
 	}
 	return out
 }
 
-// simulatedNUMA splits GPUs and cores over two sockets, like a typical
-// 8-GPU server (GPUs 0-3 on socket 0, 4-7 on socket 1).
-func simulatedNUMA(g int) []domain.NUMANode {
-	cores := 8 * g
-	if g < 2 {
-		return []domain.NUMANode{{ID: 0, GPUs: seq(0, g), CPUs: seq(0, cores)}}
+// SimulatedShape is the machine a dev node of g GPUs simulates: a DGX H100
+// (2 sockets × 56 cores with SMT, 2 NUMA nodes, 8 H100 and 8 ConnectX-7
+// NICs, four of each per NUMA node) for g = 8; for other g the same CPUs
+// with g GPUs and g NICs, split over the two NUMA nodes when g is even.
+func SimulatedShape(g int) fake.Shape {
+	s := fake.DGXH100()
+	if g%2 == 0 {
+		s.GPUsPerNUMA, s.NICsPerNUMA = g/2, g/2
+	} else {
+		s.NUMANodes, s.GPUsPerNUMA, s.NICsPerNUMA = 1, g, g
 	}
-	return []domain.NUMANode{
-		{ID: 0, GPUs: seq(0, g/2), CPUs: seq(0, cores/2)},
-		{ID: 1, GPUs: seq(g/2, g), CPUs: seq(cores/2, cores)},
-	}
+	return s
 }
 
-func seq(from, to int) []int {
-	out := make([]int, 0, to-from)
-	for i := from; i < to; i++ {
-		out = append(out, i)
+// discoverSimulated runs discovery over a simulated machine.
+func discoverSimulated(host string, s fake.Shape) (discover.Inventory, error) {
+	m, err := fake.New(host, s)
+	if err != nil {
+		return discover.Inventory{}, err
 	}
-	return out
+	return discover.Discover(context.Background(), m.Sources())
 }
 
 // DefaultDataDir is where `lockstep dev` keeps its state: the user's cache

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
@@ -33,6 +34,11 @@ func checkAssignment(key string, as domain.Assignment, node domain.Node) error {
 		return errors.Newf("owner: %q is not a user name", as.Owner)
 	}
 	used := map[int]bool{}
+	cores := map[int]bool{}
+	for _, c := range place.NodeCPUs(node) {
+		cores[c] = true
+	}
+	usedCores := map[int]bool{}
 	for i, r := range as.Ranks {
 		for _, g := range r.GPUs {
 			if g < 0 || g >= node.GPUs {
@@ -42,6 +48,17 @@ func checkAssignment(key string, as domain.Assignment, node domain.Node) error {
 				return errors.Newf("ranks[%d].gpus: GPU %d given to two ranks", i, g)
 			}
 			used[g] = true
+		}
+		// The cores become the rank's affinity and memory policy: only
+		// this node's own, each to one rank.
+		for _, c := range r.CPUs {
+			if !cores[c] {
+				return errors.Newf("ranks[%d].cpus: core %d is not one of this node's", i, c)
+			}
+			if usedCores[c] {
+				return errors.Newf("ranks[%d].cpus: core %d given to two ranks", i, c)
+			}
+			usedCores[c] = true
 		}
 	}
 	return nil

@@ -11,10 +11,10 @@ import (
 // Forged or malformed assignments are refused, naming the field, before
 // anything runs or a directory is made from the job ID.
 func TestCheckAssignmentNamesTheField(t *testing.T) {
-	node := domain.Node{Name: "n1", GPUs: 2}
+	node := domain.Node{Name: "n1", GPUs: 2, CPUs: 4}
 	good := func() domain.Assignment {
 		return domain.Assignment{JobID: "j1", Attempt: 1, Node: "n1", Command: []string{"true"},
-			Ranks: []domain.Rank{{Rank: 0, GPUs: []int{0}}, {Rank: 1, GPUs: []int{1}}}}
+			Ranks: []domain.Rank{{Rank: 0, GPUs: []int{0}, CPUs: []int{0, 1}}, {Rank: 1, GPUs: []int{1}, CPUs: []int{2, 3}}}}
 	}
 	if err := checkAssignment(store.AssignKey("n1", "j1"), good(), node); err != nil {
 		t.Fatalf("valid assignment refused: %v", err)
@@ -33,6 +33,9 @@ func TestCheckAssignmentNamesTheField(t *testing.T) {
 		{"ranks", "", func(a *domain.Assignment) { a.Ranks = nil }},
 		{"ranks[1].gpus", "", func(a *domain.Assignment) { a.Ranks[1].GPUs = []int{2} }},
 		{"ranks[1].gpus", "", func(a *domain.Assignment) { a.Ranks[1].GPUs = []int{0} }},
+		{"ranks[1].cpus", "", func(a *domain.Assignment) { a.Ranks[1].CPUs = []int{4} }},
+		{"ranks[1].cpus", "", func(a *domain.Assignment) { a.Ranks[1].CPUs = []int{-64} }},
+		{"ranks[1].cpus", "", func(a *domain.Assignment) { a.Ranks[1].CPUs = []int{1} }},
 	} {
 		as := good()
 		c.edit(&as)

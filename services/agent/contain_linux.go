@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -143,8 +144,9 @@ func ownCgroup() (string, error) {
 }
 
 // prepare makes a new rank's token, cgroup and record, before anything of
-// the rank exists.
-func (c *container) prepare() (rankRecord, error) {
+// the rank exists. The cgroup gets pin's cores and memory nodes where the
+// cpuset controller is delegated to the agent.
+func (c *container) prepare(pin rankPin) (rankRecord, error) {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	rec := rankRecord{Token: hex.EncodeToString(b[:])}
@@ -153,12 +155,51 @@ func (c *container) prepare() (rankRecord, error) {
 		if err := mkdirUnder(c.cgParent, rec.Cgroup); err != nil {
 			return rankRecord{}, errors.Wrap(err, "create the rank's cgroup")
 		}
+		if err := c.cpuset(rec.Cgroup, pin); err != nil {
+			// The supervisor's affinity and memory policy pin the rank
+			// anyway (startPinned); the cpuset only makes it binding.
+			c.log.Debug("rank cgroup without a cpuset", "err", err)
+		}
 	}
 	if err := writeFileSync(c.recordPath(rec.Token), mustJSON(rec)); err != nil {
 		c.release(rec, false)
 		return rankRecord{}, errors.Wrap(err, "record the rank")
 	}
 	return rec, nil
+}
+
+// cpuset writes pin into the rank cgroup's cpuset.cpus and cpuset.mems,
+// enabling the cpuset controller below the agent's cgroup first. That works
+// only where it is delegated to the agent (cgroup v2, e.g. systemd's
+// Delegate=yes); elsewhere it fails and changes nothing.
+func (c *container) cpuset(dir string, pin rankPin) error {
+	if len(pin.cpus) == 0 && len(pin.mems) == 0 {
+		return nil
+	}
+	if err := os.WriteFile(filepath.Join(c.cgParent, "cgroup.subtree_control"), []byte("+cpuset"), 0o644); err != nil {
+		return errors.Wrap(err, "enable the cpuset controller")
+	}
+	for file, list := range map[string][]int{"cpuset.cpus": pin.cpus, "cpuset.mems": pin.mems} {
+		if len(list) == 0 {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(cpuList(list)), 0o644); err != nil {
+			return errors.Wrapf(err, "write %s", file)
+		}
+	}
+	return nil
+}
+
+// cpuList writes cores or nodes as a cpuset takes them: "0,1,5".
+func cpuList(xs []int) string {
+	var b strings.Builder
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(x))
+	}
+	return b.String()
 }
 
 // mkdirUnder creates dir in parent, creating parent as needed: the

@@ -139,7 +139,7 @@ func TestSupervisorKeepsTheExitCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for script, want := range map[string]int{"exit 0": 0, "exit 3": 3, "kill -TERM $$": 143} {
-		p, _, err := box.start(exec.Command("sh", "-c", script), nil)
+		p, _, err := box.start(exec.Command("sh", "-c", script), rankPin{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
@@ -150,7 +151,10 @@ func (e *executor) start(ctx context.Context, as domain.Assignment, assignRev in
 	if note != "" {
 		e.log.Warn("working directory unusable; using the attempt's directory", "job", as.JobID, "workdir", as.Workdir, "instead", dir)
 	}
-	setup := rankSetup{as: as, node: e.cfg.Node.Name, acct: acct, natsURL: e.natsURL, sock: e.sock, token: g.token, ackDir: dir}
+	setup := rankSetup{as: as, hw: e.cfg.Node, node: e.cfg.Node.Name, acct: acct, natsURL: e.natsURL, sock: e.sock, token: g.token, ackDir: dir}
+	if e.cfg.VisibleDevices == VisibleUUID {
+		setup.uuids = e.cfg.GPUUUIDs
+	}
 	for _, r := range as.Ranks {
 		cmd := exec.Command(as.Command[0], as.Command[1:]...)
 		cmd.Dir = workdir
@@ -164,7 +168,11 @@ func (e *executor) start(ctx context.Context, as domain.Assignment, assignRev in
 		if note != "" {
 			_, _ = io.WriteString(cmd.Stderr, note)
 		}
-		p, pinErr, err := e.box.start(cmd, r.CPUs)
+		// Cores and memory as the agent's own layout says (with closest
+		// binding, its GPUs' NUMA node).
+		var pin rankPin
+		pin.cpus, pin.mems = place.Pin(e.cfg.Node, r, as.GPUBind == "closest")
+		p, pinErr, err := e.box.start(cmd, pin)
 		if err != nil {
 			for _, p := range g.procs {
 				p.kill()

@@ -3,41 +3,145 @@ package agent
 import (
 	"os/exec"
 	"runtime"
+	"unsafe"
 
 	"github.com/cockroachdb/errors"
 	"golang.org/x/sys/unix"
 )
 
-// startPinned starts a rank already bound to its cores (gpuBind closest /
-// cpusPerTask). A child inherits the affinity of the thread that forks it,
-// so the forking thread takes the rank's mask for the fork and gets its own
-// back after: nothing of the rank runs unpinned, not even the threads its
+// rankPin is where a rank runs: its cores (gpuBind closest / cpusPerTask)
+// and the NUMA nodes its memory comes from (those of its cores). Empty
+// fields pin nothing.
+type rankPin struct {
+	cpus, mems []int
+}
+
+// startPinned starts a rank already bound to its cores and memory nodes,
+// as Slurm's task/affinity does. A child inherits the CPU affinity and the
+// memory policy of the thread that forks it, and keeps both across exec,
+// so the forking thread takes the rank's for the fork and gets its own back
+// after: nothing of the rank runs unpinned, not even the threads its
 // runtime starts first. (Pinning after the start left that window open, and
-// sched_setaffinity on a pid reaches only its main thread.) A mask this
-// machine cannot honour — a simulated node claiming more cores than there
-// are — starts the rank unpinned and says so in pinErr.
-func startPinned(cmd *exec.Cmd, cpus []int) (pinErr, err error) {
-	if len(cpus) == 0 {
+// sched_setaffinity on a pid reaches only its main thread.) A pin this
+// machine cannot honour — a simulated node claiming cores or NUMA nodes
+// there are not — starts the rank unpinned in that respect and says so in
+// pinErr.
+func startPinned(cmd *exec.Cmd, pin rankPin) (pinErr, err error) {
+	if len(pin.cpus) == 0 && len(pin.mems) == 0 {
 		return nil, cmd.Start()
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	var errs []error
+	if len(pin.cpus) > 0 {
+		restore, err := setAffinity(pin.cpus)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			defer func() {
+				if rerr := restore(); rerr != nil {
+					// Not expected (it is the mask this thread had); the
+					// thread then runs other goroutines on fewer cores,
+					// which is slow, not wrong.
+					pinErr = errors.CombineErrors(pinErr, rerr)
+				}
+			}()
+		}
+	}
+	if len(pin.mems) > 0 {
+		restore, err := bindMemory(pin.mems)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			defer func() {
+				if rerr := restore(); rerr != nil {
+					pinErr = errors.CombineErrors(pinErr, rerr)
+				}
+			}()
+		}
+	}
+	for _, e := range errs {
+		pinErr = errors.CombineErrors(pinErr, e)
+	}
+	return pinErr, cmd.Start()
+}
+
+// setAffinity pins the calling (locked) thread to cpus; restore puts its
+// own mask back.
+func setAffinity(cpus []int) (restore func() error, err error) {
 	var own unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &own); err != nil {
-		return errors.Wrap(err, "read the agent thread's cores"), cmd.Start()
+		return nil, errors.Wrap(err, "read the agent thread's cores")
 	}
 	var set unix.CPUSet
 	for _, c := range cpus {
 		set.Set(c)
 	}
 	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		return errors.Wrapf(err, "pin rank to cores %v", cpus), cmd.Start()
+		return nil, errors.Wrapf(err, "pin rank to cores %v", cpus)
 	}
-	err = cmd.Start()
-	if rerr := unix.SchedSetaffinity(0, &own); rerr != nil {
-		// Not expected (it is the mask this thread had); the thread then
-		// runs other goroutines on fewer cores, which is slow, not wrong.
-		pinErr = errors.Wrap(rerr, "restore the agent thread's cores")
+	return func() error {
+		return errors.Wrap(unix.SchedSetaffinity(0, &own), "restore the agent thread's cores")
+	}, nil
+}
+
+// Memory policy modes (linux/mempolicy.h); x/sys/unix does not name them.
+const (
+	mpolDefault = 0
+	mpolBind    = 2
+)
+
+// maxNUMANodes bounds the node masks: Linux's MAX_NUMNODES is at most 1024.
+const maxNUMANodes = 1024
+
+type nodeMask [maxNUMANodes / 64]uint64
+
+// bindMemory binds the calling (locked) thread's future allocations, and so
+// a child's, to the NUMA nodes mems (MPOL_BIND, like numactl --membind and
+// a cpuset's mems); restore puts the thread's own policy back.
+func bindMemory(mems []int) (restore func() error, err error) {
+	var own nodeMask
+	var mode int
+	if err := getMempolicy(&mode, &own); err != nil {
+		return nil, errors.Wrap(err, "read the agent thread's memory policy")
 	}
-	return pinErr, err
+	var mask nodeMask
+	for _, n := range mems {
+		if n < 0 || n >= maxNUMANodes {
+			return nil, errors.Newf("bind rank memory: NUMA node %d is out of range", n)
+		}
+		mask[n/64] |= 1 << (n % 64)
+	}
+	if err := setMempolicy(mpolBind, &mask); err != nil {
+		return nil, errors.Wrapf(err, "bind rank memory to NUMA nodes %v", mems)
+	}
+	return func() error {
+		m := &own
+		if mode == mpolDefault {
+			m = nil
+		}
+		return errors.Wrap(setMempolicy(mode, m), "restore the agent thread's memory policy")
+	}, nil
+}
+
+func setMempolicy(mode int, mask *nodeMask) error {
+	var p unsafe.Pointer
+	var n uintptr
+	if mask != nil {
+		// maxnode counts one past the mask's bits (the kernel drops one).
+		p, n = unsafe.Pointer(mask), maxNUMANodes+1
+	}
+	if _, _, e := unix.Syscall(unix.SYS_SET_MEMPOLICY, uintptr(mode), uintptr(p), n); e != 0 {
+		return e
+	}
+	return nil
+}
+
+func getMempolicy(mode *int, mask *nodeMask) error {
+	var m int32
+	if _, _, e := unix.Syscall6(unix.SYS_GET_MEMPOLICY, uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(mask)), maxNUMANodes+1, 0, 0, 0); e != 0 {
+		return e
+	}
+	*mode = int(m)
+	return nil
 }

@@ -8,13 +8,19 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
 )
 
 // rankSetup is what every rank of one attempt on this node shares.
 type rankSetup struct {
-	as   domain.Assignment
-	node string
-	acct account
+	as domain.Assignment
+	// hw is this node as the agent itself knows it (never the assignment's
+	// word): which NICs are near which GPUs. uuids are its GPUs' UUIDs by
+	// index when CUDA_VISIBLE_DEVICES names GPUs by UUID, else nil.
+	hw    domain.Node
+	uuids []string
+	node  string
+	acct  account
 	// natsURL is the agent's NATS URL without credentials; sock and token
 	// are the ack socket ("" when it is not served) and the attempt's
 	// token; ackDir holds the ranks' ack files.
@@ -43,6 +49,15 @@ func rankEnv(s rankSetup, r domain.Rank) []string {
 		env.AgentSocket, env.AckToken = s.sock, s.token
 	}
 	env.CheckpointAck = ackFile(s.ackDir, r.Rank)
+	env.NICs = place.ClosestNICs(s.hw, r.GPUs)
+	if s.uuids != nil {
+		// checkAssignment kept every GPU index below the node's count,
+		// which Config.Validate made the number of UUIDs.
+		env.GPUIDs = make([]string, len(r.GPUs))
+		for i, g := range r.GPUs {
+			env.GPUIDs[i] = s.uuids[g]
+		}
+	}
 	return env.List()
 }
 

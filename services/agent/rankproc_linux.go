@@ -33,13 +33,13 @@ const killFallback = 3 * time.Second
 
 // start runs rank (Path, Args, Dir, Env, Stdout, Stderr set, and
 // SysProcAttr.Credential to run it as another user) under a supervisor
-// pinned to cpus. Like exec.Cmd.Start, an error means nothing
-// of the rank runs.
-func (c *container) start(rank *exec.Cmd, cpus []int) (p *rankProc, pinErr, err error) {
+// pinned as pin says (its cgroup's cpuset too, where it has one). Like
+// exec.Cmd.Start, an error means nothing of the rank runs.
+func (c *container) start(rank *exec.Cmd, pin rankPin) (p *rankProc, pinErr, err error) {
 	if rank.Err != nil {
 		return nil, nil, rank.Err
 	}
-	rec, err := c.prepare()
+	rec, err := c.prepare(pin)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -83,7 +83,7 @@ func (c *container) start(rank *exec.Cmd, cpus []int) (p *rankProc, pinErr, err 
 		sup.SysProcAttr.UseCgroupFD, sup.SysProcAttr.CgroupFD = true, fd
 	}
 	p.cmd, p.lifeline = sup, lifeW
-	pinErr, err = startPinned(sup, cpus)
+	pinErr, err = startPinned(sup, pin)
 	if err != nil {
 		_ = lifeW.Close()
 		c.release(rec, false)

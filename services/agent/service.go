@@ -50,7 +50,24 @@ type Config struct {
 	// AllowRootRanks lets ranks of an owner that is root on this node run
 	// as root (an agent running as root never does otherwise).
 	AllowRootRanks bool
+	// VisibleDevices is how CUDA_VISIBLE_DEVICES names a rank's GPUs:
+	// VisibleIndex (the default) or VisibleUUID, which needs GPUUUIDs.
+	VisibleDevices VisibleDevices
+	// GPUUUIDs are the node's GPUs' UUIDs by index, as discovery found
+	// them (none on a simulated node).
+	GPUUUIDs []string
 }
+
+// VisibleDevices is how CUDA_VISIBLE_DEVICES names GPUs.
+type VisibleDevices string
+
+const (
+	// VisibleIndex names GPUs by nvidia-smi index, as Slurm does.
+	VisibleIndex VisibleDevices = "index"
+	// VisibleUUID names them by UUID, which stays right where the CUDA
+	// runtime would number GPUs otherwise (CUDA_DEVICE_ORDER unset).
+	VisibleUUID VisibleDevices = "uuid"
+)
 
 // DefaultRetention matches the events stream's age limit: a job's rank
 // logs live as long as its events.
@@ -65,8 +82,10 @@ func (c *Config) Validate() error {
 	case !domain.ValidNodeName(c.Node.Name):
 		return errors.Newf("--name: %q is not a valid node name (at most %d bytes; no dots, slashes, spaces, wildcards or control characters)",
 			c.Node.Name, domain.MaxNameBytes)
-	case c.Node.GPUs < 1 || c.Node.GPUs > 64:
+	case c.Node.Simulated && (c.Node.GPUs < 1 || c.Node.GPUs > 64):
 		return errors.Newf("--gpus: %d is not between 1 and 64", c.Node.GPUs)
+	case c.Node.GPUs < 0 || c.Node.GPUs > 64:
+		return errors.Newf("gpus: %d discovered, more than the 64 a node may have", c.Node.GPUs)
 	case c.Node.Addr == "":
 		return errors.New("--addr: the address other ranks reach this node at is required")
 	case c.DataDir == "":
@@ -83,6 +102,36 @@ func (c *Config) Validate() error {
 	case "", ContainAuto, ContainCgroup, ContainProcess:
 	default:
 		return errors.Newf("--containment: %q is not one of auto, cgroup, process", c.Containment)
+	}
+	switch c.VisibleDevices {
+	case "", VisibleIndex:
+	case VisibleUUID:
+		if len(c.GPUUUIDs) != c.Node.GPUs {
+			return errors.Newf("--visible-devices=uuid: %d GPU UUIDs known for %d GPUs (a simulated node has none)", len(c.GPUUUIDs), c.Node.GPUs)
+		}
+	default:
+		return errors.Newf("--visible-devices: %q is not one of index, uuid", c.VisibleDevices)
+	}
+	return checkLayout(c.Node)
+}
+
+// checkLayout checks the node's NUMA layout against its GPU and core
+// counts: each GPU and core on at most one NUMA node, and in range.
+func checkLayout(n domain.Node) error {
+	gpus, cpus := map[int]bool{}, map[int]bool{}
+	for _, d := range n.NUMA {
+		for _, g := range d.GPUs {
+			if g < 0 || g >= n.GPUs || gpus[g] {
+				return errors.Newf("node layout: GPU %d on NUMA node %d is out of range 0..%d or on two NUMA nodes", g, d.ID, n.GPUs-1)
+			}
+			gpus[g] = true
+		}
+		for _, c := range d.CPUs {
+			if c < 0 || c >= n.CPUs || cpus[c] {
+				return errors.Newf("node layout: core %d on NUMA node %d is out of range 0..%d or on two NUMA nodes", c, d.ID, n.CPUs-1)
+			}
+			cpus[c] = true
+		}
 	}
 	return nil
 }

@@ -216,8 +216,11 @@ func (v *view) refresh(nv *place.NodeView) {
 			taken[c] = true
 		}
 	}
+	// The node's own core lists, not 0..CPUs-1: a discovered node's cores
+	// may have gaps (its agent's cpuset), and a core that does not exist
+	// must never be given out.
 	nv.FreeCPUs = []int{}
-	for c := 0; c < n.CPUs; c++ {
+	for _, c := range place.NodeCPUs(n) {
 		if !taken[c] {
 			nv.FreeCPUs = append(nv.FreeCPUs, c)
 		}

@@ -147,3 +147,22 @@ func TestViewReadsNodesOnlyWhenTheyChange(t *testing.T) {
 		t.Fatalf("node caches read %d times after a node change, want 2", loads)
 	}
 }
+
+// A discovered node's cores may have gaps (its agent's cpuset): the free
+// cores are the node's own NUMA lists minus those held, never 0..CPUs-1.
+func TestViewFreeCoresFromNUMALists(t *testing.T) {
+	n := domain.Node{Name: "n1", Addr: "10.0.0.1", GPUs: 2, CPUs: 12, NUMA: []domain.NUMANode{
+		{ID: 0, GPUs: []int{0}, CPUs: []int{2, 3}}, {ID: 1, GPUs: []int{1}, CPUs: []int{8, 9, 10, 11}},
+	}}
+	v := newView()
+	v.allocChanged(&domain.Allocation{JobID: "j", Placement: domain.Placement{Nodes: []domain.NodePlacement{
+		{Node: "n1", Ranks: []domain.Rank{{GPUs: []int{1}, CPUs: []int{9, 10}}}},
+	}}}, nil)
+	nodes := map[string]domain.Node{store.NodeKey("n1"): n}
+	snap := v.snapshot(Config{}, [3]uint64{1, 1, 1}, func() (map[string]domain.Node, map[string]domain.Node, map[string]domain.NodeState) {
+		return nodes, nodes, nil
+	})
+	if got, want := snap.Nodes[0].FreeCPUs, []int{2, 3, 8, 11}; !reflect.DeepEqual(got, want) {
+		t.Errorf("free cores %v, want %v", got, want)
+	}
+}

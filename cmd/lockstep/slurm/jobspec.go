@@ -33,8 +33,8 @@ var checkpointSignals = map[string]bool{"USR1": true, "USR2": true, "TERM": true
 //
 //	-J/--job-name          name
 //	-N/--nodes             gang.nodes
-//	--gpus-per-node,       gang.gpusPerNode (required: a Lockstep job has GPUs)
-//	  --gres=gpu:N
+//	--gpus-per-node,       gang.gpusPerNode (required: a Lockstep job has GPUs),
+//	  --gres=gpu:[type:]N  and gang.gpuType from the type
 //	-n/--ntasks,           gang.tasksPerNode
 //	  --ntasks-per-node
 //	-c/--cpus-per-task     gang.cpusPerTask
@@ -164,7 +164,12 @@ func (d Directives) gang() (jobspec.Gang, error) {
 		return g, errors.New("no GPUs requested: a Lockstep job needs --gpus-per-node=N or --gres=gpu:N")
 	}
 	if gpus.Type != "" {
-		return g, errors.Newf("%s: GPU types (%s) are not supported; give a count only", gpuOpt, gpus.Type)
+		// Slurm's GRES type names the model, as gang.gpuType does ("h100";
+		// "_" separates words, as in "tesla_v100").
+		if !validGPUType(gpus.Type) {
+			return g, errors.Newf("%s: GPU type %q is not a GPU model (letters, digits, '.', '_' and '-', at most 64)", gpuOpt, gpus.Type)
+		}
+		g.GPUType = gpus.Type
 	}
 	if gpus.Count > maxGPUsPerNode {
 		return g, errors.Newf("%s: %d GPUs per node, more than the %d allowed", gpuOpt, gpus.Count, maxGPUsPerNode)
@@ -223,6 +228,21 @@ func validEnvName(n string) bool {
 		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
 		case c >= '0' && c <= '9' && i > 0:
 		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validGPUType is gang.gpuType's schema pattern, checked here so that a
+// script's type is refused naming its option.
+func validGPUType(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i, r := range s {
+		alnum := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		if !alnum && (i == 0 || (r != '.' && r != '_' && r != '-')) {
 			return false
 		}
 	}

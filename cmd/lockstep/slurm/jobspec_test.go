@@ -85,6 +85,8 @@ func TestJobSpec(t *testing.T) {
 			return s.Gang.Nodes == 1 && s.Gang.TasksPerNode == 1 && s.Gang.GPUsPerNode == 8
 		}},
 		{"--gres=gpu:N", []string{"--gres=gpu:4", "-N3"}, func(s jobspec.Spec) bool { return s.Gang.GPUsPerNode == 4 && s.Gang.Nodes == 3 }},
+		{"--gres=gpu:type:N", []string{"--gres=gpu:h100:8"}, func(s jobspec.Spec) bool { return s.Gang.GPUsPerNode == 8 && s.Gang.GPUType == "h100" }},
+		{"--gpus-per-node=type:N", []string{"--gpus-per-node=tesla_v100:2"}, func(s jobspec.Spec) bool { return s.Gang.GPUType == "tesla_v100" }},
 		{"--ntasks over --nodes", []string{"--gpus-per-node=8", "-N2", "-n16"}, func(s jobspec.Spec) bool { return s.Gang.TasksPerNode == 8 }},
 		{"--ntasks and --ntasks-per-node give nodes", []string{"--gpus-per-node=8", "-n16", "--ntasks-per-node=8"}, func(s jobspec.Spec) bool {
 			return s.Gang.Nodes == 2 && s.Gang.TasksPerNode == 8
@@ -144,8 +146,8 @@ func TestJobSpecErrors(t *testing.T) {
 	}{
 		{nil, "no GPUs requested"},
 		{[]string{"--gpus-per-node=8", "--gres=gpu:8"}, "mutually exclusive"},
-		{[]string{"--gpus-per-node=a100:8"}, "--gpus-per-node: GPU types (a100) are not supported"},
-		{[]string{"--gres=gpu:a100:8"}, "--gres=gpu: GPU types"},
+		{[]string{"--gpus-per-node=a100/x:8"}, "--gpus-per-node: GPU type \"a100/x\" is not a GPU model"},
+		{[]string{"--gres=gpu:_a100:8"}, "--gres=gpu: GPU type"},
 		{[]string{"--gpus-per-node=65"}, "--gpus-per-node: 65 GPUs per node"},
 		{[]string{"--gpus-per-node=8", "-N2", "-n3"}, "--ntasks=3 cannot be spread evenly over --nodes=2"},
 		{[]string{"--gpus-per-node=8", "-N2", "-n8", "--ntasks-per-node=8"}, "--ntasks=8 is not --nodes=2 times --ntasks-per-node=8"},

@@ -205,5 +205,8 @@ func discoverGPUs(ctx context.Context, src Sources, inv *Inventory) error {
 	if inv.GPULinks, err = parseTopo(topo, len(gpus)); err != nil {
 		return err
 	}
+	for i, nics := range parseNearNICs(topo, len(gpus)) {
+		inv.GPUs[i].NearNICs = nics
+	}
 	return nil
 }

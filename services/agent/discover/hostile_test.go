@@ -163,6 +163,9 @@ func FuzzParseTopo(f *testing.F) {
 		if err == nil && len(m) != n {
 			t.Fatalf("%d rows for %d GPUs", len(m), n)
 		}
+		if near := parseNearNICs(out, n); len(near) != n {
+			t.Fatalf("near NICs for %d of %d GPUs", len(near), n)
+		}
 	})
 }
 

@@ -40,6 +40,10 @@ type GPU struct {
 	PCIBusID string `json:"pciBusId"`
 	// NUMANode is -1 when the kernel does not know it.
 	NUMANode int `json:"numaNode"`
+	// NearNICs are the RDMA NICs behind this GPU's own PCIe switch (PIX,
+	// then PXB in nvidia-smi topo -m), the ones its traffic should use;
+	// none when topo -m does not say.
+	NearNICs []string `json:"nearNics,omitempty"`
 }
 
 // NIC is one RDMA device from /sys/class/infiniband.

@@ -85,6 +85,10 @@ type Assignment struct {
 	// as when it runs as root. Empty (a cluster without auth): the ranks run
 	// as the agent's own user, as they always did.
 	Owner string `json:"owner,omitempty"`
+	// GPUBind is the spec's gang.gpuBind ("closest", or "" for none): with
+	// closest, a rank given GPUs but no cores still runs, and takes its
+	// memory, on its GPUs' NUMA node.
+	GPUBind string `json:"gpuBind,omitempty"`
 }
 
 // Claim is the value of a GPU or port claim key.

@@ -30,6 +30,7 @@ func DecodeAssignment(data []byte) (Assignment, error) {
 		c.path("checkpointDir", a.CheckpointDir)
 		c.path("workdir", a.Workdir)
 		c.text("traceParent", a.TraceParent, 256)
+		c.oneOf("gpuBind", a.GPUBind, "", "none", "closest")
 	})
 }
 

@@ -42,7 +42,8 @@ func valid() map[string]any {
 			MasterAddr: "10.0.0.1", MasterPort: 29500, Ranks: p.Nodes[1].Ranks, Command: []string{"python", "train.py"},
 			Env: map[string]string{"EPOCHS": "3"}, RestartCount: 1,
 			Resume:        &domain.CheckpointRef{Step: 1200, Path: "/ckpt/1200", Rank: 0, Attempt: 1, At: at},
-			CheckpointDir: "/ckpt", Workdir: "/home/ada", TraceParent: "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01"},
+			CheckpointDir: "/ckpt", Workdir: "/home/ada", TraceParent: "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01",
+			GPUBind: "closest"},
 		"Allocation": domain.Allocation{JobID: "train-1", Attempt: 2, State: domain.AllocRunning, Placement: p, Lease: 99,
 			ReservedAt: at, LaunchDeadline: at.Add(time.Minute), Started: map[string]bool{"n1": true, "n2": true},
 			Exited: map[string]int{"n1": 0}, NodeEpochs: map[string]int64{"n1": 5, "n2": 6}},
@@ -171,6 +172,7 @@ func badCases(t *testing.T) []badCase {
 		{"Node", patch(t, "Node", map[string]any{"numa": []any{map[string]any{"id": 0, "nics": []string{"mlx5 0"}}}}), "numa.0.nics.0"},
 		{"Claim", []byte(`{"jobId":"a","attempt":0}`), "attempt"},
 		{"Claim", []byte(strings.Repeat(" ", domain.MaxMessageBytes+1)), "bytes, more than"},
+		{"Assignment", patch(t, "Assignment", map[string]any{"gpuBind": "socket"}), `gpuBind: "socket" is not one of`},
 	}
 }
 

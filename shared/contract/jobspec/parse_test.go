@@ -160,6 +160,14 @@ func badSpecs() []badSpec {
 		{"checkpoint dir relative", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"checkpoint":{"dir":"ckpt"}}`, "checkpoint.dir"},
 		{"checkpoint dir dotdot", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"checkpoint":{"dir":"/ckpt/../../root"}}`, `checkpoint.dir: "/ckpt/../../root" has a ".." element`},
 		{"checkpoint dir newline", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"checkpoint":{"dir":"/ckpt\n"}}`, "checkpoint.dir: control character"},
+		{"gpuType empty", `{"gang":{"nodes":1,"gpusPerNode":1,"gpuType":""},"command":["x"]}`, "gang.gpuType"},
+		{"gpuType punctuation only", `{"gang":{"nodes":1,"gpusPerNode":1,"gpuType":"-"},"command":["x"]}`, "gang.gpuType"},
+		{"gpuType newline", `{"gang":{"nodes":1,"gpusPerNode":1,"gpuType":"H100\n"},"command":["x"]}`, "gang.gpuType"},
+		{"gpuType long", `{"gang":{"nodes":1,"gpusPerNode":1,"gpuType":"` + strings.Repeat("H", 65) + `"},"command":["x"]}`, "gang.gpuType"},
+		{"gpuType number", `{"gang":{"nodes":1,"gpusPerNode":1,"gpuType":100},"command":["x"]}`, "gang.gpuType"},
+		{"minGPUMemoryMiB negative", `{"gang":{"nodes":1,"gpusPerNode":1,"minGPUMemoryMiB":-1},"command":["x"]}`, "gang.minGPUMemoryMiB"},
+		{"minGPUMemoryMiB huge", `{"gang":{"nodes":1,"gpusPerNode":1,"minGPUMemoryMiB":1e30},"command":["x"]}`, "gang.minGPUMemoryMiB"},
+		{"minGPUMemoryMiB fraction", `{"gang":{"nodes":1,"gpusPerNode":1,"minGPUMemoryMiB":1.5},"command":["x"]}`, "gang.minGPUMemoryMiB"},
 		{"oversized", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"name":"` + strings.Repeat("a", MaxSpecBytes) + `"}`, "bytes"},
 	}
 }
@@ -183,6 +191,16 @@ func TestParseRejectsBadInput(t *testing.T) {
 				t.Errorf("no field errors in %v", err)
 			}
 		})
+	}
+}
+
+func TestParseGPUModelFields(t *testing.T) {
+	s, err := Parse([]byte(`{"gang":{"nodes":1,"gpusPerNode":8,"gpuType":"H100 80GB","minGPUMemoryMiB":80000},"command":["x"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Gang.GPUType != "H100 80GB" || s.Gang.MinGPUMemoryMiB != 80000 {
+		t.Errorf("%+v", s.Gang)
 	}
 }
 

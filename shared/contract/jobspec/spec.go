@@ -29,6 +29,12 @@ type Gang struct {
 	// GPUBind is "closest" (GPUs and cores of a rank on one NUMA node) or
 	// "none".
 	GPUBind string `json:"gpuBind,omitempty"`
+	// GPUType, when set, restricts the gang to nodes whose GPU model
+	// contains these words, ignoring case ("H100" matches "NVIDIA H100
+	// 80GB HBM3"); MinGPUMemoryMiB, when > 0, to nodes whose every GPU has
+	// at least this much memory.
+	GPUType         string `json:"gpuType,omitempty"`
+	MinGPUMemoryMiB int64  `json:"minGPUMemoryMiB,omitempty"`
 }
 
 // Topology constrains placement over the switch tree.

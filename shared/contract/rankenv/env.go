@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
@@ -29,6 +30,11 @@ type Env struct {
 	NNodes         int
 	// GPUs are CUDA_VISIBLE_DEVICES; CPUs, when any, LOCKSTEP_CPUS.
 	GPUs, CPUs []int
+	// GPUIDs, when set, name the same GPUs by UUID in CUDA_VISIBLE_DEVICES.
+	GPUIDs []string
+	// NICs, when any, are the rank's RDMA devices (NCCL_IB_HCA,
+	// UCX_NET_DEVICES); the spec's env may name others.
+	NICs []string
 
 	JobID        string
 	Attempt      int
@@ -62,13 +68,27 @@ func For(as domain.Assignment, r domain.Rank) Env {
 // repeats Lockstep's value is the one the rank sees (os/exec keeps the
 // last).
 func (e Env) List() []string {
-	env := make([]string, 0, 5+len(e.Spec)+22)
+	env := make([]string, 0, 5+len(e.Spec)+24)
 	env = append(env, Path+"="+e.Path, Home+"="+e.Home, User+"="+e.User, LogName+"="+e.User, Shell+"="+e.Shell)
 	for _, k := range slices.Sorted(maps.Keys(e.Spec)) {
 		env = append(env, k+"="+e.Spec[k])
 	}
 	if len(e.CPUs) > 0 {
 		env = append(env, CPUs+"="+joinInts(e.CPUs))
+	}
+	// Which NICs is tuning, not identity: a spec that names its own keeps
+	// them.
+	if len(e.NICs) > 0 {
+		if _, ok := e.Spec[NCCLIBHCA]; !ok {
+			env = append(env, NCCLIBHCA+"=="+strings.Join(e.NICs, ","))
+		}
+		if _, ok := e.Spec[UCXNetDevices]; !ok {
+			env = append(env, UCXNetDevices+"="+strings.Join(e.NICs, ":1,")+":1")
+		}
+	}
+	visible := joinInts(e.GPUs)
+	if e.GPUIDs != nil {
+		visible = strings.Join(e.GPUIDs, ",")
 	}
 	if e.AgentSocket != "" {
 		env = append(env, AgentSocket+"="+e.AgentSocket, AckToken+"="+e.AckToken)
@@ -92,7 +112,7 @@ func (e Env) List() []string {
 		LocalWorldSize+"="+strconv.Itoa(e.LocalWorldSize),
 		NodeRank+"="+strconv.Itoa(e.NodeRank),
 		NNodes+"="+strconv.Itoa(e.NNodes),
-		CUDAVisibleDevices+"="+joinInts(e.GPUs),
+		CUDAVisibleDevices+"="+visible,
 		JobID+"="+e.JobID,
 		Attempt+"="+strconv.Itoa(e.Attempt),
 		Node+"="+e.Node,

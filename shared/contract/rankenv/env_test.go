@@ -71,3 +71,22 @@ func TestListIsDocumented(t *testing.T) {
 		}
 	}
 }
+
+func TestNICsAndGPUUUIDs(t *testing.T) {
+	env := Env{GPUs: []int{4, 5}, GPUIDs: []string{"GPU-a", "GPU-b"}, NICs: []string{"mlx5_4", "mlx5_5"}}
+	got := strings.Join(env.List(), "\n")
+	for _, kv := range []string{"CUDA_VISIBLE_DEVICES=GPU-a,GPU-b", "NCCL_IB_HCA==mlx5_4,mlx5_5", "UCX_NET_DEVICES=mlx5_4:1,mlx5_5:1"} {
+		if !strings.Contains(got, kv+"\n") {
+			t.Errorf("no %s in\n%s", kv, got)
+		}
+	}
+	// The spec's own NIC choice stands; without NICs neither is set.
+	env.Spec = map[string]string{NCCLIBHCA: "mlx5_9"}
+	if got := env.List(); slices.Contains(got, "NCCL_IB_HCA==mlx5_4,mlx5_5") || !slices.Contains(got, "NCCL_IB_HCA=mlx5_9") {
+		t.Errorf("spec's NCCL_IB_HCA overridden: %q", got)
+	}
+	env.NICs, env.Spec = nil, nil
+	if got := strings.Join(env.List(), "\n"); strings.Contains(got, NCCLIBHCA) || strings.Contains(got, UCXNetDevices) {
+		t.Errorf("NIC variables without NICs: %s", got)
+	}
+}

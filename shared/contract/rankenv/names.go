@@ -15,6 +15,12 @@ const (
 	CUDAVisibleDevices = "CUDA_VISIBLE_DEVICES"
 )
 
+// The NICs a rank should use, as NCCL and UCX read them.
+const (
+	NCCLIBHCA     = "NCCL_IB_HCA"
+	UCXNetDevices = "UCX_NET_DEVICES"
+)
+
 // Lockstep's own variables.
 const (
 	JobID         = "LOCKSTEP_JOB_ID"
@@ -66,7 +72,9 @@ var Vars = []Var{
 	{LocalWorldSize, "ranks on this node (`gang.tasksPerNode`)"},
 	{NodeRank, "this node in the gang, from 0; node rank 0 is `MASTER_ADDR`"},
 	{NNodes, "nodes in the gang (`gang.nodes`)"},
-	{CUDAVisibleDevices, "this rank's GPUs, comma-separated indices; disjoint between ranks of a node"},
+	{CUDAVisibleDevices, "this rank's GPUs, comma-separated indices (UUIDs where the agent runs with `--visible-devices=uuid`); disjoint between ranks of a node"},
+	{NCCLIBHCA, "the RDMA NICs closest to this rank's GPUs, `=mlx5_0,…` (exact names); set only on a node with NICs on those GPUs' NUMA nodes, and the spec's `env` may override it"},
+	{UCXNetDevices, "the same NICs for UCX, `mlx5_0:1,…`; set and overridable as `NCCL_IB_HCA`"},
 	{JobID, "the job's ID"},
 	{Attempt, "the attempt, from 1; every requeue starts a new one"},
 	{Node, "the node's name"},

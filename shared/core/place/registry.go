@@ -16,4 +16,5 @@ var registry = map[string]func() filter{
 	filterDrained: func() filter { return drainedFilter{} },
 	filterGPUs:    func() filter { return gpusFilter{} },
 	filterBinding: func() filter { return bindingFilter{} },
+	filterModel:   func() filter { return gpuModelFilter{} },
 }

@@ -78,9 +78,14 @@ type Request struct {
 	GPUsPerNode  int `json:"gpusPerNode"`
 	TasksPerNode int `json:"tasksPerNode"`
 	// CPUsPerTask cores are given to every rank (Rank.CPUs) when > 0.
-	CPUsPerTask int         `json:"cpusPerTask,omitempty"`
-	GPUBind     Bind        `json:"gpuBind,omitempty"`
-	Topology    Constraints `json:"topology,omitzero"`
+	CPUsPerTask int  `json:"cpusPerTask,omitempty"`
+	GPUBind     Bind `json:"gpuBind,omitempty"`
+	// GPUType, when set, is a GPU model the node's must match
+	// (GPUTypeMatches); MinGPUMemoryMiB, when > 0, the least memory each
+	// of its GPUs must have.
+	GPUType         string      `json:"gpuType,omitempty"`
+	MinGPUMemoryMiB int64       `json:"minGPUMemoryMiB,omitempty"`
+	Topology        Constraints `json:"topology,omitzero"`
 	// WaitSince is when the bounded topology waits (WaitForSwitches,
 	// PreferredWait) started: the first decision that found the gang
 	// placeable only by relaxing a soft constraint, as Slurm's
@@ -108,11 +113,13 @@ func (r Request) WaitEnd(w time.Duration, now time.Time) time.Time {
 func RequestFor(jobID string, s jobspec.Spec) Request {
 	s = s.WithDefaults()
 	r := Request{
-		JobID:        jobID,
-		Nodes:        s.Gang.Nodes,
-		GPUsPerNode:  s.Gang.GPUsPerNode,
-		TasksPerNode: s.Gang.TasksPerNode,
-		CPUsPerTask:  s.Gang.CPUsPerTask,
+		JobID:           jobID,
+		Nodes:           s.Gang.Nodes,
+		GPUsPerNode:     s.Gang.GPUsPerNode,
+		TasksPerNode:    s.Gang.TasksPerNode,
+		CPUsPerTask:     s.Gang.CPUsPerTask,
+		GPUType:         s.Gang.GPUType,
+		MinGPUMemoryMiB: s.Gang.MinGPUMemoryMiB,
 		Topology: Constraints{
 			MaxSwitches:     s.Topology.MaxSwitches,
 			WaitForSwitches: s.Topology.WaitForSwitches.Duration(),
@@ -151,6 +158,10 @@ func (r Request) normalized() (Request, error) {
 		return r, errors.Newf("%d ranks cannot share %d GPUs evenly", r.TasksPerNode, r.GPUsPerNode)
 	case r.CPUsPerTask < 0:
 		return r, errors.Newf("cpusPerTask must not be negative, got %d", r.CPUsPerTask)
+	case r.MinGPUMemoryMiB < 0:
+		return r, errors.Newf("minGPUMemoryMiB must not be negative, got %d", r.MinGPUMemoryMiB)
+	case r.GPUType != "" && len(gpuWords(r.GPUType)) == 0:
+		return r, errors.Newf("gpuType %q has no letters or digits", r.GPUType)
 	case r.GPUBind != BindNone && r.GPUBind != BindClosest:
 		return r, errors.Newf("unknown gpuBind %q (want %q or none)", r.GPUBind, BindClosest)
 	case !r.Topology.Required.valid():

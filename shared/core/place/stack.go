@@ -9,6 +9,7 @@ var stackOrder = []string{
 	filterDrained,
 	// The cheap, most selective check: enough free GPUs.
 	filterGPUs,
+	filterModel, // static: the GPU model and memory the gang asks for
 	// Last, the per-NUMA arithmetic: the gang's per-node shape (ranks,
 	// GPUs and cores per rank, closest binding) must fit the free layout.
 	filterBinding,

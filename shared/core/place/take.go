@@ -65,8 +65,12 @@ func placedCPUs(np domain.NodePlacement) []int {
 	return out
 }
 
-// allCPUs is every core of a node: those its NUMA layout lists, else
-// 0..CPUs-1.
+// NodeCPUs is every core of a node, ascending: those its NUMA layout
+// lists, else 0..CPUs-1. A discovered node's cores may have gaps (an
+// agent's cpuset, offline CPUs), so CPUs alone does not say which exist.
+func NodeCPUs(n domain.Node) []int { return allCPUs(n) }
+
+// allCPUs is NodeCPUs.
 func allCPUs(n domain.Node) []int {
 	var out []int
 	for _, d := range n.NUMA {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -184,7 +185,7 @@ func TestWriteDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	inMemory := discoverMachine(t, pcie4())
-	if onDisk.CPUs != inMemory.CPUs || len(onDisk.GPUs) != 4 || onDisk.GPUs[3] != inMemory.GPUs[3] || len(onDisk.NICs) != 1 {
+	if onDisk.CPUs != inMemory.CPUs || len(onDisk.GPUs) != 4 || !reflect.DeepEqual(onDisk.GPUs[3], inMemory.GPUs[3]) || len(onDisk.NICs) != 1 {
 		t.Errorf("on disk %+v", onDisk)
 	}
 }

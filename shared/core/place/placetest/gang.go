@@ -25,6 +25,12 @@ func (b *GangBuilder) Tasks(n int) *GangBuilder { b.r.TasksPerNode = n; return b
 // CPUs sets cores per rank.
 func (b *GangBuilder) CPUs(n int) *GangBuilder { b.r.CPUsPerTask = n; return b }
 
+// GPUType asks for a GPU model and at least memoryMiB per GPU.
+func (b *GangBuilder) GPUType(model string, memoryMiB int64) *GangBuilder {
+	b.r.GPUType, b.r.MinGPUMemoryMiB = model, memoryMiB
+	return b
+}
+
 // Closest asks for closest GPU/CPU binding.
 func (b *GangBuilder) Closest() *GangBuilder { b.r.GPUBind = place.BindClosest; return b }
 

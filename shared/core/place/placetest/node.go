@@ -29,6 +29,12 @@ func (b *NodeBuilder) GPUs(n int) *NodeBuilder { b.nv.Node.GPUs = n; return b }
 // CPUs sets the core count.
 func (b *NodeBuilder) CPUs(n int) *NodeBuilder { b.nv.Node.CPUs = n; return b }
 
+// GPUModel sets the GPUs' model and memory, as discovery reports them.
+func (b *NodeBuilder) GPUModel(name string, memoryMiB int64) *NodeBuilder {
+	b.nv.Node.GPUModel, b.nv.Node.GPUMemoryMiB = name, memoryMiB
+	return b
+}
+
 // Addr sets the node's address (default: its name).
 func (b *NodeBuilder) Addr(a string) *NodeBuilder { b.nv.Node.Addr = a; return b }
 
