@@ -1,6 +1,7 @@
 package events
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/cockroachdb/errors"
@@ -90,6 +91,14 @@ func (e Event) check() []validate.FieldError {
 	}
 	if len(e.Conflicts) > 1024 {
 		fail("conflicts", "%d entries, more than 1024", len(e.Conflicts))
+	}
+	if len(e.GPUs) > domain.MaxGPUIndex+1 {
+		fail("gpus", "%d entries, more than %d", len(e.GPUs), domain.MaxGPUIndex+1)
+	}
+	for i, g := range e.GPUs {
+		if g < 0 || g > domain.MaxGPUIndex {
+			fail(fmt.Sprintf("gpus.%d", i), "GPU %d is not between 0 and %d", g, domain.MaxGPUIndex)
+		}
 	}
 	if e.Placement != nil {
 		out = append(out, domain.CheckPlacement("placement", *e.Placement)...)

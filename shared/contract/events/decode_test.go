@@ -43,7 +43,9 @@ func goodEvents() map[string]Event {
 	return map[string]Event{
 		"cancelled": cancelled, "refused": refused,
 		"admitted": ForJob(Admitted, job, at), "reserved": reserved, "failed": failed, "rejected": rejected, "draining": draining,
-		"node-up": {Type: NodeUp, Node: "n1", Epoch: 5, Time: at},
+		"node-up":       {Type: NodeUp, Node: "n1", Epoch: 5, Time: at},
+		"gpu-unhealthy": {Type: GPUUnhealthy, Node: "n1", GPUs: []int{3}, Reason: "gpu 3 (GPU-x): 2 uncorrectable ECC errors", Time: at},
+		"gpu-healthy":   {Type: GPUHealthy, Node: "n1", GPUs: []int{3}, Time: at},
 	}
 }
 
@@ -74,6 +76,8 @@ var badEvents = []struct{ name, data, want string }{
 	{"refused-no-reason", `{"type":"refused","jobId":"a","actor":"bob","time":"2026-12-03T06:00:00Z","attempt":1}`, "reason"},
 	{"actor-posing", `{"type":"cancelled","jobId":"a","reason":"x","actor":"lockstep:x.y","time":"2026-12-03T06:00:00Z","attempt":1}`, "actor"},
 	{"bad-owner", `{"type":"admitted","jobId":"a","owner":"Alice Smith","time":"2026-12-03T06:00:00Z","attempt":1}`, "owner"},
+	{"gpu-unhealthy-no-reason", `{"type":"gpu-unhealthy","node":"n1","gpus":[3],"time":"2026-12-03T06:00:00Z","attempt":0}`, "reason"},
+	{"gpu-out-of-range", `{"type":"gpu-unhealthy","node":"n1","gpus":[4096],"reason":"x","time":"2026-12-03T06:00:00Z","attempt":0}`, "gpus.0"},
 	{"bad-queue", `{"type":"admitted","jobId":"a","queue":"../x","time":"2026-12-03T06:00:00Z","attempt":1}`, "queue"},
 }
 

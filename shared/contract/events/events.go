@@ -6,6 +6,8 @@ package events
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +54,11 @@ const (
 	NodeDown    Type = "node-down"
 	NodeDrained Type = "node-drained"
 	NodeResumed Type = "node-resumed"
+	// GPUUnhealthy: the node's agent withdrew GPUs from placement after a
+	// failed health check (reason says why); GPUHealthy: an operator's
+	// node resume returned them.
+	GPUUnhealthy Type = "gpu-unhealthy"
+	GPUHealthy   Type = "gpu-healthy"
 )
 
 // SystemActorPrefix starts the actor of an action Lockstep took itself:
@@ -79,6 +86,9 @@ type Event struct {
 	Placement *domain.Placement `json:"placement,omitempty"`
 	// Epoch distinguishes repeated node events (the registration's lease).
 	Epoch int64 `json:"epoch,omitempty"`
+	// GPUs are the node's GPU indices a gpu-unhealthy or gpu-healthy event
+	// is about.
+	GPUs []int `json:"gpus,omitempty"`
 	// Drain details (draining, checkpointed).
 	Drain      *domain.Drain         `json:"drain,omitempty"`
 	Signal     string                `json:"signal,omitempty"`
@@ -112,6 +122,11 @@ func (e Event) DedupID() string {
 		return fmt.Sprintf("node.%s.%s.%d", e.Node, e.Type, e.Epoch)
 	case NodeDrained, NodeResumed:
 		return fmt.Sprintf("node.%s.%s.%d", e.Node, e.Type, e.Time.UnixNano())
+	case GPUUnhealthy, GPUHealthy:
+		// Time is the withdrawal's (or the resume's) own time, kept in the
+		// node record, so an agent announcing it again after a restart
+		// publishes the same ID.
+		return fmt.Sprintf("node.%s.%s.%s.%d", e.Node, e.Type, gpuList(e.GPUs), e.Time.UnixNano())
 	case Refused:
 		// Each refused request is its own record.
 		return fmt.Sprintf("job.%s.%d.%s.%s.%d", e.JobID, e.Attempt, e.Type, e.Actor, e.Time.UnixNano())
@@ -123,10 +138,23 @@ func (e Event) DedupID() string {
 	return fmt.Sprintf("job.%s.%d.%s", e.JobID, e.Attempt, e.Type)
 }
 
+// gpuList joins GPU indices with dashes ("3-5"; "none" for no GPU): a
+// message-ID token.
+func gpuList(gpus []int) string {
+	if len(gpus) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(gpus))
+	for i, g := range gpus {
+		parts[i] = strconv.Itoa(g)
+	}
+	return strings.Join(parts, "-")
+}
+
 // IsNodeEvent reports whether the event is about a node, not a job.
 func (e Event) IsNodeEvent() bool {
 	switch e.Type {
-	case NodeUp, NodeDown, NodeDrained, NodeResumed:
+	case NodeUp, NodeDown, NodeDrained, NodeResumed, GPUUnhealthy, GPUHealthy:
 		return true
 	}
 	return false
