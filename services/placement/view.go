@@ -199,12 +199,7 @@ func (v *view) rebuild(cfg Config, live, inv map[string]domain.Node, states map[
 func (v *view) refresh(nv *place.NodeView) {
 	n := nv.Node
 	used := v.usedGPUs[n.Name]
-	nv.Free = make([]int, 0, n.GPUs)
-	for g := 0; g < n.GPUs; g++ {
-		if !used[g] {
-			nv.Free = append(nv.Free, g)
-		}
-	}
+	nv.Free = place.FreeGPUs(n, used)
 	nv.FreeCPUs = nil
 	jobs := v.cpus[n.Name]
 	if len(jobs) == 0 {

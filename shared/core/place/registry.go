@@ -4,6 +4,7 @@ package place
 const (
 	filterUp      = "up"
 	filterDrained = "not-drained"
+	filterHealthy = "healthy-gpus"
 	filterGPUs    = "free-gpus"
 	filterBinding = "binding"
 )
@@ -14,6 +15,7 @@ const (
 var registry = map[string]func() filter{
 	filterUp:      func() filter { return upFilter{} },
 	filterDrained: func() filter { return drainedFilter{} },
+	filterHealthy: func() filter { return healthyFilter{} },
 	filterGPUs:    func() filter { return gpusFilter{} },
 	filterBinding: func() filter { return bindingFilter{} },
 	filterModel:   func() filter { return gpuModelFilter{} },

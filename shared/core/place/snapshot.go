@@ -99,6 +99,7 @@ func (s *Snapshot) Clone() *Snapshot {
 func EmptyCluster(nodes map[string]domain.Node) *Snapshot {
 	s := &Snapshot{PortBase: 1, PortCount: 1}
 	for _, n := range nodes {
+		// Withdrawn GPUs count: an operator's resume returns them.
 		s.Nodes = append(s.Nodes, NodeView{Node: n, Free: seq(n.GPUs), Up: true})
 	}
 	s.Sort()

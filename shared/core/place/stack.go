@@ -7,6 +7,8 @@ var stackOrder = []string{
 	filterUp,
 	// A draining node keeps its gangs but takes no new ones.
 	filterDrained,
+	// A node short of free GPUs because health checks withdrew some says so.
+	filterHealthy,
 	// The cheap, most selective check: enough free GPUs.
 	filterGPUs,
 	filterModel, // static: the GPU model and memory the gang asks for

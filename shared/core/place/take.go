@@ -47,7 +47,7 @@ func (s *Snapshot) Release(p domain.Placement) {
 			continue
 		}
 		nv := &s.Nodes[i]
-		nv.Free = union(nv.Free, np.GPUs)
+		nv.Free = union(nv.Free, slices.DeleteFunc(slices.Clone(np.GPUs), func(g int) bool { return withdrawn(nv.Node, g) }))
 		if cpus := placedCPUs(np); len(cpus) > 0 && nv.FreeCPUs != nil {
 			nv.FreeCPUs = union(nv.FreeCPUs, cpus)
 		}

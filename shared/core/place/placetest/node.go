@@ -96,7 +96,7 @@ func (b *NodeBuilder) Obj() place.NodeView {
 	}
 	nv.Free = nil
 	for g := range n.GPUs {
-		if !slices.Contains(b.used, g) {
+		if !slices.Contains(b.used, g) && !n.WithdrawnGPUs()[g] {
 			nv.Free = append(nv.Free, g)
 		}
 	}
