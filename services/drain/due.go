@@ -6,13 +6,17 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/core/lifecycle"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // dueDrains decides, purely, which running gangs must start draining now:
-// those past their time limit and those with a rank on a drained node.
-func dueDrains(running []domain.Job, allocs map[string]domain.Allocation, nodes map[string]domain.NodeState, now time.Time) []domain.DrainRequest {
+// those past their time limit, those with a rank on a drained node and
+// those with a rank on a GPU withdrawn by the node's health checks (live
+// holds the registrations, by node key).
+func dueDrains(running []domain.Job, allocs map[string]domain.Allocation, nodes map[string]domain.NodeState, live map[string]domain.Node, now time.Time) []domain.DrainRequest {
 	var out []domain.DrainRequest
+	due := map[string]bool{}
 	for _, j := range running {
 		if j.State != domain.StateRunning || j.Drain != nil {
 			continue
@@ -24,6 +28,7 @@ func dueDrains(running []domain.Job, allocs map[string]domain.Allocation, nodes 
 			}
 			out = append(out, domain.DrainRequest{JobID: j.ID, Kind: domain.DrainTimeLimit, Then: then,
 				Reason: fmt.Sprintf("time limit of %s reached", limit)})
+			due[j.ID] = true
 			continue
 		}
 		a, ok := allocs[store.AllocKey(j.ID)]
@@ -34,8 +39,24 @@ func dueDrains(running []domain.Job, allocs map[string]domain.Allocation, nodes 
 			if st, ok := nodes[store.NodeStateKey(np.Node)]; ok && st.Drained {
 				out = append(out, domain.DrainRequest{JobID: j.ID, Kind: domain.DrainNode, Then: domain.ThenRequeue,
 					Reason: fmt.Sprintf("node %s drained: %s", np.Node, st.Reason)})
+				due[j.ID] = true
 				break
 			}
+		}
+	}
+	// The allocation cache is keyed by etcd key, the registrations by node
+	// key; the decision wants job IDs and node names.
+	byJob := make(map[string]domain.Allocation, len(allocs))
+	for _, a := range allocs {
+		byJob[a.JobID] = a
+	}
+	byName := make(map[string]domain.Node, len(live))
+	for _, n := range live {
+		byName[n.Name] = n
+	}
+	for _, req := range lifecycle.GPUDrains(running, byJob, byName) {
+		if !due[req.JobID] {
+			out = append(out, req)
 		}
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].JobID < out[b].JobID })

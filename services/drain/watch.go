@@ -33,7 +33,7 @@ func (s *service) watchLoop(ctx context.Context) {
 				s.Log.Warn("drain step failed; will retry", "job", rec.JobID, "err", err)
 			}
 		}
-		for _, req := range dueDrains(s.running.snapshot(), s.allocs.Snapshot(), s.nodeState.Snapshot(), now) {
+		for _, req := range dueDrains(s.running.snapshot(), s.allocs.Snapshot(), s.nodeState.Snapshot(), s.live.Snapshot(), now) {
 			if err := s.startDrain(ctx, req, events.SystemActor("drain")); err != nil {
 				s.Log.Warn("drain not started; will retry", "job", req.JobID, "err", err)
 			}

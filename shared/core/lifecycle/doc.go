@@ -31,4 +31,10 @@
 // (End, a mutator safe to retry under compare-and-set) and the events that
 // announce it (Events): checkpointed when every expected rank acknowledged,
 // then requeued, cancelled or timeout.
+//
+// # GPUDrains (drain)
+//
+// GPUDrains decides which running gangs have a rank on a GPU that its
+// node's health checks withdrew (the live registration's Unhealthy list)
+// and must be checkpoint-drained and requeued, as for a drained node.
 package lifecycle
