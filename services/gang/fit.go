@@ -20,7 +20,8 @@ const (
 	// GPUs a node does not have, a node nobody registered). Placement
 	// never proposes that: the proposal is forged or broken.
 	unfit
-	// unavailable: a node of the placement is down or drained. That can
+	// unavailable: a node of the placement is down or drained, or a GPU of
+	// it withdrawn by health checks. That can
 	// be a race with a node going away after placement decided, so the
 	// job is proposed again (recorded as a conflict).
 	unavailable
@@ -99,11 +100,20 @@ func checkFit(spec jobspec.Spec, p domain.Placement, nodes map[string]nodeView) 
 	// Availability last: a placement that is wrong anyway is refused as
 	// such, not proposed again.
 	for _, np := range p.Nodes {
-		switch v := nodes[np.Node]; {
+		v := nodes[np.Node]
+		switch {
 		case !v.Up:
 			return fitStatus{code: unavailable, reason: fmt.Sprintf("node %s is down", np.Node)}
 		case v.Drained:
 			return fitStatus{code: unavailable, reason: fmt.Sprintf("node %s is drained", np.Node)}
+		}
+		// The registration, not the proposal, says which GPUs health
+		// checks withdrew; placement may have decided before it changed.
+		withdrawn := v.Reg.WithdrawnGPUs()
+		for _, gpu := range np.GPUs {
+			if withdrawn[gpu] {
+				return fitStatus{code: unavailable, reason: fmt.Sprintf("GPU %d of node %s is withdrawn by health checks", gpu, np.Node)}
+			}
 		}
 	}
 	return fitStatus{}

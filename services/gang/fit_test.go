@@ -86,6 +86,16 @@ func TestCheckFit(t *testing.T) {
 			want: unavailable, reason: "node n1 is down"},
 		{name: "node drained", nodes: func(m map[string]nodeView) { v := m["n0"]; v.Drained = true; m["n0"] = v },
 			want: unavailable, reason: "node n0 is drained"},
+		{name: "GPU withdrawn", nodes: func(m map[string]nodeView) {
+			v := m["n1"]
+			v.Reg.Unhealthy = []domain.GPUFault{{GPU: 6, Reason: "gpu 6: fell off the bus"}}
+			m["n1"] = v
+		}, want: unavailable, reason: "GPU 6 of node n1 is withdrawn"},
+		{name: "another GPU withdrawn", nodes: func(m map[string]nodeView) {
+			v := m["n1"]
+			v.Reg.Unhealthy = []domain.GPUFault{{GPU: 0, Reason: "gpu 0: fell off the bus"}}
+			m["n1"] = v
+		}, want: fits},
 		{name: "unfit wins over down", place: func(p *domain.Placement) { p.MasterPort = 1 },
 			nodes: func(m map[string]nodeView) { v := m["n1"]; v.Up = false; m["n1"] = v }, want: unfit},
 	}
