@@ -164,8 +164,14 @@ func TestServerEnforcesThePermissionTable(t *testing.T) {
 	if refused(t, node, nodeErrs, subjects.CheckpointAckFrom("node-1")) {
 		t.Error("node-1 may not forward its ranks' acks")
 	}
+	for _, typ := range []string{"node-up", "gpu-unhealthy", "gpu-healthy"} {
+		if refused(t, node, nodeErrs, subjects.NodeEvent("node-1", typ)) {
+			t.Errorf("node-1 may not announce its own %s", typ)
+		}
+	}
 	for _, subject := range []string{subjects.ReportFrom("node-2"), subjects.Reserve, subjects.SubmitAs("alice"),
-		subjects.CheckpointAckFrom("node-2"), subjects.CheckpointAck} {
+		subjects.CheckpointAckFrom("node-2"), subjects.CheckpointAck,
+		subjects.NodeEvent("node-2", "gpu-unhealthy"), subjects.NodeEvent("node-1", "node-drained"), subjects.NodeEvent("node-1", "node-resumed")} {
 		if !refused(t, node, nodeErrs, subject) {
 			t.Errorf("node-1 published on %s and the server let it", subject)
 		}

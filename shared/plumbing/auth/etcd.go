@@ -36,7 +36,8 @@ const serviceRole = "lockstep-service"
 // Kubernetes' NodeRestriction, may only register itself and report on its
 // own assignments: it writes its liveness and inventory keys and its
 // running keys (running/<node>/, what its ranks keep alive), reads its
-// own assignments and the drain records (to signal its ranks), and
+// own assignments, the drain records (to signal its ranks) and its node
+// state (an operator's resume returns its withdrawn GPUs), and
 // nothing else: no claim, allocation, footprint or assignment, and no key
 // of another node. People reach etcd only through the services, except an
 // admin (lockstep check, recovery).
@@ -55,6 +56,9 @@ func EtcdPermissions(id Identity) (EtcdRole, bool) {
 			{Key: store.NodeRunningPrefix(id.Name), Prefix: true, Write: true},
 			{Key: store.NodeAssignPrefix(id.Name), Prefix: true},
 			{Key: store.DrainsPrefix, Prefix: true},
+			// Its node state, read-only: a resume returns the GPUs its
+			// health checks withdrew.
+			{Key: store.NodeStateKey(id.Name)},
 		}}, true
 	}
 	return EtcdRole{}, false

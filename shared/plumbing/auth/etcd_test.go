@@ -109,6 +109,7 @@ func TestEtcdRolesHoldNodesToTheirOwnKeys(t *testing.T) {
 	val := store.MustJSON(store.Running{JobID: "job-1", Node: "node-1", Attempt: 1, Epoch: int64(lease.ID)})
 	allowed(t, "node-1", []func() error{
 		func() error { _, err := node.Get(ctx, store.DrainsPrefix, clientv3.WithPrefix()); return err },
+		func() error { _, err := node.Get(ctx, store.NodeStateKey("node-1")); return err },
 		func() error {
 			resp, err := node.Txn(ctx).
 				If(clientv3.Compare(clientv3.CreateRevision(store.AssignKey("node-1", "job-1")), "=", assigned.Kvs[0].CreateRevision)).
@@ -157,6 +158,8 @@ func TestEtcdRolesHoldNodesToTheirOwnKeys(t *testing.T) {
 		"read an allocation":               get(store.AllocKey("job-1")),
 		"read a footprint":                 get(store.FootprintKey("job-1")),
 		"read another node's key":          get(store.NodeKey("node-10")),
+		"read another node's state":        get(store.NodeStateKey("node-10")),
+		"read every node's state":          get(store.NodeStatePrefix, clientv3.WithPrefix()),
 		"read the running keys of all":     get(store.RunningPrefix, clientv3.WithPrefix()),
 		"read everything":                  get(store.Prefix, clientv3.WithPrefix()),
 		"attach its key to the reservation": func() error {

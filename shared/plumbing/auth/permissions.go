@@ -81,11 +81,14 @@ func Permissions(id Identity) Rules {
 		return r
 	case RoleNode:
 		// A node reports on its own assignments and its ranks' output, and
-		// forwards its ranks' checkpoint acks. It writes no job record and
-		// proposes nothing.
+		// forwards its ranks' checkpoint acks. It announces itself up and
+		// its GPUs withdrawn or returned, and no other node event: a drain
+		// or a node's loss is the services' to say. It writes no job record
+		// and proposes nothing.
 		return Rules{
 			Pub: []string{
-				subjects.ReportFrom(id.Name), subjects.NodeEvent(id.Name, "*"),
+				subjects.ReportFrom(id.Name), subjects.NodeEvent(id.Name, "node-up"),
+				subjects.NodeEvent(id.Name, "gpu-unhealthy"), subjects.NodeEvent(id.Name, "gpu-healthy"),
 				subjects.LogsAll, subjects.CheckpointAckFrom(id.Name),
 				jsInfo, jsStreamInfo,
 			},
