@@ -30,7 +30,10 @@ func (s *service) handleNodeRequest(ctx context.Context, msg jetstream.Msg, req 
 		}
 		ev = events.Event{Type: events.NodeDrained, Node: req.Node, Reason: req.Reason, Time: now}
 	case subjects.NodeResume:
-		if _, err := s.Etcd.Delete(ctx, store.NodeStateKey(req.Node)); err != nil {
+		// Not deleted: the agent watches its node state, and returns the
+		// GPUs its health checks withdrew before ResumedAt.
+		st := domain.NodeState{Since: now, ResumedAt: now}
+		if _, err := s.Etcd.Put(ctx, store.NodeStateKey(req.Node), store.MustJSON(st)); err != nil {
 			return errors.Wrapf(err, "resume node %s", req.Node)
 		}
 		ev = events.Event{Type: events.NodeResumed, Node: req.Node, Reason: req.Reason, Time: now}

@@ -69,6 +69,9 @@ type NodeState struct {
 	Drained bool      `json:"drained"`
 	Reason  string    `json:"reason,omitempty"`
 	Since   time.Time `json:"since"`
+	// ResumedAt is when an operator last resumed the node: the agent
+	// returns the GPUs its health checks withdrew before then.
+	ResumedAt time.Time `json:"resumedAt,omitzero"`
 }
 
 // NodeRequest is an operator's drain or resume of a node.
