@@ -56,6 +56,8 @@ type Config struct {
 	// GPUUUIDs are the node's GPUs' UUIDs by index, as discovery found
 	// them (none on a simulated node).
 	GPUUUIDs []string
+	// Health turns on GPU health checks (health_loop.go).
+	Health HealthConfig
 }
 
 // VisibleDevices is how CUDA_VISIBLE_DEVICES names GPUs.
@@ -112,6 +114,9 @@ func (c *Config) Validate() error {
 	default:
 		return errors.Newf("--visible-devices: %q is not one of index, uuid", c.VisibleDevices)
 	}
+	if err := c.Health.Validate(); err != nil {
+		return err
+	}
 	return checkLayout(c.Node)
 }
 
@@ -141,6 +146,8 @@ type agent struct {
 	*config.Started
 	cfg  Config
 	exec *executor
+	// health is nil with health checks off.
+	health *healthLoop
 }
 
 // Defaults fills in the settings left zero (config.Start calls it, after
@@ -181,6 +188,11 @@ func Run(ctx context.Context, cfg Config) error {
 			go a.serveAcks(ctx, l)
 		}
 		defer a.exec.stopAll("agent shutting down")
+		if a.health, err = newHealthLoop(cfg, cli, b, log); err != nil {
+			return err
+		}
+		a.health.restore(ctx)
+		go a.health.run(ctx)
 		go a.followDrains(ctx)
 		go a.exec.keepSweeping(ctx)
 
@@ -209,6 +221,7 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 	defer cancel()
 	node := a.cfg.Node
 	node.Epoch = int64(lease.ID)
+	node.Unhealthy = a.health.withdrawn()
 	inv := node
 	inv.Epoch = 0
 	if _, err := a.Etcd.Txn(ectx).Then(
@@ -217,6 +230,8 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 	).Commit(); err != nil {
 		return errors.Wrap(err, "register node")
 	}
+	a.health.registered(lease.ID, node)
+	defer a.health.registered(0, domain.Node{})
 	a.Log.Info("node registered", "epoch", node.Epoch, "gpus", node.GPUs, "leaf", node.Leaf)
 	a.Tel.Metrics.NodeTransitions.Add(ectx, 1, metric.WithAttributes(telemetry.LabelEvent.String("up")))
 	defer a.cfg.Ready("agent", a.Bus, a.Etcd, store.NodeKey(node.Name))()
