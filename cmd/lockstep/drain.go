@@ -169,7 +169,7 @@ func (a *app) nodeList(*cobra.Command) runE {
 			return writeJSON(a.env, nodes)
 		}
 		tw := tabwriter.NewWriter(a.env.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NODE\tSTATE\tGPUS USED/TOTAL\tLEAF\tJOBS\tHARDWARE\tREASON")
+		fmt.Fprintln(tw, "NODE\tSTATE\tGPUS USED/TOTAL\tLEAF\tJOBS\tHARDWARE\tREASON\tUNHEALTHY")
 		for _, n := range nodes {
 			state := "up"
 			switch {
@@ -180,7 +180,7 @@ func (a *app) nodeList(*cobra.Command) runE {
 			case n.State.Drained:
 				state = "drained"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%d\t%s\t%s\n", clean(n.Node.Name), state, n.GPUsUsed, n.Node.GPUs, clean(n.Node.Leaf), len(n.Jobs), hardware(n.Node), clean(n.State.Reason))
+			fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%d\t%s\t%s\t%s\n", clean(n.Node.Name), state, n.GPUsUsed, n.Node.GPUs, clean(n.Node.Leaf), len(n.Jobs), hardware(n.Node), clean(n.State.Reason), unhealthyColumn(n.Node))
 		}
 		return tw.Flush()
 	})

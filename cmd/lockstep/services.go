@@ -156,6 +156,8 @@ func (a *app) agent(cmd *cobra.Command) runE {
 	visible := choice{value: string(agent.VisibleIndex), allowed: []string{string(agent.VisibleIndex), string(agent.VisibleUUID)}}
 	fs.Var(&visible, "visible-devices", "how CUDA_VISIBLE_DEVICES names a rank's GPUs: index or uuid")
 	disc.register(fs)
+	var hf healthFlags
+	hf.register(fs)
 	return func(cmd *cobra.Command, _ []string) error {
 		// --discover never connects: it needs no NATS or etcd settings.
 		if disc.discover {
@@ -167,6 +169,7 @@ func (a *app) agent(cmd *cobra.Command) runE {
 			if err := a.nodeHardware(cmd.Context(), &cfg, disc, b.Log); err != nil {
 				return err
 			}
+			cfg.Health = hf.config(cmd.Context(), disc, cfg.Node, b.Log)
 			return agent.Run(cmd.Context(), cfg)
 		})
 	}
