@@ -83,6 +83,9 @@ type Config struct {
 	// creds, and creds for admin, alice and bob in DataDir/creds. The zero
 	// value runs without auth, as the tests and the load test do.
 	Auth bool
+	// Health turns on the GPU health checks of the named nodes' agents
+	// (FakeHealth gives one a simulated nvidia-smi whose GPUs can be broken).
+	Health map[string]agent.HealthConfig
 }
 
 // Validate checks the shape.
@@ -423,7 +426,7 @@ func (c *Cluster) StartAgent(n domain.Node) {
 		}
 		return agent.Run(ctx, agent.Config{Base: b, Node: n, DataDir: dir, LeaseTTL: c.cfg.NodeTTL, Retention: c.cfg.Retention,
 			// Demo users (alice, bob) rarely have accounts on the machine.
-			MapUnknownUsersTo: "nobody"})
+			MapUnknownUsersTo: "nobody", Health: c.cfg.Health[n.Name]})
 	})
 }
 

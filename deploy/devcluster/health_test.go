@@ -1,0 +1,134 @@
+package devcluster_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/deploy/devcluster"
+	"github.com/lockstep-dev/lockstep/services/agent"
+	"github.com/lockstep-dev/lockstep/services/agent/discover/fake"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
+)
+
+// A GPU of a running 8-GPU gang's node reports uncorrectable ECC errors:
+// the agent withdraws it (gpu-unhealthy, with the reason, on node list),
+// the gang is checkpoint-drained and requeued and never placed on that GPU
+// again; the GPU stays withdrawn once nvidia-smi is clean again, until an
+// operator's node resume returns it (gpu-healthy) and a gang runs on it.
+func TestGPUFaultWithdrawsUntilResume(t *testing.T) {
+	ctx := context.Background()
+	m, err := fake.New("node-01", fake.DGXH100())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := devcluster.FakeHealth(ctx, m, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, devcluster.Config{Nodes: 2, Health: map[string]agent.HealthConfig{"node-01": hc}})
+
+	// Two 8-GPU gangs fill both nodes.
+	gang := func(id string) string {
+		return fmt.Sprintf(`{"id":%q,"gang":{"nodes":1,"gpusPerNode":8},"command":["sleep","300"],"checkpoint":{"gracePeriod":"10s"}}`, id)
+	}
+	first, second := h.submit(gang("first")), h.submit(gang("second"))
+	running := func(j domain.Job) bool { return j.State == domain.StateRunning }
+	victim, other := h.waitFor(first, 30*time.Second, running), h.waitFor(second, 30*time.Second, running)
+	if victim.Placement.Nodes[0].Node != "node-01" {
+		victim, other = other, victim
+	}
+	if victim.Placement.Nodes[0].Node != "node-01" {
+		t.Fatalf("no gang on node-01: %+v %+v", victim.Placement, other.Placement)
+	}
+
+	// GPU 3 breaks.
+	if err := m.SetFault(3, fake.Fault{UncorrectableECC: 2}); err != nil {
+		t.Fatal(err)
+	}
+	ev := h.nodeEvent("node-01", events.GPUUnhealthy)
+	if !slices.Equal(ev.GPUs, []int{3}) || !strings.Contains(ev.Reason, "2 uncorrectable ECC errors") {
+		t.Errorf("gpu-unhealthy event: gpus %v reason %q", ev.GPUs, ev.Reason)
+	}
+	withdrawn := func() []domain.GPUFault {
+		nodes, err := h.cl.Nodes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes {
+			if n.Node.Name == "node-01" {
+				return n.Node.Unhealthy
+			}
+		}
+		t.Fatal("node-01 is not listed")
+		return nil
+	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if fs := withdrawn(); len(fs) != 1 || fs[0].GPU != 3 || !strings.Contains(fs[0].Reason, "uncorrectable ECC") {
+			return fmt.Errorf("node list shows node-01 unhealthy as %+v", fs)
+		}
+		return nil
+	})
+
+	// The gang on it is drained and requeued; with node-02 full and 7 GPUs
+	// left on node-01 it waits.
+	requeued := h.waitEvent(victim.ID, events.Requeued)
+	if !strings.Contains(requeued.Reason, "GPU 3 of node node-01 withdrawn") {
+		t.Errorf("requeued because %q", requeued.Reason)
+	}
+	h.waitFor(victim.ID, 30*time.Second, func(j domain.Job) bool { return j.State == domain.StatePending && j.Attempt == 2 })
+	h.assertNoAssignment("node-01", victim.ID, 2)
+
+	// The GPU is clean again, but stays withdrawn: only a resume returns it.
+	if err := m.SetFault(3, fake.Fault{}); err != nil {
+		t.Fatal(err)
+	}
+	// With node-02 free the requeued gang runs there, not on the GPU.
+	if err := h.cl.Cancel(ctx, other.ID, "make room"); err != nil {
+		t.Fatal(err)
+	}
+	j := h.waitFor(victim.ID, 30*time.Second, func(j domain.Job) bool { return j.State == domain.StateRunning && j.Attempt == 2 })
+	if n := j.Placement.Nodes[0].Node; n != "node-02" {
+		t.Errorf("requeued gang placed on %s", n)
+	}
+	// A gang of 8 cannot use node-01 (7 GPUs); one of 7 can, without GPU 3.
+	eight, seven := h.submit(gang("eight")), h.submit(strings.Replace(gang("seven"), `"gpusPerNode":8`, `"gpusPerNode":7`, 1))
+	s := h.waitFor(seven, 30*time.Second, running)
+	if np := s.Placement.Nodes[0]; np.Node != "node-01" || slices.Contains(np.GPUs, 3) {
+		t.Errorf("7-GPU gang placed on %s GPUs %v", np.Node, np.GPUs)
+	}
+	if fs := withdrawn(); len(fs) != 1 {
+		t.Errorf("a clean poll returned the GPU: %+v", fs)
+	}
+	if j := h.job(eight); j.State != domain.StatePending {
+		t.Errorf("8-GPU gang is %s", j.State)
+	}
+
+	// The operator resumes node-01: GPU 3 is back, announced.
+	if err := h.cl.Cancel(ctx, seven, "make room"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.cl.ResumeNode(ctx, "node-01"); err != nil {
+		t.Fatal(err)
+	}
+	back := h.nodeEvent("node-01", events.GPUHealthy)
+	if !slices.Equal(back.GPUs, []int{3}) {
+		t.Errorf("gpu-healthy event for GPUs %v", back.GPUs)
+	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if fs := withdrawn(); len(fs) != 0 {
+			return fmt.Errorf("still withdrawn: %+v", fs)
+		}
+		return nil
+	})
+	e := h.waitFor(eight, 30*time.Second, running)
+	if np := e.Placement.Nodes[0]; np.Node != "node-01" || !slices.Contains(np.GPUs, 3) {
+		t.Errorf("8-GPU gang placed on %s GPUs %v after the resume", np.Node, np.GPUs)
+	}
+	h.checkInvariants()
+}
