@@ -11,6 +11,7 @@ import (
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
 	"github.com/lockstep-dev/lockstep/services/agent"
 	"github.com/lockstep-dev/lockstep/services/agent/discover/fake"
+	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
@@ -131,4 +132,64 @@ func TestGPUFaultWithdrawsUntilResume(t *testing.T) {
 		t.Errorf("8-GPU gang placed on %s GPUs %v after the resume", np.Node, np.GPUs)
 	}
 	h.checkInvariants()
+}
+
+// With auth on, an agent may announce its own GPUs withdrawn and returned,
+// and read the node state a resume writes.
+func TestAuthClusterGPUHealth(t *testing.T) {
+	ctx := context.Background()
+	m, err := fake.New("node-01", fake.DGXH100())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := devcluster.FakeHealth(ctx, m, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := devcluster.Start(ctx, devcluster.Config{
+		DataDir: openDir(t), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
+		Nodes: 1, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: testenv.FailureLog(t),
+		Auth: true, Health: map[string]agent.HealthConfig{"node-01": hc},
+	})
+	if err != nil {
+		t.Fatalf("start dev cluster with auth: %v", err)
+	}
+	t.Cleanup(c.Stop)
+	cl, err := client.Dial(ctx, c.NATSURL, c.Admin.BusOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	wait := func(typ events.Type) events.Event {
+		var found events.Event
+		testenv.Eventually(t, 15*time.Second, func() error {
+			evs, err := cl.NodeEvents(ctx, "node-01")
+			if err != nil {
+				return err
+			}
+			for _, ev := range evs {
+				if ev.Type == typ {
+					found = ev
+					return nil
+				}
+			}
+			return fmt.Errorf("no %s event", typ)
+		})
+		return found
+	}
+	if err := m.SetFault(5, fake.Fault{Lost: true}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := wait(events.GPUUnhealthy); !slices.Equal(ev.GPUs, []int{5}) || !strings.Contains(ev.Reason, "fell off the bus") {
+		t.Errorf("gpu-unhealthy: %v %q", ev.GPUs, ev.Reason)
+	}
+	if err := m.SetFault(5, fake.Fault{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ResumeNode(ctx, "node-01"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := wait(events.GPUHealthy); !slices.Equal(ev.GPUs, []int{5}) {
+		t.Errorf("gpu-healthy: %v", ev.GPUs)
+	}
 }
