@@ -18,11 +18,13 @@ type healthFlags struct {
 	interval time.Duration
 	program  string
 	timeout  time.Duration
+	kmsg     string
 }
 
 func (h *healthFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&h.interval, "health-interval", 30*time.Second, "poll nvidia-smi (uncorrectable ECC, pending page retirement or row remapping, GPUs fallen off the bus) and run --health-check-program this often; a failing GPU is withdrawn until `lockstep node resume` (0: no health checks)")
 	fs.StringVar(&h.program, "health-check-program", "", "run this program on every health poll, like Slurm's HealthCheckProgram: exit 0 is healthy; otherwise lines \"gpu <index or uuid>: <reason>\" withdraw those GPUs, and without such a line every GPU")
+	fs.StringVar(&h.kmsg, "health-kernel-log", "/dev/kmsg", "read the GPUs' Xid errors from this kernel log device (\"\": none; it needs CAP_SYSLOG where kernel.dmesg_restrict is 1)")
 	fs.DurationVar(&h.timeout, "health-check-timeout", health.DefaultProgramTimeout, "kill --health-check-program after this long (the node's GPUs are then withdrawn)")
 }
 
@@ -55,12 +57,18 @@ func (h *healthFlags) config(ctx context.Context, d discoverFlags, node domain.N
 			cfg.GPUs = append(cfg.GPUs, g)
 		}
 	}
-	if len(cfg.GPUs) > 0 {
-		path := d.smiPath
-		if path == "" {
-			path = "nvidia-smi"
+	if len(cfg.GPUs) == 0 {
+		return cfg
+	}
+	path := d.smiPath
+	if path == "" {
+		path = "nvidia-smi"
+	}
+	cfg.SMI = health.Command(path)
+	if h.kmsg != "" {
+		if cfg.KernelLog, err = health.Kmsg(h.kmsg); err != nil {
+			log.Warn("GPU health: kernel log unreadable, so Xid errors go unseen", "err", err)
 		}
-		cfg.SMI = health.Command(path)
 	}
 	return cfg
 }
