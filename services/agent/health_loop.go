@@ -75,7 +75,11 @@ type healthLoop struct {
 	synced bool // reg.Unhealthy equals faults
 	// pending are announcements not yet published (retried every poll).
 	pending []events.Event
-	kick    chan struct{}
+	// resumeSeen is the node state's ResumedAt as this loop last saw it;
+	// stateSeen is false until it saw one.
+	resumeSeen time.Time
+	stateSeen  bool
+	kick       chan struct{}
 }
 
 func newHealthLoop(cfg Config, cli *clientv3.Client, b *bus.Bus, log *slog.Logger) (*healthLoop, error) {
@@ -125,7 +129,7 @@ func (h *healthLoop) restore(ctx context.Context) {
 		return
 	}
 	st, _ := h.nodeState(ctx)
-	kept, _ := resumed(prev.Unhealthy, st.ResumedAt)
+	kept, cleared := resumed(prev.Unhealthy, st.ResumedAt)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, f := range kept {
@@ -133,6 +137,18 @@ func (h *healthLoop) restore(ctx context.Context) {
 			h.faults = append(h.faults, f)
 		}
 	}
+	if gpus := gpusOf(cleared); len(gpus) > 0 {
+		// Resumed while this agent was away: announce it now.
+		h.pending = append(h.pending, events.Event{Type: events.GPUHealthy, Node: h.node, GPUs: gpus, Time: st.ResumedAt.UTC()})
+	}
+}
+
+func gpusOf(fs []domain.GPUFault) []int {
+	out := make([]int, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, f.GPU)
+	}
+	return out
 }
 
 // withdrawn is what the next registration lists as withdrawn.
@@ -217,18 +233,30 @@ func (h *healthLoop) poll(ctx context.Context) {
 	h.sync(ctx)
 }
 
-// resume returns the GPUs withdrawn no later than the operator's resume.
+// resume returns the GPUs an operator's resume covers. The first node
+// state this loop sees covers the faults withdrawn no later than its
+// ResumedAt (the drain service's clock); every later resume, seen change,
+// covers every fault held, all withdrawn before the agent saw it: a node
+// whose clock runs ahead must not make a resume miss its GPUs.
 func (h *healthLoop) resume(st domain.NodeState) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	kept, cleared := resumed(h.faults, st.ResumedAt)
+	first := !h.stateSeen
+	changed := !st.ResumedAt.Equal(h.resumeSeen)
+	h.stateSeen, h.resumeSeen = true, st.ResumedAt
+	var kept, cleared []domain.GPUFault
+	switch {
+	case first:
+		kept, cleared = resumed(h.faults, st.ResumedAt)
+	case changed && !st.ResumedAt.IsZero():
+		cleared = h.faults
+	}
 	if len(cleared) == 0 {
 		return
 	}
 	h.faults, h.synced = kept, false
-	gpus := make([]int, 0, len(cleared))
+	gpus := gpusOf(cleared)
 	for _, f := range cleared {
-		gpus = append(gpus, f.GPU)
 		for _, g := range h.cfg.GPUs {
 			if g.Index == f.GPU {
 				h.checker.Resume(g.UUID)
