@@ -186,6 +186,35 @@ func TestAuthClusterGPUHealth(t *testing.T) {
 	if err := m.SetFault(5, fake.Fault{}); err != nil {
 		t.Fatal(err)
 	}
+	// A restarted agent, though its GPUs look clean now, registers GPU 5
+	// withdrawn still.
+	c.StopService(devcluster.AgentName("node-01"))
+	c.Start(devcluster.AgentName("node-01"))
+	testenv.Eventually(t, 15*time.Second, func() error {
+		evs, err := cl.NodeEvents(ctx, "node-01")
+		if err != nil {
+			return err
+		}
+		ups := 0
+		for _, ev := range evs {
+			if ev.Type == events.NodeUp {
+				ups++
+			}
+		}
+		if ups < 2 {
+			return fmt.Errorf("%d node-up events", ups)
+		}
+		nodes, err := cl.Nodes(ctx)
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			if n.Node.Name == "node-01" && n.Up && len(n.Node.Unhealthy) == 1 && n.Node.Unhealthy[0].GPU == 5 {
+				return nil
+			}
+		}
+		return fmt.Errorf("node-01 not back up with GPU 5 withdrawn: %+v", nodes)
+	})
 	if err := cl.ResumeNode(ctx, "node-01"); err != nil {
 		t.Fatal(err)
 	}
