@@ -3,6 +3,8 @@ package devcluster_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -220,5 +222,33 @@ func TestAuthClusterGPUHealth(t *testing.T) {
 	}
 	if ev := wait(events.GPUHealthy); !slices.Equal(ev.GPUs, []int{5}) {
 		t.Errorf("gpu-healthy: %v", ev.GPUs)
+	}
+}
+
+// The health-check program withdraws the GPU it names, with its reason.
+func TestHealthCheckProgramWithdrawsTheGPUItNames(t *testing.T) {
+	ctx := context.Background()
+	m, err := fake.New("node-01", fake.DGXH100())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := devcluster.FakeHealth(ctx, m, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	flag := filepath.Join(dir, "broken")
+	hc.Program = filepath.Join(dir, "node-health")
+	script := fmt.Sprintf("#!/bin/sh\nif [ -e %s ]; then echo 'GPU 2: fan stopped'; exit 1; fi\n", flag)
+	if err := os.WriteFile(hc.Program, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, devcluster.Config{Nodes: 1, Health: map[string]agent.HealthConfig{"node-01": hc}})
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ev := h.nodeEvent("node-01", events.GPUUnhealthy)
+	if !slices.Equal(ev.GPUs, []int{2}) || !strings.Contains(ev.Reason, "fan stopped") {
+		t.Errorf("gpu-unhealthy: gpus %v reason %q", ev.GPUs, ev.Reason)
 	}
 }
