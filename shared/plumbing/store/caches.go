@@ -29,7 +29,7 @@ var (
 	// DrainCache mirrors the drains in progress (drains/).
 	DrainCache = cacheOf(DrainsPrefix, shaped[domain.DrainRecord])
 	// NodeStateCache mirrors the operators' node drains (nodestate/).
-	NodeStateCache = cacheOf(NodeStatePrefix, shaped[domain.NodeState])
+	NodeStateCache = cacheOf(NodeStatePrefix, checked(domain.DecodeNodeState))
 )
 
 // cacheOf is the constructor of the caches of one prefix, decoded as T.
