@@ -1,11 +1,21 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
+	"github.com/lockstep-dev/lockstep/deploy/devcluster"
+	"github.com/lockstep-dev/lockstep/services/agent"
+	"github.com/lockstep-dev/lockstep/services/agent/discover/fake"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 func TestUnhealthyColumn(t *testing.T) {
@@ -26,4 +36,56 @@ func TestUnhealthyColumn(t *testing.T) {
 	if utf8.RuneCountInString(got) != maxUnhealthyColumn || !strings.HasSuffix(got, "…") {
 		t.Errorf("not cut to %d: %q", maxUnhealthyColumn, got)
 	}
+}
+
+// `node list` shows a GPU the agent's health checks withdrew, with the
+// reason escaped; `node resume` returns it.
+func TestNodeListShowsWithdrawnGPUs(t *testing.T) {
+	ctx := context.Background()
+	m, err := fake.New("node-01", fake.DGXH100())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := devcluster.FakeHealth(ctx, m, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	hc.Program = filepath.Join(dir, "node-health")
+	// A hostile program: a terminal escape in its reason.
+	if err := os.WriteFile(hc.Program, []byte("#!/bin/sh\necho 'gpu 6: fan \033[2J stopped'; exit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := devcluster.Start(ctx, devcluster.Config{
+		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
+		Nodes: 1, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: slog.New(slog.DiscardHandler),
+		Health: map[string]agent.HealthConfig{"node-01": hc},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	testenv.Eventually(t, 15*time.Second, func() error {
+		out, errOut, code := cli(t, "node", "list", "--nats", c.NATSURL)
+		if code != 0 {
+			return fmt.Errorf("exit %d: %s", code, errOut)
+		}
+		if !strings.Contains(out, "UNHEALTHY") || !strings.Contains(out, `gpu 6 (GPU-`) || !strings.Contains(out, "health-check program: fan") || strings.Contains(out, "\x1b") {
+			return fmt.Errorf("node list:\n%s", out)
+		}
+		return nil
+	})
+	if err := os.WriteFile(hc.Program, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := cli(t, "node", "resume", "node-01", "--nats", c.NATSURL); code != 0 {
+		t.Fatalf("node resume: %s", errOut)
+	}
+	testenv.Eventually(t, 15*time.Second, func() error {
+		out, _, _ := cli(t, "node", "list", "--nats", c.NATSURL)
+		if strings.Contains(out, "gpu 6") {
+			return fmt.Errorf("still withdrawn:\n%s", out)
+		}
+		return nil
+	})
 }
