@@ -60,6 +60,54 @@ func (inv Inventory) FillNode(n *domain.Node) {
 		}
 		n.NUMA = append(n.NUMA, nd)
 	}
+	n.GPUDistance = inv.gpuDistance()
+}
+
+// linkDistance maps topo -m's link kinds onto the registration's.
+var linkDistance = map[LinkKind]int{
+	LinkSelf: domain.LinkSame, LinkNVLink: domain.LinkNVLink, LinkPIX: domain.LinkPIX, LinkPXB: domain.LinkPXB,
+	LinkPHB: domain.LinkPHB, LinkNode: domain.LinkNode, LinkSys: domain.LinkSys,
+}
+
+// gpuDistance is the link matrix by GPU index, for placement to keep one
+// job's GPUs on a node close; nil when topo -m was not read or does not
+// cover every GPU index 0..n-1 once.
+func (inv Inventory) gpuDistance() [][]int {
+	n := len(inv.GPUs)
+	if n == 0 || len(inv.GPULinks) != n {
+		return nil
+	}
+	d := make([][]int, n)
+	for i := range d {
+		d[i] = make([]int, n)
+	}
+	seen := make([]bool, n)
+	for a, ga := range inv.GPUs {
+		if ga.Index < 0 || ga.Index >= n || seen[ga.Index] || len(inv.GPULinks[a]) != n {
+			return nil
+		}
+		seen[ga.Index] = true
+		for b, gb := range inv.GPUs {
+			if gb.Index < 0 || gb.Index >= n {
+				return nil
+			}
+			v, ok := linkDistance[inv.GPULinks.Between(a, b).Kind]
+			if !ok {
+				return nil
+			}
+			d[ga.Index][gb.Index] = v
+		}
+	}
+	// A matrix the registration's checks would refuse (asymmetric, a GPU
+	// "far" from itself) would take the whole node out: leave links out.
+	for a := range d {
+		for b := range d {
+			if d[a][b] != d[b][a] || (d[a][b] == domain.LinkSame) != (a == b) {
+				return nil
+			}
+		}
+	}
+	return d
 }
 
 // UUIDs returns the GPUs' UUIDs by index, for CUDA_VISIBLE_DEVICES by UUID.

@@ -2,6 +2,7 @@ package discover
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -17,13 +18,17 @@ func TestFillNodeFromFixtures(t *testing.T) {
 		memMiB   int64
 		numaGPUs [][]int
 		numaNICs [][]string
+		// dist01 and dist04 are GPU 0's distance to GPUs 1 and (where
+		// there is one) 4, as topo -m says; -1: no matrix.
+		dist01, dist04 int
 	}{
 		{"dgx-h100", 8, 224, "NVIDIA H100 80GB HBM3", 81559, [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}},
 			// Each GPU's own NIC first (topo -m PXB: GPU1–mlx5_3, …), then
 			// the storage ports.
-			[][]string{{"mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_1", "mlx5_2"}, {"mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11", "mlx5_7", "mlx5_8"}}},
-		{"pcie-4x-l40s", 4, 0, "NVIDIA L40S", 46068, nil, nil},
-		{"cpu-only", 0, 40, "", 0, [][]int{{}, {}}, [][]string{nil, nil}},
+			[][]string{{"mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_1", "mlx5_2"}, {"mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11", "mlx5_7", "mlx5_8"}},
+			domain.LinkNVLink, domain.LinkNVLink},
+		{"pcie-4x-l40s", 4, 0, "NVIDIA L40S", 46068, nil, nil, domain.LinkSys, -1},
+		{"cpu-only", 0, 40, "", 0, [][]int{{}, {}}, [][]string{nil, nil}, -1, -1},
 	} {
 		t.Run(tc.shape, func(t *testing.T) {
 			inv, err := Discover(context.Background(), fixture(t, tc.shape))
@@ -57,6 +62,17 @@ func TestFillNodeFromFixtures(t *testing.T) {
 			if seen != tc.gpus {
 				t.Errorf("%d of %d GPUs on a NUMA node", seen, tc.gpus)
 			}
+			switch {
+			case tc.dist01 < 0 && n.GPUDistance != nil:
+				t.Errorf("GPU distances %v on a machine without GPU links", n.GPUDistance)
+			case tc.dist01 >= 0 && (len(n.GPUDistance) != tc.gpus || n.GPUDistance[0][1] != tc.dist01 || n.GPUDistance[0][0] != domain.LinkSame):
+				t.Errorf("GPU distances %v, want GPU 0 to 1 at %d", n.GPUDistance, tc.dist01)
+			case tc.dist04 >= 0 && n.GPUDistance[0][4] != tc.dist04:
+				t.Errorf("GPU 0 to 4 at %d, want %d", n.GPUDistance[0][4], tc.dist04)
+			}
+			if _, err := domain.DecodeNode(mustJSON(t, domain.Node{Name: "n", Addr: "n", GPUs: n.GPUs, GPUDistance: n.GPUDistance})); err != nil {
+				t.Errorf("the registration's checks refuse the distances: %v", err)
+			}
 		})
 	}
 }
@@ -74,4 +90,13 @@ func TestFillNodeEdges(t *testing.T) {
 	if n.GPUModel != "" || n.GPUMemoryMiB != 50 || n.CPUs != 5 || !reflect.DeepEqual(n.NUMA[0].GPUs, []int{0, 1}) || !reflect.DeepEqual(n.NUMA[0].NICs, []string{"mlx5_1"}) {
 		t.Errorf("%+v", n)
 	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

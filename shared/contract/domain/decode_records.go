@@ -80,6 +80,7 @@ func DecodeNode(data []byte) (Node, error) {
 			c.fail("gpuMemoryMiB", "%d is not between 0 and %d", n.GPUMemoryMiB, maxMemoryMiB)
 		}
 		c.faults("unhealthy", n.Unhealthy, n.GPUs)
+		c.distances("gpuDistance", n.GPUDistance, n.GPUs)
 		if len(n.NUMA) > 1024 {
 			c.fail("numa", "%d NUMA nodes, more than 1024", len(n.NUMA))
 			return
@@ -146,6 +147,37 @@ func (c *checker) faults(field string, fs []GPUFault, gpus int) {
 		seen[f.GPU] = true
 		c.required(at+".reason", f.Reason)
 		c.text(at+".reason", f.Reason, MaxReasonBytes)
+	}
+}
+
+// distances checks a GPU distance matrix: none, or one row and column
+// per GPU, zero exactly on the diagonal, symmetric, each a known link.
+func (c *checker) distances(field string, d [][]int, gpus int) {
+	if d == nil {
+		return
+	}
+	if len(d) != gpus {
+		c.fail(field, "%d rows for %d GPUs", len(d), gpus)
+		return
+	}
+	for a, row := range d {
+		if len(row) != gpus {
+			c.fail(fmt.Sprintf("%s.%d", field, a), "%d columns for %d GPUs", len(row), gpus)
+			return
+		}
+	}
+	for a, row := range d {
+		for b, v := range row {
+			at := fmt.Sprintf("%s.%d.%d", field, a, b)
+			switch {
+			case v < LinkSame || v > LinkSys:
+				c.fail(at, "%d is not between %d and %d", v, LinkSame, LinkSys)
+			case (v == LinkSame) != (a == b):
+				c.fail(at, "%d: distance 0 is a GPU to itself, and only that", v)
+			case d[b][a] != v:
+				c.fail(at, "%d, but %d the other way", v, d[b][a])
+			}
+		}
 	}
 }
 

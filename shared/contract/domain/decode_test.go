@@ -48,7 +48,7 @@ func valid() map[string]any {
 			ReservedAt: at, LaunchDeadline: at.Add(time.Minute), Started: map[string]bool{"n1": true, "n2": true},
 			Exited: map[string]int{"n1": 0}, NodeEpochs: map[string]int64{"n1": 5, "n2": 6}},
 		"Node": domain.Node{Name: "n1", Addr: "10.0.0.1", GPUs: 8, CPUs: 64, Leaf: "leaf-1", Spine: "spine-1", Epoch: 5,
-			GPUModel: "NVIDIA H100 80GB HBM3", GPUMemoryMiB: 81559,
+			GPUModel: "NVIDIA H100 80GB HBM3", GPUMemoryMiB: 81559, GPUDistance: pairedGPUs(8),
 			Unhealthy: []domain.GPUFault{{GPU: 3, Reason: "uncorrectable ECC errors: 2", Since: time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)}},
 			NUMA: []domain.NUMANode{{ID: 0, GPUs: []int{0, 1, 2, 3}, CPUs: []int{0, 1, 2, 3}, MemoryMiB: 1031000, NICs: []string{"mlx5_0"}},
 				{ID: 1, GPUs: []int{4, 5, 6, 7}, CPUs: []int{4, 5, 6, 7}}}},
@@ -167,6 +167,8 @@ func badCases(t *testing.T) []badCase {
 		{"Node", patch(t, "Node", map[string]any{"numa": []any{map[string]any{"id": 0, "gpus": []int{8}}}}), "numa.0.gpus.0: GPU 8 is not between 0 and 7"},
 		{"Node", patch(t, "Node", map[string]any{"gpus": -1}), "gpus"},
 		{"Node", patch(t, "Node", map[string]any{"gpuMemoryMiB": -5}), "gpuMemoryMiB: -5 is not between"},
+		{"Node", patch(t, "Node", map[string]any{"gpuDistance": [][]int{{0}}}), "gpuDistance: 1 rows for 8 GPUs"},
+		{"Node", patch(t, "Node", map[string]any{"gpuDistance": asymmetric()}), "gpuDistance.0.1: 1, but 6 the other way"},
 		{"Node", patch(t, "Node", map[string]any{"unhealthy": []any{map[string]any{"gpu": 8, "reason": "x"}}}), "unhealthy.0.gpu: GPU 8 is not between 0 and 7"},
 		{"Node", patch(t, "Node", map[string]any{"unhealthy": []any{map[string]any{"gpu": 1}}}), "unhealthy.0.reason: required"},
 		{"Node", patch(t, "Node", map[string]any{"numa": []any{map[string]any{"id": 0, "nics": []string{"mlx5 0"}}}}), "numa.0.nics.0"},
@@ -193,4 +195,30 @@ func TestDecodersNameTheField(t *testing.T) {
 			t.Errorf("%s: %q does not say %q", tc.decoder, err, tc.want)
 		}
 	}
+}
+
+// pairedGPUs is a PCIe server's GPU distances with NVLink bridges between
+// GPUs 2k and 2k+1 and the rest across the host.
+func pairedGPUs(n int) [][]int {
+	d := make([][]int, n)
+	for a := range d {
+		d[a] = make([]int, n)
+		for b := range d[a] {
+			switch {
+			case a == b:
+				d[a][b] = domain.LinkSame
+			case a/2 == b/2:
+				d[a][b] = domain.LinkNVLink
+			default:
+				d[a][b] = domain.LinkSys
+			}
+		}
+	}
+	return d
+}
+
+func asymmetric() [][]int {
+	d := pairedGPUs(8)
+	d[1][0] = domain.LinkSys
+	return d
 }

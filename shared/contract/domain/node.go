@@ -27,6 +27,11 @@ type Node struct {
 	Block string `json:"block,omitempty"`
 	// NUMA describes which GPUs and CPU cores share a NUMA node.
 	NUMA []NUMANode `json:"numa,omitempty"`
+	// GPUDistance[a][b] is how far GPU a is from GPU b, by the link
+	// between them as `nvidia-smi topo -m` names it: 0 the same GPU, then
+	// the LinkDistance values from NVLink to SYS. Nil when the agent did
+	// not find the links; placement then takes a node's lowest free GPUs.
+	GPUDistance [][]int `json:"gpuDistance,omitempty"`
 	// Unhealthy lists the GPUs the agent's health checks withdrew from
 	// placement; they stay withdrawn until an operator resumes the node.
 	Unhealthy []GPUFault `json:"unhealthy,omitempty"`
@@ -88,3 +93,15 @@ type NodeInfo struct {
 	GPUsUsed int       `json:"gpusUsed"`
 	Jobs     []string  `json:"jobs,omitempty"`
 }
+
+// Link distances of Node.GPUDistance, closest first, as `nvidia-smi topo
+// -m` names the links.
+const (
+	LinkSame   = 0 // X: the GPU itself
+	LinkNVLink = 1 // NV#: bonded NVLinks
+	LinkPIX    = 2 // at most one PCIe bridge
+	LinkPXB    = 3 // several PCIe bridges, no host bridge
+	LinkPHB    = 4 // through a PCIe host bridge (the CPU)
+	LinkNode   = 5 // between host bridges within a NUMA node
+	LinkSys    = 6 // across NUMA nodes
+)

@@ -13,7 +13,9 @@ import (
 // with the least room that holds every rank, else the roomiest first, so
 // that whole NUMA nodes stay free when they can. Without it, GPUs are the
 // lowest free indices, split in order, and cores (when CPUsPerTask > 0)
-// the lowest free cores. Ranks come back in GPU order with LocalRank set;
+// the lowest free cores. Where the node says how its GPUs are linked, the
+// GPUs a node's ranks get are the best-connected free ones (closestGPUs)
+// rather than the lowest. Ranks come back in GPU order with LocalRank set;
 // Rank is left for the caller. The filters guarantee the node fits.
 func bindNode(cs *cycleState, i int) []domain.Rank {
 	r := cs.req
@@ -27,6 +29,7 @@ func bindNode(cs *cycleState, i int) []domain.Rank {
 	if r.GPUBind != BindClosest {
 		gpus := slices.Clone(nv.Free)
 		slices.Sort(gpus)
+		gpus = closestGPUs(gpus, r.TasksPerNode*cs.perRank, nv.Node.GPUDistance)
 		cpus := slices.Clone(freeCPUs)
 		slices.Sort(cpus)
 		for t := range r.TasksPerNode {
@@ -69,6 +72,8 @@ func bindNode(cs *cycleState, i int) []domain.Rank {
 	slices.SortFunc(order, func(a, b dom) int { return cmp.Or(cmp.Compare(a.room, b.room), cmp.Compare(a.idx, b.idx)) })
 	if one := slices.IndexFunc(order, func(d dom) bool { return d.room >= r.TasksPerNode }); one >= 0 {
 		order = order[one : one+1]
+		d := &order[0]
+		d.gpus = closestGPUs(d.gpus, r.TasksPerNode*cs.perRank, nv.Node.GPUDistance)
 	} else {
 		slices.SortFunc(order, func(a, b dom) int { return cmp.Or(cmp.Compare(b.room, a.room), cmp.Compare(a.idx, b.idx)) })
 	}

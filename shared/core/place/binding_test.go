@@ -62,6 +62,21 @@ var bindCases = []bindCase{
 		ranks: []domain.Rank{{GPUs: []int{0}, CPUs: []int{3, 5}}, {GPUs: []int{1}, CPUs: []int{33, 40}}},
 	},
 	{
+		name: "linked GPUs: a 2-GPU rank takes a bridged pair, not the lowest two",
+		node: server("n").PairedGPUs().UsedGPUs(0), gang: pt.MakeGang(1, 2).Tasks(1),
+		ranks: []domain.Rank{{GPUs: []int{2, 3}}},
+	},
+	{
+		name: "linked GPUs, closest binding: the pair on the chosen socket",
+		node: server("n").PairedGPUs().UsedGPUs(0, 5), gang: pt.MakeGang(1, 2).Tasks(2).CPUs(2).Closest(),
+		ranks: []domain.Rank{{GPUs: []int{2}, CPUs: []int{0, 1}}, {GPUs: []int{3}, CPUs: []int{2, 3}}},
+	},
+	{
+		name: "links all alike: the lowest GPUs, as without links",
+		node: server("n").UsedGPUs(0), gang: pt.MakeGang(1, 2).Tasks(1),
+		ranks: []domain.Rank{{GPUs: []int{1, 2}}},
+	},
+	{
 		name: "a node without NUMA information is one NUMA node",
 		node: pt.MakeNode("n").CPUs(8), gang: pt.MakeGang(1, 8).Tasks(2).CPUs(4).Closest(),
 		ranks: []domain.Rank{{GPUs: []int{0, 1, 2, 3}, CPUs: []int{0, 1, 2, 3}}, {GPUs: []int{4, 5, 6, 7}, CPUs: []int{4, 5, 6, 7}}},

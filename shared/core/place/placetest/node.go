@@ -35,6 +35,28 @@ func (b *NodeBuilder) GPUModel(name string, memoryMiB int64) *NodeBuilder {
 	return b
 }
 
+// PairedGPUs links GPUs 2k and 2k+1 by an NVLink bridge and every other
+// pair across the host (SYS), as on a PCIe server with NVLink bridges.
+func (b *NodeBuilder) PairedGPUs() *NodeBuilder {
+	n := b.nv.Node.GPUs
+	d := make([][]int, n)
+	for x := range d {
+		d[x] = make([]int, n)
+		for y := range d[x] {
+			switch {
+			case x == y:
+				d[x][y] = domain.LinkSame
+			case x/2 == y/2:
+				d[x][y] = domain.LinkNVLink
+			default:
+				d[x][y] = domain.LinkSys
+			}
+		}
+	}
+	b.nv.Node.GPUDistance = d
+	return b
+}
+
 // Addr sets the node's address (default: its name).
 func (b *NodeBuilder) Addr(a string) *NodeBuilder { b.nv.Node.Addr = a; return b }
 
