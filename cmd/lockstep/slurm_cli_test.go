@@ -1,0 +1,119 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
+)
+
+// The Slurm commands over a dev cluster: a job submitted with Lockstep's
+// spec shows in squeue, scancel cancels it, sacct reports it cancelled.
+func TestSlurmCommandsSeeAndCancelAJob(t *testing.T) {
+	url := startDevCluster(t)
+	spec := writeFile(t, "long.json", `{"id":"slurm-1","name":"train","gang":{"nodes":2,"gpusPerNode":8},"command":["sleep","300"]}`)
+	if _, errOut, code := cli(t, "submit", spec, "--nats", url); code != 0 {
+		t.Fatal(errOut)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		out, errOut, code := cli(t, "squeue", "-h", "-o", "%i %t", "--nats", url)
+		if code != 0 || out != "slurm-1 R\n" {
+			return fmt.Errorf("squeue -h -o '%%i %%t' = %d %q %q", code, out, errOut)
+		}
+		return nil
+	})
+	out, _, code := cli(t, "squeue", "-o", "%.10i|%-6j|%D|%C|%b|%N|%R", "--nats", url)
+	want := "     JOBID|NAME  |NODES|CPUS|TRES_PER_NODE|NODELIST|NODELIST(REASON)\n" +
+		"   slurm-1|train |2|16|gres/gpu:8|"
+	if code != 0 || !strings.HasPrefix(out, want) {
+		t.Errorf("squeue -o = %d\n%s\nwant prefix\n%s", code, out, want)
+	}
+	if out, _, code := cli(t, "squeue", "-t", "PD", "-h", "--nats", url); code != 0 || out != "" {
+		t.Errorf("squeue -t PD of a running job = %d %q", code, out)
+	}
+	if _, errOut, code := cli(t, "scancel", "--signal=HUP", "slurm-1", "--nats", url); code != 1 || !strings.Contains(errOut, "--signal=HUP cannot be delivered") {
+		t.Errorf("scancel --signal=HUP: %d %q", code, errOut)
+	}
+	if out, errOut, code := cli(t, "scancel", "slurm-1", "--nats", url); code != 0 || out != "" {
+		t.Fatalf("scancel = %d %q %q", code, out, errOut)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		out, errOut, code := cli(t, "sacct", "-j", "slurm-1", "-o", "JobID,State", "--nats", url)
+		want := "       JobID      State \n------------ ---------- \n     slurm-1  CANCELLED \n"
+		if code != 0 || out != want {
+			return fmt.Errorf("sacct -j -o JobID,State = %d\n%s%s", code, out, errOut)
+		}
+		return nil
+	})
+	out, _, code = cli(t, "sacct", "-j", "slurm-1", "-P", "-n", "-o", "jobid,jobname,nnodes,exitcode", "--nats", url)
+	if code != 0 || out != "slurm-1|train|2|0:0\n" {
+		t.Errorf("sacct -P -n = %d %q", code, out)
+	}
+	// Ended, it leaves squeue's default view; -j still shows it.
+	if out, _, _ := cli(t, "squeue", "-h", "--nats", url); out != "" {
+		t.Errorf("squeue after the cancel = %q", out)
+	}
+	if out, _, _ := cli(t, "squeue", "-h", "-j", "slurm-1", "-o", "%i %T", "--nats", url); out != "slurm-1 CANCELLED\n" {
+		t.Errorf("squeue -j after the cancel = %q", out)
+	}
+	if _, errOut, code := cli(t, "scancel", "slurm-1", "--nats", url); code != 1 || !strings.Contains(errOut, "already ended") {
+		t.Errorf("scancel of an ended job = %d %q", code, errOut)
+	}
+}
+
+func TestSlurmCommandLineErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"squeue", "-o", "%y"}, "squeue -o/--format: unknown field %y"},
+		{[]string{"squeue", "-t", "XX"}, `squeue -t/--states: invalid job state "XX"`},
+		{[]string{"squeue", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"scancel"}, "no job identification provided"},
+		{[]string{"scancel", "--signal=NOPE", "1"}, `scancel -s/--signal: unknown signal "NOPE"`},
+		{[]string{"sacct", "-o", "JobID,Bogus"}, `sacct -o/--format: unknown field "Bogus"`},
+		{[]string{"sacct", "-S", "yesterday"}, "sacct -S/--starttime"},
+	} {
+		_, errOut, code := cli(t, tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	// -h is Slurm's --noheader, not help; --help is help.
+	if out, _, code := cli(t, "squeue", "--help"); code != 0 || !strings.Contains(out, "-h, --noheader") {
+		t.Errorf("squeue --help = %d %q", code, out)
+	}
+	if _, errOut, code := cli(t, "sbatch", "job.sh"); code != 1 || !strings.Contains(errOut, "sbatch is not yet supported") {
+		t.Errorf("sbatch: %d %q", code, errOut)
+	}
+}
+
+func TestSlurmShims(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bin")
+	out, errOut, code := cli(t, "slurm-shims", dir, "--target", "/opt/lockstep/bin/lockstep")
+	if code != 0 {
+		t.Fatalf("slurm-shims = %d %q", code, errOut)
+	}
+	for _, name := range slurmNames {
+		if got, err := os.Readlink(filepath.Join(dir, name)); err != nil || got != "/opt/lockstep/bin/lockstep" {
+			t.Errorf("%s -> %q, %v", name, got, err)
+		}
+	}
+	if strings.Count(out, "->") != len(slurmNames) {
+		t.Errorf("output %q", out)
+	}
+	// Again: the links are replaced.
+	if _, errOut, code := cli(t, "slurm-shims", dir, "--target", "/other"); code != 0 {
+		t.Errorf("second slurm-shims = %d %q", code, errOut)
+	}
+	if got := shimArgs("/x/bin/squeue", []string{"-h"}); strings.Join(got, " ") != "squeue -h" {
+		t.Errorf("shimArgs(squeue) = %q", got)
+	}
+	if got := shimArgs("/x/bin/lockstep", []string{"queue"}); strings.Join(got, " ") != "queue" {
+		t.Errorf("shimArgs(lockstep) = %q", got)
+	}
+}
