@@ -32,6 +32,32 @@ func TestSlurmCommandsSeeAndCancelAJob(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, want) {
 		t.Errorf("squeue -o = %d\n%s\nwant prefix\n%s", code, out, want)
 	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sinfo"}, "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n" +
+			"default*     up   infinite      2  alloc node-[01-02]\n"},
+		{[]string{"sinfo", "-N", "-h"}, "node-01       1 default*  alloc \nnode-02       1 default*  alloc \n"},
+		{[]string{"sinfo", "-h", "-o", "%R %D %T %G"}, "default 2 allocated gpu:8\n"},
+		{[]string{"scontrol", "show", "hostnames", "node-[01-02]"}, "node-01\nnode-02\n"},
+		{[]string{"scontrol", "show", "hostlist", "node-01,node-02"}, "node-[01-02]\n"},
+	} {
+		if out, errOut, code := cli(t, append(tc.args, "--nats", url)...); code != 0 || out != tc.want {
+			t.Errorf("%q = %d\n%s%s\nwant\n%s", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	out, _, _ = cli(t, "scontrol", "show", "job", "slurm-1", "--nats", url)
+	for _, want := range []string{"JobId=slurm-1 JobName=train\n", "\n   JobState=RUNNING Reason=None\n", "\n   NodeList=node-[01-02]\n",
+		"\n   NumNodes=2 NumCPUs=16 NumTasks=16 CPUs/Task=1\n", "\n   Command=sleep 300\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scontrol show job lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, _ = cli(t, "scontrol", "show", "node", "node-02", "--nats", url)
+	if !strings.HasPrefix(out, "NodeName=node-02 ") || !strings.Contains(out, "\n   State=ALLOCATED\n") || !strings.Contains(out, "GresUsed=gpu:8") {
+		t.Errorf("scontrol show node node-02:\n%s", out)
+	}
 	if out, _, code := cli(t, "squeue", "-t", "PD", "-h", "--nats", url); code != 0 || out != "" {
 		t.Errorf("squeue -t PD of a running job = %d %q", code, out)
 	}
