@@ -109,9 +109,17 @@ func TestSlurmCommandLineErrors(t *testing.T) {
 			t.Errorf("%q: exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.want)
 		}
 	}
-	// -h is Slurm's --noheader, not help; --help is help.
-	if out, _, code := cli(t, "squeue", "--help"); code != 0 || !strings.Contains(out, "-h, --noheader") {
-		t.Errorf("squeue --help = %d %q", code, out)
+	// squeue's and sinfo's -h is Slurm's --noheader, not help; --help is
+	// help. scancel's, sacct's and scontrol's -h is help, as in Slurm.
+	for _, name := range []string{"squeue", "sinfo"} {
+		if out, _, code := cli(t, name, "--help"); code != 0 || !strings.Contains(out, "-h, --noheader") {
+			t.Errorf("%s --help = %d %q", name, code, out)
+		}
+	}
+	for _, name := range []string{"scancel", "sacct", "scontrol"} {
+		if out, _, code := cli(t, name, "-h"); code != 0 || !strings.Contains(out, "-h, --help") {
+			t.Errorf("%s -h = %d %q", name, code, out)
+		}
 	}
 	if _, errOut, code := cli(t, "sbatch", "job.sh"); code != 1 || !strings.Contains(errOut, "sbatch is not yet supported") {
 		t.Errorf("sbatch: %d %q", code, errOut)

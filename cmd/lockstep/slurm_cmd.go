@@ -55,7 +55,14 @@ func (a *app) slurmCommand(cmd *cobra.Command, fs *pflag.FlagSet, long string, r
 	cmd.DisableFlagParsing = true
 	cmd.Long = long
 	conn := config.RegisterConnection(fs, false)
-	help := fs.Bool("help", false, "show this help")
+	// -h is help unless the command has Slurm's -h (squeue's and sinfo's
+	// --noheader).
+	var help *bool
+	if fs.ShorthandLookup("h") == nil {
+		help = fs.BoolP("help", "h", false, "show this help")
+	} else {
+		help = fs.Bool("help", false, "show this help")
+	}
 	fs.SortFlags = false
 	showHelp := func() {
 		out := cmd.OutOrStdout()
