@@ -91,6 +91,37 @@ func TestSlurmCommandsSeeAndCancelAJob(t *testing.T) {
 	}
 }
 
+// scancel --signal with the job's checkpoint signal is Lockstep's
+// checkpoint: the ranks get it, and the job is requeued (sleep dies of
+// SIGUSR1, which ends the drain at once).
+func TestSlurmScancelSignalCheckpoints(t *testing.T) {
+	url := startDevCluster(t)
+	spec := writeFile(t, "long.json", `{"id":"ckpt-1","gang":{"nodes":1,"gpusPerNode":8},"command":["sleep","300"]}`)
+	if _, errOut, code := cli(t, "submit", spec, "--nats", url); code != 0 {
+		t.Fatal(errOut)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if out, _, _ := cli(t, "squeue", "-h", "-j", "ckpt-1", "-o", "%t", "--nats", url); out != "R\n" {
+			return fmt.Errorf("squeue: %q", out)
+		}
+		return nil
+	})
+	if out, errOut, code := cli(t, "scancel", "--signal=USR1", "ckpt-1", "--nats", url); code != 0 || out != "" {
+		t.Fatalf("scancel --signal=USR1 = %d %q %q", code, out, errOut)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		out, _, _ := cli(t, "scontrol", "show", "job", "ckpt-1", "--nats", url)
+		if !strings.Contains(out, "Restarts=0") || strings.Contains(out, "JobState=CANCELLED") {
+			return fmt.Errorf("not requeued without a restart charged:\n%s", out)
+		}
+		out, _, _ = cli(t, "describe", "ckpt-1", "-o", "json", "--nats", url)
+		if !strings.Contains(out, `"attempt": 2`) {
+			return fmt.Errorf("not requeued: %s", out)
+		}
+		return nil
+	})
+}
+
 func TestSlurmCommandLineErrors(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
