@@ -102,10 +102,19 @@ func (j slurmJob) elapsed(now time.Time) time.Duration {
 	return end.Sub(j.RunningAt)
 }
 
-// timeLimit is squeue's TIME_LIMIT.
+// timeLimit is squeue's TIME_LIMIT (`1:30:00`, as squeue's _print_secs).
 func (j slurmJob) timeLimit() string {
 	if d := j.Spec.TimeLimit.Duration(); d > 0 {
 		return slurm.TimeString(d)
+	}
+	return "UNLIMITED"
+}
+
+// timeLimitLong is scontrol's and sacct's TimeLimit (`01:30:00`, as
+// Slurm's secs2time_str).
+func (j slurmJob) timeLimitLong() string {
+	if d := j.Spec.TimeLimit.Duration(); d > 0 {
+		return slurm.Elapsed(d)
 	}
 	return "UNLIMITED"
 }

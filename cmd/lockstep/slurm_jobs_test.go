@@ -40,15 +40,15 @@ func TestSqueueFields(t *testing.T) {
 	}
 	row := func(j slurmJob) string {
 		var cells []string
-		for _, f := range []string{"JobID", "State", "Elapsed", "NNodes", "AllocTRES", "ExitCode", "AllocCPUS"} {
+		for _, f := range []string{"JobID", "State", "Elapsed", "NNodes", "AllocTRES", "ExitCode", "AllocCPUS", "Timelimit"} {
 			cells = append(cells, sacctField(j, f, now))
 		}
 		return strings.Join(cells, "|")
 	}
 	for j, want := range map[*slurmJob]string{
-		&pending: "p-1|PENDING|00:00:00|2||0:0|0",
-		&running: "r-1|RUNNING|1-02:03:04|2|cpu=48,gres/gpu=16,node=2|0:0|48",
-		&failed:  "f-1|FAILED|00:00:10|2|cpu=48,gres/gpu=16,node=2|3:0|48",
+		&pending: "p-1|PENDING|00:00:00|2||0:0|0|01:30:00",
+		&running: "r-1|RUNNING|1-02:03:04|2|cpu=48,gres/gpu=16,node=2|0:0|48|UNLIMITED",
+		&failed:  "f-1|FAILED|00:00:10|2|cpu=48,gres/gpu=16,node=2|3:0|48|UNLIMITED",
 	} {
 		if got := row(*j); got != want {
 			t.Errorf("sacct %s = %q, want %q", j.ID, got, want)

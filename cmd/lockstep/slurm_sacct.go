@@ -154,7 +154,7 @@ func sacctField(j slurmJob, name string, now time.Time) string {
 	case "Submit":
 		return slurmTime(j.SubmittedAt)
 	case "Timelimit":
-		return j.timeLimit()
+		return j.timeLimitLong()
 	case "Reason":
 		return slurm.Reason(j.Reason)
 	case "Priority":

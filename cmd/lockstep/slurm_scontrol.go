@@ -139,7 +139,7 @@ func printJobRecord(w io.Writer, j slurmJob, now time.Time) {
 		{{"Priority", strconv.Itoa(j.Spec.Priority)}, {"Partition", j.Spec.Queue}},
 		{{"JobState", j.state.Name}, {"Reason", slurm.Reason(j.Reason)}},
 		{{"Requeue", "1"}, {"Restarts", strconv.Itoa(j.Restarts)}, {"ExitCode", j.exitCode()}},
-		{{"RunTime", slurm.Elapsed(j.elapsed(now))}, {"TimeLimit", j.timeLimit()}},
+		{{"RunTime", slurm.Elapsed(j.elapsed(now))}, {"TimeLimit", j.timeLimitLong()}},
 		{{"SubmitTime", slurmTime(j.SubmittedAt)}, {"StartTime", slurmTimeOr(j.RunningAt, "Unknown")}, {"EndTime", end}},
 		{{"NodeList", j.nodeList()}},
 		{{"NumNodes", strconv.Itoa(g.Nodes)}, {"NumCPUs", strconv.Itoa(j.cpus())}, {"NumTasks", strconv.Itoa(g.Nodes * g.TasksPerNode)},

@@ -10,7 +10,8 @@ import (
 )
 
 // TimeString is a duration as squeue prints TIME and TIME_LIMIT
-// (secs2time_str): [days-][hours:]minutes:seconds, "0:00" for none.
+// (_print_secs in squeue/print.c): [days-][hours:]minutes:seconds, "0:00"
+// for none.
 func TimeString(d time.Duration) string {
 	s := int64(d / time.Second)
 	if s < 0 {
@@ -26,7 +27,8 @@ func TimeString(d time.Duration) string {
 	return fmt.Sprintf("%d:%02d", m, sec)
 }
 
-// Elapsed is a duration as sacct prints Elapsed: [days-]HH:MM:SS.
+// Elapsed is a duration as sacct prints Elapsed and scontrol RunTime and
+// TimeLimit (secs2time_str): [days-]HH:MM:SS.
 func Elapsed(d time.Duration) string {
 	s := int64(d / time.Second)
 	if s < 0 {
