@@ -53,18 +53,22 @@ func (a *app) readJobs(ctx context.Context, c *client.Client) ([]slurmJob, error
 // -p; an empty list selects all.
 type jobFilter struct {
 	ids, users, states, partitions []string
+	// ownedOnly: -u selects no job without an owner. scancel sets it: on a
+	// cluster without auth `scancel -u bob` must not cancel every job,
+	// where `squeue -u bob` may show them all.
+	ownedOnly bool
 }
 
 func (f jobFilter) match(j slurmJob) bool {
 	return (len(f.ids) == 0 || slices.Contains(f.ids, j.ID)) &&
-		(len(f.users) == 0 || j.Owner == "" || slices.Contains(f.users, j.Owner)) &&
+		(len(f.users) == 0 || (j.Owner == "" && !f.ownedOnly) || slices.Contains(f.users, j.Owner)) &&
 		(len(f.states) == 0 || slices.Contains(f.states, j.state.Name)) &&
 		(len(f.partitions) == 0 || slices.Contains(f.partitions, j.Spec.Queue))
 }
 
 // user is the job's owner; "-" on a cluster without auth, where jobs
-// have none (and every -u matches them, so that `squeue -u $USER` in a
-// script shows its jobs there).
+// have none (and every -u of squeue and sacct matches them, so that
+// `squeue -u $USER` in a script shows its jobs there).
 func (j slurmJob) user() string {
 	if j.Owner == "" {
 		return "-"

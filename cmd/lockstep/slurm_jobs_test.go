@@ -98,3 +98,20 @@ func TestScancelSignalMapping(t *testing.T) {
 		}
 	}
 }
+
+func TestJobFilterUsers(t *testing.T) {
+	alice := slurmJobOf(domain.Job{ID: "a", Owner: "alice", State: domain.StateRunning})
+	nobody := slurmJobOf(domain.Job{ID: "n", State: domain.StateRunning})
+	show := jobFilter{users: []string{"bob"}}
+	cancel := jobFilter{users: []string{"bob"}, ownedOnly: true}
+	switch {
+	case show.match(alice) || cancel.match(alice):
+		t.Error("-u bob matches alice's job")
+	case !show.match(nobody):
+		t.Error("squeue -u bob does not show a job without an owner (a cluster without auth)")
+	case cancel.match(nobody):
+		t.Error("scancel -u bob selects a job without an owner: on a cluster without auth it would cancel every job")
+	case !(jobFilter{users: []string{"alice"}, ownedOnly: true}).match(alice):
+		t.Error("scancel -u alice does not select alice's job")
+	}
+}

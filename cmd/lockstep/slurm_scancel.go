@@ -35,7 +35,7 @@ func (a *app) scancel(cmd *cobra.Command) runE {
 		"Lockstep does not deliver arbitrary signals: --signal with the job's\n"+
 		"checkpoint signal asks for a checkpoint (the job is requeued and resumes),\n"+
 		"with KILL, TERM or INT it cancels; any other signal is refused.", func(cmd *cobra.Command, ids []string) error {
-		filter := jobFilter{users: splitList(*users), partitions: splitList(*parts)}
+		filter := jobFilter{users: splitList(*users), partitions: splitList(*parts), ownedOnly: true}
 		var err error
 		if *states != "" {
 			if filter.states, err = slurm.ParseStates(*states); err != nil {
