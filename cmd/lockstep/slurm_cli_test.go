@@ -182,3 +182,23 @@ func TestSlurmShims(t *testing.T) {
 		t.Errorf("shimArgs(lockstep) = %q", got)
 	}
 }
+
+// scontrol show hostnames reads SLURM_JOB_NODELIST without a list, as
+// scripts call it; none needs a cluster.
+func TestScontrolHostlistsNeedNoCluster(t *testing.T) {
+	t.Setenv("LOCKSTEP_NATS", deadNATS)
+	t.Setenv("SLURM_JOB_NODELIST", "node-[01-02],gpu7")
+	if out, errOut, code := cli(t, "scontrol", "show", "hostnames"); code != 0 || out != "node-01\nnode-02\ngpu7\n" {
+		t.Errorf("show hostnames from SLURM_JOB_NODELIST = %d %q %q", code, out, errOut)
+	}
+	// In the given order, as Slurm's (its hostlistsorted sorts).
+	if out, _, code := cli(t, "scontrol", "show", "hostlist", "n3,n1,n2,x[5-6]"); code != 0 || out != "n[3,1-2],x[5-6]\n" {
+		t.Errorf("show hostlist = %d %q", code, out)
+	}
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	for _, args := range [][]string{{"scontrol", "show", "hostnames"}, {"scontrol", "show", "hostnames", "n[1-"}, {"scontrol", "update", "x"}, {"scontrol"}} {
+		if _, errOut, code := cli(t, args...); code != 2 || !strings.Contains(errOut, "scontrol") {
+			t.Errorf("%q = %d %q; want a usage error", args, code, errOut)
+		}
+	}
+}
