@@ -58,6 +58,12 @@ func TestSlurmCommandsSeeAndCancelAJob(t *testing.T) {
 	if !strings.HasPrefix(out, "NodeName=node-02 ") || !strings.Contains(out, "\n   State=ALLOCATED\n") || !strings.Contains(out, "GresUsed=gpu:8") {
 		t.Errorf("scontrol show node node-02:\n%s", out)
 	}
+	if out, _, _ := cli(t, "squeue", "-h", "-n", "train,other", "-o", "%i", "--nats", url); out != "slurm-1\n" {
+		t.Errorf("squeue -n train = %q", out)
+	}
+	if out, _, _ := cli(t, "squeue", "-h", "-n", "other", "--nats", url); out != "" {
+		t.Errorf("squeue -n other = %q", out)
+	}
 	if out, _, code := cli(t, "squeue", "-t", "PD", "-h", "--nats", url); code != 0 || out != "" {
 		t.Errorf("squeue -t PD of a running job = %d %q", code, out)
 	}

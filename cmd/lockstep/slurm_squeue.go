@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -35,6 +36,8 @@ func (a *app) squeue(cmd *cobra.Command) runE {
 	ids := fs.StringP("jobs", "j", "", "only these jobs (comma-separated IDs); shows ended jobs too")
 	states := fs.StringP("states", "t", "", "only jobs in these states: codes or names (PD,R,CD,...) or all")
 	parts := fs.StringP("partition", "p", "", "only jobs in these partitions (Lockstep queues)")
+	names := fs.StringP("name", "n", "", "only jobs of these names (comma-separated)")
+	me := fs.Bool("me", false, "only $USER's jobs (-u $USER)")
 	_ = fs.BoolP("all", "a", false, "accepted for Slurm (every partition is shown)")
 	return a.slurmCommand(cmd, fs, "List jobs as Slurm's squeue does: partitions are Lockstep queues, states\n"+
 		"and reasons are Slurm's (docs/slurm.md maps them).", func(cmd *cobra.Command, args []string) error {
@@ -56,6 +59,10 @@ func (a *app) squeue(cmd *cobra.Command) runE {
 			return usagef("squeue -o/--format: %v", err)
 		}
 		filter := jobFilter{ids: splitList(*ids), users: splitList(*users), partitions: splitList(*parts)}
+		if *me {
+			filter.users = append(filter.users, os.Getenv("USER"))
+		}
+		wantNames := splitList(*names)
 		if *states != "" {
 			if filter.states, err = slurm.ParseStates(*states); err != nil {
 				return usagef("squeue -t/--states: %v", err)
@@ -73,7 +80,8 @@ func (a *app) squeue(cmd *cobra.Command) runE {
 			for _, j := range jobs {
 				// Without -t, squeue shows the jobs that have not ended; with
 				// -j, any state (as squeue does for jobs it still holds).
-				if !filter.match(j) || (*states == "" && len(filter.ids) == 0 && j.State.Terminal()) {
+				if !filter.match(j) || (*states == "" && len(filter.ids) == 0 && j.State.Terminal()) ||
+					(len(wantNames) > 0 && !slices.Contains(wantNames, j.Spec.Name)) {
 					continue
 				}
 				fmt.Fprintln(a.env.stdout, fmtItems.Render(func(b byte) string { return clean(squeueField(j, b, now)) }))
