@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,13 +87,9 @@ func (a *app) slurmCommand(cmd *cobra.Command, fs *pflag.FlagSet, long string, r
 func slurmFlags(name string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.Usage = func() {}
-	fs.SetOutput(discard{})
+	fs.SetOutput(io.Discard)
 	return fs
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // withClient dials and runs f.
 func (a *app) withClient(ctx context.Context, f func(c *client.Client) error) error {
