@@ -103,12 +103,14 @@ func TestCLIEscapesWhatRecordsSay(t *testing.T) {
 	if _, err := kv.Put(ctx, "garbage", []byte("{not json")); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"queue", "-a"}, {"describe", "evil-1"}, {"stats"}} {
+	for _, args := range [][]string{{"queue", "-a"}, {"describe", "evil-1"}, {"stats"},
+		{"squeue", "-j", "evil-1", "-o", "%i %j %P %R"}, {"sacct", "-j", "evil-1", "-P", "-o", "JobID,JobName,Partition,Reason"},
+		{"scontrol", "show", "job", "evil-1"}} {
 		out, errOut, code := cli(t, append(args, "--nats", url)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d %s", args, code, errOut)
 		}
-		if args[0] != "describe" && !strings.Contains(errOut, "job record garbage is malformed") {
+		if args[0] != "describe" && args[0] != "scontrol" && !strings.Contains(errOut, "job record garbage is malformed") {
 			t.Errorf("%v does not name the malformed record: %q", args, errOut)
 		}
 		if strings.ContainsAny(out, "\x00\x1b\r\x07\u202e") {

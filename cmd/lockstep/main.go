@@ -27,7 +27,8 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	tuneGC(os.Getenv)
-	os.Exit(run(ctx, &cliEnv{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin}, os.Args[1:]))
+	// Run as squeue (a slurm-shims link), the binary is `lockstep squeue`.
+	os.Exit(run(ctx, &cliEnv{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin}, shimArgs(os.Args[0], os.Args[1:])))
 }
 
 // run parses and runs a command line and returns the exit code: 0, 2 for

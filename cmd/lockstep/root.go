@@ -34,6 +34,7 @@ var (
 // groups are the root's help sections, in order.
 var groups = []*cobra.Group{
 	{ID: "jobs", Title: "Jobs:"}, {ID: "cluster", Title: "Cluster:"},
+	{ID: "slurm", Title: "Slurm commands (docs/slurm.md):"},
 	{ID: "run", Title: "Running Lockstep:"}, {ID: "tools", Title: "Tools:"},
 }
 
@@ -46,6 +47,12 @@ var commands = []command{
 	{"jobs", "cancel ID", "cancel a job", args(1, "job ID"), onNATS, (*app).cancel},
 	{"jobs", "checkpoint ID", "checkpoint a running job and requeue it", args(1, "job ID"), onNATS, (*app).checkpoint},
 	{"jobs", "trace JOB_ID", "print a job's trace as a waterfall (spans `lockstep dev` recorded)", args(1, "job ID"), outOnly, (*app).trace},
+	{"slurm", "squeue", "list jobs as Slurm's squeue does (-u, -j, -t, -h, -o FORMAT)", cobra.ArbitraryArgs, nil, (*app).squeue},
+	{"slurm", "scancel", "cancel jobs as Slurm's scancel does (ID..., -u, -t, --signal)", cobra.ArbitraryArgs, nil, (*app).scancel},
+	{"slurm", "sacct", "job accounting as Slurm's sacct shows it (-j, -u, -S, -o FIELDS)", cobra.ArbitraryArgs, nil, (*app).sacct},
+	{"slurm", "sinfo", "partitions (queues) and node states as Slurm's sinfo shows them (-N, -h, -o)", cobra.ArbitraryArgs, nil, (*app).sinfo},
+	{"slurm", "scontrol", "scontrol show hostnames|hostlist|job|node", cobra.ArbitraryArgs, nil, (*app).scontrol},
+	{"slurm", "slurm-shims DIR", "link squeue, scancel, sinfo, sacct, scontrol, sbatch, srun in DIR to this binary", args(1, "DIR"), nil, (*app).slurmShims},
 	{"cluster", "node", "node drain|resume|list", unknownSubcommand, nil, (*app).node},
 	{"cluster", "topology", "print the switch tree with free/total GPUs per switch", args(0, ""), onNATS, (*app).topology},
 	{"cluster", "stats", "cluster totals: jobs by state, cluster η, mean gang wait", args(0, ""), onNATSOut, (*app).stats},
@@ -116,6 +123,9 @@ func (a *app) version(*cobra.Command) runE {
 func unknownCommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
+	}
+	if err := notSupported(args[0]); err != nil {
+		return err
 	}
 	err := usagef("unknown command %q", args[0])
 	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
