@@ -17,7 +17,8 @@ import (
 // A chain A → B (afterok A) → C (afternotok A): B and C wait with reason
 // Dependency while A runs; B runs once A has succeeded (it checks a file
 // A writes just before it exits); C ends DependencyNeverSatisfied, as
-// does D, which names a job that does not exist.
+// does D, which names a job that does not exist, once the placement's
+// grace for records still to come (30 s) is over.
 func TestDependencyChain(t *testing.T) {
 	_, cl := startCluster(t, 4)
 	ctx := context.Background()
@@ -53,8 +54,8 @@ func TestDependencyChain(t *testing.T) {
 			return nil
 		})
 	}
-	if j := waitState(t, cl, d, domain.StateCancelled, 10*time.Second); j.Reason != "DependencyNeverSatisfied: afterany on dep-ghost: no such job" {
-		t.Errorf("dep-d: reason %q", j.Reason)
+	if j, err := cl.Job(ctx, d); err != nil || j.State != domain.StatePending {
+		t.Errorf("dep-d, within the grace: %s (%q, %q), %v", j.State, j.Reason, j.Detail, err)
 	}
 
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
@@ -68,6 +69,9 @@ func TestDependencyChain(t *testing.T) {
 	}
 	if j.RunningAt != (time.Time{}) || j.Placement != nil {
 		t.Errorf("dep-c ran: %+v", j)
+	}
+	if j := waitState(t, cl, d, domain.StateCancelled, 60*time.Second); j.Reason != "DependencyNeverSatisfied: afterany on dep-ghost: no such job" {
+		t.Errorf("dep-d: reason %q", j.Reason)
 	}
 	testenv.Eventually(t, 10*time.Second, func() error {
 		evs, err := cl.Events(ctx, c)

@@ -101,7 +101,7 @@ func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob, []hel
 	}
 	var pending []queue.PendingJob
 	var holds []held
-	gate := dependencyGate{s: s}
+	gate := dependencyGate{s: s, now: now}
 	for id, sj := range seen {
 		if sj.job.State != domain.StatePending {
 			continue

@@ -48,6 +48,7 @@ type nameKey struct{ owner, name string }
 // holds s.mu.
 type dependencyGate struct {
 	s         *scheduler
+	now       time.Time
 	namesakes map[nameKey][]depend.Job // built on first use
 }
 
@@ -57,7 +58,7 @@ func (g *dependencyGate) decide(j domain.Job) depend.Decision {
 		return depend.Decision{Verdict: depend.Ready}
 	}
 	in := depend.Input{Job: depend.JobOf(j), Dependencies: j.Spec.Dependencies, Singleton: j.Spec.Singleton,
-		Known: map[string]depend.Job{}}
+		Known: map[string]depend.Job{}, Now: g.now, UnknownGrace: g.s.cfg.DependencyGrace}
 	for _, d := range j.Spec.Dependencies {
 		for _, id := range d.Jobs {
 			if sj, ok := g.s.active[id]; ok {

@@ -3,6 +3,7 @@ package placement
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
@@ -29,7 +30,7 @@ func TestDependencyGateFollowsTheRecords(t *testing.T) {
 	}
 	b := job("b", domain.StatePending, jobspec.Dependency{Type: jobspec.DependAfterOK, Jobs: []string{"a"}})
 	decide := func() depend.Verdict {
-		g := dependencyGate{s: s}
+		g := dependencyGate{s: s, now: b.SubmittedAt}
 		return g.decide(b).Verdict
 	}
 
@@ -38,6 +39,11 @@ func TestDependencyGateFollowsTheRecords(t *testing.T) {
 		t.Errorf("while replaying, an unknown dependency waits: %v", v)
 	}
 	sink.Current()
+	s.cfg.DependencyGrace = time.Minute
+	if v := decide(); v != depend.Wait {
+		t.Errorf("within the grace after its submission, an unknown dependency waits: %v", v)
+	}
+	s.cfg.DependencyGrace = 0
 	if v := decide(); v != depend.Never {
 		t.Errorf("once current, an unknown dependency never holds: %v", v)
 	}

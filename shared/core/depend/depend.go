@@ -35,6 +35,12 @@ type Input struct {
 	// Namesakes are the other unfinished jobs of the same name and owner
 	// (only read with Singleton).
 	Namesakes []Job `json:"namesakes,omitempty"`
+	// Now and UnknownGrace: an ID with no record is taken for no job only
+	// once the job has been submitted UnknownGrace before Now. Until then
+	// it waits: submissions are admitted concurrently, so the record of a
+	// job submitted just before this one may land just after it.
+	Now          time.Time     `json:"now"`
+	UnknownGrace time.Duration `json:"unknownGrace,omitempty"`
 }
 
 // Verdict is what a job's dependencies allow.
@@ -84,6 +90,9 @@ func Decide(in Input) Decision {
 			switch {
 			case id == in.Job.ID:
 				return Decision{Never, fmt.Sprintf("%s on itself", d.Type)}
+			case !ok && in.UnknownGrace > 0 && in.Now.Sub(in.Job.SubmittedAt) < in.UnknownGrace:
+				waiting = append(waiting, d.Type+":"+id+" (not known yet)")
+				continue
 			case !ok:
 				return Decision{Never, fmt.Sprintf("%s on %s: no such job%s", d.Type, id, ofOwner(in.Job.Owner))}
 			}

@@ -57,6 +57,13 @@ func TestDecide(t *testing.T) {
 		{"after on pending", Input{Job: self, Dependencies: on("after", "a"), Known: known(job("a", domain.StatePending))}, Wait, "after:a"},
 
 		{"unknown job", Input{Job: self, Dependencies: on("afterany", "ghost")}, Never, "afterany on ghost: no such job of alice"},
+		{"unknown job within the grace", Input{Job: self, Dependencies: on("afterany", "ghost"),
+			Now: self.SubmittedAt.Add(29 * time.Second), UnknownGrace: 30 * time.Second}, Wait, "waiting for afterany:ghost (not known yet)"},
+		{"unknown job after the grace", Input{Job: self, Dependencies: on("afterany", "ghost"),
+			Now: self.SubmittedAt.Add(30 * time.Second), UnknownGrace: 30 * time.Second}, Never, "afterany on ghost: no such job of alice"},
+		{"another owner's job within the grace", Input{Job: self, Dependencies: on("afterok", "b"),
+			Known: known(Job{ID: "b", Owner: "bob", State: domain.StateFailed}),
+			Now:   self.SubmittedAt, UnknownGrace: time.Minute}, Wait, "afterok:b (not known yet)"},
 		{"another owner's job reads as none", Input{Job: self, Dependencies: on("afterok", "b"),
 			Known: known(Job{ID: "b", Owner: "bob", State: domain.StateSucceeded})}, Never, "afterok on b: no such job of alice"},
 		{"no owner may name anyone's", Input{Job: Job{ID: "c"}, Dependencies: on("afterok", "b"),
