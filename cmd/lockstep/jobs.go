@@ -170,6 +170,19 @@ func (a *app) describeJob(ctx context.Context, c *client.Client, args []string) 
 	return nil
 }
 
+// dependencies writes a spec's dependencies as Slurm's --dependency does
+// ("afterok:a:b,singleton").
+func dependencies(s jobspec.Spec) string {
+	var parts []string
+	for _, d := range s.Dependencies {
+		parts = append(parts, d.Type+":"+strings.Join(d.Jobs, ":"))
+	}
+	if s.Singleton {
+		parts = append(parts, "singleton")
+	}
+	return strings.Join(parts, ",")
+}
+
 func printDescription(w io.Writer, d description) {
 	fmt.Fprintf(w, "Job:        %s (%s)\n", clean(d.ID), clean(d.Spec.Name))
 	fmt.Fprintf(w, "State:      %s", clean(string(d.State)))
@@ -189,6 +202,9 @@ func printDescription(w io.Writer, d description) {
 		fmt.Fprintf(w, "Hardware:   %s\n", gangHardware(g))
 	}
 	fmt.Fprintf(w, "Command:    %s\n", clean(strings.Join(d.Spec.Command, " ")))
+	if deps := dependencies(d.Spec); deps != "" {
+		fmt.Fprintf(w, "Depends on: %s\n", clean(deps))
+	}
 	fmt.Fprintf(w, "Attempt:    %d (restarts %d of %d)\n", d.Attempt, d.Restarts, d.MaxRestarts)
 	if d.ExitCode != nil {
 		fmt.Fprintf(w, "Exit code:  %d\n", *d.ExitCode)

@@ -76,6 +76,11 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 	if ownerErr != nil {
 		return a.reject(ctx, sub, spec, telemetry.RejectInvalid, ownerErr.Error(), now)
 	}
+	if reason, ok, err := a.dependenciesAllowed(ctx, sub, spec); err != nil {
+		return err
+	} else if !ok {
+		return a.reject(ctx, sub, spec, telemetry.RejectInvalid, reason, now)
+	}
 	if reason, exceeds := queue.ExceedsQuota(a.queues, spec.Queue, spec.GPUs()); exceeds {
 		return a.reject(ctx, sub, spec, telemetry.RejectQuota, "queue: "+reason, now)
 	}

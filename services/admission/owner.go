@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
@@ -27,6 +28,36 @@ func ownerOf(subject string) (string, error) {
 		return "", fmt.Errorf("submission subject %q names no valid user", subject)
 	}
 	return user, nil
+}
+
+// dependenciesAllowed refuses a dependency on another user's job: its
+// outcome would tell alice how bob's job ended. A job with no owner (auth
+// off, or an admin on the shared subject) may name any job. An ID with no
+// record passes: placement cancels the job as DependencyNeverSatisfied
+// (and, should bob later submit a job under that ID, still treats it as
+// none of alice's). A job that names itself, which its ID may only now
+// show, is refused too.
+func (a *admitter) dependenciesAllowed(ctx context.Context, sub submission, spec jobspec.Spec) (string, bool, error) {
+	for i, d := range spec.Dependencies {
+		for k, id := range d.Jobs {
+			field := fmt.Sprintf("dependencies.%d.jobs.%d", i, k)
+			if id == sub.id {
+				return fmt.Sprintf("invalid job spec: %s: job %s cannot depend on itself", field, id), false, nil
+			}
+			if sub.owner == "" {
+				continue
+			}
+			dep, _, err := a.Jobs.Get(ctx, id)
+			switch {
+			case errs.IsNotFound(err):
+			case err != nil:
+				return "", false, err
+			case dep.Owner != sub.owner:
+				return fmt.Sprintf("invalid job spec: %s: job %s belongs to another user; a job may depend only on its owner's jobs", field, id), false, nil
+			}
+		}
+	}
+	return "", true, nil
 }
 
 // submission is what admission knows of one submitted message besides

@@ -197,3 +197,33 @@ func TestSquattedMessageIDIsReportedToTheSubmitter(t *testing.T) {
 		t.Errorf("alice's retry of her own submission: %v", err)
 	}
 }
+
+// Alice's job may not depend on bob's: its outcome would tell her how
+// bob's job ended. Her own jobs, and IDs with no record (placement ends
+// those), pass; a job without an owner may name anyone's.
+func TestDependencyOnAnotherUsersJobIsRejected(t *testing.T) {
+	env, _ := start(t)
+	publishAs(t, env, "bob", "", `{"id":"bobs","gang":{"nodes":1,"gpusPerNode":8},"command":["true"]}`)
+	waitEvent(t, env, "bobs", events.Admitted)
+	publishAs(t, env, "alice", "", `{"id":"alices","gang":{"nodes":1,"gpusPerNode":8},"command":["true"]}`)
+	waitEvent(t, env, "alices", events.Admitted)
+
+	publishAs(t, env, "alice", "", `{"id":"spy","gang":{"nodes":1,"gpusPerNode":8},"command":["true"],
+		"dependencies":[{"type":"afterok","jobs":["alices"]},{"type":"afternotok","jobs":["ghost","bobs"]}]}`)
+	ev := waitEvent(t, env, "spy", events.Rejected)
+	if !strings.Contains(ev.Reason, "dependencies.1.jobs.1: job bobs belongs to another user") || ev.Owner != "alice" {
+		t.Errorf("dependency on bob's job: %+v", ev)
+	}
+	publishAs(t, env, "alice", "", `{"id":"chained","gang":{"nodes":1,"gpusPerNode":8},"command":["true"],
+		"dependencies":[{"type":"afterok","jobs":["alices","ghost"]}]}`)
+	waitEvent(t, env, "chained", events.Admitted)
+	publishAs(t, env, "", "", `{"id":"admins","gang":{"nodes":1,"gpusPerNode":8},"command":["true"],
+		"dependencies":[{"type":"afterany","jobs":["bobs","alices"]}]}`)
+	waitEvent(t, env, "admins", events.Admitted)
+	// A job whose ID comes from the message ID cannot name itself either.
+	publishAs(t, env, "alice", "self-ref", `{"gang":{"nodes":1,"gpusPerNode":8},"command":["true"],
+		"dependencies":[{"type":"after","jobs":["self-ref"]}]}`)
+	if ev := waitEvent(t, env, "self-ref", events.Rejected); !strings.Contains(ev.Reason, "cannot depend on itself") {
+		t.Errorf("self dependency: %+v", ev)
+	}
+}

@@ -48,7 +48,7 @@ func (s *scheduler) testOnly(raw []byte) domain.TestOnlyReply {
 	if id == "" {
 		id = "test-only"
 	}
-	in, _ := s.input(now)
+	in, _, _ := s.input(now)
 	job := domain.Job{ID: id, Spec: spec, State: domain.StatePending, Attempt: 1, SubmittedAt: now, PendingSince: now}
 	in.Pending = append(in.Pending, queue.PendingJob{
 		ID: id, Queue: spec.Queue, Priority: spec.Priority, SubmittedAt: now,

@@ -28,12 +28,22 @@ type Config struct {
 	// jobs KV (its events stay in the events stream until that stream's own
 	// limit); 0 means jobs.DefaultRetention.
 	Retention time.Duration
+	// DependencyGrace is how long after its submission a job naming an ID
+	// with no record waits for that record before it is cancelled as
+	// DependencyNeverSatisfied (admission writes records concurrently, so
+	// a job may be seen before one submitted just before it); 0 means
+	// DefaultDependencyGrace.
+	DependencyGrace time.Duration
 }
+
+// DefaultDependencyGrace is Config.DependencyGrace's default.
+const DefaultDependencyGrace = 30 * time.Second
 
 // Validate checks the placement settings.
 func (c *Config) Validate() error {
 	return c.Base.ValidateWith(
-		config.Require(c.Retention >= 0, "--retention: %s is negative", c.Retention))
+		config.Require(c.Retention >= 0, "--retention: %s is negative", c.Retention),
+		config.Require(c.DependencyGrace >= 0, "dependency grace: %s is negative", c.DependencyGrace))
 }
 
 // Defaults fills in the settings left zero (config.Start calls it, after
@@ -42,4 +52,5 @@ func (c *Config) Defaults() {
 	c.ProposalTimeout = cmp.Or(c.ProposalTimeout, 10*time.Second)
 	c.Now = clock.Or(c.Now)
 	c.Retention = cmp.Or(c.Retention, jobs.DefaultRetention)
+	c.DependencyGrace = cmp.Or(c.DependencyGrace, DefaultDependencyGrace)
 }

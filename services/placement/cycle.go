@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/core/depend"
 	"github.com/lockstep-dev/lockstep/shared/core/place"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -23,7 +24,11 @@ func (s *scheduler) cycle(ctx context.Context) {
 		revs[i] = c
 	}
 	store.CatchUp(ctx, s.Etcd, 200*time.Millisecond, revs...)
-	in, seen := s.input(now)
+	in, seen, held := s.input(now)
+	s.applyDependencies(ctx, held, now)
+	if ctx.Err() != nil {
+		return
+	}
 	plan := queue.PlanBackfill(in)
 	s.waits.update(plan, in, seen, now)
 	// Proposals and pending reasons are independent writes, each a round
@@ -67,7 +72,9 @@ const cycleFanOut = 16
 
 // input assembles the queue policy's input: the snapshot, running gangs
 // (allocations, plus proposals in flight), pending jobs and queue usage.
-func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob) {
+// Pending jobs whose dependencies do not let them start are left out of
+// it and returned as held.
+func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob, []held) {
 	snap := s.snapshot()
 	allocs := s.allocs.Snapshot()
 
@@ -93,11 +100,17 @@ func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob) {
 		running = append(running, runningJob(id, sj.job, p.placement, now))
 	}
 	var pending []queue.PendingJob
+	var holds []held
+	gate := dependencyGate{s: s, now: now}
 	for id, sj := range seen {
 		if sj.job.State != domain.StatePending {
 			continue
 		}
 		if _, busy := s.inflight[id]; busy {
+			continue
+		}
+		if d := gate.decide(sj.job); d.Verdict != depend.Ready {
+			holds = append(holds, held{job: sj, decision: d})
 			continue
 		}
 		pending = append(pending, queue.PendingJob{
@@ -114,7 +127,7 @@ func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob) {
 	return queue.Input{
 		Snapshot: snap, Pending: pending, Running: running, Config: s.cfg.Queues,
 		Usage: s.finished.Usage(now, usage), Now: now,
-	}, seen
+	}, seen, holds
 }
 
 func runningJob(id string, j domain.Job, p domain.Placement, started time.Time) queue.RunningJob {

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/core/depend"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
@@ -38,6 +38,11 @@ type scheduler struct {
 	// active holds every pending, reserved or running job, with the KV
 	// revision it was seen at.
 	active map[string]seenJob
+	// ended holds what dependencies need of every finished job whose
+	// record the bucket still keeps; current says the job records'
+	// replay is complete, so a job in neither map has no record.
+	ended   map[string]depend.Job
+	current bool
 	// usage holds the GPU use of running jobs, and finished holds that of
 	// finished ones folded per queue (folded marks the jobs it holds), for
 	// fair share.
@@ -78,6 +83,7 @@ func newScheduler(st *config.Started, cfg Config) *scheduler {
 		view:       newView(),
 		kick:       make(chan struct{}, 1),
 		active:     map[string]seenJob{},
+		ended:      map[string]depend.Job{},
 		usage:      map[string]queue.UsageRecord{},
 		finished:   queue.NewUsageLedger(queue.DefaultHalfLife),
 		folded:     map[string]bool{},
@@ -132,7 +138,7 @@ func (s *scheduler) run(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	go s.Jobs.Follow(ctx, s.Log, jobs.EachEntry(s.jobChanged))
+	go s.Jobs.Follow(ctx, s.Log, jobSink{s})
 	defer s.Tel.ObserveQueues(s.queueDepths)()
 	stopAdmin, err := s.serveAdmin(ctx)
 	if err != nil {

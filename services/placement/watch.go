@@ -2,6 +2,7 @@ package placement
 
 import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/core/depend"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 )
@@ -15,12 +16,15 @@ func (s *scheduler) jobChanged(e jobs.Entry) {
 	switch {
 	case e.Deleted:
 		delete(s.active, e.Key)
+		delete(s.ended, e.Key)
 	case err != nil:
 		s.Log.Warn("undecodable job record", "job", e.Key, "err", err)
 	case j.State == domain.StatePending || j.State.Active():
 		s.active[j.ID] = seenJob{job: j, rev: e.Revision}
+		delete(s.ended, j.ID)
 	default:
 		delete(s.active, j.ID)
+		s.ended[j.ID] = depend.JobOf(j)
 	}
 	if err == nil && !j.RunningAt.IsZero() {
 		s.recordUsage(j)

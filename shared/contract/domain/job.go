@@ -41,7 +41,13 @@ const (
 	ReasonPriority  = "Priority"
 	ReasonConflict  = "ReservationConflict"
 	ReasonNoNodes   = "NoNodes"
+	// ReasonDependency: a dependency (or singleton) does not hold yet.
+	ReasonDependency = "Dependency"
 )
+
+// ReasonDependencyNeverSatisfied starts the reason of a job cancelled
+// because a dependency can never hold (Slurm's name for it).
+const ReasonDependencyNeverSatisfied = "DependencyNeverSatisfied"
 
 // Job is the durable record of one job (JetStream KV bucket
 // subjects.BucketJobs, key = ID). Every writer updates it with a

@@ -114,8 +114,28 @@ func (s Spec) semanticChecks() []validate.FieldError {
 	if !s.Topology.PreferredWait.IsZero() && s.Topology.Preferred == "" {
 		out = append(out, validate.Errorf("topology.preferredWait", "only means something with topology.preferred"))
 	}
+	out = append(out, s.dependencyChecks()...)
 	if s.Topology.MaxSwitches > s.Gang.Nodes {
 		out = append(out, validate.Errorf("topology.maxSwitches", "%d is more than the gang's %d nodes", s.Topology.MaxSwitches, s.Gang.Nodes))
+	}
+	return out
+}
+
+// dependencyChecks bounds the IDs named in all and refuses a job that
+// names itself, which could never start.
+func (s Spec) dependencyChecks() []validate.FieldError {
+	var out []validate.FieldError
+	n := 0
+	for i, d := range s.Dependencies {
+		n += len(d.Jobs)
+		for k, id := range d.Jobs {
+			if s.ID != "" && id == s.ID {
+				out = append(out, validate.Errorf(fmt.Sprintf("dependencies.%d.jobs.%d", i, k), "job %s cannot depend on itself", id))
+			}
+		}
+	}
+	if n > MaxDependencyJobs {
+		out = append(out, validate.Errorf("dependencies", "names %d jobs, more than the %d allowed", n, MaxDependencyJobs))
 	}
 	return out
 }

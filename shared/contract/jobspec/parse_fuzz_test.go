@@ -47,7 +47,8 @@ var goodSpecs = map[string]string{
 		"command":["x","--lr","0.1"],"env":{"A":"b"},"timeLimit":"1h30m","workdir":"/home/ada",
 		"restartPolicy":{"maxRestarts":0,"requeueOnTimeLimit":true},
 		"topology":{"maxSwitches":1,"waitForSwitches":"10m","preferred":"spine","preferredWait":"1m"},
-		"checkpoint":{"signal":"SIGUSR2","gracePeriod":"60s","dir":"/ckpt","ack":"rank0"}}`,
+		"checkpoint":{"signal":"SIGUSR2","gracePeriod":"60s","dir":"/ckpt","ack":"rank0"},
+		"dependencies":[{"type":"afterok","jobs":["a-0","b"]},{"type":"afternotok","jobs":["c"]}],"singleton":true}`,
 }
 
 // TestSeedCorpus keeps testdata/fuzz/FuzzParse in step with goodSpecs and

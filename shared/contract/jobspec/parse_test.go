@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +169,13 @@ func badSpecs() []badSpec {
 		{"minGPUMemoryMiB negative", `{"gang":{"nodes":1,"gpusPerNode":1,"minGPUMemoryMiB":-1},"command":["x"]}`, "gang.minGPUMemoryMiB"},
 		{"minGPUMemoryMiB huge", `{"gang":{"nodes":1,"gpusPerNode":1,"minGPUMemoryMiB":1e30},"command":["x"]}`, "gang.minGPUMemoryMiB"},
 		{"minGPUMemoryMiB fraction", `{"gang":{"nodes":1,"gpusPerNode":1,"minGPUMemoryMiB":1.5},"command":["x"]}`, "gang.minGPUMemoryMiB"},
+		{"unknown dependency type", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"dependencies":[{"type":"afterfoo","jobs":["a"]}]}`, "dependencies.0.type"},
+		{"dependency without jobs", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"dependencies":[{"type":"afterok","jobs":[]}]}`, "dependencies.0.jobs"},
+		{"dependency jobs missing", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"dependencies":[{"type":"afterok"}]}`, "dependencies.0"},
+		{"dependency on a bad id", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"dependencies":[{"type":"afterok","jobs":["ok","Bad ID"]}]}`, "dependencies.0.jobs.1"},
+		{"dependency unknown field", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"dependencies":[{"type":"afterok","jobs":["a"],"state":"x"}]}`, "state"},
+		{"dependency on itself", `{"id":"me","gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"dependencies":[{"type":"after","jobs":["a","me"]}]}`, "dependencies.0.jobs.1: job me cannot depend on itself"},
+		{"singleton not boolean", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"singleton":"yes"}`, "singleton"},
 		{"oversized", `{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"name":"` + strings.Repeat("a", MaxSpecBytes) + `"}`, "bytes"},
 	}
 }
@@ -201,6 +209,27 @@ func TestParseGPUModelFields(t *testing.T) {
 	}
 	if s.Gang.GPUType != "H100 80GB" || s.Gang.MinGPUMemoryMiB != 80000 {
 		t.Errorf("%+v", s.Gang)
+	}
+}
+
+func TestParseDependencies(t *testing.T) {
+	s, err := Parse([]byte(`{"id":"c","gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"singleton":true,
+		"dependencies":[{"type":"afterok","jobs":["a","b"]},{"type":"afternotok","jobs":["a"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Dependency{{Type: DependAfterOK, Jobs: []string{"a", "b"}}, {Type: DependAfterNotOK, Jobs: []string{"a"}}}
+	if !reflect.DeepEqual(s.Dependencies, want) || !s.Singleton {
+		t.Errorf("dependencies %+v singleton %v", s.Dependencies, s.Singleton)
+	}
+	many := make([]string, MaxDependencyJobs)
+	for i := range many {
+		many[i] = "j" + strconv.Itoa(i)
+	}
+	raw, _ := json.Marshal(map[string]any{"gang": map[string]int{"nodes": 1, "gpusPerNode": 1}, "command": []string{"x"},
+		"dependencies": []Dependency{{Type: DependAfterAny, Jobs: many}, {Type: DependAfter, Jobs: []string{"one-more"}}}})
+	if _, err := Parse(raw); err == nil || !strings.Contains(err.Error(), "dependencies: names 257 jobs") {
+		t.Errorf("too many dependency jobs: %v", err)
 	}
 }
 

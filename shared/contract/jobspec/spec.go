@@ -17,7 +17,35 @@ type Spec struct {
 	RestartPolicy RestartPolicy     `json:"restartPolicy"`
 	Topology      Topology          `json:"topology"`
 	Checkpoint    Checkpoint        `json:"checkpoint"`
+	// Dependencies hold the job pending until every one is satisfied
+	// (Slurm --dependency; all must hold, as with Slurm's ","); Singleton
+	// holds it while another job of the same name and owner is running
+	// or was submitted before it and is still pending (Slurm singleton).
+	Dependencies []Dependency `json:"dependencies,omitempty"`
+	Singleton    bool         `json:"singleton,omitempty"`
 }
+
+// Dependency kinds, as Slurm names them.
+const (
+	// DependAfter: every listed job has started (or ended).
+	DependAfter = "after"
+	// DependAfterAny: every listed job has ended, in any way.
+	DependAfterAny = "afterany"
+	// DependAfterOK: every listed job has succeeded.
+	DependAfterOK = "afterok"
+	// DependAfterNotOK: every listed job has ended without succeeding
+	// (failed, cancelled, timed out or rejected).
+	DependAfterNotOK = "afternotok"
+)
+
+// Dependency is one condition on other jobs, all of the same owner.
+type Dependency struct {
+	Type string   `json:"type"`
+	Jobs []string `json:"jobs"`
+}
+
+// MaxDependencyJobs bounds the job IDs one spec may name in all.
+const MaxDependencyJobs = 256
 
 // Gang is the shape of the gang: nodes × gpusPerNode, split into
 // tasksPerNode ranks per node.
