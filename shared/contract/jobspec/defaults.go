@@ -15,6 +15,10 @@ const (
 	// when the spec gives no waitForSwitches: Slurm's default
 	// max_switch_wait.
 	DefaultSwitchWait = 5 * time.Minute
+	// DefaultBatchOutput and DefaultArrayBatchOutput are where a batch
+	// script's output goes when batch.output is not given, as in Slurm.
+	DefaultBatchOutput      = "slurm-%j.out"
+	DefaultArrayBatchOutput = "slurm-%A_%a.out"
 )
 
 // WithDefaults is s with every default filled in: the one place the

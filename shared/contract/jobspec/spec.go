@@ -23,6 +23,41 @@ type Spec struct {
 	// or was submitted before it and is still pending (Slurm singleton).
 	Dependencies []Dependency `json:"dependencies,omitempty"`
 	Singleton    bool         `json:"singleton,omitempty"`
+	// Batch, when set, makes the job a batch job as Slurm's sbatch runs
+	// one: the whole gang is allocated at once, Batch.Script runs once, on
+	// the gang's first node, and the other nodes' GPUs are held for the
+	// steps the script launches (srun). The job ends when the script does.
+	Batch *Batch `json:"batch,omitempty"`
+	// Array, when set, makes the submission a job array: admission
+	// expands it into one job per index (Slurm --array).
+	Array *Array `json:"array,omitempty"`
+}
+
+// Batch is a batch job's script and where its output goes.
+type Batch struct {
+	// Script is the script's text. The first node's agent writes it to
+	// the attempt's directory and runs it with Command[1:] as its
+	// arguments (Command[0] is its name, $0), by the interpreter its "#!"
+	// line names (/bin/sh without one).
+	Script string `json:"script"`
+	// Output and Error are the files the script's stdout and stderr go
+	// to: Slurm filename patterns (%j %x %u %N %A %a %%), relative to
+	// workdir. Output defaults to DefaultBatchOutput
+	// (DefaultArrayBatchOutput for an array task); Error to Output's file.
+	Output string `json:"output,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Array is a job array: one job per index, at most MaxConcurrent of them
+// placed at once.
+type Array struct {
+	// Indexes is Slurm's --array list without the "%" limit: indexes N,
+	// ranges N-M and stepped ranges N-M:S, comma-separated ("0-15",
+	// "1,3,10-20:5").
+	Indexes string `json:"indexes"`
+	// MaxConcurrent bounds the tasks running at once (Slurm's "%N");
+	// 0: no bound. Tasks over it pend with reason JobArrayTaskLimit.
+	MaxConcurrent int `json:"maxConcurrent,omitempty"`
 }
 
 // Dependency kinds, as Slurm names them.
