@@ -3,6 +3,7 @@ package slurm
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cockroachdb/errors"
@@ -22,6 +23,16 @@ type Option func(*options)
 
 type options struct {
 	ignoreUnsupported bool
+	// extra are options of the front end, not sbatch's (WithLongOption).
+	extra []optDef
+}
+
+// defs is sbatch's option table with the front end's options.
+func (o options) defs() []optDef {
+	if len(o.extra) == 0 {
+		return sbatchOptions
+	}
+	return append(slices.Clip(sbatchOptions), o.extra...)
 }
 
 // WithIgnoreUnsupported skips options sbatch has and Lockstep does not
@@ -30,6 +41,32 @@ type options struct {
 // (It has no value to validate, so unlike most options it cannot fail.)
 func WithIgnoreUnsupported() Option {
 	return func(o *options) { o.ignoreUnsupported = true }
+}
+
+// WithLongOption adds a long option that is not sbatch's but the front
+// end's (lockstep sbatch's --nats, --ignore-unsupported), parsed among
+// sbatch's options so that it splits the command line as they do: before
+// the script, --name=value or --name value when takesValue, --name
+// otherwise. set gets the value ("" for a flag); its error names the
+// option. A name sbatch has is not added: sbatch's wins.
+func WithLongOption(name string, takesValue bool, set func(value string) error) Option {
+	return func(o *options) {
+		for _, d := range sbatchOptions {
+			if d.long == name {
+				return
+			}
+		}
+		kind := noArg
+		if takesValue {
+			kind = requiredArg
+		}
+		o.extra = append(o.extra, optDef{long: name, arg: kind, set: func(_ *Directives, opt, value string, _ bool) error {
+			if err := set(value); err != nil {
+				return valueError(opt, value, err)
+			}
+			return nil
+		}})
+	}
 }
 
 // MaxScriptBytes bounds the script ParseScript reads.
@@ -108,7 +145,7 @@ func applyOptions(opts []Option) options {
 // apply parses args as sbatch options onto d; where(i) prefixes an error
 // about args[i] with its place. It returns the index of the first operand.
 func (d *Directives) apply(args []string, o options, where func(int) string) (int, error) {
-	uses, n, err := getopt(args, sbatchOptions)
+	uses, n, err := getopt(args, o.defs())
 	if err != nil {
 		var ge *getoptError
 		if errors.As(err, &ge) {

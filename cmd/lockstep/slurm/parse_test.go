@@ -183,3 +183,28 @@ func TestApplyOverridesDirectives(t *testing.T) {
 		t.Errorf("Apply changed its receiver: %+v", d)
 	}
 }
+
+// The front end's own options split the command line as sbatch's do, and
+// stay unknown to a script and to a parse without them.
+func TestWithLongOption(t *testing.T) {
+	var nats string
+	ignore := false
+	opts := []Option{
+		WithLongOption("nats", true, func(v string) error { nats = v; return nil }),
+		WithLongOption("ignore-unsupported", false, func(string) error { ignore = true; return nil }),
+		WithLongOption("context", true, func(string) error { t.Error("sbatch's --context was taken"); return nil }),
+	}
+	d, rest, err := ParseOptions([]string{"-N", "2", "--nats", "nats://h:1", "--ignore-unsupported", "job.sh", "--nats", "x"}, opts...)
+	if err != nil || d.Nodes != 2 || nats != "nats://h:1" || !ignore || strings.Join(rest, " ") != "job.sh --nats x" {
+		t.Errorf("= %+v %q %v (nats %q, ignore %v)", d, rest, err, nats, ignore)
+	}
+	if _, _, err := ParseOptions([]string{"--nats=x", "job.sh"}); err == nil || !strings.Contains(err.Error(), "unrecognized option '--nats'") {
+		t.Errorf("without the option: %v", err)
+	}
+	if _, _, err := ParseOptions([]string{"--context=x", "job.sh"}, opts...); !IsUnsupported(err) {
+		t.Errorf("--context is sbatch's (unsupported): %v", err)
+	}
+	if _, err := ParseScript([]byte("#!/bin/sh\n#SBATCH --nats=x\n")); err == nil {
+		t.Error("a script's --nats was accepted")
+	}
+}
