@@ -47,6 +47,7 @@ var commands = []command{
 	{"jobs", "cancel ID", "cancel a job", args(1, "job ID"), onNATS, (*app).cancel},
 	{"jobs", "checkpoint ID", "checkpoint a running job and requeue it", args(1, "job ID"), onNATS, (*app).checkpoint},
 	{"jobs", "trace JOB_ID", "print a job's trace as a waterfall (spans `lockstep dev` recorded)", args(1, "job ID"), outOnly, (*app).trace},
+	{"slurm", "sbatch [OPTIONS] [SCRIPT [ARGS]]", "submit a batch script as Slurm's sbatch does (#SBATCH directives, --wait, --parsable)", cobra.ArbitraryArgs, nil, (*app).sbatch},
 	{"slurm", "squeue", "list jobs as Slurm's squeue does (-u, -j, -t, -h, -o FORMAT)", cobra.ArbitraryArgs, nil, (*app).squeue},
 	{"slurm", "scancel", "cancel jobs as Slurm's scancel does (ID..., -u, -t, --signal)", cobra.ArbitraryArgs, nil, (*app).scancel},
 	{"slurm", "sacct", "job accounting as Slurm's sacct shows it (-j, -u, -S, -o FIELDS)", cobra.ArbitraryArgs, nil, (*app).sacct},

@@ -158,8 +158,8 @@ func TestSlurmCommandLineErrors(t *testing.T) {
 			t.Errorf("%s -h = %d %q", name, code, out)
 		}
 	}
-	if _, errOut, code := cli(t, "sbatch", "job.sh"); code != 1 || !strings.Contains(errOut, "sbatch is not yet supported") {
-		t.Errorf("sbatch: %d %q", code, errOut)
+	if _, errOut, code := cli(t, "srun", "hostname"); code != 1 || !strings.Contains(errOut, "srun is not yet supported") {
+		t.Errorf("srun: %d %q", code, errOut)
 	}
 }
 

@@ -28,7 +28,7 @@ import (
 // this binary does not have yet.
 var (
 	slurmNames = []string{"sbatch", "srun", "squeue", "scancel", "sinfo", "sacct", "scontrol"}
-	notYet     = []string{"sbatch", "srun"}
+	notYet     = []string{"srun"}
 )
 
 // shimArgs is the command line of a binary started as argv0: run as
