@@ -23,15 +23,16 @@
 //	d, operands, err = d.Apply(args)                    // the command line wins
 //	spec, err := d.JobSpec(command)
 //
-// Some directives have no job spec field yet and stay in Directives for
-// the pieces of issue 18 that act on them: --array, --dependency,
-// --output, --error, --chdir (JobSpec leaves workdir to the caller, which
-// knows the submit directory a relative --chdir is under), --export's ALL,
-// NONE and propagated names (JobSpec writes only NAME=value items: the
-// rest needs the submitter's environment), --exclusive, --requeue=expedite,
-// --signal's B: and R: flags, --wait, --parsable and --test-only (what the
-// front end does), and the informational --quiet, --verbose, --help,
-// --version.
+// Some directives have no job spec field of JobSpec's and stay in
+// Directives for the front end (lockstep sbatch, cmd/lockstep's
+// slurm_sbatch*.go), which fills batch, array, dependencies, singleton,
+// workdir and the rest of env from them: --array, --dependency,
+// --output, --error, --chdir (relative to the submit directory),
+// --export's ALL, NONE and propagated names (they need the submitter's
+// environment), --exclusive, --requeue=expedite, --signal's B: and R:
+// flags, --wait, --parsable and --test-only, and the informational
+// --quiet, --verbose, --help, --version. The front end's own options
+// (its connection flags) are parsed among sbatch's with WithLongOption.
 //
 // Other sbatch options are refused by name (ErrUnsupported), or skipped
 // with a warning under WithIgnoreUnsupported; an option sbatch itself
