@@ -204,7 +204,7 @@ func claimedID(raw []byte) string {
 	var probe struct {
 		ID string `json:"id"`
 	}
-	if json.Unmarshal(raw, &probe) != nil || !jobspec.ValidID(probe.ID) {
+	if json.Unmarshal(raw, &probe) != nil || !jobspec.ValidBaseID(probe.ID) {
 		return ""
 	}
 	return probe.ID
