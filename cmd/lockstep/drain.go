@@ -37,14 +37,20 @@ func (a *app) cancel(cmd *cobra.Command) runE {
 // waits for the job to be known, asks, and says what it asked.
 func (a *app) jobRequest(what string, ask func(ctx context.Context, c *client.Client, id string) error) runE {
 	return a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
-		id := args[0]
-		if _, err := waitJob(ctx, c, id); err != nil {
+		// An array's ID asks for every task of it not yet ended.
+		jobs, array, err := jobsByID(ctx, c, args[0])
+		if err != nil {
 			return err
 		}
-		if err := ask(ctx, c, id); err != nil {
-			return err
+		for _, j := range jobs {
+			if array && j.State.Terminal() {
+				continue
+			}
+			if err := ask(ctx, c, j.ID); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.env.stdout, "%s requested for %s\n", what, clean(j.ID))
 		}
-		fmt.Fprintf(a.env.stdout, "%s requested for %s\n", what, clean(id))
 		return nil
 	})
 }

@@ -59,13 +59,19 @@ func (a *app) scancel(cmd *cobra.Command) runE {
 
 func (a *app) scancelJobs(ctx context.Context, c *client.Client, ids []string, filter jobFilter, name string, sig slurm.Signal, quiet bool) error {
 	var targets []slurmJob
+	// Tasks named through their array's ID: an ended one is passed over,
+	// as scancel passes over an array's finished tasks.
+	viaArray := map[string]bool{}
 	if len(ids) > 0 {
 		for _, id := range ids {
-			j, err := waitJob(ctx, c, id)
+			jobs, array, err := jobsByID(ctx, c, id)
 			if err != nil {
 				return errors.Wrapf(err, "scancel %s", id)
 			}
-			targets = append(targets, slurmJobOf(j))
+			for _, j := range jobs {
+				viaArray[j.ID] = array
+				targets = append(targets, slurmJobOf(j))
+			}
 		}
 	} else {
 		all, err := a.readJobs(ctx, c)
@@ -82,7 +88,7 @@ func (a *app) scancelJobs(ctx context.Context, c *client.Client, ids []string, f
 		if j.State.Terminal() {
 			// By ID, an ended job is an error (as scancel says it); by
 			// filter, it is simply not selected.
-			if len(ids) > 0 && !quiet {
+			if len(ids) > 0 && !quiet && !viaArray[j.ID] {
 				failed = errors.CombineErrors(failed, errors.Newf("job %s has already ended (%s)", j.ID, j.state.Name))
 			}
 			continue

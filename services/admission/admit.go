@@ -103,6 +103,11 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 		Owner: sub.owner,
 	}
 	trace.SpanFromContext(ctx).SetAttributes(telemetry.JobAttrs(job)...)
+	if isArray(spec) {
+		// The tasks are counted by the watch from here on.
+		defer release()
+		return a.admitArray(ctx, msg, sub, job, now)
+	}
 	err = a.Jobs.Create(ctx, job)
 	if err == nil {
 		a.Tel.Metrics.Admissions.Add(ctx, 1, metric.WithAttributes(telemetry.LabelQueue.String(spec.Queue)))
@@ -204,7 +209,7 @@ func claimedID(raw []byte) string {
 	var probe struct {
 		ID string `json:"id"`
 	}
-	if json.Unmarshal(raw, &probe) != nil || !jobspec.ValidID(probe.ID) {
+	if json.Unmarshal(raw, &probe) != nil || !jobspec.ValidBaseID(probe.ID) {
 		return ""
 	}
 	return probe.ID

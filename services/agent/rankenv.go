@@ -58,7 +58,8 @@ func rankEnv(s rankSetup, r domain.Rank) []string {
 			env.GPUIDs[i] = s.uuids[g]
 		}
 	}
-	return env.List()
+	// An array task's variables, from the assignment as the rest.
+	return append(env.List(), rankenv.ArrayList(s.as.Array)...)
 }
 
 // publicNATS is the agent's NATS URL list with any user name, password or

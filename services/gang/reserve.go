@@ -242,7 +242,7 @@ func assignments(job domain.Job, a domain.Allocation) []domain.Assignment {
 			Command: job.Spec.Command, Env: job.Spec.Env,
 			RestartCount: a.Attempt - 1, Resume: job.LastCheckpoint, CheckpointDir: job.Spec.Checkpoint.Dir,
 			Workdir: job.Spec.Workdir, TraceParent: a.TraceParent, Owner: job.Owner,
-			GPUBind: job.Spec.Gang.GPUBind,
+			GPUBind: job.Spec.Gang.GPUBind, Array: job.Array,
 		})
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/core/arraylimit"
 	"github.com/lockstep-dev/lockstep/shared/core/depend"
 	"github.com/lockstep-dev/lockstep/shared/core/place"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
@@ -72,8 +73,8 @@ const cycleFanOut = 16
 
 // input assembles the queue policy's input: the snapshot, running gangs
 // (allocations, plus proposals in flight), pending jobs and queue usage.
-// Pending jobs whose dependencies do not let them start are left out of
-// it and returned as held.
+// Pending jobs whose dependencies do not let them start, and array tasks
+// over their array's limit, are left out of it and returned as held.
 func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob, []held) {
 	snap := s.snapshot()
 	allocs := s.allocs.Snapshot()
@@ -85,7 +86,9 @@ func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob, []hel
 		seen[id] = sj
 	}
 	var running []queue.RunningJob
+	allocated := make(map[string]bool, len(allocs))
 	for _, a := range allocs {
+		allocated[a.JobID] = true
 		sj := seen[a.JobID]
 		running = append(running, runningJob(a.JobID, sj.job, a.Placement, startOf(sj.job, a, now)))
 	}
@@ -102,15 +105,34 @@ func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob, []hel
 	var pending []queue.PendingJob
 	var holds []held
 	gate := dependencyGate{s: s, now: now}
+	var ready []seenJob
+	var tasks []arraylimit.Task
 	for id, sj := range seen {
-		if sj.job.State != domain.StatePending {
-			continue
-		}
-		if _, busy := s.inflight[id]; busy {
+		_, busy := s.inflight[id]
+		// A pending task with an allocation was reserved and its record
+		// not yet updated: it counts against the limit already.
+		task, isTask := arraylimit.TaskOf(sj.job, busy || allocated[id])
+		if sj.job.State != domain.StatePending || busy {
+			if isTask {
+				tasks = append(tasks, task)
+			}
 			continue
 		}
 		if d := gate.decide(sj.job); d.Verdict != depend.Ready {
-			holds = append(holds, held{job: sj, decision: d})
+			holds = append(holds, held{job: sj, decision: d, reason: domain.ReasonDependency})
+			continue
+		}
+		if isTask {
+			task.Candidate = true
+			tasks = append(tasks, task)
+		}
+		ready = append(ready, sj)
+	}
+	arrayHeld := arraylimit.Hold(tasks)
+	for _, sj := range ready {
+		id := sj.job.ID
+		if detail, ok := arrayHeld[id]; ok {
+			holds = append(holds, held{job: sj, decision: depend.Decision{Verdict: depend.Wait, Detail: detail}, reason: domain.ReasonJobArrayTaskLimit})
 			continue
 		}
 		pending = append(pending, queue.PendingJob{

@@ -7,16 +7,19 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/core/depend"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
-// held is a pending job its dependencies keep out of a cycle's plan:
-// waiting (pending with reason Dependency) or never to be satisfied.
+// held is a pending job kept out of a cycle's plan: waiting (pending
+// with reason, Dependency or JobArrayTaskLimit) or, for a dependency,
+// never to be satisfied.
 type held struct {
 	job      seenJob
 	decision depend.Decision
+	reason   string
 }
 
 // jobSink follows the job records: jobChanged takes every entry, and
@@ -50,6 +53,7 @@ type dependencyGate struct {
 	s         *scheduler
 	now       time.Time
 	namesakes map[nameKey][]depend.Job // built on first use
+	arrays    map[string][]depend.Job  // tasks by array ID, built on first use
 }
 
 // decide is the verdict for one pending job.
@@ -65,6 +69,10 @@ func (g *dependencyGate) decide(j domain.Job) depend.Decision {
 				in.Known[id] = depend.JobOf(sj.job)
 			} else if e, ok := g.s.ended[id]; ok {
 				in.Known[id] = e
+			} else if tasks := g.tasksOf(id); len(tasks) > 0 {
+				// An array's ID has no record of its own: the dependency
+				// is on all its tasks.
+				in.Known[id] = depend.ArrayJob(id, tasks)
 			}
 		}
 	}
@@ -78,6 +86,24 @@ func (g *dependencyGate) decide(j domain.Job) depend.Decision {
 		d.Verdict = depend.Wait
 	}
 	return d
+}
+
+// tasksOf lists the mirrored tasks of array id.
+func (g *dependencyGate) tasksOf(id string) []depend.Job {
+	if g.arrays == nil {
+		g.arrays = map[string][]depend.Job{}
+		for tid, sj := range g.s.active {
+			if base, _, ok := jobspec.SplitTaskID(tid); ok {
+				g.arrays[base] = append(g.arrays[base], depend.JobOf(sj.job))
+			}
+		}
+		for tid, e := range g.s.ended {
+			if base, _, ok := jobspec.SplitTaskID(tid); ok {
+				g.arrays[base] = append(g.arrays[base], e)
+			}
+		}
+	}
+	return g.arrays[id]
 }
 
 func (g *dependencyGate) namesakesOf(j domain.Job) []depend.Job {
@@ -99,7 +125,7 @@ func (s *scheduler) applyDependencies(ctx context.Context, hs []held, now time.T
 	slots := make(chan struct{}, cycleFanOut)
 	for _, h := range hs {
 		j := h.job.job
-		if h.decision.Verdict == depend.Wait && j.Reason == domain.ReasonDependency && j.Detail == h.decision.Detail {
+		if h.decision.Verdict == depend.Wait && j.Reason == h.reason && j.Detail == h.decision.Detail {
 			continue // nothing to record
 		}
 		if ctx.Err() != nil {
@@ -110,7 +136,7 @@ func (s *scheduler) applyDependencies(ctx context.Context, hs []held, now time.T
 		go func() {
 			defer func() { <-slots; wg.Done() }()
 			if h.decision.Verdict == depend.Wait {
-				s.explain(ctx, j, domain.ReasonDependency, h.decision.Detail)
+				s.explain(ctx, j, h.reason, h.decision.Detail)
 				return
 			}
 			s.neverSatisfied(ctx, j, h.decision.Detail, now)

@@ -66,3 +66,36 @@ func TestDependencyGateFollowsTheRecords(t *testing.T) {
 		t.Error("a job without dependencies is held")
 	}
 }
+
+// A dependency on an array's ID reads its tasks' records (the array has
+// none of its own): it holds once every task has.
+func TestDependencyGateOnAnArray(t *testing.T) {
+	s := &scheduler{active: map[string]seenJob{}, ended: map[string]depend.Job{}, kick: make(chan struct{}, 1)}
+	sink := jobSink{s}
+	sink.Current()
+	put := func(id string, st domain.State) {
+		raw, err := json.Marshal(domain.Job{ID: id, State: st, Attempt: 1, Owner: "alice",
+			Spec: jobspec.Spec{Name: id, Gang: jobspec.Gang{Nodes: 1, GPUsPerNode: 1, TasksPerNode: 1}, Command: []string{"x"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink.Apply(jobs.Entry{Key: id, Value: raw})
+	}
+	next := domain.Job{ID: "next", State: domain.StatePending, Owner: "alice",
+		Spec: jobspec.Spec{Dependencies: []jobspec.Dependency{{Type: jobspec.DependAfterOK, Jobs: []string{"sweep"}}}}}
+	decide := func() depend.Decision { return (&dependencyGate{s: s}).decide(next) }
+
+	put("sweep_0", domain.StateSucceeded)
+	put("sweep_1", domain.StateRunning)
+	if d := decide(); d.Verdict != depend.Wait || d.Detail != "waiting for afterok:sweep" {
+		t.Errorf("one task running: %+v", d)
+	}
+	put("sweep_1", domain.StateSucceeded)
+	if d := decide(); d.Verdict != depend.Ready {
+		t.Errorf("every task succeeded: %+v", d)
+	}
+	put("sweep_2", domain.StateFailed)
+	if d := decide(); d.Verdict != depend.Never {
+		t.Errorf("a task failed: %+v", d)
+	}
+}

@@ -74,7 +74,7 @@ func (d Directives) jobSpec(command []string) (jobspec.Spec, error) {
 		if strings.Contains(d.Partition, ",") {
 			return s, errors.Newf("--partition=%s: a list of partitions is not supported; give one", d.Partition)
 		}
-		if !jobspec.ValidID(d.Partition) {
+		if !jobspec.ValidBaseID(d.Partition) {
 			return s, errors.Newf("--partition=%s: a Lockstep queue name is lowercase letters, digits and '-'", d.Partition)
 		}
 		s.Queue = d.Partition

@@ -87,7 +87,7 @@ func TestParseOptionsValues(t *testing.T) {
 		{[]string{"--exclusive"}, Directives{Exclusive: "exclusive"}},
 		{[]string{"--exclusive=user"}, Directives{Exclusive: "user"}},
 		{[]string{"--parsable", "--test-only", "-Q", "-vv", "-h", "-V"}, Directives{Parsable: true, TestOnly: true, Quiet: true, Verbose: 2, Help: true, Version: true}},
-		{[]string{"-a", "0-15%4"}, Directives{Array: &Array{Raw: "0-15%4", Ranges: []ArrayRange{{0, 15, 1}}, Limit: 4}}},
+		{[]string{"-a", "0-15%4"}, Directives{Array: &Array{Raw: "0-15%4", Ranges: []ArrayRange{{First: 0, Last: 15, Step: 1}}, Limit: 4}}},
 		{[]string{"-d", "singleton"}, Directives{Dependency: &Dependency{Raw: "singleton", Items: []DependencyItem{{Type: "singleton"}}}}},
 		{[]string{"--export=NONE"}, Directives{Export: &Export{Raw: "NONE", None: true}}},
 	} {

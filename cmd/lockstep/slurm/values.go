@@ -43,7 +43,7 @@ type Array struct {
 }
 
 // ArrayRange is First..Last stepping by Step (1 when not given).
-type ArrayRange struct{ First, Last, Step int }
+type ArrayRange = jobspec.ArrayRange
 
 // Dependency is --dependency: Items all satisfied (","), or any one
 // (Any, "?").
@@ -67,15 +67,15 @@ type DependencyJob struct {
 	Delay time.Duration
 }
 
-// MaxArrayIndex is the largest --array index accepted: one less than
-// Slurm's largest MaxArraySize (4000001). A cluster's own bound is
-// lower; admission checks it.
-const MaxArrayIndex = 4_000_000
+// MaxArrayIndex is the largest --array index accepted (jobspec's). A
+// cluster's own bound on the task count is lower; jobspec.Parse checks
+// it (jobspec.MaxArrayTasks).
+const MaxArrayIndex = jobspec.MaxArrayIndex
 
-// ParseArray parses --array's value: comma-separated indexes N, ranges
-// N-M and stepped ranges N-M:S, then an optional %limit on the tasks
-// running at once ("0-15%4", "0,6,16-32", "0-15:4"). Indexes are 0 to
-// MaxArrayIndex.
+// ParseArray parses --array's value: the index list jobspec reads
+// (comma-separated indexes N, ranges N-M and stepped ranges N-M:S), then
+// an optional %limit on the tasks running at once ("0-15%4",
+// "0,6,16-32", "0-15:4"). Indexes are 0 to MaxArrayIndex.
 func ParseArray(s string) (Array, error) {
 	a := Array{Raw: s}
 	list, limit, hasLimit := strings.Cut(s, "%")
@@ -87,82 +87,26 @@ func ParseArray(s string) (Array, error) {
 		a.Limit = n
 	}
 	var err error
-	if a.Ranges, err = parseEach(list, ",", parseArrayRange); err != nil {
+	if a.Ranges, err = jobspec.ParseArrayIndexes(list); err != nil {
 		return Array{}, err
 	}
 	return a, nil
 }
 
-func parseArrayRange(tok string) (ArrayRange, error) {
-	// slurm_parse_array_tok also strips one pair of brackets.
-	tok = strings.TrimSuffix(strings.TrimPrefix(tok, "["), "]")
-	span, step, hasStep := strings.Cut(tok, ":")
-	first, last, isRange := strings.Cut(span, "-")
-	r := ArrayRange{Step: 1}
-	var err error
-	if r.First, err = arrayIndex(first); err != nil {
-		return ArrayRange{}, errors.Wrapf(err, "array range %q", tok)
-	}
-	r.Last = r.First
-	if isRange {
-		if r.Last, err = arrayIndex(last); err != nil {
-			return ArrayRange{}, errors.Wrapf(err, "array range %q", tok)
-		}
-		if r.Last < r.First {
-			return ArrayRange{}, errors.Newf("array range %q ends before it starts", tok)
-		}
-	}
-	if hasStep {
-		if !isRange {
-			return ArrayRange{}, errors.Newf("array index %q has a step but is not a range", tok)
-		}
-		if r.Step, err = positiveInt(step); err != nil {
-			return ArrayRange{}, errors.Wrapf(err, "array step in %q", tok)
-		}
-	}
-	return r, nil
-}
-
-func arrayIndex(s string) (int, error) {
-	n, err := nonNegativeInt(s)
-	if err != nil {
-		return 0, err
-	}
-	if n > MaxArrayIndex {
-		return 0, errors.Newf("index %d is more than %d", n, MaxArrayIndex)
-	}
-	return n, nil
+// Spec is the array as a job spec holds it: the index list, and the
+// limit as MaxConcurrent.
+func (a Array) Spec() *jobspec.Array {
+	list, _, _ := strings.Cut(a.Raw, "%")
+	return &jobspec.Array{Indexes: list, MaxConcurrent: a.Limit}
 }
 
 // Count is how many tasks the array has, an index given twice counted
 // twice.
-func (a Array) Count() int {
-	n := 0
-	for _, r := range a.Ranges {
-		n += (r.Last-r.First)/r.Step + 1
-	}
-	return n
-}
+func (a Array) Count() int { return jobspec.ArrayCount(a.Ranges) }
 
 // Indexes lists the array's task indexes, sorted and unique, as Slurm's
 // bitmap holds them.
-func (a Array) Indexes() []int {
-	seen := map[int]bool{}
-	maxIdx := 0
-	for _, r := range a.Ranges {
-		for i := r.First; i <= r.Last; i += r.Step {
-			seen[i] = true
-			maxIdx = max(maxIdx, i)
-		}
-	}
-	out := make([]int, 0, len(seen))
-	for i := 0; i <= maxIdx; i++ {
-		if seen[i] {
-			out = append(out, i)
-		}
-	}
-	return out
-}
+func (a Array) Indexes() []int { return jobspec.ArrayIndexes(a.Ranges) }
 
 // dependencyTypes are the types Lockstep supports; Slurm also has
 // aftercorr, afterburstbuffer and others.
@@ -239,12 +183,7 @@ func parseDependencyItem(tok string) (DependencyItem, error) {
 }
 
 // validDependencyJob is a job ID, or a job ID and _index of an array task.
-func validDependencyJob(id string) bool {
-	if base, idx, ok := strings.Cut(id, "_"); ok {
-		return jobspec.ValidID(base) && isDigits(idx)
-	}
-	return jobspec.ValidID(id)
-}
+func validDependencyJob(id string) bool { return jobspec.ValidID(id) }
 
 // ParseExport parses --export's value as sbatch does: ALL, NONE or NIL
 // alone, or a comma-separated list of ALL, names and NAME=value; a list

@@ -5,6 +5,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -205,6 +206,27 @@ func (c *Client) Cancel(ctx context.Context, id, reason string) error {
 	}
 	msgID := "cancel." + id + "." + time.Now().UTC().Format(time.RFC3339Nano)
 	return c.bus.PublishJSON(ctx, c.subject(subjects.Cancel, subjects.CancelAs), msgID, domain.CancelRequest{JobID: id, Reason: reason})
+}
+
+// ArrayTasks reads the records of array id's tasks, by index: none when
+// id names no array (an array's ID has no record of its own). It reads
+// every record, as Jobs does.
+func (c *Client) ArrayTasks(ctx context.Context, id string) ([]domain.Job, error) {
+	if !jobspec.ValidBaseID(id) {
+		return nil, nil
+	}
+	all, _, err := c.Jobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []domain.Job
+	for _, j := range all {
+		if j.Array != nil && j.Array.JobID == id {
+			out = append(out, j)
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.Job) int { return cmp.Compare(a.Array.Index, b.Array.Index) })
+	return out, nil
 }
 
 // Job reads one job record.

@@ -89,6 +89,9 @@ type Assignment struct {
 	// closest, a rank given GPUs but no cores still runs, and takes its
 	// memory, on its GPUs' NUMA node.
 	GPUBind string `json:"gpuBind,omitempty"`
+	// Array is the job record's: set when the job is a task of an array
+	// (the ranks' SLURM_ARRAY_* variables).
+	Array *ArrayTask `json:"array,omitempty"`
 }
 
 // Claim is the value of a GPU or port claim key.

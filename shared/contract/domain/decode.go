@@ -119,7 +119,7 @@ func (c *checker) fail(field, format string, args ...any) {
 
 func (c *checker) jobID(field, id string) {
 	if !jobspec.ValidID(id) {
-		c.fail(field, "%s is not a job ID (a DNS label)", quote(id))
+		c.fail(field, "%s is not a job ID (a DNS label, or <id>_<index> for an array task)", quote(id))
 	}
 }
 

@@ -31,6 +31,7 @@ func DecodeAssignment(data []byte) (Assignment, error) {
 		c.path("workdir", a.Workdir)
 		c.text("traceParent", a.TraceParent, 256)
 		c.oneOf("gpuBind", a.GPUBind, "", "none", "closest")
+		c.arrayTask("array", a.JobID, a.Array)
 	})
 }
 

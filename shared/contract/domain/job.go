@@ -95,6 +95,8 @@ type Job struct {
 	EndedAt      time.Time `json:"endedAt,omitzero"`
 	// Owner is the authenticated user who submitted the job (empty on a cluster without auth).
 	Owner string `json:"owner,omitempty"`
+	// Array is set on a task of a job array: which array, which index.
+	Array *ArrayTask `json:"array,omitempty"`
 }
 
 // JobBrief is the part of a job record a reconciler needs to compare it

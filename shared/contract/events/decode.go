@@ -80,7 +80,7 @@ func (e Event) check() []validate.FieldError {
 			fail(t.field, "%d bytes, more than the %d allowed", len(t.value), domain.MaxReasonBytes)
 		}
 	}
-	if e.Queue != "" && !jobspec.ValidID(e.Queue) {
+	if e.Queue != "" && !jobspec.ValidBaseID(e.Queue) {
 		fail("queue", "not a queue name")
 	}
 	if e.Owner != "" && !domain.ValidUserName(e.Owner) {

@@ -115,6 +115,7 @@ func (s Spec) semanticChecks() []validate.FieldError {
 		out = append(out, validate.Errorf("topology.preferredWait", "only means something with topology.preferred"))
 	}
 	out = append(out, s.dependencyChecks()...)
+	out = append(out, s.arrayChecks()...)
 	if s.Topology.MaxSwitches > s.Gang.Nodes {
 		out = append(out, validate.Errorf("topology.maxSwitches", "%d is more than the gang's %d nodes", s.Topology.MaxSwitches, s.Gang.Nodes))
 	}
@@ -156,11 +157,25 @@ func checkDuration(field string, value Duration) (validate.FieldError, bool) {
 	return validate.FieldError{}, true
 }
 
-// idPattern is the job-ID rule (a DNS label), also in the schema.
+// idPattern is the rule for an ID a submission may give its job (a DNS
+// label), also in the schema. "_" is reserved: it joins an array's ID and
+// a task's index (TaskID).
 var idPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
-// ValidID reports whether id is a valid job ID.
-func ValidID(id string) bool { return idPattern.MatchString(id) }
+// ValidID reports whether id is a valid job ID as records, keys, subjects
+// and commands name jobs: a submitted ID (ValidBaseID) or an array task's
+// (TaskID).
+func ValidID(id string) bool {
+	if ValidBaseID(id) {
+		return true
+	}
+	_, _, ok := SplitTaskID(id)
+	return ok
+}
+
+// ValidBaseID reports whether id is valid as a submission's own ID (and
+// an array's): a DNS label, so without the "_" of a task ID.
+func ValidBaseID(id string) bool { return idPattern.MatchString(id) }
 
 // DeriveID picks a job's ID: the spec's own, else the Nats-Msg-Id when it is
 // a valid ID, else one derived from the message's stream sequence (stable
@@ -169,7 +184,7 @@ func DeriveID(specID, msgID string, streamSeq uint64) string {
 	switch {
 	case specID != "":
 		return specID
-	case ValidID(msgID):
+	case ValidBaseID(msgID):
 		return msgID
 	default:
 		return fmt.Sprintf("job-%d", streamSeq)

@@ -93,4 +93,6 @@ var Vars = []Var{
 	{User, "name of the account the rank runs as"},
 	{LogName, "the same as `USER`"},
 	{Shell, "login shell of the account the rank runs as"},
+	// An array task's (array.go).
+	arrayVars[0], arrayVars[1], arrayVars[2], arrayVars[3], arrayVars[4], arrayVars[5], arrayVars[6], arrayVars[7],
 }

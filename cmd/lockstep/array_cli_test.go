@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/client"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
+)
+
+// An array's ID, which has no record, names every task of it: `lockstep
+// cancel` asks for each one not ended, `scancel` too; a task ID names one.
+func TestCancelAnArrayByItsID(t *testing.T) {
+	url := startDevCluster(t)
+	for _, id := range []string{"arr", "arr2"} {
+		spec := writeFile(t, id+".json", `{"id":"`+id+`","gang":{"nodes":1,"gpusPerNode":8},"array":{"indexes":"0-2"},"command":["sleep","300"]}`)
+		if _, errOut, code := cli(t, "submit", spec, "--nats", url); code != 0 {
+			t.Fatal(errOut)
+		}
+	}
+	ctx := context.Background()
+	b, err := bus.Connect(ctx, url, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(ctx, b, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	states := func(array string) string {
+		tasks, err := c.ArrayTasks(ctx, array)
+		if err != nil {
+			return err.Error()
+		}
+		var out []string
+		for _, j := range tasks {
+			out = append(out, j.ID+":"+string(j.State))
+		}
+		return strings.Join(out, " ")
+	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if s := states("arr2"); strings.Count(s, ":") != 3 {
+			return fmt.Errorf("arr2 tasks: %s", s)
+		}
+		return nil
+	})
+	// One task by its ID, then the rest by the array's.
+	if _, errOut, code := cli(t, "scancel", "arr2_1", "--nats", url); code != 0 {
+		t.Fatal(errOut)
+	}
+	waitCLIState(t, c, "arr2_1", domain.StateCancelled)
+	if _, errOut, code := cli(t, "scancel", "arr2", "--nats", url); code != 0 {
+		t.Fatalf("scancel of an array with an ended task: %s", errOut)
+	}
+	out, errOut, code := cli(t, "cancel", "arr", "--nats", url)
+	if code != 0 || strings.Count(out, "cancel requested for arr_") != 3 {
+		t.Fatalf("cancel arr = %d %q %q", code, out, errOut)
+	}
+	for _, id := range []string{"arr_0", "arr_1", "arr_2", "arr2_0", "arr2_2"} {
+		waitCLIState(t, c, id, domain.StateCancelled)
+	}
+}
+
+func waitCLIState(t *testing.T, c *client.Client, id string, want domain.State) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, func() error {
+		j, err := c.Job(context.Background(), id)
+		if err != nil || j.State != want {
+			return fmt.Errorf("%s: %s %v", id, j.State, err)
+		}
+		return nil
+	})
+}
