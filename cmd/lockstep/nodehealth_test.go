@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
 	"github.com/lockstep-dev/lockstep/services/agent"
-	"github.com/lockstep-dev/lockstep/services/agent/discover/fake"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
@@ -42,18 +40,13 @@ func TestUnhealthyColumn(t *testing.T) {
 // reason escaped; `node resume` returns it.
 func TestNodeListShowsWithdrawnGPUs(t *testing.T) {
 	ctx := context.Background()
-	m, err := fake.New("node-01", fake.DGXH100())
+	_, hc, err := devcluster.FakeHealth(ctx, "node-01", 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc, err := devcluster.FakeHealth(ctx, m, 100*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	hc.Program = filepath.Join(dir, "node-health")
 	// A hostile program: a terminal escape in its reason.
-	if err := os.WriteFile(hc.Program, []byte("#!/bin/sh\necho 'gpu 6: fan \033[2J stopped'; exit 1\n"), 0o755); err != nil {
+	hc.Program, err = devcluster.HealthProgram(t.TempDir(), "#!/bin/sh\necho 'gpu 6: fan \033[2J stopped'; exit 1\n")
+	if err != nil {
 		t.Fatal(err)
 	}
 	c, err := devcluster.Start(ctx, devcluster.Config{

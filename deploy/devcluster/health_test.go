@@ -26,11 +26,7 @@ import (
 // operator's node resume returns it (gpu-healthy) and a gang runs on it.
 func TestGPUFaultWithdrawsUntilResume(t *testing.T) {
 	ctx := context.Background()
-	m, err := fake.New("node-01", fake.DGXH100())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc, err := devcluster.FakeHealth(ctx, m, 100*time.Millisecond)
+	m, hc, err := devcluster.FakeHealth(ctx, "node-01", 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,11 +136,7 @@ func TestGPUFaultWithdrawsUntilResume(t *testing.T) {
 // and read the node state a resume writes.
 func TestAuthClusterGPUHealth(t *testing.T) {
 	ctx := context.Background()
-	m, err := fake.New("node-01", fake.DGXH100())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc, err := devcluster.FakeHealth(ctx, m, 100*time.Millisecond)
+	m, hc, err := devcluster.FakeHealth(ctx, "node-01", 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,19 +220,14 @@ func TestAuthClusterGPUHealth(t *testing.T) {
 // The health-check program withdraws the GPU it names, with its reason.
 func TestHealthCheckProgramWithdrawsTheGPUItNames(t *testing.T) {
 	ctx := context.Background()
-	m, err := fake.New("node-01", fake.DGXH100())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc, err := devcluster.FakeHealth(ctx, m, 100*time.Millisecond)
+	_, hc, err := devcluster.FakeHealth(ctx, "node-01", 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "broken")
-	hc.Program = filepath.Join(dir, "node-health")
-	script := fmt.Sprintf("#!/bin/sh\nif [ -e %s ]; then echo 'GPU 2: fan stopped'; exit 1; fi\n", flag)
-	if err := os.WriteFile(hc.Program, []byte(script), 0o755); err != nil {
+	hc.Program, err = devcluster.HealthProgram(dir, fmt.Sprintf("#!/bin/sh\nif [ -e %s ]; then echo 'GPU 2: fan stopped'; exit 1; fi\n", flag))
+	if err != nil {
 		t.Fatal(err)
 	}
 	h := newHarness(t, devcluster.Config{Nodes: 1, Health: map[string]agent.HealthConfig{"node-01": hc}})

@@ -3,11 +3,6 @@ package devcluster_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,45 +75,4 @@ func TestTopologyPlacementAndSwitchWait(t *testing.T) {
 		t.Errorf("reserved event should say the switch constraint was relaxed, reason %q", reserved.Reason)
 	}
 	t.Logf("reserved after %s: %s", waited.Round(100*time.Millisecond), reserved.Reason)
-}
-
-// TestGPUBindClosestPinsRanks checks gpuBind closest end to end: each rank's
-// GPUs and cores come from one NUMA node of the simulated layout, the rank
-// is told (CUDA_VISIBLE_DEVICES, LOCKSTEP_CPUS), and it runs pinned to those
-// cores where this machine has them.
-func TestGPUBindClosestPinsRanks(t *testing.T) {
-	h := newHarness(t, devcluster.Config{Nodes: 1, GPUsPerNode: 2})
-	out := t.TempDir()
-	id := h.submit(fmt.Sprintf(`{"id":"pinned","gang":{"nodes":1,"gpusPerNode":2,"cpusPerTask":1,"gpuBind":"closest"},
-		"command":["sh","-c","echo \"$CUDA_VISIBLE_DEVICES $LOCKSTEP_CPUS $(grep Cpus_allowed_list /proc/self/status | cut -f2)\" > %s/rank-$RANK"]}`, out))
-	j := h.waitFor(id, 30*time.Second, func(j domain.Job) bool { return j.State.Terminal() })
-	if j.State != domain.StateSucceeded {
-		t.Fatalf("ended %s: %s", j.State, j.Reason)
-	}
-	numa := devcluster.SimulatedNodes(1, 2, 1)[0].NUMA
-	domainOf := func(list []int, x int) bool { return slices.Contains(list, x) }
-	for _, r := range j.Placement.Nodes[0].Ranks {
-		if len(r.GPUs) != 1 || len(r.CPUs) != 1 {
-			t.Fatalf("rank %d got GPUs %v cores %v", r.Rank, r.GPUs, r.CPUs)
-		}
-		same := false
-		for _, d := range numa {
-			same = same || (domainOf(d.GPUs, r.GPUs[0]) && domainOf(d.CPUs, r.CPUs[0]))
-		}
-		if !same {
-			t.Errorf("rank %d: GPU %d and core %d are on different NUMA nodes of %+v", r.Rank, r.GPUs[0], r.CPUs[0], numa)
-		}
-		raw, err := os.ReadFile(filepath.Join(out, fmt.Sprintf("rank-%d", r.Rank)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := strings.Fields(string(raw))
-		if len(f) != 3 || f[0] != strconv.Itoa(r.GPUs[0]) || f[1] != strconv.Itoa(r.CPUs[0]) {
-			t.Errorf("rank %d saw %q, want GPU %d core %d", r.Rank, raw, r.GPUs[0], r.CPUs[0])
-			continue
-		}
-		if r.CPUs[0] < runtime.NumCPU() && f[2] != f[1] {
-			t.Errorf("rank %d ran on cores %s, want pinned to %s", r.Rank, f[2], f[1])
-		}
-	}
 }

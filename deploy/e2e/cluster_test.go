@@ -507,12 +507,22 @@ func (c *cluster) agentLogTime(t *testing.T, node string, since time.Time, msg, 
 	return time.Time{}, false
 }
 
+// eventually polls cond every interval until it holds or timeout passes,
+// each try with its own 3 s context: a member that does not answer fails
+// that try, not the whole wait.
+func eventually(t *testing.T, timeout, interval time.Duration, cond func(ctx context.Context) error) {
+	t.Helper()
+	testenv.EventuallyEvery(t, timeout, interval, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		return cond(ctx)
+	})
+}
+
 // assertNoAssignment fails if a node still holds an attempt's assignment.
 func (c *cluster) assertNoAssignment(t *testing.T, node, job string, attempt int) {
 	t.Helper()
-	testenv.EventuallyEvery(t, 15*time.Second, 200*time.Millisecond, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
+	eventually(t, 15*time.Second, 200*time.Millisecond, func(ctx context.Context) error {
 		var as domain.Assignment
 		found, _, err := store.GetJSON(ctx, c.etcd, store.AssignKey(node, job), &as)
 		if err != nil {
@@ -529,9 +539,7 @@ func (c *cluster) assertNoAssignment(t *testing.T, node, job string, attempt int
 func (c *cluster) etcdLeader(t *testing.T) string {
 	t.Helper()
 	var name string
-	testenv.EventuallyEvery(t, 30*time.Second, 500*time.Millisecond, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
+	eventually(t, 30*time.Second, 500*time.Millisecond, func(ctx context.Context) error {
 		members, err := c.etcd.MemberList(ctx)
 		if err != nil {
 			return err
@@ -557,9 +565,7 @@ func (c *cluster) etcdLeader(t *testing.T) string {
 func (c *cluster) natsJobsLeader(t *testing.T) string {
 	t.Helper()
 	var name string
-	testenv.EventuallyEvery(t, 30*time.Second, 500*time.Millisecond, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
+	eventually(t, 30*time.Second, 500*time.Millisecond, func(ctx context.Context) error {
 		s, err := c.cl.Bus().JS.Stream(ctx, "KV_"+subjects.BucketJobs)
 		if err != nil {
 			return err
@@ -578,9 +584,7 @@ func (c *cluster) natsJobsLeader(t *testing.T) string {
 func (c *cluster) placementLeader(t *testing.T) string {
 	t.Helper()
 	var name string
-	testenv.EventuallyEvery(t, 30*time.Second, 500*time.Millisecond, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
+	eventually(t, 30*time.Second, 500*time.Millisecond, func(ctx context.Context) error {
 		resp, err := c.etcd.Get(ctx, store.ElectionKey("placement"), clientv3.WithFirstCreate()...)
 		if err != nil {
 			return err

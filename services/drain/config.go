@@ -22,9 +22,19 @@ type Config struct {
 	Queues queue.Config
 }
 
+// DefaultCheckInterval is Config.CheckInterval's default.
+const DefaultCheckInterval = 250 * time.Millisecond
+
+// Validate checks the drain settings: a negative interval would stop the
+// check loop's ticker with a panic.
+func (c *Config) Validate() error {
+	return c.Base.ValidateWith(
+		config.Require(c.CheckInterval >= 0, "drain: CheckInterval %s is negative", c.CheckInterval))
+}
+
 // Defaults fills in the settings left zero (config.Start calls it, after
 // Validate).
 func (c *Config) Defaults() {
 	c.Now = clock.Or(c.Now)
-	c.CheckInterval = cmp.Or(c.CheckInterval, 250*time.Millisecond)
+	c.CheckInterval = cmp.Or(c.CheckInterval, DefaultCheckInterval)
 }

@@ -138,7 +138,7 @@ func TestProposalRacingItsOwnRequeueIsReserved(t *testing.T) {
 			return err
 		}
 		if j.Attempt != 2 || j.State != domain.StateReserved {
-			return errorf("job is %s on attempt %d, want reserved on attempt 2", j.State, j.Attempt)
+			return fmt.Errorf("job is %s on attempt %d, want reserved on attempt 2", j.State, j.Attempt)
 		}
 		return nil
 	})

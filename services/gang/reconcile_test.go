@@ -18,9 +18,8 @@ import (
 // another reserves, as CI once hit) must not take the allocation for an
 // orphan: it stays until its launch deadline, and is released after it.
 func TestReconcileLeavesAReservationBeingRecorded(t *testing.T) {
-	env := testenv.Start(t)
+	env, js := startGangEnv(t, 0, gang.Config{}) // gang starts once etcd is set up
 	ctx := context.Background()
-	js := env.Jobs(t)
 	lease := env.Lease(t, 10*time.Minute)
 	start := time.Now()
 	clock := &testClock{now: start}
@@ -43,14 +42,7 @@ func TestReconcileLeavesAReservationBeingRecorded(t *testing.T) {
 
 	startGang(t, env, 1, gang.Config{ReconcileInterval: 20 * time.Millisecond, Now: clock.Now})
 
-	held := func(id string) bool {
-		t.Helper()
-		_, _, found, err := store.GetAllocation(ctx, env.Etcd, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return found
-	}
+	held := func(id string) bool { return env.Held(t, store.AllocKey(id)) > 0 }
 	footprint := func(id string) bool { return env.Held(t, store.FootprintKey(id)) > 0 }
 	testenv.Eventually(t, 30*time.Second, func() error {
 		if held("orphan") {

@@ -7,12 +7,9 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
@@ -70,30 +67,6 @@ func TestConcurrentReportsPassBarrierAndFinish(t *testing.T) {
 	}
 }
 
-func allocationKeys(a domain.Allocation) []string {
-	var keys []string
-	for _, op := range store.AllocationDeletes(a) {
-		keys = append(keys, string(op.KeyBytes()))
-	}
-	return keys
-}
-
-// values reads the keys that exist.
-func values(t *testing.T, cli *clientv3.Client, keys []string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for _, k := range keys {
-		resp, err := cli.Get(context.Background(), k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, kv := range resp.Kvs {
-			out[k] = string(kv.Value)
-		}
-	}
-	return out
-}
-
 // publishAll sends one report per node, all at once, each twice.
 func publishAll(t *testing.T, env *testenv.Env, id string, p domain.Placement, kind domain.ReportKind) {
 	t.Helper()
@@ -118,20 +91,6 @@ func publishAll(t *testing.T, env *testenv.Env, id string, p domain.Placement, k
 			t.Fatal(err)
 		}
 	}
-}
-
-func waitState(t *testing.T, js *jobs.Store, id string, want domain.State) {
-	t.Helper()
-	testenv.Eventually(t, 30*time.Second, func() error {
-		j, _, err := js.Get(context.Background(), id)
-		if err != nil {
-			return err
-		}
-		if j.State != want {
-			return fmt.Errorf("job %s is %s, want %s", id, j.State, want)
-		}
-		return nil
-	})
 }
 
 // The finding: a forged "exited" report ended a victim's gang as
@@ -197,7 +156,7 @@ func TestGangStartedBeforeItsReservationWasRecorded(t *testing.T) {
 	testenv.Eventually(t, 30*time.Second, func() error {
 		got, _, found, err := store.GetAllocation(ctx, env.Etcd, id)
 		if err != nil || !found || got.State != domain.AllocRunning {
-			return errorf("allocation not past the barrier yet: %+v found=%v err=%v", got.State, found, err)
+			return fmt.Errorf("allocation not past the barrier yet: %+v found=%v err=%v", got.State, found, err)
 		}
 		return nil
 	})
@@ -207,5 +166,3 @@ func TestGangStartedBeforeItsReservationWasRecorded(t *testing.T) {
 	}
 	waitState(t, js, id, domain.StateRunning)
 }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -10,12 +10,7 @@ import (
 // so later decisions in the same cycle do not reuse them. Nodes the
 // snapshot does not have are skipped.
 func (s *Snapshot) Take(p domain.Placement) {
-	for _, np := range p.Nodes {
-		i := s.find(np.Node)
-		if i < 0 {
-			continue
-		}
-		nv := &s.Nodes[i]
+	s.eachPlaced(p, func(nv *NodeView, np domain.NodePlacement) {
 		nv.Free = without(nv.Free, np.GPUs)
 		if cpus := placedCPUs(np); len(cpus) > 0 {
 			if nv.FreeCPUs == nil {
@@ -23,7 +18,7 @@ func (s *Snapshot) Take(p domain.Placement) {
 			}
 			nv.FreeCPUs = without(nv.FreeCPUs, cpus)
 		}
-	}
+	})
 	if p.MasterAddr == "" {
 		return
 	}
@@ -41,19 +36,24 @@ func (s *Snapshot) Take(p domain.Placement) {
 // it to see when a waiting gang could start). Untracked cores (FreeCPUs
 // nil) stay untracked.
 func (s *Snapshot) Release(p domain.Placement) {
-	for _, np := range p.Nodes {
-		i := s.find(np.Node)
-		if i < 0 {
-			continue
-		}
-		nv := &s.Nodes[i]
+	s.eachPlaced(p, func(nv *NodeView, np domain.NodePlacement) {
 		nv.Free = union(nv.Free, slices.DeleteFunc(slices.Clone(np.GPUs), func(g int) bool { return withdrawn(nv.Node, g) }))
 		if cpus := placedCPUs(np); len(cpus) > 0 && nv.FreeCPUs != nil {
 			nv.FreeCPUs = union(nv.FreeCPUs, cpus)
 		}
-	}
+	})
 	if ports := s.UsedPorts[p.MasterAddr]; ports != nil {
 		delete(ports, p.MasterPort)
+	}
+}
+
+// eachPlaced calls fn with each node of p that the snapshot has (others
+// are skipped) and p's share of it.
+func (s *Snapshot) eachPlaced(p domain.Placement, fn func(nv *NodeView, np domain.NodePlacement)) {
+	for _, np := range p.Nodes {
+		if i := s.find(np.Node); i >= 0 {
+			fn(&s.Nodes[i], np)
+		}
 	}
 }
 

@@ -18,15 +18,12 @@ type StreamOptions struct {
 
 // Streams lists the stream configurations Lockstep needs.
 func Streams(o StreamOptions) []jetstream.StreamConfig {
-	r := max(o.Replicas, 1)
-	return []jetstream.StreamConfig{
+	streams := []jetstream.StreamConfig{
 		{
 			Name:        subjects.StreamJobs,
 			Description: "Lockstep requests: submissions, cancels, drains, node drains",
 			Subjects:    []string{subjects.JobsAll, subjects.NodesAll},
 			Retention:   jetstream.WorkQueuePolicy,
-			Storage:     jetstream.FileStorage,
-			Replicas:    r,
 			Duplicates:  10 * time.Minute,
 			MaxMsgSize:  1 << 20,
 		},
@@ -35,8 +32,6 @@ func Streams(o StreamOptions) []jetstream.StreamConfig {
 			Description: "Lockstep job and node events",
 			Subjects:    []string{subjects.EventsAll},
 			Retention:   jetstream.LimitsPolicy,
-			Storage:     jetstream.FileStorage,
-			Replicas:    r,
 			Duplicates:  10 * time.Minute,
 			MaxAge:      7 * 24 * time.Hour,
 		},
@@ -45,8 +40,6 @@ func Streams(o StreamOptions) []jetstream.StreamConfig {
 			Description: "Lockstep internal work between services",
 			Subjects:    []string{subjects.WorkAll},
 			Retention:   jetstream.WorkQueuePolicy,
-			Storage:     jetstream.FileStorage,
-			Replicas:    r,
 			Duplicates:  2 * time.Minute,
 		},
 		{
@@ -54,13 +47,16 @@ func Streams(o StreamOptions) []jetstream.StreamConfig {
 			Description: "Lockstep rank stdout and stderr",
 			Subjects:    []string{subjects.LogsAll},
 			Retention:   jetstream.LimitsPolicy,
-			Storage:     jetstream.FileStorage,
-			Replicas:    r,
 			MaxAge:      72 * time.Hour,
 			MaxBytes:    1 << 30,
 			Discard:     jetstream.DiscardOld,
 		},
 	}
+	// Every stream outlives a server restart and is replicated alike.
+	for i := range streams {
+		streams[i].Storage, streams[i].Replicas = jetstream.FileStorage, max(o.Replicas, 1)
+	}
+	return streams
 }
 
 // EnsureStreams creates or updates every stream and the jobs KV bucket.

@@ -1,7 +1,6 @@
 package jobs_test
 
 import (
-	"context"
 	"log/slog"
 	"testing"
 	"time"
@@ -19,8 +18,7 @@ import (
 // holds the whole record of a pending job too, until it leaves pending.
 func TestActiveFollowsUnfinishedRecords(t *testing.T) {
 	env := testenv.Start(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context() // cancelled when the test ends, stopping what follows it
 	js := env.Jobs(t)
 	create(t, js,
 		domain.Job{ID: "old-running", State: domain.StateRunning, Attempt: 2, TraceParent: "tp"},

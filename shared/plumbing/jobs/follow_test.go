@@ -50,8 +50,7 @@ func (r *recorder) seen() ([]string, int) {
 // Current, then hands over live changes in order.
 func TestFollowReplaysThenFollows(t *testing.T) {
 	env := testenv.Start(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context() // cancelled when the test ends, stopping what follows it
 	js := env.Jobs(t)
 	create(t, js, domain.Job{ID: "a", State: domain.StatePending}, domain.Job{ID: "b", State: domain.StatePending})
 	deleteRecord(t, js, "b")
@@ -69,8 +68,7 @@ func TestFollowReplaysThenFollows(t *testing.T) {
 // watchdog must not restart such a watch over and over.
 func TestFollowIsNotStalledByAPurgedMarker(t *testing.T) {
 	env := testenv.Start(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context() // cancelled when the test ends, stopping what follows it
 	js := env.Jobs(t)
 	create(t, js, domain.Job{ID: "kept", State: domain.StateSucceeded}, domain.Job{ID: "gone", State: domain.StateSucceeded})
 	marker := deleteRecord(t, js, "gone")

@@ -19,8 +19,7 @@ import (
 // going past WatchStall and still delivers the next change.
 func TestLiveWatchOutlivesQuiet(t *testing.T) {
 	env := testenv.Start(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context() // cancelled when the test ends, stopping what follows it
 	w := store.Watch(ctx, env.Etcd, "/quiet/", clientv3.WithPrefix())
 	time.Sleep(store.WatchStall + 2*time.Second)
 	if _, err := env.Etcd.Put(ctx, "/quiet/a", "1"); err != nil {

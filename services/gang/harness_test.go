@@ -17,7 +17,8 @@ import (
 )
 
 // startGangEnv starts the servers, then `replicas` gang replicas on them
-// (startGang).
+// (startGang); with none, the test starts them itself once it has set up
+// what they are to find.
 func startGangEnv(t *testing.T, replicas int, cfg gang.Config) (*testenv.Env, *jobs.Store) {
 	t.Helper()
 	env := testenv.Start(t)
@@ -96,4 +97,44 @@ func reservedGang(t *testing.T, env *testenv.Env, js *jobs.Store, id string, wid
 		}
 	}
 	return a, lease
+}
+
+// allocationKeys are the keys store.AllocationDeletes removes for a.
+func allocationKeys(a domain.Allocation) []string {
+	var keys []string
+	for _, op := range store.AllocationDeletes(a) {
+		keys = append(keys, string(op.KeyBytes()))
+	}
+	return keys
+}
+
+// values reads the keys that exist.
+func values(t *testing.T, cli *clientv3.Client, keys []string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, k := range keys {
+		resp, err := cli.Get(context.Background(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range resp.Kvs {
+			out[k] = string(kv.Value)
+		}
+	}
+	return out
+}
+
+// waitState waits until job id's record is in state want.
+func waitState(t *testing.T, js *jobs.Store, id string, want domain.State) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, func() error {
+		j, _, err := js.Get(context.Background(), id)
+		if err != nil {
+			return err
+		}
+		if j.State != want {
+			return fmt.Errorf("job %s is %s, want %s", id, j.State, want)
+		}
+		return nil
+	})
 }
