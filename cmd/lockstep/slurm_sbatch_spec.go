@@ -262,9 +262,6 @@ func sbatchDependencies(dep *slurm.Dependency) ([]jobspec.Dependency, bool, erro
 				return nil, false, errors.Newf("--dependency=%s: after:%s+%d (start minutes after the job started) is not supported",
 					dep.Raw, j.ID, int(j.Delay.Minutes()))
 			}
-			if !jobspec.ValidID(j.ID) {
-				return nil, false, errors.Newf("--dependency=%s: %q is not a Lockstep job ID (a dependency on one array task, ID_index, is not supported)", dep.Raw, j.ID)
-			}
 			out[i].Jobs = append(out[i].Jobs, j.ID)
 		}
 	}

@@ -153,7 +153,7 @@ func TestSbatchCorpusRefusals(t *testing.T) {
 		{[]string{"--signal=R:USR1@60", "mpi.sh"}, "--signal's R: flag (reservations) is not supported by Lockstep"},
 		{[]string{"-d", "afterok:a-1?afterok:b-1", "chain.sh", "x"}, "'?' (any one of the conditions) is not supported"},
 		{[]string{"-d", "after:a-1+10", "chain.sh", "x"}, "after:a-1+10 (start minutes after the job started) is not supported"},
-		{[]string{"-d", "afterok:a-1_3", "chain.sh", "x"}, `"a-1_3" is not a Lockstep job ID`},
+		{[]string{"-d", "afterok:A-1", "chain.sh", "x"}, `"A-1" is not a job ID`},
 		{[]string{"--ntasks=3", "mpi.sh"}, "--ntasks=3 cannot be spread evenly over --nodes=2"},
 		{[]string{"-o", "logs/", "mpi.sh"}, "--output=logs/ names a directory"},
 		{[]string{"-e", "a\tb", "mpi.sh"}, "--error=\"a\\tb\": a control character (byte 1)"},

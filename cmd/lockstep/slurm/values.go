@@ -93,13 +93,6 @@ func ParseArray(s string) (Array, error) {
 	return a, nil
 }
 
-// Spec is the array as a job spec holds it: the index list, and the
-// limit as MaxConcurrent.
-func (a Array) Spec() *jobspec.Array {
-	list, _, _ := strings.Cut(a.Raw, "%")
-	return &jobspec.Array{Indexes: list, MaxConcurrent: a.Limit}
-}
-
 // Count is how many tasks the array has, an index given twice counted
 // twice.
 func (a Array) Count() int { return jobspec.ArrayCount(a.Ranges) }
