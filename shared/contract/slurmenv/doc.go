@@ -1,0 +1,6 @@
+// Package slurmenv is what Slurm scripts read that Lockstep must write as
+// Slurm does: hostlists (SLURM_JOB_NODELIST, `scontrol show hostnames`)
+// and filename patterns (sbatch --output/--error). The node agent, which
+// names a batch job's output files and sets a job's SLURM_* variables,
+// and the Slurm front ends in cmd/lockstep share this one copy.
+package slurmenv
