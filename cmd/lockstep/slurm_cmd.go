@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
+	"github.com/lockstep-dev/lockstep/shared/contract/slurmenv"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
@@ -27,8 +28,8 @@ import (
 // (shimArgs) and that slurm-shims links; notYet are those of them that
 // this binary does not have yet.
 var (
-	slurmNames = []string{"sbatch", "srun", "squeue", "scancel", "sinfo", "sacct", "scontrol"}
-	notYet     = []string{"sbatch", "srun"}
+	slurmNames = slurmenv.Commands
+	notYet     = []string{"sbatch"}
 )
 
 // shimArgs is the command line of a binary started as argv0: run as

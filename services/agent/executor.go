@@ -41,6 +41,9 @@ type executor struct {
 	// natsURL is the bus's address as ranks get it (no credentials); sock
 	// is the ack socket's path ("" when it is not served).
 	natsURL, sock string
+	// shimDir holds the Slurm command shims ("" when they could not be
+	// made).
+	shimDir string
 
 	mu    sync.Mutex
 	gangs map[string]*localGang
@@ -151,7 +154,8 @@ func (e *executor) start(ctx context.Context, as domain.Assignment, assignRev in
 	if note != "" {
 		e.log.Warn("working directory unusable; using the attempt's directory", "job", as.JobID, "workdir", as.Workdir, "instead", dir)
 	}
-	setup := rankSetup{as: as, hw: e.cfg.Node, node: e.cfg.Node.Name, acct: acct, natsURL: e.natsURL, sock: e.sock, token: g.token, ackDir: dir}
+	setup := rankSetup{as: as, hw: e.cfg.Node, node: e.cfg.Node.Name, acct: acct, natsURL: e.natsURL, sock: e.sock, token: g.token, ackDir: dir,
+		slurm: slurmJob(as, workdir), shimDir: e.shimDir}
 	if e.cfg.VisibleDevices == VisibleUUID {
 		setup.uuids = e.cfg.GPUUUIDs
 	}

@@ -48,6 +48,11 @@ type Env struct {
 	// AgentSocket and AckToken are set together, or (no socket served)
 	// neither is.
 	AgentSocket, AckToken string
+
+	// Slurm, when set, is the job's Slurm set (slurm.go), and Task this
+	// task's part of it.
+	Slurm *SlurmJob
+	Task  SlurmTask
 }
 
 // For is what the assignment gives r, one of its ranks.
@@ -72,6 +77,9 @@ func (e Env) List() []string {
 	env = append(env, Path+"="+e.Path, Home+"="+e.Home, User+"="+e.User, LogName+"="+e.User, Shell+"="+e.Shell)
 	for _, k := range slices.Sorted(maps.Keys(e.Spec)) {
 		env = append(env, k+"="+e.Spec[k])
+	}
+	if e.Slurm != nil {
+		env = append(env, e.Slurm.list(e.Task)...)
 	}
 	if len(e.CPUs) > 0 {
 		env = append(env, CPUs+"="+joinInts(e.CPUs))

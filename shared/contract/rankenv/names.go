@@ -63,7 +63,7 @@ type Var struct {
 
 // Vars is every variable a rank gets besides the spec's env, in the order
 // docs/interface.md lists them.
-var Vars = []Var{
+var Vars = append([]Var{
 	{MasterAddr, "address of node rank 0, where the rendezvous runs; the same for every rank of the job"},
 	{MasterPort, "rendezvous port: the same for every rank of the job, distinct between jobs running on a host"},
 	{WorldSize, "ranks in the job: `gang.nodes` × `gang.tasksPerNode`"},
@@ -93,4 +93,4 @@ var Vars = []Var{
 	{User, "name of the account the rank runs as"},
 	{LogName, "the same as `USER`"},
 	{Shell, "login shell of the account the rank runs as"},
-}
+}, slurmVars...)

@@ -4,3 +4,8 @@
 // names a batch job's output files and sets a job's SLURM_* variables,
 // and the Slurm front ends in cmd/lockstep share this one copy.
 package slurmenv
+
+// Commands are the Slurm commands the lockstep binary answers to under
+// their own names: `lockstep slurm-shims DIR` links them, and so does
+// every node agent, in a directory first on its jobs' PATH.
+var Commands = []string{"sbatch", "srun", "squeue", "scancel", "sinfo", "sacct", "scontrol"}
