@@ -36,7 +36,10 @@ type rankSetup struct {
 // the spec's env, then what Lockstep sets (which wins: a spec cannot fake
 // its rank). Whatever else the agent was started with (credentials,
 // tokens, its own configuration) stays with the agent.
-func rankEnv(s rankSetup, r domain.Rank) []string {
+func rankEnv(s rankSetup, r domain.Rank) []string { return rankEnvOf(s, r).List() }
+
+// rankEnvOf is rankEnv before it is written out.
+func rankEnvOf(s rankSetup, r domain.Rank) rankenv.Env {
 	env := rankenv.For(s.as, r)
 	env.Path = rankenv.DefaultPath
 	if s.acct.Cred == nil {
@@ -71,7 +74,7 @@ func rankEnv(s rankSetup, r domain.Rank) []string {
 		env.Task = rankenv.SlurmTask{ProcID: r.Rank, LocalID: r.LocalRank, NodeID: s.as.NodeRank,
 			Step: &rankenv.SlurmStep{ID: 0, NumTasks: s.as.WorldSize, NumNodes: s.as.NNodes, NodeList: s.slurm.NodeList}}
 	}
-	return env.List()
+	return env
 }
 
 // publicNATS is the agent's NATS URL list with any user name, password or

@@ -195,6 +195,9 @@ func Run(ctx context.Context, cfg Config) error {
 			// Jobs still run; Slurm scripts calling srun or scontrol do not.
 			log.Warn("no Slurm command shims on jobs' PATH", "err", err)
 		}
+		if err := a.subscribeSteps(ctx); err != nil {
+			return err
+		}
 		defer a.exec.stopAll("agent shutting down")
 		if a.health, err = newHealthLoop(cfg, cli, b, log); err != nil {
 			return err
