@@ -52,6 +52,7 @@ var commands = []command{
 	{"slurm", "scancel", "cancel jobs as Slurm's scancel does (ID..., -u, -t, --signal)", cobra.ArbitraryArgs, nil, (*app).scancel},
 	{"slurm", "sacct", "job accounting as Slurm's sacct shows it (-j, -u, -S, -o FIELDS)", cobra.ArbitraryArgs, nil, (*app).sacct},
 	{"slurm", "sinfo", "partitions (queues) and node states as Slurm's sinfo shows them (-N, -h, -o)", cobra.ArbitraryArgs, nil, (*app).sinfo},
+	{"slurm", "srun", "run a step of tasks across a batch job's allocation (inside its script)", cobra.ArbitraryArgs, nil, (*app).srun},
 	{"slurm", "scontrol", "scontrol show hostnames|hostlist|job|node", cobra.ArbitraryArgs, nil, (*app).scontrol},
 	{"slurm", "slurm-shims DIR", "link squeue, scancel, sinfo, sacct, scontrol, sbatch, srun in DIR to this binary", args(1, "DIR"), nil, (*app).slurmShims},
 	{"cluster", "node", "node drain|resume|list", unknownSubcommand, nil, (*app).node},
@@ -124,9 +125,6 @@ func (a *app) version(*cobra.Command) runE {
 func unknownCommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
-	}
-	if err := notSupported(args[0]); err != nil {
-		return err
 	}
 	err := usagef("unknown command %q", args[0])
 	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {

@@ -158,7 +158,7 @@ func TestSlurmCommandLineErrors(t *testing.T) {
 			t.Errorf("%s -h = %d %q", name, code, out)
 		}
 	}
-	if _, errOut, code := cli(t, "srun", "hostname"); code != 1 || !strings.Contains(errOut, "srun is not yet supported") {
+	if _, errOut, code := cli(t, "srun", "hostname"); code != 2 || !strings.Contains(errOut, "srun runs inside a Lockstep batch job") {
 		t.Errorf("srun: %d %q", code, errOut)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
+	"github.com/lockstep-dev/lockstep/shared/contract/slurmenv"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
@@ -24,12 +25,8 @@ import (
 // flags. --help is their help.
 
 // slurmNames are the commands the binary answers to under their own name
-// (shimArgs) and that slurm-shims links; notYet are those of them that
-// this binary does not have yet.
-var (
-	slurmNames = []string{"sbatch", "srun", "squeue", "scancel", "sinfo", "sacct", "scontrol"}
-	notYet     = []string{"srun"}
-)
+// (shimArgs) and that slurm-shims links.
+var slurmNames = slurmenv.Commands
 
 // shimArgs is the command line of a binary started as argv0: run as
 // `squeue` (a slurm-shims link), it is `lockstep squeue`.
@@ -39,15 +36,6 @@ func shimArgs(argv0 string, args []string) []string {
 		return append([]string{name}, args...)
 	}
 	return args
-}
-
-// notSupported answers a Slurm command this binary does not have yet.
-func notSupported(name string) error {
-	if !slices.Contains(notYet, name) {
-		return nil
-	}
-	return errors.WithHint(errors.Newf("%s is not yet supported by this lockstep", name),
-		"docs/slurm.md lists the Slurm commands that are")
 }
 
 // slurmCommand sets cmd up as a Slurm command whose flags are fs, with

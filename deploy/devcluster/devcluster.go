@@ -86,6 +86,10 @@ type Config struct {
 	// Health turns on the GPU health checks of the named nodes' agents
 	// (FakeHealth gives one a simulated nvidia-smi whose GPUs can be broken).
 	Health map[string]agent.HealthConfig
+	// ShimTarget is the lockstep binary the agents' Slurm command shims
+	// (srun, scontrol, … on jobs' PATH) link to; "" is this process's own
+	// executable, right for `lockstep dev`, not for a test binary.
+	ShimTarget string
 }
 
 // Validate checks the shape.
@@ -426,7 +430,7 @@ func (c *Cluster) StartAgent(n domain.Node) {
 		}
 		return agent.Run(ctx, agent.Config{Base: b, Node: n, DataDir: dir, LeaseTTL: c.cfg.NodeTTL, Retention: c.cfg.Retention,
 			// Demo users (alice, bob) rarely have accounts on the machine.
-			MapUnknownUsersTo: "nobody", Health: c.cfg.Health[n.Name]})
+			MapUnknownUsersTo: "nobody", Health: c.cfg.Health[n.Name], ShimTarget: c.cfg.ShimTarget})
 	})
 }
 

@@ -35,8 +35,19 @@ type ackRequest struct {
 	Token string `json:"token"`
 }
 
-// maxAckRequest bounds what the agent reads from a connection.
-const maxAckRequest = 64 << 10
+// socketRequest is anything a process of a job sends on the socket: an
+// ack (no op), or srun's step (op "srun", steps.go).
+type socketRequest struct {
+	ackRequest
+	Op   string       `json:"op,omitempty"`
+	Srun *SrunRequest `json:"srun,omitempty"`
+}
+
+const opSrun = "srun"
+
+// maxAckRequest bounds what the agent reads from a connection (srun's
+// request carries its caller's environment).
+const maxAckRequest = 1 << 20
 
 // ackIOTimeout bounds one exchange on the socket; drain's answer comes
 // within it (sendAck gives up sooner).
@@ -85,11 +96,16 @@ func (a *agent) answerAck(ctx context.Context, c *net.UnixConn) {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(ackIOTimeout))
 	reply := func(r domain.AckReply) { _ = json.NewEncoder(c).Encode(r) }
-	var req ackRequest
-	if err := json.NewDecoder(io.LimitReader(c, maxAckRequest)).Decode(&req); err != nil {
+	var sr socketRequest
+	if err := json.NewDecoder(io.LimitReader(c, maxAckRequest)).Decode(&sr); err != nil {
 		reply(domain.AckReply{Error: "malformed ack request: " + err.Error()})
 		return
 	}
+	if sr.Op == opSrun && sr.Srun != nil {
+		a.serveSrun(ctx, c, sr.Token, *sr.Srun)
+		return
+	}
+	req := sr.ackRequest
 	if err := a.exec.admitAck(req, peerUID(c)); err != nil {
 		a.Log.Warn("checkpoint ack refused", "job", req.JobID, "attempt", req.Attempt, "rank", req.Rank, "err", err)
 		reply(domain.AckReply{Error: err.Error()})

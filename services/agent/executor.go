@@ -41,9 +41,14 @@ type executor struct {
 	// natsURL is the bus's address as ranks get it (no credentials); sock
 	// is the ack socket's path ("" when it is not served).
 	natsURL, sock string
+	// shimDir holds the Slurm command shims ("" when they could not be
+	// made).
+	shimDir string
 
 	mu    sync.Mutex
 	gangs map[string]*localGang
+	// relays are the steps this node's sruns are running (steps.go).
+	relays map[stepKey]*stepRelay
 	// launched remembers the latest attempt started per job, so a rewrite
 	// of the same assignment (the launch barrier detaches it from its lease)
 	// never starts finished ranks again. Entries go when the assignment does.
@@ -83,6 +88,11 @@ type localGang struct {
 	// run as.
 	token string
 	acct  account
+	// setup and workdir are what every process of the attempt here is
+	// started with (srun's step tasks too); steps are those tasks.
+	setup   rankSetup
+	workdir string
+	steps   gangSteps
 }
 
 func newExecutor(cfg Config, b *bus.Bus, box *container, log *slog.Logger, report func(context.Context, domain.Report)) *executor {
@@ -151,10 +161,44 @@ func (e *executor) start(ctx context.Context, as domain.Assignment, assignRev in
 	if note != "" {
 		e.log.Warn("working directory unusable; using the attempt's directory", "job", as.JobID, "workdir", as.Workdir, "instead", dir)
 	}
-	setup := rankSetup{as: as, hw: e.cfg.Node, node: e.cfg.Node.Name, acct: acct, natsURL: e.natsURL, sock: e.sock, token: g.token, ackDir: dir}
+	setup := rankSetup{as: as, hw: e.cfg.Node, node: e.cfg.Node.Name, acct: acct, natsURL: e.natsURL, sock: e.sock, token: g.token, ackDir: dir,
+		slurm: slurmJob(as, workdir), shimDir: e.shimDir}
 	if e.cfg.VisibleDevices == VisibleUUID {
 		setup.uuids = e.cfg.GPUUUIDs
 	}
+	g.setup, g.workdir = setup, workdir
+	start := e.startRanks
+	if as.Batch != nil {
+		start = e.startBatch
+	}
+	if err := start(g, setup, workdir, dir, note); err != nil {
+		for _, p := range g.procs {
+			p.kill()
+			_ = p.wait()
+		}
+		go e.alive.drop(ctx, as, runRev)
+		return err
+	}
+	// The run outlives the launch (and the watch that saw it): only its
+	// trace context is kept.
+	g.ctx, g.span = telemetry.StartChild(context.WithoutCancel(ctx), telemetry.SpanRun,
+		telemetry.AttrJobID.String(as.JobID), telemetry.AttrRanks.Int(len(as.Ranks)))
+	e.mu.Lock()
+	e.gangs[as.JobID] = g
+	e.launched[as.JobID] = as.Attempt
+	e.mu.Unlock()
+	e.log.InfoContext(ctx, "ranks started", "job", as.JobID, "attempt", as.Attempt, "ranks", len(as.Ranks), "user", acct.Name)
+	if len(g.procs) == 0 {
+		go e.hold(g) // a batch job's node other than the script's
+	} else {
+		go e.supervise(g)
+	}
+	return nil
+}
+
+// startRanks starts the assignment's ranks, adding each to g.procs.
+func (e *executor) startRanks(g *localGang, setup rankSetup, workdir, dir, note string) error {
+	as, acct := g.as, g.acct
 	for _, r := range as.Ranks {
 		cmd := exec.Command(as.Command[0], as.Command[1:]...)
 		cmd.Dir = workdir
@@ -174,11 +218,6 @@ func (e *executor) start(ctx context.Context, as domain.Assignment, assignRev in
 		pin.cpus, pin.mems = place.Pin(e.cfg.Node, r, as.GPUBind == "closest")
 		p, pinErr, err := e.box.start(cmd, pin)
 		if err != nil {
-			for _, p := range g.procs {
-				p.kill()
-				_ = p.wait()
-			}
-			go e.alive.drop(ctx, as, runRev)
 			return errors.Wrapf(err, "start rank %d (%s)", r.Rank, as.Command[0])
 		}
 		g.procs = append(g.procs, p)
@@ -188,16 +227,6 @@ func (e *executor) start(ctx context.Context, as domain.Assignment, assignRev in
 			e.log.Warn("rank not pinned", "job", as.JobID, "rank", r.Rank, "err", pinErr)
 		}
 	}
-	// The run outlives the launch (and the watch that saw it): only its
-	// trace context is kept.
-	g.ctx, g.span = telemetry.StartChild(context.WithoutCancel(ctx), telemetry.SpanRun,
-		telemetry.AttrJobID.String(as.JobID), telemetry.AttrRanks.Int(len(as.Ranks)))
-	e.mu.Lock()
-	e.gangs[as.JobID] = g
-	e.launched[as.JobID] = as.Attempt
-	e.mu.Unlock()
-	e.log.InfoContext(ctx, "ranks started", "job", as.JobID, "attempt", as.Attempt, "ranks", len(as.Ranks), "user", acct.Name)
-	go e.supervise(g)
 	return nil
 }
 
@@ -229,6 +258,8 @@ func (e *executor) supervise(g *localGang) {
 		// Kill-on-bad-exit locally right away; gang releases the rest.
 		e.signalAll(g, syscall.SIGTERM)
 	}
+	// A batch script's steps end with it, as in Slurm.
+	e.endSteps(g)
 	g.ackMu.Lock()
 	close(g.exited)
 	g.ackMu.Unlock()

@@ -25,6 +25,10 @@ type rankSetup struct {
 	// are the ack socket ("" when it is not served) and the attempt's
 	// token; ackDir holds the ranks' ack files.
 	natsURL, sock, token, ackDir string
+	// slurm is the job's Slurm set on this node; shimDir ("" when there
+	// is none) holds the Slurm command shims, put first on PATH.
+	slurm   *rankenv.SlurmJob
+	shimDir string
 }
 
 // rankEnv builds a rank's environment from an allow-list, never from the
@@ -32,13 +36,19 @@ type rankSetup struct {
 // the spec's env, then what Lockstep sets (which wins: a spec cannot fake
 // its rank). Whatever else the agent was started with (credentials,
 // tokens, its own configuration) stays with the agent.
-func rankEnv(s rankSetup, r domain.Rank) []string {
+func rankEnv(s rankSetup, r domain.Rank) []string { return rankEnvOf(s, r).List() }
+
+// rankEnvOf is rankEnv before it is written out.
+func rankEnvOf(s rankSetup, r domain.Rank) rankenv.Env {
 	env := rankenv.For(s.as, r)
 	env.Path = rankenv.DefaultPath
 	if s.acct.Cred == nil {
 		// The ranks run as the agent's user, as they always did, and find
 		// programs where the agent does.
 		env.Path = os.Getenv("PATH")
+	}
+	if s.shimDir != "" {
+		env.Path = s.shimDir + ":" + env.Path
 	}
 	env.Home, env.User, env.Shell = s.acct.Home, s.acct.Name, s.acct.Shell
 	// The agent's own name: checkAssignment made sure it is the
@@ -58,8 +68,13 @@ func rankEnv(s rankSetup, r domain.Rank) []string {
 			env.GPUIDs[i] = s.uuids[g]
 		}
 	}
-	// An array task's variables, from the assignment as the rest.
-	return append(env.List(), rankenv.ArrayList(s.as.Array)...)
+	// A rank of a job that is not a batch job is a task of its step 0.
+	if s.slurm != nil {
+		env.Slurm = s.slurm
+		env.Task = rankenv.SlurmTask{ProcID: r.Rank, LocalID: r.LocalRank, NodeID: s.as.NodeRank,
+			Step: &rankenv.SlurmStep{ID: 0, NumTasks: s.as.WorldSize, NumNodes: s.as.NNodes, NodeList: s.slurm.NodeList}}
+	}
+	return env
 }
 
 // publicNATS is the agent's NATS URL list with any user name, password or

@@ -58,6 +58,10 @@ type Config struct {
 	GPUUUIDs []string
 	// Health turns on GPU health checks (health_loop.go).
 	Health HealthConfig
+	// ShimTarget is the lockstep binary the Slurm command shims (srun,
+	// scontrol, … on every job's PATH) link to; "" is the agent's own
+	// executable.
+	ShimTarget string
 }
 
 // VisibleDevices is how CUDA_VISIBLE_DEVICES names GPUs.
@@ -186,6 +190,13 @@ func Run(ctx context.Context, cfg Config) error {
 			a.exec.sock = path
 			defer os.Remove(path)
 			go a.serveAcks(ctx, l)
+		}
+		if a.exec.shimDir, err = linkShims(cfg.DataDir, cfg.ShimTarget); err != nil {
+			// Jobs still run; Slurm scripts calling srun or scontrol do not.
+			log.Warn("no Slurm command shims on jobs' PATH", "err", err)
+		}
+		if err := a.subscribeSteps(ctx); err != nil {
+			return err
 		}
 		defer a.exec.stopAll("agent shutting down")
 		if a.health, err = newHealthLoop(cfg, cli, b, log); err != nil {

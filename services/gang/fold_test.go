@@ -92,4 +92,26 @@ func TestFold(t *testing.T) {
 			t.Fatalf("got %+v", p)
 		}
 	})
+	t.Run("a batch gang has exited when its script's node has", func(t *testing.T) {
+		batch := cloneAllocation(running)
+		batch.Batch = true
+		p := fold(batch, []domain.Report{report("b", domain.ReportStarted, 0)})
+		if p.next.AllExited() {
+			t.Fatal("batch gang exited before its script did")
+		}
+		p = fold(batch, []domain.Report{report("a", domain.ReportExited, 0)})
+		if !p.next.AllExited() || p.ending != nil {
+			t.Fatalf("the script (node rank 0) exited 0, gang not done: %+v", p)
+		}
+		// Its script failing ends it as any failed rank does.
+		p = fold(batch, []domain.Report{report("a", domain.ReportFailed, 2)})
+		if p.ending == nil || p.ending.ExitCode != 2 || p.next.AllExited() {
+			t.Fatalf("got %+v", p)
+		}
+		// A held node losing its share ends it too (requeue).
+		p = fold(batch, []domain.Report{report("c", domain.ReportLost, 0)})
+		if p.ending == nil || p.ending.Kind != domain.ReportLost {
+			t.Fatalf("got %+v", p)
+		}
+	})
 }

@@ -205,6 +205,7 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 		JobID: job.ID, Attempt: prop.Attempt, State: domain.AllocReserved, Placement: p,
 		Lease: int64(lease), ReservedAt: now, LaunchDeadline: now.Add(s.cfg.LaunchTimeout),
 		NodeEpochs: epochs, TraceParent: telemetry.TraceParent(ctx),
+		Batch: job.Spec.Batch != nil,
 	}
 	start := time.Now()
 	ok, resp, err := store.Reserve(ctx, s.Etcd, alloc, assignments(job, alloc), revs, lease)
@@ -234,6 +235,13 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 func assignments(job domain.Job, a domain.Allocation) []domain.Assignment {
 	p := a.Placement
 	out := make([]domain.Assignment, 0, len(p.Nodes))
+	nodes := make([]string, len(p.Nodes))
+	for _, np := range p.Nodes {
+		if np.NodeRank >= 0 && np.NodeRank < len(nodes) {
+			nodes[np.NodeRank] = np.Node
+		}
+	}
+	spec := job.Spec.WithDefaults()
 	for _, np := range p.Nodes {
 		out = append(out, domain.Assignment{
 			JobID: job.ID, Attempt: a.Attempt, Epoch: a.NodeEpochs[np.Node], Node: np.Node,
@@ -243,6 +251,8 @@ func assignments(job domain.Job, a domain.Allocation) []domain.Assignment {
 			RestartCount: a.Attempt - 1, Resume: job.LastCheckpoint, CheckpointDir: job.Spec.Checkpoint.Dir,
 			Workdir: job.Spec.Workdir, TraceParent: a.TraceParent, Owner: job.Owner,
 			GPUBind: job.Spec.Gang.GPUBind, Array: job.Array,
+			JobName: spec.Name, Queue: spec.Queue, Nodes: nodes, CPUsPerTask: spec.Gang.CPUsPerTask,
+			Batch: job.Spec.Batch,
 		})
 	}
 	return out

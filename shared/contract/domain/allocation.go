@@ -1,6 +1,10 @@
 package domain
 
-import "time"
+import (
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+)
 
 // AllocState is the phase of an allocation in etcd.
 type AllocState string
@@ -34,6 +38,10 @@ type Allocation struct {
 	// allocation that no message carries (launch timeout, node loss) joins
 	// the job's trace.
 	TraceParent string `json:"traceParent,omitempty"`
+	// Batch is set for a batch job (spec.batch): only node rank 0 runs a
+	// process (the script), the other nodes hold their share for its
+	// steps, and the gang has exited when node rank 0 has.
+	Batch bool `json:"batch,omitempty"`
 }
 
 // AllStarted reports whether every node of the gang reported started.
@@ -46,9 +54,14 @@ func (a Allocation) AllStarted() bool {
 	return true
 }
 
-// AllExited reports whether every node reported its ranks exited.
+// AllExited reports whether every node reported its ranks exited; for a
+// batch job, whether node rank 0 (the script's) did: the other nodes run
+// nothing of their own and never exit.
 func (a Allocation) AllExited() bool {
 	for _, np := range a.Placement.Nodes {
+		if a.Batch && np.NodeRank != 0 {
+			continue
+		}
 		if _, ok := a.Exited[np.Node]; !ok {
 			return false
 		}
@@ -92,6 +105,19 @@ type Assignment struct {
 	// Array is the job record's: set when the job is a task of an array
 	// (the ranks' SLURM_ARRAY_* variables).
 	Array *ArrayTask `json:"array,omitempty"`
+
+	// What the environment Slurm scripts read needs (SLURM_JOB_NAME,
+	// SLURM_JOB_PARTITION, SLURM_JOB_NODELIST, SLURM_CPUS_PER_TASK):
+	// the job's name and queue, the gang's nodes by node rank, and the
+	// spec's gang.cpusPerTask.
+	JobName     string   `json:"jobName,omitempty"`
+	Queue       string   `json:"queue,omitempty"`
+	Nodes       []string `json:"nodes,omitempty"`
+	CPUsPerTask int      `json:"cpusPerTask,omitempty"`
+	// Batch is the spec's batch (nil: not a batch job). Node rank 0 runs
+	// the script; the other nodes start nothing but hold their share for
+	// its steps.
+	Batch *jobspec.Batch `json:"batch,omitempty"`
 }
 
 // Claim is the value of a GPU or port claim key.

@@ -1,6 +1,10 @@
 package domain
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+)
 
 // Decoders of the records services read from etcd: anyone with access to
 // etcd can write them, so they are checked like messages.
@@ -32,6 +36,30 @@ func DecodeAssignment(data []byte) (Assignment, error) {
 		c.text("traceParent", a.TraceParent, 256)
 		c.oneOf("gpuBind", a.GPUBind, "", "none", "closest")
 		c.arrayTask("array", a.JobID, a.Array)
+		c.text("jobName", a.JobName, 1024)
+		c.text("queue", a.Queue, 256)
+		if len(a.Nodes) > 0 {
+			// The gang's nodes by node rank: this node at its own rank.
+			c.between("nodes", len(a.Nodes), a.NNodes, a.NNodes)
+			seen := map[string]bool{}
+			for i, n := range a.Nodes {
+				c.node(fmt.Sprintf("nodes.%d", i), n)
+				if seen[n] {
+					c.fail(fmt.Sprintf("nodes.%d", i), "%q is named twice", n)
+				}
+				seen[n] = true
+			}
+			if a.NodeRank < len(a.Nodes) && a.Nodes[a.NodeRank] != a.Node {
+				c.fail("nodes", "node rank %d is %q, not this assignment's node %q", a.NodeRank, a.Nodes[a.NodeRank], a.Node)
+			}
+		}
+		c.between("cpusPerTask", a.CPUsPerTask, 0, 1<<16)
+		if b := a.Batch; b != nil {
+			c.required("batch.script", b.Script)
+			c.text("batch.script", b.Script, jobspec.MaxSpecBytes)
+			c.text("batch.output", b.Output, 4096)
+			c.text("batch.error", b.Error, 4096)
+		}
 	})
 }
 

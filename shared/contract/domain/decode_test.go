@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 )
 
 var at = time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
@@ -43,7 +44,8 @@ func valid() map[string]any {
 			Env: map[string]string{"EPOCHS": "3"}, RestartCount: 1,
 			Resume:        &domain.CheckpointRef{Step: 1200, Path: "/ckpt/1200", Rank: 0, Attempt: 1, At: at},
 			CheckpointDir: "/ckpt", Workdir: "/home/ada", TraceParent: "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01",
-			GPUBind: "closest"},
+			GPUBind: "closest", JobName: "llama", Queue: "default", Nodes: []string{"n1", "n2"}, CPUsPerTask: 4,
+			Batch: &jobspec.Batch{Script: "#!/bin/sh\nsrun true\n", Output: "%j.out"}},
 		"Allocation": domain.Allocation{JobID: "train-1", Attempt: 2, State: domain.AllocRunning, Placement: p, Lease: 99,
 			ReservedAt: at, LaunchDeadline: at.Add(time.Minute), Started: map[string]bool{"n1": true, "n2": true},
 			Exited: map[string]int{"n1": 0}, NodeEpochs: map[string]int64{"n1": 5, "n2": 6}},
@@ -162,6 +164,10 @@ func badCases(t *testing.T) []badCase {
 		{"Assignment", patch(t, "Assignment", map[string]any{"env": map[string]string{"1X": "y"}}), "env"},
 		{"Assignment", patch(t, "Assignment", map[string]any{"nodeRank": 2}), "nodeRank: 2 is not between 0 and 1"},
 		{"Assignment", patch(t, "Assignment", map[string]any{"masterPort": 70000}), "masterPort"},
+		{"Assignment", patch(t, "Assignment", map[string]any{"nodes": []string{"n2", "n1"}}), `nodes: node rank 1 is "n1", not this assignment's node "n2"`},
+		{"Assignment", patch(t, "Assignment", map[string]any{"nodes": []string{"n1"}}), "nodes: 1 is not between 2 and 2"},
+		{"Assignment", patch(t, "Assignment", map[string]any{"nodes": []string{"n2", "n2"}}), `nodes.1: "n2" is named twice`},
+		{"Assignment", patch(t, "Assignment", map[string]any{"batch": map[string]any{"script": ""}}), "batch.script: required"},
 		{"Allocation", patch(t, "Allocation", map[string]any{"state": "held"}), "state"},
 		{"Allocation", patch(t, "Allocation", map[string]any{"started": map[string]bool{"n9": true}}), `started: "n9" is not a node of the placement`},
 		{"Node", patch(t, "Node", map[string]any{"numa": []any{map[string]any{"id": 0, "gpus": []int{8}}}}), "numa.0.gpus.0: GPU 8 is not between 0 and 7"},

@@ -48,6 +48,13 @@ type Env struct {
 	// AgentSocket and AckToken are set together, or (no socket served)
 	// neither is.
 	AgentSocket, AckToken string
+
+	// Slurm, when set, is the job's Slurm set (slurm.go), and Task this
+	// task's part of it.
+	Slurm *SlurmJob
+	Task  SlurmTask
+	// Array, when set, is the array task the job is (array.go).
+	Array *domain.ArrayTask
 }
 
 // For is what the assignment gives r, one of its ranks.
@@ -60,6 +67,7 @@ func For(as domain.Assignment, r domain.Rank) Env {
 		GPUs: r.GPUs, CPUs: r.CPUs,
 		JobID: as.JobID, Attempt: as.Attempt, Node: as.Node,
 		RestartCount: as.RestartCount, Resume: as.Resume, CheckpointDir: as.CheckpointDir,
+		Array: as.Array,
 	}
 }
 
@@ -72,6 +80,9 @@ func (e Env) List() []string {
 	env = append(env, Path+"="+e.Path, Home+"="+e.Home, User+"="+e.User, LogName+"="+e.User, Shell+"="+e.Shell)
 	for _, k := range slices.Sorted(maps.Keys(e.Spec)) {
 		env = append(env, k+"="+e.Spec[k])
+	}
+	if e.Slurm != nil {
+		env = append(env, e.Slurm.list(e.Task)...)
 	}
 	if len(e.CPUs) > 0 {
 		env = append(env, CPUs+"="+joinInts(e.CPUs))
@@ -97,7 +108,7 @@ func (e Env) List() []string {
 	if e.Resume != nil {
 		resumeFrom, resumeStep = e.Resume.Path, strconv.FormatInt(e.Resume.Step, 10)
 	}
-	return append(env,
+	return append(append(env,
 		NATS+"="+e.NATS,
 		RestartCount+"="+strconv.Itoa(e.RestartCount),
 		ResumeFrom+"="+resumeFrom,
@@ -116,7 +127,7 @@ func (e Env) List() []string {
 		JobID+"="+e.JobID,
 		Attempt+"="+strconv.Itoa(e.Attempt),
 		Node+"="+e.Node,
-	)
+	), ArrayList(e.Array)...)
 }
 
 // joinInts writes device and core indices as CUDA_VISIBLE_DEVICES does:

@@ -60,7 +60,8 @@ func TestForList(t *testing.T) {
 
 // Every variable List sets is in Vars, so in the docs.
 func TestListIsDocumented(t *testing.T) {
-	env := Env{CPUs: []int{0}, AgentSocket: "/s"}
+	env := Env{CPUs: []int{0}, AgentSocket: "/s", Slurm: &SlurmJob{SubmitHost: "h", CPUsPerTask: 1},
+		Task: SlurmTask{Step: &SlurmStep{}}}
 	documented := map[string]bool{}
 	for _, v := range Vars {
 		documented[v.Name] = true

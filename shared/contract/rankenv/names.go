@@ -63,7 +63,7 @@ type Var struct {
 
 // Vars is every variable a rank gets besides the spec's env, in the order
 // docs/interface.md lists them.
-var Vars = []Var{
+var Vars = append([]Var{
 	{MasterAddr, "address of node rank 0, where the rendezvous runs; the same for every rank of the job"},
 	{MasterPort, "rendezvous port: the same for every rank of the job, distinct between jobs running on a host"},
 	{WorldSize, "ranks in the job: `gang.nodes` × `gang.tasksPerNode`"},
@@ -95,4 +95,4 @@ var Vars = []Var{
 	{Shell, "login shell of the account the rank runs as"},
 	// An array task's (array.go).
 	arrayVars[0], arrayVars[1], arrayVars[2], arrayVars[3], arrayVars[4], arrayVars[5], arrayVars[6], arrayVars[7],
-}
+}, slurmVars...)

@@ -248,3 +248,43 @@ func NodeOf(base, subject string) string {
 	}
 	return node
 }
+
+// Batch job steps (srun): core NATS between the agents of one batch job,
+// never a stream. Every subject names its sender and its receiver node,
+// so that the server lets only the sender's identity publish on it and
+// only the receiver's subscribe (auth's node role).
+const (
+	// Steps is the root of the step subjects.
+	Steps = prefix + ".steps"
+	// StepLaunch carries a step's launch (domain.StepLaunch) from the
+	// script's node to each node of the step; StepKill ends it there.
+	StepLaunch = Steps + ".launch"
+	StepKill   = Steps + ".kill"
+	// StepOutput carries a step's task output, exits and refusals
+	// (domain.StepOutput) back to the script's node.
+	StepOutput = Steps + ".out"
+)
+
+// StepTo is the subject kind (StepLaunch, StepKill, StepOutput) from one
+// node to another.
+func StepTo(kind, from, to string) string { return kind + "." + from + "." + to }
+
+// StepsFrom matches what one node may send (any kind, to any node).
+func StepsFrom(node string) string { return Steps + ".*." + node + ".*" }
+
+// StepsTo matches what one node receives (any kind, from any node).
+func StepsTo(node string) string { return Steps + ".*.*." + node }
+
+// StepSender is the sending node of a step subject, "" when subject is
+// not one.
+func StepSender(subject string) string {
+	rest, ok := strings.CutPrefix(subject, Steps+".")
+	if !ok {
+		return ""
+	}
+	parts := strings.Split(rest, ".")
+	if len(parts) != 3 || !Token(parts[1]) || !Token(parts[2]) {
+		return ""
+	}
+	return parts[1]
+}

@@ -169,7 +169,15 @@ func TestServerEnforcesThePermissionTable(t *testing.T) {
 			t.Errorf("node-1 may not announce its own %s", typ)
 		}
 	}
+	// Batch job steps: node-1 sends as itself, never as another node.
+	for _, kind := range []string{subjects.StepLaunch, subjects.StepKill, subjects.StepOutput} {
+		if refused(t, node, nodeErrs, subjects.StepTo(kind, "node-1", "node-2")) {
+			t.Errorf("node-1 may not send %s to node-2", kind)
+		}
+	}
 	for _, subject := range []string{subjects.ReportFrom("node-2"), subjects.Reserve, subjects.SubmitAs("alice"),
+		subjects.StepTo(subjects.StepLaunch, "node-2", "node-1"), subjects.StepTo(subjects.StepOutput, "node-2", "node-3"),
+		subjects.StepTo(subjects.StepKill, "node-2", "node-1"),
 		subjects.CheckpointAckFrom("node-2"), subjects.CheckpointAck,
 		subjects.NodeEvent("node-2", "gpu-unhealthy"), subjects.NodeEvent("node-1", "node-drained"), subjects.NodeEvent("node-1", "node-resumed")} {
 		if !refused(t, node, nodeErrs, subject) {

@@ -90,9 +90,12 @@ func Permissions(id Identity) Rules {
 				subjects.ReportFrom(id.Name), subjects.NodeEvent(id.Name, "node-up"),
 				subjects.NodeEvent(id.Name, "gpu-unhealthy"), subjects.NodeEvent(id.Name, "gpu-healthy"),
 				subjects.LogsAll, subjects.CheckpointAckFrom(id.Name),
+				// Batch job steps between the agents of a job: sent as
+				// itself, received only if addressed to it.
+				subjects.StepsFrom(id.Name),
 				jsInfo, jsStreamInfo,
 			},
-			Sub: []string{inbox},
+			Sub: []string{inbox, subjects.StepsTo(id.Name)},
 		}
 	case RoleAdmission, RolePlacement, RoleGang, RoleDrain:
 		// The services are the system of record: they consume the request

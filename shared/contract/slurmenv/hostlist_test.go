@@ -1,4 +1,4 @@
-package slurm
+package slurmenv
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package slurm
+package slurmenv
 
 import (
 	"strconv"
@@ -146,4 +146,16 @@ func padID(id string, pad int) string {
 		return id
 	}
 	return strings.Repeat("0", pad-len(id)) + id
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockstep-dev/lockstep/services/agent"
+	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
+)
+
+// srun inside a batch script: a step of tasks across the job's
+// allocation, run by the agents (services/agent/steps.go). It talks to
+// its own node's agent over the agent socket with the attempt's token,
+// both in the script's environment.
+func (a *app) srun(cmd *cobra.Command) runE {
+	fs := slurmFlags("srun")
+	fs.SetInterspersed(false) // options end at the command: its own are its own
+	nodes := fs.IntP("nodes", "N", 0, "run on the first N nodes of the job (default: all)")
+	ntasks := fs.IntP("ntasks", "n", 0, "run N tasks in all (default: nodes × the job's tasks per node)")
+	perNode := fs.Int("ntasks-per-node", 0, "at most N tasks on each node")
+	kill := fs.StringP("kill-on-bad-exit", "K", "0", "1: a task exiting non-zero kills the step's other tasks")
+	fs.Lookup("kill-on-bad-exit").NoOptDefVal = "1"
+	label := fs.BoolP("label", "l", false, "prefix each output line with its task ID")
+	export := fs.String("export", "ALL", "what of this environment the tasks get: ALL, NONE, or NAME[=value],... (ALL,… adds to all)")
+	fs.StringP("job-name", "J", "", "ignored (steps have no names of their own)")
+	return a.slurmCommand(cmd, fs, "Run a step of tasks across the batch job's allocation, as Slurm's srun does\n"+
+		"inside an sbatch script: by default on every node with the job's tasks per\n"+
+		"node, each task with its share of the node's GPUs and cores. Output is\n"+
+		"relayed here; the exit code is the highest of the tasks'. Only inside a\n"+
+		"batch script (docs/slurm.md); other options are not supported.", func(cmd *cobra.Command, argv []string) error {
+		if len(argv) == 0 {
+			return usagef("srun: no command given")
+		}
+		sock, token := os.Getenv(rankenv.AgentSocket), os.Getenv(rankenv.AckToken)
+		if sock == "" || token == "" || os.Getenv(rankenv.JobID) == "" {
+			return usagef("srun runs inside a Lockstep batch job's script (%s and %s are not set)", rankenv.AgentSocket, rankenv.JobID)
+		}
+		var killOnBad bool
+		switch *kill {
+		case "0":
+		case "1":
+			killOnBad = true
+		default:
+			return usagef("srun: --kill-on-bad-exit=%q: want 0 or 1", *kill)
+		}
+		env, err := exportedEnv(*export, os.Environ())
+		if err != nil {
+			return err
+		}
+		req := agent.SrunRequest{JobID: os.Getenv(rankenv.JobID), Attempt: envInt(rankenv.Attempt, 0),
+			Nodes: *nodes, NTasks: *ntasks, TasksPerNode: *perNode, KillOnBadExit: killOnBad, Argv: argv, Env: env}
+		var mu sync.Mutex
+		code, err := agent.Srun(cmd.Context(), sock, token, req, func(ev agent.SrunEvent) {
+			w := a.env.stdout
+			if ev.Stream == "stderr" {
+				w = a.env.stderr
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if *label {
+				fmt.Fprintf(w, "%d: %s\n", ev.Task, ev.Line)
+			} else {
+				fmt.Fprintln(w, ev.Line)
+			}
+		})
+		if err != nil {
+			return &exitError{code: max(code, 1), msg: "srun: " + err.Error()}
+		}
+		if code != 0 {
+			return &exitError{code: code}
+		}
+		return nil
+	})
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+
+// exportedEnv is what --export gives the tasks of environ: ALL (Slurm's
+// default) all of it, NONE nothing, else the names listed (NAME takes
+// its value from here, NAME=value sets it), on top of all with ALL first.
+// Variables the agent cannot pass (odd names, NULs, huge values) are left
+// out.
+func exportedEnv(export string, environ []string) (map[string]string, error) {
+	here := map[string]string{}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && envName.MatchString(k) && len(v) <= 65536 && !strings.ContainsRune(v, 0) && len(here) < 1000 {
+			here[k] = v
+		}
+	}
+	out := map[string]string{}
+	for i, item := range strings.Split(export, ",") {
+		switch {
+		case item == "ALL" && i == 0:
+			for k, v := range here {
+				out[k] = v
+			}
+		case item == "NONE" && i == 0:
+		case item == "":
+		default:
+			k, v, set := strings.Cut(item, "=")
+			if !envName.MatchString(k) {
+				return nil, usagef("srun: --export: %q is not a variable name", k)
+			}
+			if !set {
+				var ok bool
+				if v, ok = here[k]; !ok {
+					continue
+				}
+			}
+			out[k] = v
+		}
+	}
+	return out, nil
+}

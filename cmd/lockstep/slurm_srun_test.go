@@ -1,0 +1,45 @@
+package main
+
+import (
+	"maps"
+	"strings"
+	"testing"
+)
+
+func TestExportedEnv(t *testing.T) {
+	environ := []string{"A=1", "B=2", "bad-name=x", "PATH=/bin"}
+	for _, tc := range []struct {
+		export string
+		want   map[string]string
+	}{
+		{"ALL", map[string]string{"A": "1", "B": "2", "PATH": "/bin"}},
+		{"NONE", map[string]string{}},
+		{"A,C=3,D", map[string]string{"A": "1", "C": "3"}},
+		{"ALL,B=9", map[string]string{"A": "1", "B": "9", "PATH": "/bin"}},
+	} {
+		got, err := exportedEnv(tc.export, environ)
+		if err != nil || !maps.Equal(got, tc.want) {
+			t.Errorf("--export=%s: %v (%v), want %v", tc.export, got, err, tc.want)
+		}
+	}
+	if _, err := exportedEnv("1X=2", environ); err == nil {
+		t.Error("--export=1X=2 accepted")
+	}
+}
+
+// Outside a batch job, and with options it does not have, srun says so.
+func TestSrunOutsideAJob(t *testing.T) {
+	t.Setenv("LOCKSTEP_AGENT_SOCKET", "")
+	if _, errOut, code := cli(t, "srun", "hostname"); code != 2 || !strings.Contains(errOut, "batch job") {
+		t.Errorf("srun outside a job = %d %q", code, errOut)
+	}
+	if _, errOut, code := cli(t, "srun", "--mpi=pmix", "hostname"); code != 2 || !strings.Contains(errOut, "--mpi") {
+		t.Errorf("srun --mpi = %d %q; want a usage error naming it", code, errOut)
+	}
+	t.Setenv("LOCKSTEP_AGENT_SOCKET", "/nonexistent")
+	t.Setenv("LOCKSTEP_ACK_TOKEN", "t")
+	t.Setenv("LOCKSTEP_JOB_ID", "j")
+	if _, errOut, code := cli(t, "srun", "--kill-on-bad-exit=2", "hostname"); code != 2 || !strings.Contains(errOut, "kill-on-bad-exit") {
+		t.Errorf("srun --kill-on-bad-exit=2 = %d %q", code, errOut)
+	}
+}

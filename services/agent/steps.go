@@ -1,0 +1,242 @@
+package agent
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"io"
+	"net"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+)
+
+// The launching side of batch job steps. `srun` in a batch script asks
+// the agent of its node (the job's first) over the agent socket, with the
+// attempt's token, to run a step; the agent lays it out on the job's
+// nodes, sends each its launch, relays the tasks' output and exits back
+// to srun as they come, and answers with srun's exit code once every task
+// ended. srun going away (SIGINT, SIGTERM) kills the step; so does the
+// job ending.
+
+// SrunRequest is srun's request on the agent socket (op "srun").
+type SrunRequest struct {
+	JobID   string `json:"jobId"`
+	Attempt int    `json:"attempt"`
+	// Nodes, NTasks and TasksPerNode are -N, -n and --ntasks-per-node (0:
+	// not given).
+	Nodes         int               `json:"nodes,omitempty"`
+	NTasks        int               `json:"ntasks,omitempty"`
+	TasksPerNode  int               `json:"tasksPerNode,omitempty"`
+	KillOnBadExit bool              `json:"killOnBadExit,omitempty"`
+	Argv          []string          `json:"argv"`
+	Env           map[string]string `json:"env,omitempty"`
+}
+
+// SrunEvent is one line of the agent's answer: a task's output line, or
+// (Done) the step's end with srun's exit code, or an error.
+type SrunEvent struct {
+	Task     int    `json:"task"`
+	Stream   string `json:"stream,omitempty"`
+	Line     string `json:"line,omitempty"`
+	Done     bool   `json:"done,omitempty"`
+	ExitCode int    `json:"exitCode,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// stepKey names one step of one attempt.
+type stepKey struct {
+	job           string
+	attempt, step int
+}
+
+// stepRelay carries a step's messages to the srun that launched it.
+type stepRelay struct {
+	nodes map[string]bool
+	out   chan domain.StepOutput
+}
+
+// serveSrun runs one srun request on connection c.
+func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, token string, req SrunRequest) {
+	_ = c.SetDeadline(time.Time{}) // a step runs as long as it runs
+	enc := json.NewEncoder(c)
+	send := func(ev SrunEvent) error { return enc.Encode(ev) }
+	fail := func(err error) {
+		a.Log.Warn("srun refused", "job", req.JobID, "err", err)
+		_ = send(SrunEvent{Done: true, ExitCode: 1, Error: err.Error()})
+	}
+	g, err := a.exec.admitSrun(req, token, peerUID(c))
+	if err != nil {
+		fail(err)
+		return
+	}
+	layout, err := layoutStep(g.as.Nodes, len(g.as.Ranks), stepShape{Nodes: req.Nodes, NTasks: req.NTasks, TasksPerNode: req.TasksPerNode})
+	if err != nil {
+		fail(err)
+		return
+	}
+	l := domain.StepLaunch{JobID: req.JobID, Attempt: req.Attempt, Step: g.steps.newStep(), Argv: req.Argv, Env: req.Env}
+	relay := &stepRelay{nodes: map[string]bool{}, out: make(chan domain.StepOutput, 1024)}
+	total := 0
+	for _, n := range layout {
+		l.Nodes = append(l.Nodes, n.Node)
+		l.Tasks = append(l.Tasks, n.Tasks)
+		relay.nodes[n.Node] = true
+		total += n.Tasks
+	}
+	if _, err := domain.DecodeStepLaunch(mustJSON(l)); err != nil {
+		fail(err)
+		return
+	}
+	key := stepKey{req.JobID, req.Attempt, l.Step}
+	a.exec.mu.Lock()
+	if a.exec.relays == nil {
+		a.exec.relays = map[stepKey]*stepRelay{}
+	}
+	a.exec.relays[key] = relay
+	a.exec.mu.Unlock()
+	defer func() {
+		a.exec.mu.Lock()
+		delete(a.exec.relays, key)
+		a.exec.mu.Unlock()
+	}()
+	self := a.cfg.Node.Name
+	sendAll := func(kind string, v any) {
+		for _, n := range l.Nodes {
+			if err := a.Bus.NC.Publish(subjects.StepTo(kind, self, n), mustJSON(v)); err != nil {
+				a.Log.Warn("step message not sent", "job", req.JobID, "step", l.Step, "to", n, "err", err)
+			}
+		}
+	}
+	a.Log.Info("step launching", "job", req.JobID, "step", l.Step, "nodes", l.Nodes, "tasks", total)
+	sendAll(subjects.StepLaunch, l)
+
+	// srun closing its end is how it says stop (it was interrupted).
+	gone := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, c)
+		close(gone)
+	}()
+	codes, killedTasks := make([]int, total), make([]bool, total)
+	exited, killing := 0, false
+	kill := func() {
+		if !killing {
+			killing = true
+			sendAll(subjects.StepKill, domain.StepKill{JobID: req.JobID, Attempt: req.Attempt, Step: l.Step})
+		}
+	}
+	for exited < total {
+		select {
+		case o := <-relay.out:
+			switch o.Kind {
+			case domain.StepStdout, domain.StepStderr:
+				if send(SrunEvent{Task: o.Task, Stream: o.Kind, Line: o.Line}) != nil {
+					kill()
+				}
+			case domain.StepRefused:
+				_ = send(SrunEvent{Task: o.Task, Stream: domain.StepStderr, Line: "srun: " + o.Error})
+				kill()
+				_ = send(SrunEvent{Done: true, ExitCode: 1, Error: "step refused: " + o.Error})
+				return
+			case domain.StepExit:
+				if o.Task >= total {
+					continue
+				}
+				exited++
+				codes[o.Task], killedTasks[o.Task] = o.Code, killing
+				if o.Code != 0 && req.KillOnBadExit {
+					kill()
+				}
+			}
+		case <-gone:
+			kill()
+			return
+		case <-g.done:
+			_ = send(SrunEvent{Done: true, ExitCode: 1, Error: "the job ended"})
+			return
+		case <-ctx.Done():
+			kill()
+			return
+		}
+	}
+	_ = send(SrunEvent{Done: true, ExitCode: stepExitCode(codes, killedTasks)})
+}
+
+// admitSrun checks srun's request against the attempt running here: the
+// token is the attempt's, the job a batch job whose script runs on this
+// node, the caller the job's user (or root).
+func (e *executor) admitSrun(req SrunRequest, token string, uid int) (*localGang, error) {
+	e.mu.Lock()
+	g, ok := e.gangs[req.JobID]
+	e.mu.Unlock()
+	switch {
+	case !ok || subtle.ConstantTimeCompare([]byte(g.token), []byte(token)) != 1:
+		return nil, errors.Newf("no attempt of job %q runs on %s with this token", req.JobID, e.cfg.Node.Name)
+	case g.as.Attempt != req.Attempt:
+		return nil, errors.Newf("job %s runs attempt %d on %s, not %d", req.JobID, g.as.Attempt, e.cfg.Node.Name, req.Attempt)
+	case g.as.Batch == nil:
+		return nil, errors.Newf("job %s is not a batch job: srun runs steps of a batch script", req.JobID)
+	case g.as.NodeRank != 0 || len(g.as.Nodes) == 0:
+		return nil, errors.Newf("srun runs on the batch script's node, not on %s", e.cfg.Node.Name)
+	case len(req.Argv) == 0:
+		return nil, errors.New("srun: no command")
+	}
+	if c := g.acct.Cred; c != nil && uid != int(c.Uid) && uid != 0 {
+		return nil, errors.Newf("srun from uid %d, not from the job's user %s", uid, g.acct.Name)
+	}
+	return g, nil
+}
+
+// relayOutput hands a step message to its srun, if it came from a node of
+// the step.
+func (e *executor) relayOutput(from string, o domain.StepOutput) {
+	e.mu.Lock()
+	r, ok := e.relays[stepKey{o.JobID, o.Attempt, o.Step}]
+	e.mu.Unlock()
+	if !ok || !r.nodes[from] {
+		return
+	}
+	select {
+	case r.out <- o:
+	case <-time.After(10 * time.Second):
+		e.log.Warn("step output dropped: srun is not reading", "job", o.JobID, "step", o.Step)
+	}
+}
+
+// Srun sends a step request to the agent at sock with the attempt's
+// token, calls onEvent for every output line, and returns srun's exit
+// code. Cancelling ctx (srun interrupted) closes the connection, which
+// kills the step.
+func Srun(ctx context.Context, sock, token string, req SrunRequest, onEvent func(SrunEvent)) (int, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", sock)
+	if err != nil {
+		return 1, errors.Wrapf(err, "reach the node's agent at %s", sock)
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
+	defer stop()
+	if err := json.NewEncoder(c).Encode(socketRequest{Op: opSrun, ackRequest: ackRequest{Token: token}, Srun: &req}); err != nil {
+		return 1, errors.Wrap(err, "send the step to the agent")
+	}
+	dec := json.NewDecoder(c)
+	for {
+		var ev SrunEvent
+		if err := dec.Decode(&ev); err != nil {
+			if ctx.Err() != nil {
+				return 1, ctx.Err()
+			}
+			return 1, errors.Wrap(err, "read the step's output from the agent")
+		}
+		if ev.Done {
+			if ev.Error != "" {
+				return ev.ExitCode, errors.Newf("%s", ev.Error)
+			}
+			return ev.ExitCode, nil
+		}
+		onEvent(ev)
+	}
+}
