@@ -33,6 +33,9 @@ func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 	ctx = telemetry.WithJob(ctx, prop.JobID)
 	job, rev, err := s.jobRecord(ctx, prop)
 	switch {
+	case errs.IsNotFound(err) && mayBeStaleRead(prop, deliveries(msg), s.cfg.Now()):
+		// Not refused yet: retried after bus.RetryDelay.
+		return errors.Newf("job %s: no record here yet of the revision %d placement proposed from; reading again", prop.JobID, prop.JobRevision)
 	case errs.IsNotFound(err):
 		return s.refuse(ctx, prop, refusedNoJob, "no such job")
 	case err != nil:
