@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strconv"
@@ -53,13 +54,7 @@ func (a *app) sacct(cmd *cobra.Command) runE {
 		if len(args) > 0 {
 			return usagef("sacct takes no arguments, got %q (job IDs go to -j)", args)
 		}
-		f := *format
-		if f == "" {
-			f = os.Getenv("SACCT_FORMAT")
-		}
-		if f == "" {
-			f = sacctDefault
-		}
+		f := cmp.Or(*format, os.Getenv("SACCT_FORMAT"), sacctDefault)
 		fields, err := slurm.ParseFields(f, sacctFields)
 		if err != nil {
 			return usagef("sacct -o/--format: %v", err)

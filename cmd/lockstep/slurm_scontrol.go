@@ -125,6 +125,19 @@ func (l kv) write(w io.Writer, indent string) {
 	fmt.Fprintln(w, indent+strings.Join(parts, " "))
 }
 
+// writeRecord writes one record as scontrol show does: its first line,
+// the others indented by three spaces, then a blank line.
+func writeRecord(w io.Writer, lines []kv) {
+	for i, l := range lines {
+		indent := "   "
+		if i == 0 {
+			indent = ""
+		}
+		l.write(w, indent)
+	}
+	fmt.Fprintln(w)
+}
+
 // printJobRecord prints a job in scontrol show job's layout (first line,
 // then indented lines, then a blank line).
 func printJobRecord(w io.Writer, j slurmJob, now time.Time) {
@@ -152,14 +165,7 @@ func printJobRecord(w io.Writer, j slurmJob, now time.Time) {
 	if j.Detail != "" {
 		lines = append(lines, kv{{"Comment", j.Detail}})
 	}
-	for i, l := range lines {
-		indent := "   "
-		if i == 0 {
-			indent = ""
-		}
-		l.write(w, indent)
-	}
-	fmt.Fprintln(w)
+	writeRecord(w, lines)
 }
 
 func (a *app) showNodes(ctx context.Context, c *client.Client, name string) error {
@@ -201,12 +207,5 @@ func printNodeRecord(w io.Writer, n domain.NodeInfo, partitions []string) {
 	if n.State.Reason != "" {
 		lines = append(lines, kv{{"Reason", n.State.Reason}})
 	}
-	for i, l := range lines {
-		indent := "   "
-		if i == 0 {
-			indent = ""
-		}
-		l.write(w, indent)
-	}
-	fmt.Fprintln(w)
+	writeRecord(w, lines)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"slices"
@@ -45,15 +46,10 @@ func (a *app) squeue(cmd *cobra.Command) runE {
 			return usagef("squeue takes no arguments, got %q", args)
 		}
 		f := *format
-		switch {
-		case f == "" && *long:
+		if f == "" && *long {
 			f = squeueLong
-		case f == "":
-			f = os.Getenv("SQUEUE_FORMAT")
 		}
-		if f == "" {
-			f = squeueDefault
-		}
+		f = cmp.Or(f, os.Getenv("SQUEUE_FORMAT"), squeueDefault)
 		fmtItems, err := slurm.ParseFormat(f, squeueFields)
 		if err != nil {
 			return usagef("squeue -o/--format: %v", err)

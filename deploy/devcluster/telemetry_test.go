@@ -3,9 +3,7 @@ package devcluster_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -267,13 +265,13 @@ func TestMetricsEndpoint(t *testing.T) {
 	// Start returns once the nodes registered; the services may still be
 	// binding their consumers.
 	testenv.Eventually(t, 20*time.Second, func() error {
-		if code, body := httpGet(t, base+"/readyz"); code != 200 || !strings.Contains(body, "[+] gang/dev-1 ok") ||
+		if code, body := testenv.HTTPGet(t, base+"/readyz"); code != 200 || !strings.Contains(body, "[+] gang/dev-1 ok") ||
 			!strings.Contains(body, "[+] drain/dev-1 ok") {
 			return fmt.Errorf("/readyz = %d %q", code, body)
 		}
 		return nil
 	})
-	if code, _ := httpGet(t, base+"/healthz"); code != 200 {
+	if code, _ := testenv.HTTPGet(t, base+"/healthz"); code != 200 {
 		t.Errorf("/healthz = %d", code)
 	}
 	id, err := cl.Submit(context.Background(), []byte(`{"name":"m","gang":{"nodes":2,"gpusPerNode":8},"command":["true"]}`))
@@ -299,7 +297,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		`lockstep_nodes{state="up"}`:                                                  4,
 	}
 	testenv.Eventually(t, 10*time.Second, func() error {
-		_, body := httpGet(t, base+"/metrics")
+		_, body := testenv.HTTPGet(t, base+"/metrics")
 		for series, v := range want {
 			got, ok := sample(body, series)
 			if !ok || got != v {
@@ -311,17 +309,6 @@ func TestMetricsEndpoint(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-func httpGet(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
 }
 
 // sample finds one series' value in a Prometheus text exposition.

@@ -1,10 +1,7 @@
 package admission
 
 import (
-	"time"
-
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
@@ -15,8 +12,6 @@ type Config struct {
 	// can never run and is rejected, and so is one the access lists,
 	// priority caps or user limits refuse its owner (queue.Admit).
 	Queues queue.Config
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
 	// MaxDeliver is how often a submission is delivered before admission
 	// gives up on it and rejects it (0: bus.DefaultMaxDeliver).
 	MaxDeliver int
@@ -26,10 +21,4 @@ type Config struct {
 func (c *Config) Validate() error {
 	return c.Base.ValidateWith(
 		config.Require(c.MaxDeliver >= 0, "admission: MaxDeliver %d is negative", c.MaxDeliver))
-}
-
-// Defaults fills in the settings left zero (config.Start calls it, after
-// Validate).
-func (c *Config) Defaults() {
-	c.Now = clock.Or(c.Now)
 }

@@ -1,9 +1,7 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -11,7 +9,6 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
@@ -23,14 +20,13 @@ import (
 // not here, another attempt) never reaches drain.
 func TestAckSocketForwardsOnlyTheAttemptsOwnAcks(t *testing.T) {
 	env := testenv.Start(t)
-	e, _ := testExecutor(t, env, ContainProcess)
-	a := &agent{Started: &config.Started{Log: slog.New(slog.DiscardHandler), Bus: env.Bus}, cfg: e.cfg, exec: e}
+	a := testAgent(t, env)
+	e := a.exec
 	l, sock, err := listenAcks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
+	ctx := t.Context()
 	e.sock = sock
 	go a.serveAcks(ctx, l)
 

@@ -16,6 +16,15 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
+// testAgent is node n1's agent around a process-contained testExecutor,
+// connected to env's NATS and etcd: what the message handlers under test
+// (checkpoint acks, step launches) use of a started agent.
+func testAgent(t *testing.T, env *testenv.Env) *agent {
+	t.Helper()
+	e, _ := testExecutor(t, env, ContainProcess)
+	return &agent{Started: &config.Started{Log: slog.New(slog.DiscardHandler), Bus: env.Bus, Etcd: env.Etcd}, cfg: e.cfg, exec: e}
+}
+
 // testExecutor is an executor on a real bus whose reports are collected.
 func testExecutor(t *testing.T, env *testenv.Env, mode Containment) (*executor, func() []domain.Report) {
 	t.Helper()

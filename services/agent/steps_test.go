@@ -1,9 +1,7 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
@@ -23,10 +20,9 @@ import (
 // the job's nodes; anything else is refused, back to whoever sent it.
 func TestStepLaunchIsCheckedAgainstTheAssignment(t *testing.T) {
 	env := testenv.Start(t)
-	e, _ := testExecutor(t, env, ContainProcess)
-	a := &agent{Started: &config.Started{Log: slog.New(slog.DiscardHandler), Bus: env.Bus, Etcd: env.Etcd}, cfg: e.cfg, exec: e}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
+	a := testAgent(t, env)
+	e := a.exec
+	ctx := t.Context()
 	if err := a.subscribeSteps(ctx); err != nil {
 		t.Fatal(err)
 	}

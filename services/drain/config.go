@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
@@ -15,8 +14,6 @@ type Config struct {
 	// CheckInterval is how often deadlines, time limits and node drains are
 	// looked at.
 	CheckInterval time.Duration
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
 	// Queues is the queue policy; its admins and operators may cancel,
 	// drain and checkpoint any job, everyone else their own.
 	Queues queue.Config
@@ -35,6 +32,5 @@ func (c *Config) Validate() error {
 // Defaults fills in the settings left zero (config.Start calls it, after
 // Validate).
 func (c *Config) Defaults() {
-	c.Now = clock.Or(c.Now)
 	c.CheckInterval = cmp.Or(c.CheckInterval, DefaultCheckInterval)
 }

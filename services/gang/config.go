@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
@@ -29,8 +28,6 @@ type Config struct {
 	Workers int
 	// ReconcileInterval is how often etcd and job records are re-checked.
 	ReconcileInterval time.Duration
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
 }
 
 // Defaults fills in the settings left zero (config.Start calls it, after
@@ -40,7 +37,6 @@ func (c *Config) Defaults() {
 	c.LaunchTimeout = cmp.Or(c.LaunchTimeout, store.DefaultLaunchTimeout)
 	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
 	c.ReconcileInterval = cmp.Or(c.ReconcileInterval, config.ReconcileInterval)
-	c.Now = clock.Or(c.Now)
 }
 
 // Validate checks the gang-specific settings.

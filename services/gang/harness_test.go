@@ -25,11 +25,14 @@ func startGangEnv(t *testing.T, replicas int, cfg gang.Config) (*testenv.Env, *j
 	return env, startGang(t, env, replicas, cfg)
 }
 
-// startGang runs `replicas` gang replicas with cfg (its Base filled in) on
-// env until the test ends, and returns the job records' store.
+// startGang runs `replicas` gang replicas with cfg (its Base filled in
+// from env, keeping cfg's clock) on env until the test ends, and returns
+// the job records' store.
 func startGang(t *testing.T, env *testenv.Env, replicas int, cfg gang.Config) *jobs.Store {
 	t.Helper()
-	cfg.Base = env.Base(t)
+	base := env.Base(t)
+	base.Now = cfg.Now
+	cfg.Base = base
 	for range replicas {
 		testenv.Serve(t, func(ctx context.Context) error { return gang.Run(ctx, cfg) })
 	}

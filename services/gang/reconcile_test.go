@@ -40,7 +40,9 @@ func TestReconcileLeavesAReservationBeingRecorded(t *testing.T) {
 	// orphan: no job at all. Its release shows a reconcile pass has run.
 	reserve("orphan")
 
-	startGang(t, env, 1, gang.Config{ReconcileInterval: 20 * time.Millisecond, Now: clock.Now})
+	cfg := gang.Config{ReconcileInterval: 20 * time.Millisecond}
+	cfg.Now = clock.Now
+	startGang(t, env, 1, cfg)
 
 	held := func(id string) bool { return env.Held(t, store.AllocKey(id)) > 0 }
 	footprint := func(id string) bool { return env.Held(t, store.FootprintKey(id)) > 0 }

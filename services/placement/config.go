@@ -6,7 +6,6 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/core/topology"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 )
@@ -22,8 +21,6 @@ type Config struct {
 	Topology *topology.Topology
 	// Queues holds quotas and fair-share weights.
 	Queues queue.Config
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
 	// Retention is how long the leader keeps a finished job's record in the
 	// jobs KV (its events stay in the events stream until that stream's own
 	// limit); 0 means jobs.DefaultRetention.
@@ -50,7 +47,6 @@ func (c *Config) Validate() error {
 // Validate).
 func (c *Config) Defaults() {
 	c.ProposalTimeout = cmp.Or(c.ProposalTimeout, 10*time.Second)
-	c.Now = clock.Or(c.Now)
 	c.Retention = cmp.Or(c.Retention, jobs.DefaultRetention)
 	c.DependencyGrace = cmp.Or(c.DependencyGrace, DefaultDependencyGrace)
 }

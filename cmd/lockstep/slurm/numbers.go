@@ -1,28 +1,17 @@
 package slurm
 
 import (
-	"math"
 	"strconv"
 
 	"github.com/cockroachdb/errors"
-)
 
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
+	"github.com/lockstep-dev/lockstep/shared/contract/slurmenv"
+)
 
 // positiveInt parses a decimal integer of at least 1 that fits Slurm's
 // int options (below 2^31-1, as parse_int requires).
 func positiveInt(s string) (int, error) {
-	n, err := nonNegativeInt(s)
+	n, err := slurmenv.NonNegativeInt(s)
 	if err != nil {
 		return 0, err
 	}
@@ -30,17 +19,6 @@ func positiveInt(s string) (int, error) {
 		return 0, errors.Newf("%q must be at least 1", s)
 	}
 	return n, nil
-}
-
-func nonNegativeInt(s string) (int, error) {
-	if !isDigits(s) {
-		return 0, errors.Newf("%q is not a non-negative integer", s)
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n >= math.MaxInt32 {
-		return 0, errors.Newf("%q is too large", s)
-	}
-	return int(n), nil
 }
 
 // signedInt parses an optionally signed decimal integer.

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/slurmenv"
 )
 
 // sbatchOptions is sbatch's option table (Slurm's slurm_opt.c, the
@@ -229,7 +231,7 @@ func setPriority(d *Directives, name, value string, _ bool) error {
 	if strings.EqualFold(value, "TOP") {
 		return valueError(name, value, errors.New("TOP is not supported; give a number"))
 	}
-	n, err := nonNegativeInt(value)
+	n, err := slurmenv.NonNegativeInt(value)
 	if err != nil {
 		return valueError(name, value, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/slurmenv"
 )
 
 // Time is a Slurm time value (--time, the wait of --switches): a
@@ -182,7 +184,7 @@ func ParseSignal(s string) (Signal, error) {
 	sig.Time = DefaultSignalTime
 	if hasTime {
 		t, err := strconv.Atoi(at)
-		if err != nil || t < 0 || t > 0xffff || !isDigits(at) {
+		if err != nil || t < 0 || t > 0xffff || !slurmenv.IsDigits(at) {
 			return Signal{}, errors.Newf("sig_time %q is not a number of seconds from 0 to 65535", at)
 		}
 		sig.Time = time.Duration(t) * time.Second
@@ -198,7 +200,7 @@ func signalNumber(s string) (int, string, error) {
 	if s == "" {
 		return 0, "", errors.New("no signal given")
 	}
-	if isDigits(s) {
+	if slurmenv.IsDigits(s) {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 0xffff {
 			return 0, "", errors.Newf("signal number %q is out of range", s)

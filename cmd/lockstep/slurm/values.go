@@ -7,6 +7,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/contract/slurmenv"
 )
 
 // GPUs is a GPU request: Count GPUs of Type ("" for any).
@@ -160,7 +161,7 @@ func parseDependencyItem(tok string) (DependencyItem, error) {
 		j := DependencyJob{ID: id}
 		if typ == "after" {
 			if base, mins, ok := strings.Cut(id, "+"); ok {
-				n, err := nonNegativeInt(mins)
+				n, err := slurmenv.NonNegativeInt(mins)
 				if err != nil {
 					return DependencyItem{}, errors.Wrapf(err, "dependency %q: +time in minutes", tok)
 				}

@@ -1,12 +1,12 @@
 package jobspec
 
 import (
-	"math"
 	"strconv"
 	"strings"
 
 	"github.com/cockroachdb/errors"
 
+	"github.com/lockstep-dev/lockstep/shared/contract/slurmenv"
 	"github.com/lockstep-dev/lockstep/shared/contract/validate"
 )
 
@@ -63,7 +63,7 @@ func parseArrayRange(tok string) (ArrayRange, error) {
 		if !isRange {
 			return ArrayRange{}, errors.Newf("array index %q has a step but is not a range", tok)
 		}
-		if r.Step, err = arrayNumber(step); err != nil {
+		if r.Step, err = slurmenv.NonNegativeInt(step); err != nil {
 			return ArrayRange{}, errors.Wrapf(err, "array step in %q", tok)
 		}
 		if r.Step == 0 {
@@ -74,7 +74,7 @@ func parseArrayRange(tok string) (ArrayRange, error) {
 }
 
 func arrayIndex(s string) (int, error) {
-	n, err := arrayNumber(s)
+	n, err := slurmenv.NonNegativeInt(s)
 	if err != nil {
 		return 0, err
 	}
@@ -82,31 +82,6 @@ func arrayIndex(s string) (int, error) {
 		return 0, errors.Newf("index %d is more than %d", n, MaxArrayIndex)
 	}
 	return n, nil
-}
-
-// arrayNumber is a non-negative decimal below 2^31-1, as Slurm's
-// parse_int requires.
-func arrayNumber(s string) (int, error) {
-	if !isDigits(s) {
-		return 0, errors.Newf("%q is not a non-negative integer", s)
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n >= math.MaxInt32 {
-		return 0, errors.Newf("%q is too large", s)
-	}
-	return int(n), nil
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // ArrayCount is how many tasks ranges name, an index given twice counted
@@ -194,7 +169,7 @@ func TaskID(arrayID string, index int) string {
 // zeros).
 func SplitTaskID(id string) (arrayID string, index int, ok bool) {
 	base, idx, found := strings.Cut(id, "_")
-	if !found || !idPattern.MatchString(base) || !isDigits(idx) || (len(idx) > 1 && idx[0] == '0') || len(idx) > 7 {
+	if !found || !idPattern.MatchString(base) || !slurmenv.IsDigits(idx) || (len(idx) > 1 && idx[0] == '0') || len(idx) > 7 {
 		return "", 0, false
 	}
 	n, _ := strconv.Atoi(idx)

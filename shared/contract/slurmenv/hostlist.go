@@ -359,7 +359,7 @@ func parseRangeList(s string) ([]hostRange, error) {
 	total := 0
 	for _, item := range strings.Split(s, ",") {
 		lo, hi, isRange := strings.Cut(item, "-")
-		if !isDigits(lo) || (isRange && !isDigits(hi)) {
+		if !IsDigits(lo) || (isRange && !IsDigits(hi)) {
 			return nil, errors.Newf("invalid range %q: want N or N-M, decimal digits", item)
 		}
 		if len(lo) > maxSuffixDigits || len(hi) > maxSuffixDigits {

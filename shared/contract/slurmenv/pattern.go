@@ -142,20 +142,8 @@ func padInt(n, pad int) string { return padID(strconv.Itoa(n), pad) }
 // padID zero-pads a numeric ID; Lockstep job IDs need not be numbers, and
 // one that is not is not padded.
 func padID(id string, pad int) string {
-	if len(id) >= pad || !isDigits(id) {
+	if len(id) >= pad || !IsDigits(id) {
 		return id
 	}
 	return strings.Repeat("0", pad-len(id)) + id
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }

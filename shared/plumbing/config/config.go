@@ -48,6 +48,9 @@ type Base struct {
 	// means no-op, as in most tests.
 	Telemetry *telemetry.Telemetry
 	Health    *telemetry.Health
+	// Now is the clock a service reads its times from (tests set a fake
+	// one); nil means time.Now, which Start fills in.
+	Now func() time.Time
 }
 
 // Register adds a service's own common flags to fs; the connection flags

@@ -8,6 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
@@ -25,9 +26,10 @@ type Settings interface {
 
 func (b *Base) common() *Base { return b }
 
-// Defaults does nothing: Base's zero fields mean their defaults where they
-// are used (EtcdRequestTimeout in Clients).
-func (b *Base) Defaults() {}
+// Defaults fills in the clock (Now); Base's other zero fields mean their
+// defaults where they are used (EtcdRequestTimeout in Clients). A service's
+// own Defaults hides this one, so Start calls both.
+func (b *Base) Defaults() { b.Now = clock.Or(b.Now) }
 
 // Started is what a service's Run works with once Start has connected it.
 type Started struct {
@@ -55,11 +57,11 @@ type startOptions struct {
 func WithJobs() StartOption { return func(o *startOptions) { o.jobs = true } }
 
 // Start does what every service's Run begins with: it validates cfg (as
-// given), fills in its defaults, connects to NATS (declaring the streams,
-// see Clients) and etcd, and with WithJobs binds the jobs bucket. Invalid
-// settings come back as Validate says them; a failure to connect is
-// wrapped with the service's name. Close the result when the service
-// stops; call Ready once it serves.
+// given), fills in its defaults (Base's, then the service's), connects to
+// NATS (declaring the streams, see Clients) and etcd, and with WithJobs
+// binds the jobs bucket. Invalid settings come back as Validate says them;
+// a failure to connect is wrapped with the service's name. Close the
+// result when the service stops; call Ready once it serves.
 func Start(ctx context.Context, service string, cfg Settings, opts ...StartOption) (*Started, error) {
 	var o startOptions
 	for _, opt := range opts {
@@ -68,8 +70,9 @@ func Start(ctx context.Context, service string, cfg Settings, opts ...StartOptio
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.Defaults()
 	b := cfg.common()
+	b.Defaults()
+	cfg.Defaults()
 	st := &Started{Log: b.Logger().With("service", service), Tel: b.Instruments(service), service: service, base: b}
 	var err error
 	st.Bus, st.Etcd, err = b.Clients(ctx, service)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/errors"
 
@@ -34,7 +35,8 @@ func (c *svcConfig) Defaults() { c.Workers = cmp.Or(c.Workers, 7) }
 
 // Start refuses what the service's own Validate refuses, before
 // connecting; otherwise it fills in the defaults, connects, binds the jobs
-// bucket WithJobs, and declares readiness with Ready.
+// bucket WithJobs, and declares readiness with Ready. It fills in the
+// clock unless one is set.
 func TestStart(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
@@ -60,6 +62,9 @@ func TestStart(t *testing.T) {
 	if cfg.Workers != 7 {
 		t.Errorf("Workers = %d after Start, want the default 7", cfg.Workers)
 	}
+	if cfg.Now == nil {
+		t.Error("no clock after Start, want time.Now")
+	}
 	if st.Jobs == nil || st.Log == nil || st.Tel == nil {
 		t.Fatalf("Started lacks something: %+v", st)
 	}
@@ -75,6 +80,9 @@ func TestStart(t *testing.T) {
 	}
 	done()
 
+	// A clock the caller set is kept.
+	at := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	cfg.Now = func() time.Time { return at }
 	plain, err := config.Start(ctx, "svc", &cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -82,5 +90,8 @@ func TestStart(t *testing.T) {
 	defer plain.Close()
 	if plain.Jobs != nil {
 		t.Fatal("jobs bucket bound without WithJobs")
+	}
+	if got := cfg.Now(); !got.Equal(at) {
+		t.Errorf("clock after Start reads %s, want the one set (%s)", got, at)
 	}
 }
