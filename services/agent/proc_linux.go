@@ -31,7 +31,15 @@ func startPinned(cmd *exec.Cmd, pin rankPin) (pinErr, err error) {
 		return nil, cmd.Start()
 	}
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	// A thread whose own mask or policy could not be restored stays locked
+	// to this goroutine: the runtime then never runs another goroutine on
+	// it, and ends it when this goroutine exits.
+	restored := true
+	defer func() {
+		if restored {
+			runtime.UnlockOSThread()
+		}
+	}()
 	var errs []error
 	if len(pin.cpus) > 0 {
 		restore, err := setAffinity(pin.cpus)
@@ -40,9 +48,8 @@ func startPinned(cmd *exec.Cmd, pin rankPin) (pinErr, err error) {
 		} else {
 			defer func() {
 				if rerr := restore(); rerr != nil {
-					// Not expected (it is the mask this thread had); the
-					// thread then runs other goroutines on fewer cores,
-					// which is slow, not wrong.
+					// Not expected: it is the mask this thread had.
+					restored = false
 					pinErr = errors.CombineErrors(pinErr, rerr)
 				}
 			}()
@@ -55,6 +62,7 @@ func startPinned(cmd *exec.Cmd, pin rankPin) (pinErr, err error) {
 		} else {
 			defer func() {
 				if rerr := restore(); rerr != nil {
+					restored = false
 					pinErr = errors.CombineErrors(pinErr, rerr)
 				}
 			}()
