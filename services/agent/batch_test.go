@@ -3,6 +3,7 @@ package agent
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
@@ -47,5 +48,25 @@ func TestOpenBatchOutputNames(t *testing.T) {
 				t.Errorf("not created: %v", err)
 			}
 		})
+	}
+}
+
+// The Slurm command shims stay first on PATH when the spec carries a
+// PATH of its own (sbatch --export=ALL sends the submitter's), or a batch
+// script would not find srun; the assignment's env is left as it was.
+func TestShimsFirstOnSpecPath(t *testing.T) {
+	as := domain.Assignment{JobID: "j", Env: map[string]string{"PATH": "/venv/bin:/usr/bin"}}
+	env := rankEnv(rankSetup{as: as, shimDir: "/shims", node: "node-01"}, domain.Rank{})
+	path := ""
+	for _, kv := range env {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = p // exec keeps the last
+		}
+	}
+	if path != "/shims:/venv/bin:/usr/bin" {
+		t.Errorf("PATH=%q, want the shims before the spec's PATH", path)
+	}
+	if as.Env["PATH"] != "/venv/bin:/usr/bin" {
+		t.Errorf("the assignment's env was changed: %q", as.Env["PATH"])
 	}
 }
