@@ -11,8 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockstep-dev/lockstep/cmd/lockstep/slurm"
-	"github.com/lockstep-dev/lockstep/shared/contract/client"
-	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
@@ -152,14 +150,11 @@ func (a *app) sbatchSubmit(ctx context.Context, d slurm.Directives, sc sbatchScr
 		}
 	}
 	warn(d.Warnings)
-	if d.Wait && d.Array != nil {
-		return usagef("sbatch: --wait with --array is not supported yet (wait for the array's tasks with squeue)")
-	}
 	sub, err := submitterHere()
 	if err != nil {
 		return err
 	}
-	_, raw, warnings, err := sbatchSpec(d, sc, sub, ignore)
+	spec, raw, warnings, err := sbatchSpec(d, sc, sub, ignore)
 	if err != nil {
 		return errors.Wrap(err, "sbatch")
 	}
@@ -185,8 +180,11 @@ func (a *app) sbatchSubmit(ctx context.Context, d slurm.Directives, sc sbatchScr
 	default:
 		fmt.Fprintf(env.stdout, "Submitted batch job %s\n", clean(id))
 	}
-	if !d.Wait {
+	switch {
+	case !d.Wait:
 		return nil
+	case spec.Array != nil:
+		return sbatchWaitArray(ctx, c, id, *spec.Array)
 	}
 	return sbatchWait(ctx, c, id)
 }
@@ -202,37 +200,4 @@ func submitterHere() (sbatchSubmitter, error) {
 		return sbatchSubmitter{}, errors.Wrap(err, "sbatch: this host's name (SLURM_SUBMIT_HOST)")
 	}
 	return sbatchSubmitter{dir: dir, host: host, environ: os.Environ()}, nil
-}
-
-// sbatchWait waits for the job's record to be final (never an event:
-// anyone allowed on the bus can publish one) and exits as sbatch -W
-// does, with the job's exit code.
-func sbatchWait(ctx context.Context, c *client.Client, id string) error {
-	// A record that is someone else's is not this submission's outcome.
-	if j, err := waitJob(ctx, c, id); err == nil && c.User != "" && j.Owner != c.User {
-		return &exitError{code: 1, msg: fmt.Sprintf("sbatch: job %s: id already used by another user", clean(id))}
-	}
-	j, err := c.WaitEnded(ctx, id)
-	if err != nil {
-		return errors.Wrapf(err, "sbatch: waiting for job %s", id)
-	}
-	code := sbatchExitCode(j)
-	if code == 0 {
-		return nil
-	}
-	return &exitError{code: code, msg: fmt.Sprintf("sbatch: job %s %s: %s", id, j.State, j.Reason)}
-}
-
-// sbatchExitCode is sbatch -W's exit status for an ended job: the job's
-// exit code; 1 when it ended without one of its own (cancelled, timed
-// out, rejected, killed by a signal: Slurm's "terminated due to a signal
-// rather than a normal exit").
-func sbatchExitCode(j domain.Job) int {
-	switch {
-	case j.State == domain.StateSucceeded:
-		return 0
-	case j.State == domain.StateFailed && j.ExitCode != nil && *j.ExitCode > 0 && *j.ExitCode <= 255:
-		return *j.ExitCode
-	}
-	return 1
 }

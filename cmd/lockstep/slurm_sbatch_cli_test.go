@@ -97,6 +97,33 @@ func TestSbatchDependencyChain(t *testing.T) {
 	}
 }
 
+// -W with --array waits for every task and exits with the highest of
+// their exit codes (sbatch(1)); an array admission rejects as a whole
+// ends the wait with 1.
+func TestSbatchWaitArray(t *testing.T) {
+	url := startDevCluster(t)
+	dir := t.TempDir()
+	script := writeFile(t, "task.sh", "#!/bin/sh\n#SBATCH --gpus-per-node=1 --export=NONE\nexit $((SLURM_ARRAY_TASK_ID % 4))\n")
+	out, errOut, code := cli(t, "sbatch", "--parsable", "-W", "--array=4,8,9-10%2", "--nats", url, "-D", dir, script)
+	id := strings.TrimSpace(out)
+	if code != 2 || !strings.Contains(errOut, "array "+id+": 2 of 4 tasks did not succeed; "+id+"_10 failed") {
+		t.Fatalf("sbatch -W --array (exits 0, 0, 1, 2) = %d %q %q", code, out, errOut)
+	}
+	for _, task := range []string{"_4", "_8", "_9", "_10"} {
+		if show, _, _ := cli(t, "scontrol", "show", "job", id+task, "--nats", url); !strings.Contains(show, "JobState=") ||
+			strings.Contains(show, "JobState=RUNNING") || strings.Contains(show, "JobState=PENDING") {
+			t.Errorf("sbatch -W returned before task %s ended:\n%s", task, show)
+		}
+	}
+	if _, errOut, code := cli(t, "sbatch", "-W", "--array=0,4", "--nats", url, "-D", dir, script); code != 0 {
+		t.Errorf("sbatch -W of an array whose tasks all succeed = %d %q", code, errOut)
+	}
+	_, errOut, code = cli(t, "sbatch", "-W", "--array=0-1", "--nodes=3", "--nats", url, "-D", dir, script)
+	if code != 1 || !strings.Contains(errOut, "rejected") {
+		t.Errorf("sbatch -W of an array that cannot fit = %d %q", code, errOut)
+	}
+}
+
 // --test-only asks where the job would start and submits nothing; a
 // script on stdin is named sbatch, as Slurm names it.
 func TestSbatchTestOnlyAndStdin(t *testing.T) {
@@ -142,7 +169,6 @@ func TestSbatchErrors(t *testing.T) {
 		{[]string{"sbatch", "--bogus", ok}, 2, "sbatch: unrecognized option '--bogus'"},
 		{[]string{"sbatch", "-N", "x", ok}, 2, "sbatch: -N x: "},
 		{[]string{"sbatch", "--account=ml", ok}, 2, "sbatch: --account=ml is not supported by Lockstep"},
-		{[]string{"sbatch", "-W", "--array=0-3", ok}, 2, "--wait with --array is not supported yet"},
 		{[]string{"sbatch", script}, 1, "sbatch: job.sh: line 3: --mem=80G is not supported by Lockstep"},
 		{[]string{"sbatch", filepath.Join(dir, "missing.sh")}, 1, "sbatch: unable to open the batch script"},
 		{[]string{"sbatch", "--ntasks=3", "-N", "2", ok}, 1, "--ntasks=3 cannot be spread evenly over --nodes=2"},

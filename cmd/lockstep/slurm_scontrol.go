@@ -63,10 +63,15 @@ func (a *app) showHostnames(list string) error {
 	if err != nil {
 		return usagef("scontrol show hostnames %s: %v", clean(list), err)
 	}
+	// One write, as C's stdio buffers a pipe: `scontrol show hostnames |
+	// head -n 1` under `set -o pipefail` must not die of SIGPIPE when head
+	// exits after the first line.
+	var b strings.Builder
 	for _, n := range names {
-		fmt.Fprintln(a.env.stdout, clean(n))
+		b.WriteString(clean(n) + "\n")
 	}
-	return nil
+	_, err = io.WriteString(a.env.stdout, b.String())
+	return err
 }
 
 // showHostlist compresses LIST; its items may be hostlists themselves

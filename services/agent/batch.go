@@ -139,6 +139,15 @@ func openBatchOutput(as domain.Assignment, acct account, node, workdir string) (
 	if outPattern == "" {
 		outPattern = jobspec.DefaultBatchOutput
 	}
+	// An array task's %A and %a are its array's ID and its index, and its
+	// default file is Slurm's slurm-%A_%a.out. The values come from the
+	// assignment (etcd's record of the task), as everything else here.
+	if as.Array != nil {
+		vars.ArrayJobID, vars.ArrayTaskID = as.Array.JobID, as.Array.Index
+		if as.Batch.Output == "" {
+			outPattern = jobspec.DefaultArrayBatchOutput
+		}
+	}
 	outPath := slurmenv.ExpandPattern(outPattern, vars)
 	errPath := outPath
 	if as.Batch.Error != "" {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"maps"
 	"net/url"
 	"os"
 	"slices"
@@ -49,6 +50,12 @@ func rankEnvOf(s rankSetup, r domain.Rank) rankenv.Env {
 	}
 	if s.shimDir != "" {
 		env.Path = s.shimDir + ":" + env.Path
+		// A spec's PATH (sbatch --export=ALL sends the submitter's) replaces
+		// the account's; the Slurm commands must still come first on it.
+		if p, ok := env.Spec[rankenv.Path]; ok {
+			env.Spec = maps.Clone(env.Spec)
+			env.Spec[rankenv.Path] = s.shimDir + ":" + p
+		}
 	}
 	env.Home, env.User, env.Shell = s.acct.Home, s.acct.Name, s.acct.Shell
 	// The agent's own name: checkAssignment made sure it is the

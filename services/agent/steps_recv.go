@@ -38,7 +38,11 @@ type gangSteps struct {
 	next    int                 // the next step ID (the script's node numbers them)
 	running map[int][]*rankProc // by step
 	ended   bool                // the gang ended: no step starts any more
-	wg      sync.WaitGroup      // one per task still running
+	// killed are the steps the script's node has killed: a task of one
+	// that starts after the kill arrived (srun -K's first failure can come
+	// before the other nodes have started theirs) is ended at once.
+	killed map[int]bool
+	wg     sync.WaitGroup // one per task still running
 }
 
 // newStep numbers a step of the gang (on the script's node).
@@ -211,7 +215,14 @@ func (e *executor) runStep(g *localGang, to string, l domain.StepLaunch, idx int
 			g.steps.wg.Done()
 		}
 		vars := env.List()
-		path, err := lookPathIn(l.Argv[0], env.Path, g.workdir)
+		// The task's PATH is the job's or srun's when they carry one (it
+		// wins over the account's in vars): the program is looked up there,
+		// as the task's shell would.
+		taskPath := env.Path
+		if p, ok := env.Spec[rankenv.Path]; ok {
+			taskPath = p
+		}
+		path, err := lookPathIn(l.Argv[0], taskPath, g.workdir)
 		if err != nil {
 			exit(127, "srun: "+err.Error())
 			continue
@@ -233,10 +244,10 @@ func (e *executor) runStep(g *localGang, to string, l domain.StepLaunch, idx int
 		}
 		g.steps.mu.Lock()
 		g.steps.running[l.Step] = append(g.steps.running[l.Step], p)
-		ended := g.steps.ended
+		ended := g.steps.ended || g.steps.killed[l.Step]
 		g.steps.mu.Unlock()
 		if ended {
-			p.signal(syscall.SIGTERM) // the gang ended while this task started
+			p.signal(syscall.SIGTERM) // the gang or step ended while this task started
 		}
 		go func() {
 			err := p.wait()
@@ -260,6 +271,10 @@ func (e *executor) killStep(from string, k domain.StepKill) {
 		return
 	}
 	g.steps.mu.Lock()
+	if g.steps.killed == nil {
+		g.steps.killed = map[int]bool{}
+	}
+	g.steps.killed[k.Step] = true
 	procs := slices.Clone(g.steps.running[k.Step])
 	g.steps.mu.Unlock()
 	e.terminate(procs)
