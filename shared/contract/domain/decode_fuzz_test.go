@@ -31,6 +31,9 @@ func FuzzDecodeAssignment(f *testing.F)    { fuzzDecoder(f, domain.DecodeAssignm
 func FuzzDecodeAllocation(f *testing.F)    { fuzzDecoder(f, domain.DecodeAllocation) }
 func FuzzDecodeNode(f *testing.F)          { fuzzDecoder(f, domain.DecodeNode) }
 func FuzzDecodeClaim(f *testing.F)         { fuzzDecoder(f, domain.DecodeClaim) }
+func FuzzDecodeStepLaunch(f *testing.F)    { fuzzDecoder(f, domain.DecodeStepLaunch) }
+func FuzzDecodeStepOutput(f *testing.F)    { fuzzDecoder(f, domain.DecodeStepOutput) }
+func FuzzDecodeStepKill(f *testing.F)      { fuzzDecoder(f, domain.DecodeStepKill) }
 
 func fuzzDecoder[T any](f *testing.F, decode func([]byte) (T, error)) {
 	f.Fuzz(func(t *testing.T, data []byte) {

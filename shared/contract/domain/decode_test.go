@@ -55,6 +55,10 @@ func valid() map[string]any {
 			NUMA: []domain.NUMANode{{ID: 0, GPUs: []int{0, 1, 2, 3}, CPUs: []int{0, 1, 2, 3}, MemoryMiB: 1031000, NICs: []string{"mlx5_0"}},
 				{ID: 1, GPUs: []int{4, 5, 6, 7}, CPUs: []int{4, 5, 6, 7}}}},
 		"Claim": domain.Claim{JobID: "train-1", Attempt: 2},
+		"StepLaunch": domain.StepLaunch{JobID: "train-1", Attempt: 2, Step: 0, Nodes: []string{"n1", "n2"}, Tasks: []int{8, 8},
+			Argv: []string{"python", "-m", "torch.distributed.run"}, Env: map[string]string{"NCCL_DEBUG": "INFO"}},
+		"StepOutput": domain.StepOutput{JobID: "train-1", Attempt: 2, Step: 0, Task: 9, Kind: domain.StepStdout, Line: "loss 1.25"},
+		"StepKill":   domain.StepKill{JobID: "train-1", Attempt: 2, Step: 0},
 	}
 }
 
@@ -71,6 +75,9 @@ var decoders = map[string]func([]byte) (any, error){
 	"Allocation":    adapt(domain.DecodeAllocation),
 	"Node":          adapt(domain.DecodeNode),
 	"Claim":         adapt(domain.DecodeClaim),
+	"StepLaunch":    adapt(domain.DecodeStepLaunch),
+	"StepOutput":    adapt(domain.DecodeStepOutput),
+	"StepKill":      adapt(domain.DecodeStepKill),
 }
 
 func adapt[T any](f func([]byte) (T, error)) func([]byte) (any, error) {
@@ -181,6 +188,13 @@ func badCases(t *testing.T) []badCase {
 		{"Claim", []byte(`{"jobId":"a","attempt":0}`), "attempt"},
 		{"Claim", []byte(strings.Repeat(" ", domain.MaxMessageBytes+1)), "bytes, more than"},
 		{"Assignment", patch(t, "Assignment", map[string]any{"gpuBind": "socket"}), `gpuBind: "socket" is not one of`},
+		{"StepLaunch", patch(t, "StepLaunch", map[string]any{"tasks": []int{8}}), "tasks: 1 is not between 2 and 2"},
+		{"StepLaunch", patch(t, "StepLaunch", map[string]any{"tasks": []int{8, 0}}), "tasks: 0 is not between 1"},
+		{"StepLaunch", patch(t, "StepLaunch", map[string]any{"nodes": []string{"n1", "../n2"}}), "nodes"},
+		{"StepLaunch", patch(t, "StepLaunch", map[string]any{"argv": []string{}}), "argv"},
+		{"StepOutput", patch(t, "StepOutput", map[string]any{"kind": "shell"}), `kind: "shell" is not one of`},
+		{"StepOutput", patch(t, "StepOutput", map[string]any{"code": 300}), "code: 300 is not between 0 and 255"},
+		{"StepKill", patch(t, "StepKill", map[string]any{"step": -1}), "step: -1 is not between"},
 	}
 }
 
