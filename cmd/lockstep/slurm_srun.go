@@ -3,11 +3,14 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/lockstep-dev/lockstep/services/agent"
 	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
@@ -54,8 +57,10 @@ func (a *app) srun(cmd *cobra.Command) runE {
 		}
 		req := agent.SrunRequest{JobID: os.Getenv(rankenv.JobID), Attempt: envInt(rankenv.Attempt, 0),
 			Nodes: *nodes, NTasks: *ntasks, TasksPerNode: *perNode, KillOnBadExit: killOnBad, Argv: argv, Env: env}
+		signals, stop := forwardedSignals()
+		defer stop()
 		var mu sync.Mutex
-		code, err := agent.Srun(cmd.Context(), sock, token, req, func(ev agent.SrunEvent) {
+		code, err := agent.Srun(cmd.Context(), sock, token, req, signals, func(ev agent.SrunEvent) {
 			w := a.env.stdout
 			if ev.Stream == "stderr" {
 				w = a.env.stderr
@@ -76,6 +81,32 @@ func (a *app) srun(cmd *cobra.Command) runE {
 		}
 		return nil
 	})
+}
+
+// forwardedSignals catches the signals srun passes on to its step's tasks
+// (a batch script's checkpoint trap sends SIGUSR1 to srun, as under Slurm),
+// which would otherwise end srun. SIGINT and SIGTERM still end the step,
+// through the command's context.
+func forwardedSignals() (<-chan string, func()) {
+	caught := make(chan os.Signal, 4)
+	signal.Notify(caught, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGHUP, syscall.SIGCONT)
+	names := make(chan string, 4)
+	done := make(chan struct{})
+	go func() {
+		defer close(names)
+		for {
+			select {
+			case s := <-caught:
+				names <- unix.SignalName(s.(syscall.Signal))
+			case <-done:
+				return
+			}
+		}
+	}()
+	return names, func() {
+		signal.Stop(caught)
+		close(done)
+	}
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)

@@ -201,7 +201,8 @@ func corpusChain(t *testing.T, h *harness, c *corpus) {
 
 // Checkpointing: USR1 to the batch shell at a checkpoint drain (here
 // `lockstep checkpoint`, as at a preemption or 120 s before the time
-// limit), whose trap runs; the job is requeued and its next attempt runs
+// limit), whose trap runs and signals srun, which forwards it to the
+// step's tasks; the job is requeued and its next attempt runs
 // to the end. --open-mode=append is not supported: --ignore-unsupported
 // submits it with a warning.
 func corpusCheckpoint(t *testing.T, h *harness, c *corpus) {
@@ -215,11 +216,11 @@ func corpusCheckpoint(t *testing.T, h *harness, c *corpus) {
 	if j.Spec.Checkpoint.Signal != "SIGUSR1" {
 		t.Fatalf("checkpoint spec %+v", j.Spec.Checkpoint)
 	}
-	// The payload is running once its line is out.
+	// The payload is running, its trap set, once every task's line is out.
 	outFile := filepath.Join(work, "slurm-"+id+".out")
 	testenv.Eventually(t, 20*time.Second, func() error {
-		if raw, _ := os.ReadFile(outFile); !strings.Contains(string(raw), "task procid=") {
-			return fmt.Errorf("no task yet: %q", raw)
+		if raw, _ := os.ReadFile(outFile); strings.Count(string(raw), "task procid=") < 16 {
+			return fmt.Errorf("not every task yet: %q", raw)
 		}
 		return nil
 	})
@@ -236,5 +237,12 @@ func corpusCheckpoint(t *testing.T, h *harness, c *corpus) {
 	j = h.waitFor(id, 90*time.Second, func(j domain.Job) bool { return j.State.Terminal() })
 	if j.State != domain.StateSucceeded || j.Attempt != 2 {
 		t.Errorf("job %s ended %s (%q) in attempt %d, want succeeded in attempt 2", id, j.State, j.Reason, j.Attempt)
+	}
+	// The trap's `kill -USR1` reached srun, which forwarded it to every
+	// task of its step, as Slurm's srun does.
+	for procid := range 16 {
+		if _, err := os.Stat(filepath.Join(work, fmt.Sprintf("checkpointed-%d", procid))); err != nil {
+			t.Errorf("task %d did not get the forwarded SIGUSR1: %v", procid, err)
+		}
 	}
 }

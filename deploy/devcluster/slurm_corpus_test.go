@@ -25,14 +25,16 @@ import (
 // command line overrides its directive, as Slurm allows.
 
 // payloadScript prints one line per task with what a Slurm task reads;
-// PAYLOAD_SLEEP keeps it running, PAYLOAD_EXIT (or PAYLOAD_FAIL_PROCID,
+// PAYLOAD_SLEEP keeps it running (SIGUSR1 then checkpoints: it leaves
+// checkpointed-<procid> in its working directory and exits 0), PAYLOAD_EXIT (or PAYLOAD_FAIL_PROCID,
 // for that task only) is its exit code. `python -c CODE` (array.sh's
 // learning-rate arithmetic) prints a fixed number.
 const payloadScript = `#!/bin/sh
+trap 'touch "checkpointed-$SLURM_PROCID"; exit 0' USR1
 if [ "$1" = "-c" ]; then echo 0.001; exit 0; fi
 echo "task procid=$SLURM_PROCID localid=$SLURM_LOCALID nodeid=$SLURM_NODEID master=$MASTER_ADDR cuda=$CUDA_VISIBLE_DEVICES node=$LOCKSTEP_NODE array=$SLURM_ARRAY_TASK_ID nccl=$NCCL_DEBUG pwd=$PWD args=$(basename "$0") $*"
 if [ -n "$PAYLOAD_FAIL_PROCID" ] && [ "$PAYLOAD_FAIL_PROCID" = "$SLURM_PROCID" ]; then exit 3; fi
-if [ -n "$PAYLOAD_SLEEP" ]; then sleep "$PAYLOAD_SLEEP"; fi
+if [ -n "$PAYLOAD_SLEEP" ]; then sleep "$PAYLOAD_SLEEP" & wait $!; fi
 exit ${PAYLOAD_EXIT:-0}
 `
 

@@ -97,12 +97,13 @@ func (a *agent) answerAck(ctx context.Context, c *net.UnixConn) {
 	_ = c.SetDeadline(time.Now().Add(ackIOTimeout))
 	reply := func(r domain.AckReply) { _ = json.NewEncoder(c).Encode(r) }
 	var sr socketRequest
-	if err := json.NewDecoder(io.LimitReader(c, maxAckRequest)).Decode(&sr); err != nil {
+	dec := json.NewDecoder(io.LimitReader(c, maxAckRequest))
+	if err := dec.Decode(&sr); err != nil {
 		reply(domain.AckReply{Error: "malformed ack request: " + err.Error()})
 		return
 	}
 	if sr.Op == opSrun && sr.Srun != nil {
-		a.serveSrun(ctx, c, sr.Token, *sr.Srun)
+		a.serveSrun(ctx, c, dec, sr.Token, *sr.Srun)
 		return
 	}
 	req := sr.ackRequest

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
-	"io"
 	"net"
 	"time"
 
@@ -36,6 +35,12 @@ type SrunRequest struct {
 	Env           map[string]string `json:"env,omitempty"`
 }
 
+// SrunSignal is what srun sends after its request: a signal it caught,
+// for the step's tasks (Slurm's srun forwards them the same way).
+type SrunSignal struct {
+	Signal string `json:"signal"`
+}
+
 // SrunEvent is one line of the agent's answer: a task's output line, or
 // (Done) the step's end with srun's exit code, or an error.
 type SrunEvent struct {
@@ -60,7 +65,7 @@ type stepRelay struct {
 }
 
 // serveSrun runs one srun request on connection c.
-func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, token string, req SrunRequest) {
+func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, in *json.Decoder, token string, req SrunRequest) {
 	_ = c.SetDeadline(time.Time{}) // a step runs as long as it runs
 	enc := json.NewEncoder(c)
 	send := func(ev SrunEvent) error { return enc.Encode(ev) }
@@ -114,11 +119,22 @@ func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, token string, re
 	a.Log.Info("step launching", "job", req.JobID, "step", l.Step, "nodes", l.Nodes, "tasks", total)
 	sendAll(subjects.StepLaunch, l)
 
-	// srun closing its end is how it says stop (it was interrupted).
+	// srun sends the signals it catches for the tasks; closing its end
+	// is how it says stop (it was interrupted).
 	gone := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(io.Discard, c)
-		close(gone)
+		defer close(gone)
+		for {
+			var sig SrunSignal
+			if err := in.Decode(&sig); err != nil {
+				return
+			}
+			if !domain.IsStepSignal(sig.Signal) {
+				a.Log.Warn("srun sent a signal steps do not forward", "job", req.JobID, "step", l.Step, "signal", sig.Signal)
+				continue
+			}
+			sendAll(subjects.StepKill, domain.StepKill{JobID: req.JobID, Attempt: req.Attempt, Step: l.Step, Signal: sig.Signal})
+		}
 	}()
 	codes, killedTasks := make([]int, total), make([]bool, total)
 	exited, killing := 0, false
@@ -207,10 +223,11 @@ func (e *executor) relayOutput(from string, o domain.StepOutput) {
 }
 
 // Srun sends a step request to the agent at sock with the attempt's
-// token, calls onEvent for every output line, and returns srun's exit
-// code. Cancelling ctx (srun interrupted) closes the connection, which
-// kills the step.
-func Srun(ctx context.Context, sock, token string, req SrunRequest, onEvent func(SrunEvent)) (int, error) {
+// token, forwards what comes on signals (names domain.IsStepSignal accepts) to
+// the step's tasks, calls onEvent for every output line, and returns
+// srun's exit code. Cancelling ctx (srun interrupted) closes the
+// connection, which kills the step.
+func Srun(ctx context.Context, sock, token string, req SrunRequest, signals <-chan string, onEvent func(SrunEvent)) (int, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", sock)
 	if err != nil {
@@ -219,9 +236,15 @@ func Srun(ctx context.Context, sock, token string, req SrunRequest, onEvent func
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
 	defer stop()
-	if err := json.NewEncoder(c).Encode(socketRequest{Op: opSrun, ackRequest: ackRequest{Token: token}, Srun: &req}); err != nil {
+	enc := json.NewEncoder(c)
+	if err := enc.Encode(socketRequest{Op: opSrun, ackRequest: ackRequest{Token: token}, Srun: &req}); err != nil {
 		return 1, errors.Wrap(err, "send the step to the agent")
 	}
+	go func() {
+		for sig := range signals {
+			_ = enc.Encode(SrunSignal{Signal: sig})
+		}
+	}()
 	dec := json.NewDecoder(c)
 	for {
 		var ev SrunEvent

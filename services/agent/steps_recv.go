@@ -16,6 +16,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go"
+	"golang.org/x/sys/unix"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
@@ -271,6 +272,16 @@ func (e *executor) killStep(from string, k domain.StepKill) {
 		return
 	}
 	g.steps.mu.Lock()
+	if k.Signal != "" {
+		// Forwarded by srun: the tasks running now get it; none is ended.
+		procs := slices.Clone(g.steps.running[k.Step])
+		g.steps.mu.Unlock()
+		sig := unix.SignalNum(k.Signal)
+		for _, p := range procs {
+			p.signal(sig)
+		}
+		return
+	}
 	if g.steps.killed == nil {
 		g.steps.killed = map[int]bool{}
 	}

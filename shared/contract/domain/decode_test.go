@@ -195,6 +195,7 @@ func badCases(t *testing.T) []badCase {
 		{"StepOutput", patch(t, "StepOutput", map[string]any{"kind": "shell"}), `kind: "shell" is not one of`},
 		{"StepOutput", patch(t, "StepOutput", map[string]any{"code": 300}), "code: 300 is not between 0 and 255"},
 		{"StepKill", patch(t, "StepKill", map[string]any{"step": -1}), "step: -1 is not between"},
+		{"StepKill", patch(t, "StepKill", map[string]any{"signal": "SIGKILL"}), `signal: "SIGKILL" is not one of`},
 	}
 }
 

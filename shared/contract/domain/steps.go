@@ -1,5 +1,7 @@
 package domain
 
+import "slices"
+
 // A batch job's steps (srun inside its script): the script's node sends a
 // StepLaunch to every node of the step; each runs its tasks and sends
 // their output and exits back as StepOutput. Every receiver checks a
@@ -41,12 +43,22 @@ type StepOutput struct {
 	Error   string `json:"error,omitempty"`
 }
 
-// StepKill ends a step's tasks on the receiving node.
+// StepKill ends a step's tasks on the receiving node, or, with Signal,
+// sends them that signal: one srun caught and forwards, as Slurm's srun
+// does (a batch script's checkpoint trap relays SIGUSR1 to its step so).
 type StepKill struct {
 	JobID   string `json:"jobId"`
 	Attempt int    `json:"attempt"`
 	Step    int    `json:"step"`
+	Signal  string `json:"signal,omitempty"`
 }
+
+// stepSignals are the signals srun forwards to a step's tasks; the others
+// that reach it (SIGINT, SIGTERM) end the step.
+var stepSignals = []string{"SIGCONT", "SIGHUP", "SIGUSR1", "SIGUSR2"}
+
+// IsStepSignal reports whether srun forwards the signal named so.
+func IsStepSignal(name string) bool { return slices.Contains(stepSignals, name) }
 
 // MaxStepTasks bounds a step's tasks on one node.
 const MaxStepTasks = 1024
@@ -91,5 +103,8 @@ func DecodeStepKill(data []byte) (StepKill, error) {
 		c.jobID("jobId", k.JobID)
 		c.attempt("attempt", k.Attempt)
 		c.between("step", k.Step, 0, 1<<30)
+		if k.Signal != "" {
+			c.oneOf("signal", k.Signal, stepSignals...)
+		}
 	})
 }
