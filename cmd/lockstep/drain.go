@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
+	"github.com/cockroachdb/errors"
 	"github.com/spf13/cobra"
 
 	"github.com/lockstep-dev/lockstep/services/agent"
@@ -126,15 +128,16 @@ func (a *app) ckptDone(cmd *cobra.Command) runE {
 var nodeCommands = []command{
 	{"", "drain NODE", "no new work on NODE; its running gangs checkpoint and move elsewhere", args(1, "NODE"), onNATS, (*app).nodeDrain},
 	{"", "resume NODE", "return NODE to service", args(1, "NODE"), onNATS, (*app).nodeResume},
-	{"", "list", "every node's state and GPU use", args(0, ""), onNATSOut, (*app).nodeList},
+	{"", "list [NODE...]", "every node's (or the named nodes') state and GPU use", cobra.ArbitraryArgs, onNATSOut, (*app).nodeList},
 }
 
 func (a *app) node(cmd *cobra.Command) runE {
 	cmd.Long = "drain: no new work on NODE; its running gangs checkpoint and move elsewhere.\n" +
-		"resume: return NODE to service. list: every node's state and GPU use."
+		"resume: return NODE to service. list [NODE...]: every node's (or the named nodes')\n" +
+		"state and GPU use."
 	a.add(cmd, nodeCommands)
 	return func(*cobra.Command, []string) error {
-		return usagef("node needs a subcommand: drain NODE --reason TEXT | resume NODE | list [-o json]")
+		return usagef("node needs a subcommand: drain NODE --reason TEXT | resume NODE | list [NODE...] [-o json]")
 	}
 }
 
@@ -166,9 +169,12 @@ func (a *app) nodeResume(*cobra.Command) runE {
 }
 
 func (a *app) nodeList(*cobra.Command) runE {
-	return a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
+	return a.clientRun(func(ctx context.Context, c *client.Client, names []string) error {
 		nodes, err := c.Nodes(ctx)
 		if err != nil {
+			return err
+		}
+		if nodes, err = onlyNodes(nodes, names); err != nil {
 			return err
 		}
 		if a.wantJSON() {
@@ -190,6 +196,29 @@ func (a *app) nodeList(*cobra.Command) runE {
 		}
 		return tw.Flush()
 	})
+}
+
+// onlyNodes keeps the nodes names names, in the order given; none keeps
+// every node. A name the inventory lacks is an error naming it.
+func onlyNodes(nodes []domain.NodeInfo, names []string) ([]domain.NodeInfo, error) {
+	if len(names) == 0 {
+		return nodes, nil
+	}
+	out := make([]domain.NodeInfo, 0, len(names))
+	for _, name := range names {
+		i := slices.IndexFunc(nodes, func(n domain.NodeInfo) bool { return n.Node.Name == name })
+		if i < 0 {
+			return nil, unknownNode(name, nodes)
+		}
+		out = append(out, nodes[i])
+	}
+	return out, nil
+}
+
+// unknownNode is the error for a node name no node has.
+func unknownNode(name string, nodes []domain.NodeInfo) error {
+	return errors.WithHint(errors.Newf("no node named %q", clean(name)),
+		fmt.Sprintf("lockstep node list shows the %s", plural(len(nodes), "node")))
 }
 
 func envInt(k string, def int) int {

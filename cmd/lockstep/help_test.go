@@ -1,0 +1,62 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// TestCLIHelpOfEveryCommandNeedsNoCluster walks the whole command tree:
+// `CMD --help` and `CMD -h` print the command's help and exit 0 with
+// nothing running (an unreachable --nats is never dialled).
+func TestCLIHelpOfEveryCommandNeedsNoCluster(t *testing.T) {
+	type visit struct {
+		path  []string
+		slurm bool
+	}
+	var paths []visit
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		paths = append(paths, visit{path, c.GroupID == "slurm"})
+		for _, sub := range c.Commands() {
+			if sub.Name() == "help" || sub.Hidden {
+				continue
+			}
+			walk(sub, append(append([]string(nil), path...), sub.Name()))
+		}
+	}
+	walk(newRoot(newApp(&cliEnv{})), nil)
+	if len(paths) < 30 {
+		t.Fatalf("walked only %d commands", len(paths))
+	}
+	for _, v := range paths {
+		p, helps := v.path, []string{"--help", "-h"}
+		if v.slurm {
+			helps = helps[:1] // Slurm's -h is --noheader
+		}
+		for _, h := range helps {
+			out, errOut, code := cli(t, append(append([]string(nil), p...), h)...)
+			if code != 0 || !strings.Contains(out, "Usage:") || errOut != "" {
+				t.Errorf("lockstep %s %s: exit %d, stdout %.80q, stderr %q", strings.Join(p, " "), h, code, out, errOut)
+			}
+		}
+	}
+}
+
+func TestCLINodeUsage(t *testing.T) {
+	if _, errOut, code := cli(t, "node", "foo"); code != 2 || !strings.Contains(errOut, `unknown subcommand "foo"`) {
+		t.Errorf("node foo: %d %q", code, errOut)
+	}
+	if _, errOut, code := cli(t, "node"); code != 2 || !strings.Contains(errOut, "needs a subcommand") {
+		t.Errorf("node: %d %q", code, errOut)
+	}
+	// node list NODE is what its help says: a command line that parses,
+	// so with no cluster it fails connecting (exit 1), not as usage (2).
+	if _, errOut, code := cli(t, "node", "list", "node-99", "--nats", "nats://127.0.0.1:1"); code != 1 || !strings.Contains(errOut, "connect") {
+		t.Errorf("node list node-99 with no cluster: %d %q", code, errOut)
+	}
+	if out, _, code := cli(t, "node", "list", "--help"); code != 0 || !strings.Contains(out, "node list [NODE...]") {
+		t.Errorf("node list --help does not say list [NODE...]: %d %q", code, out)
+	}
+}
