@@ -17,7 +17,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
-	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 )
 
 func (a *app) queue(cmd *cobra.Command) runE {
@@ -247,45 +246,4 @@ func ints(xs []int) string {
 		s[i] = fmt.Sprint(x)
 	}
 	return strings.Join(s, ",")
-}
-
-func (a *app) logs(cmd *cobra.Command) runE {
-	cmd.Long = "Print a job's rank output (stdout and stderr), every rank prefixed, or one rank."
-	rank := cmd.Flags().Int("rank", -1, "only this rank")
-	follow := cmd.Flags().BoolP("follow", "f", false, "keep following new output")
-	return a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
-		id, w := args[0], a.env.stdout
-		if _, err := c.Job(ctx, id); err != nil {
-			return err
-		}
-		cons, err := c.Logs(ctx, id, *rank)
-		if err != nil {
-			return err
-		}
-		for {
-			batch, err := cons.FetchNoWait(512)
-			if err != nil {
-				return err
-			}
-			n := 0
-			for msg := range batch.Messages() {
-				n++
-				if *rank < 0 {
-					fmt.Fprintf(w, "[rank %s] ", clean(subjects.LogRank(msg.Subject())))
-				}
-				_, _ = w.Write(msg.Data())
-			}
-			if n > 0 {
-				continue
-			}
-			if !*follow {
-				return nil
-			}
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
-	})
 }
