@@ -60,3 +60,24 @@ func TestCLINodeUsage(t *testing.T) {
 		t.Errorf("node list --help does not say list [NODE...]: %d %q", code, out)
 	}
 }
+
+// A misspelt flag is a usage error: exit 2 (not 1, which `submit --wait`
+// means for a failed job), the message once, the closest flag, and one
+// line pointing at --help instead of the whole usage.
+func TestCLIMisspeltFlag(t *testing.T) {
+	out, errOut, code := cli(t, "submit", "--wiat", "x.json")
+	if code != 2 || out != "" {
+		t.Fatalf("submit --wiat: exit %d, stdout %q", code, out)
+	}
+	if strings.Count(errOut, "unknown flag: --wiat") != 1 || !strings.Contains(errOut, "did you mean --wait?") ||
+		!strings.Contains(errOut, "lockstep submit --help says more") || strings.Contains(errOut, "Usage:") {
+		t.Errorf("submit --wiat stderr:\n%s", errOut)
+	}
+	if n := strings.Count(strings.TrimSpace(errOut), "\n") + 1; n != 3 {
+		t.Errorf("submit --wiat: %d lines on stderr, want 3 (error, suggestion, usage):\n%s", n, errOut)
+	}
+	// A global flag the command does not take is no suggestion.
+	if _, errOut, code := cli(t, "version", "--natz", "x"); code != 2 || strings.Contains(errOut, "--nats") {
+		t.Errorf("version --natz: %d %q", code, errOut)
+	}
+}

@@ -95,7 +95,7 @@ func newRoot(a *app) *cobra.Command {
 	root.SetOut(a.env.stdout)
 	root.SetErr(a.env.stderr)
 	root.SetIn(a.env.stdin)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
+	root.SetFlagErrorFunc(flagError)
 	root.SetUsageFunc(hideGlobals(root.UsageFunc()))
 	a.globals.register(root)
 	root.AddGroup(groups...)
