@@ -15,6 +15,12 @@ import (
 
 func startDevCluster(t *testing.T) string {
 	t.Helper()
+	return startDevClusterC(t).NATSURL
+}
+
+// startDevClusterC is startDevCluster for a test that reads etcd too.
+func startDevClusterC(t *testing.T) *devcluster.Cluster {
+	t.Helper()
 	c, err := devcluster.Start(context.Background(), devcluster.Config{
 		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
 		Nodes: 2, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: slog.New(slog.DiscardHandler),
@@ -23,7 +29,7 @@ func startDevCluster(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Stop)
-	return c.NATSURL
+	return c
 }
 
 func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {

@@ -144,6 +144,9 @@ func (a *app) node(cmd *cobra.Command) runE {
 func (a *app) nodeDrain(cmd *cobra.Command) runE {
 	reason := cmd.Flags().String("reason", "", "why (shown to users whose jobs move; required)")
 	drain := a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
+		if err := knownNode(ctx, c, args[0]); err != nil {
+			return err
+		}
 		if err := c.DrainNode(ctx, args[0], *reason); err != nil {
 			return err
 		}
@@ -160,6 +163,9 @@ func (a *app) nodeDrain(cmd *cobra.Command) runE {
 
 func (a *app) nodeResume(*cobra.Command) runE {
 	return a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
+		if err := knownNode(ctx, c, args[0]); err != nil {
+			return err
+		}
 		if err := c.ResumeNode(ctx, args[0]); err != nil {
 			return err
 		}
@@ -197,6 +203,32 @@ func (a *app) nodeList(*cobra.Command) runE {
 		return tw.Flush()
 	})
 }
+
+// knownNode refuses a node the inventory does not have (a typo would
+// otherwise write a nodestate key for a node that does not exist). The
+// inventory is the drain service's node list, read from etcd; its view
+// may be a moment behind a node that just registered (or a service that
+// just started), so a name it lacks is asked about again for a while.
+func knownNode(ctx context.Context, c *client.Client, name string) error {
+	deadline := time.Now().Add(inventoryCatchUp)
+	for {
+		nodes, err := c.Nodes(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err = onlyNodes(nodes, []string{name}); err == nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// inventoryCatchUp bounds knownNode's wait for a name the node list lacks.
+const inventoryCatchUp = 2 * time.Second
 
 // onlyNodes keeps the nodes names names, in the order given; none keeps
 // every node. A name the inventory lacks is an error naming it.
