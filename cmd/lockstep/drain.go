@@ -44,6 +44,9 @@ func (a *app) jobRequest(what string, ask func(ctx context.Context, c *client.Cl
 		if err != nil {
 			return err
 		}
+		if err := notEnded(args[0], jobs, array); err != nil {
+			return err
+		}
 		for _, j := range jobs {
 			if array && j.State.Terminal() {
 				continue
@@ -55,6 +58,22 @@ func (a *app) jobRequest(what string, ask func(ctx context.Context, c *client.Cl
 		}
 		return nil
 	})
+}
+
+// notEnded refuses a request about a job (or an array whose every task)
+// that already ended: there is nothing left to cancel or checkpoint, and
+// "requested" with exit 0 would say otherwise.
+func notEnded(id string, jobs []domain.Job, array bool) error {
+	for _, j := range jobs {
+		if !j.State.Terminal() {
+			return nil
+		}
+	}
+	if array {
+		return &exitError{code: 1, msg: fmt.Sprintf("array %s already ended: all %s ended", clean(id), plural(len(jobs), "task"))}
+	}
+	j := jobs[0]
+	return &exitError{code: 1, msg: fmt.Sprintf("job %s already ended (%s)", clean(j.ID), clean(string(j.State)))}
 }
 
 // waitJob reads a job, giving one submitted a moment ago a little time to

@@ -40,3 +40,18 @@ func TestCLINodeDrainOfUnknownNode(t *testing.T) {
 		t.Errorf("node list nod-03: %d %q", code, errOut)
 	}
 }
+
+// cancel and checkpoint of a job that ended say so and exit non-zero.
+func TestCLIRequestOfEndedJob(t *testing.T) {
+	url := startDevCluster(t)
+	spec := writeFile(t, "quick.json", `{"id":"quick-1","gang":{"nodes":1,"gpusPerNode":8},"command":["true"]}`)
+	if _, errOut, code := cli(t, "submit", spec, "--wait", "--nats", url); code != 0 {
+		t.Fatal(errOut)
+	}
+	for _, verb := range []string{"cancel", "checkpoint"} {
+		out, errOut, code := cli(t, verb, "quick-1", "--nats", url)
+		if code != 1 || out != "" || !strings.Contains(errOut, "job quick-1 already ended (succeeded)") {
+			t.Errorf("%s of an ended job: exit %d, stdout %q, stderr %q", verb, code, out, errOut)
+		}
+	}
+}
