@@ -81,3 +81,18 @@ func TestCLIMisspeltFlag(t *testing.T) {
 		t.Errorf("version --natz: %d %q", code, errOut)
 	}
 }
+
+// An invalid job ID is a usage error naming the argument, found before
+// anything is dialled (no cluster here), never the server's refusal.
+func TestCLIInvalidJobID(t *testing.T) {
+	for _, cmd := range []string{"cancel", "checkpoint", "describe", "logs", "trace"} {
+		out, errOut, code := cli(t, cmd, "Bad_ID!")
+		if code != 2 || out != "" || !strings.Contains(errOut, cmd+`: job ID "Bad_ID!" is not valid`) || strings.Contains(errOut, "nats") {
+			t.Errorf("%s Bad_ID!: exit %d, stdout %q, stderr %q", cmd, code, out, errOut)
+		}
+	}
+	// An array task's ID is one.
+	if _, errOut, code := cli(t, "cancel", "train_3", "--nats", "nats://127.0.0.1:1"); code != 1 || !strings.Contains(errOut, "connect") {
+		t.Errorf("cancel train_3: %d %q", code, errOut)
+	}
+}
