@@ -139,10 +139,11 @@ func TestCLICancelRunningJob(t *testing.T) {
 	if _, errOut, code := cli(t, "cancel", "long-1", "--reason", "changed my mind", "--nats", url); code != 0 {
 		t.Fatal(errOut)
 	}
-	// --wait on an already-cancelled job replays its events and exits 1.
-	_, errOut, code := cli(t, "submit", writeFile(t, "again.json", `{"id":"long-1","gang":{"nodes":1,"gpusPerNode":8},"command":["sleep","300"]}`), "--wait", "--nats", url)
-	if code != 1 || !strings.Contains(errOut, "changed my mind") {
-		t.Errorf("exit %d, stderr %q: want cancelled with the reason", code, errOut)
+	// Submitting the id again is refused: the old run's events are not
+	// this submission's.
+	out, errOut, code := cli(t, "submit", writeFile(t, "again.json", `{"id":"long-1","gang":{"nodes":1,"gpusPerNode":8},"command":["sleep","300"]}`), "--wait", "--nats", url)
+	if code != 1 || out != "" || !strings.Contains(errOut, "job long-1 already exists (") || strings.Contains(errOut, "changed my mind") {
+		t.Errorf("resubmit: exit %d, stdout %q, stderr %q: want already exists, no replay", code, out, errOut)
 	}
 	if _, errOut, code := cli(t, "cancel", "no-such-job", "--nats", url); code == 0 || !strings.Contains(errOut, "not found") {
 		t.Errorf("cancel of unknown job: %d %q", code, errOut)

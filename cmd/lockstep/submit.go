@@ -36,7 +36,8 @@ func (a *app) submit(cmd *cobra.Command) runE {
 			return err
 		}
 		// Validate before connecting: a bad spec is the user's to fix first.
-		if _, err := jobspec.Parse(raw); err != nil {
+		spec, err := jobspec.Parse(raw)
+		if err != nil {
 			return err
 		}
 		c, err := a.dial(ctx)
@@ -45,6 +46,9 @@ func (a *app) submit(cmd *cobra.Command) runE {
 		}
 		if *testOnly {
 			return printTestOnly(ctx, env, c, raw)
+		}
+		if err := refuseExisting(ctx, c, spec); err != nil {
+			return err
 		}
 		id, err := c.Submit(ctx, raw, client.SubmitOptions{Workdir: *workdir})
 		if err != nil {

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/client"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+)
+
+// refuseExisting refuses a spec whose id names a job (or an array) that
+// exists already: the stream would drop the submission as a duplicate,
+// or admission would refuse it, and `submit --wait` used to follow the
+// old job's events as if they were this submission's.
+func refuseExisting(ctx context.Context, c *client.Client, spec jobspec.Spec) error {
+	if spec.ID == "" {
+		return nil
+	}
+	j, err := c.Job(ctx, spec.ID)
+	switch {
+	case err == nil:
+		if c.User != "" && j.Owner != c.User {
+			return &exitError{code: 1, msg: fmt.Sprintf("job %s: id already used by another user", clean(spec.ID))}
+		}
+		return &exitError{code: 1, msg: fmt.Sprintf("job %s already exists (%s): submit under another id "+
+			"(lockstep describe %s shows it)", clean(spec.ID), clean(string(j.State)), clean(spec.ID))}
+	case !errs.IsNotFound(err):
+		return err
+	}
+	tasks, err := c.ArrayTasks(ctx, spec.ID)
+	if err != nil {
+		return err
+	}
+	if len(tasks) > 0 {
+		return &exitError{code: 1, msg: fmt.Sprintf("array %s already exists (%s): submit under another id",
+			clean(spec.ID), plural(len(tasks), "task"))}
+	}
+	return nil
+}
