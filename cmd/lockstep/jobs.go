@@ -20,14 +20,22 @@ import (
 )
 
 func (a *app) queue(cmd *cobra.Command) runE {
-	cmd.Long = "List jobs (pending and running; -a for all), oldest first."
+	cmd.Long = "List jobs (pending and running; -a for all), oldest first. How many rejected\n" +
+		"jobs are not shown is said on stderr."
 	all := cmd.Flags().BoolP("all", "a", false, "include finished jobs")
 	return a.jobsRun(func(jobs []domain.Job) error {
-		shown := jobs[:0]
+		shown, rejected := jobs[:0], 0
 		for _, j := range jobs {
 			if *all || !j.State.Terminal() {
 				shown = append(shown, j)
+			} else if j.State == domain.StateRejected {
+				rejected++
 			}
+		}
+		if rejected > 0 {
+			// On stderr, so that -o json stays parseable.
+			fmt.Fprintf(a.env.stderr, "lockstep: %s not shown (lockstep queue -a shows them; describe ID says why)\n",
+				plural(rejected, "rejected job"))
 		}
 		sort.Slice(shown, func(a, b int) bool {
 			if !shown[a].SubmittedAt.Equal(shown[b].SubmittedAt) {

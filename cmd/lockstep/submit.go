@@ -22,8 +22,9 @@ import (
 
 func (a *app) submit(cmd *cobra.Command) runE {
 	cmd.Long = "Submit a job spec (JSON, or YAML for .yaml/.yml files; FILE - reads stdin).\n" +
-		"Prints the job ID. With --wait, follows the job's events and exits 0 if it\n" +
-		"succeeds, 1 if it fails, is cancelled or rejected."
+		"Prints the job ID, and exits 1 if admission rejects the job (within a few\n" +
+		"seconds). With --wait, follows the job's events and exits 0 if it succeeds,\n" +
+		"1 if it fails, is cancelled or rejected."
 	fs := cmd.Flags()
 	wait := fs.Bool("wait", false, "follow the job's events until it ends")
 	testOnly := fs.Bool("test-only", false, "print where and when the job would start, without submitting it (like sbatch --test-only)")
@@ -56,7 +57,7 @@ func (a *app) submit(cmd *cobra.Command) runE {
 		}
 		fmt.Fprintln(env.stdout, clean(id))
 		if !*wait {
-			return nil
+			return admissionVerdict(ctx, c, id)
 		}
 		// A record that is someone else's is not this submission's outcome:
 		// admission refused it, and the wait would follow their job.

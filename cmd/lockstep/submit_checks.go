@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 )
@@ -37,4 +39,36 @@ func refuseExisting(ctx context.Context, c *client.Client, spec jobspec.Spec) er
 			clean(spec.ID), plural(len(tasks), "task"))}
 	}
 	return nil
+}
+
+// verdictWait bounds how long submit without --wait waits for admission's
+// verdict on the job it just submitted.
+const verdictWait = 3 * time.Second
+
+// admissionVerdict waits briefly for admission to record the job just
+// submitted and refuses a rejected one with admission's reason (a gang no
+// cluster of this inventory can ever hold, a quota, an invalid
+// dependency): submit without --wait used to print the ID, exit 0 and
+// leave the user to find out from a queue that hid it. A job still
+// unrecorded after the wait is left to the queue (admission is behind).
+func admissionVerdict(ctx context.Context, c *client.Client, id string) error {
+	deadline := time.Now().Add(verdictWait)
+	for {
+		j, err := c.Job(ctx, id)
+		switch {
+		case err == nil && j.State == domain.StateRejected:
+			return &exitError{code: 1, msg: fmt.Sprintf("job %s rejected: %s", clean(id), clean(j.Reason))}
+		case err == nil:
+			return nil
+		case !errs.IsNotFound(err):
+			return err
+		case time.Now().After(deadline):
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
