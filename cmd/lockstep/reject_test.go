@@ -34,7 +34,11 @@ func TestCLISubmitOfJobThatCanNeverFit(t *testing.T) {
 	// the drain service's answer above does not wait for.
 	time.Sleep(time.Second)
 	spec := writeFile(t, "huge.json", `{"id":"huge-1","gang":{"nodes":3,"gpusPerNode":8},"command":["true"]}`)
-	out, errOut, code := cli(t, "submit", spec, "--nats", url)
+	out, errOut, code := cli(t, "submit", spec, "--test-only", "--nats", url)
+	if code != 1 || out != "" || !strings.Contains(errOut, "would be rejected: gang:") {
+		t.Errorf("submit --test-only of a job that can never fit: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, errOut, code = cli(t, "submit", spec, "--nats", url)
 	if code != 1 || out != "huge-1\n" || !strings.Contains(errOut, "job huge-1 rejected: gang:") {
 		t.Errorf("submit of a job that can never fit: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}

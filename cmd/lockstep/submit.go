@@ -46,6 +46,9 @@ func (a *app) submit(cmd *cobra.Command) runE {
 			return err
 		}
 		if *testOnly {
+			if err := wouldBeRejected(ctx, c, spec); err != nil {
+				return err
+			}
 			return printTestOnly(ctx, env, c, raw)
 		}
 		if err := refuseExisting(ctx, c, spec); err != nil {

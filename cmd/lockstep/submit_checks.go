@@ -9,6 +9,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
 )
 
 // refuseExisting refuses a spec whose id names a job (or an array) that
@@ -71,4 +72,29 @@ func admissionVerdict(ctx context.Context, c *client.Client, id string) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// wouldBeRejected is `submit --test-only`'s answer for a gang admission
+// would reject because no amount of waiting can place it: the same check
+// (place.Feasible) on the same inventory (etcd's, as the drain service
+// lists it). Placement's plan alone only says such a job would wait.
+// Without an inventory (no node yet, no drain service answering) it cannot
+// judge, as admission cannot, and leaves the answer to placement.
+func wouldBeRejected(ctx context.Context, c *client.Client, spec jobspec.Spec) error {
+	infos, err := c.Nodes(ctx)
+	if err != nil || len(infos) == 0 {
+		return nil
+	}
+	nodes := make(map[string]domain.Node, len(infos))
+	for _, n := range infos {
+		nodes[n.Node.Name] = n.Node
+	}
+	id := spec.ID
+	if id == "" {
+		id = "test-only"
+	}
+	if detail, ok := place.Feasible(place.EmptyCluster(nodes), id, spec.WithDefaults()); !ok {
+		return &exitError{code: 1, msg: "would be rejected: gang: " + clean(detail)}
+	}
+	return nil
 }
