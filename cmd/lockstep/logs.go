@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,16 +27,22 @@ func (a *app) logs(cmd *cobra.Command) runE {
 	return a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
 		id := args[0]
 		// A job submitted a moment ago is given a moment to be admitted.
-		if _, err := waitJob(ctx, c, id); err != nil {
+		j, err := waitJob(ctx, c, id)
+		if err != nil {
 			return err
+		}
+		if n := j.Spec.WithDefaults().Ranks(); *rank >= n {
+			return usagef("logs: --rank %d: job %s has %s, 0..%d", *rank, clean(id), plural(n, "rank"), n-1)
 		}
 		cons, err := c.Logs(ctx, id, *rank)
 		if err != nil {
 			return err
 		}
+		// A job that ran more than once has each line marked with its attempt.
+		p := logPrefix{rank: *rank < 0, attempt: j.Attempt > 1}
 		var endedAt time.Time // when the record was first seen final
 		for {
-			n, err := a.printLogs(cons, *rank < 0)
+			n, err := a.printLogs(cons, p)
 			if err != nil || n > 0 {
 				if err != nil {
 					return err
@@ -60,9 +68,15 @@ func (a *app) logs(cmd *cobra.Command) runE {
 	})
 }
 
-// printLogs prints the output lines the consumer has now, prefixed with
-// their rank when prefix, and returns how many it printed.
-func (a *app) printLogs(cons jetstream.Consumer, prefix bool) (int, error) {
+// logPrefix says what each printed line is marked with: its rank (when
+// several ranks are printed), its attempt (when the job ran more than
+// once).
+type logPrefix struct{ rank, attempt bool }
+
+// printLogs prints the output lines the consumer has now, in the order
+// they reached the stream (the order the ranks wrote them in), marked as p
+// says, and returns how many it printed.
+func (a *app) printLogs(cons jetstream.Consumer, p logPrefix) (int, error) {
 	batch, err := cons.FetchNoWait(512)
 	if err != nil {
 		return 0, err
@@ -70,8 +84,17 @@ func (a *app) printLogs(cons jetstream.Consumer, prefix bool) (int, error) {
 	n := 0
 	for msg := range batch.Messages() {
 		n++
-		if prefix {
-			fmt.Fprintf(a.env.stdout, "[rank %s] ", clean(subjects.LogRank(msg.Subject())))
+		var marks []string
+		// From the bus: only a number is shown. Lines of a later attempt
+		// are marked even when the job had one attempt when logs began.
+		if at, err := strconv.Atoi(msg.Headers().Get(subjects.HeaderAttempt)); err == nil && (p.attempt || at > 1) {
+			marks = append(marks, "attempt "+strconv.Itoa(at))
+		}
+		if p.rank {
+			marks = append(marks, "rank "+clean(subjects.LogRank(msg.Subject())))
+		}
+		if len(marks) > 0 {
+			fmt.Fprintf(a.env.stdout, "[%s] ", strings.Join(marks, " "))
 		}
 		_, _ = a.env.stdout.Write(msg.Data())
 	}
