@@ -96,3 +96,24 @@ func TestCLIInvalidJobID(t *testing.T) {
 		t.Errorf("cancel train_3: %d %q", code, errOut)
 	}
 }
+
+// YAML on stdin (submit -) is read as YAML files are; JSON still works.
+// The spec is validated before dialling, so no cluster is needed to see it
+// was understood: a valid one gets as far as connecting.
+func TestCLISubmitYAMLOnStdin(t *testing.T) {
+	for _, in := range []string{
+		"name: piped\ngang: {nodes: 1, gpusPerNode: 8}\ncommand: [hostname]\n",
+		`{"name":"piped","gang":{"nodes":1,"gpusPerNode":8},"command":["hostname"]}`,
+	} {
+		if _, errOut, code := cliIn(t, in, "submit", "-", "--nats", "nats://127.0.0.1:1"); code != 1 || !strings.Contains(errOut, "connect") {
+			t.Errorf("submit - of %q: %d %q", in, code, errOut)
+		}
+	}
+	_, errOut, code := cliIn(t, "gang: {nodes: 0, gpusPerNode: 8}\ncommand: [x]\n", "submit", "-")
+	if code == 0 || !strings.Contains(errOut, "gang.nodes") || strings.Contains(errOut, "JSON") {
+		t.Errorf("submit - of a bad YAML spec: %d %q", code, errOut)
+	}
+	if _, errOut, code := cliIn(t, "gang: [unclosed\n", "submit", "-"); code == 0 || !strings.Contains(errOut, "stdin is not valid YAML") {
+		t.Errorf("submit - of broken YAML: %d %q", code, errOut)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -21,7 +20,7 @@ import (
 )
 
 func (a *app) submit(cmd *cobra.Command) runE {
-	cmd.Long = "Submit a job spec (JSON, or YAML for .yaml/.yml files; FILE - reads stdin).\n" +
+	cmd.Long = "Submit a job spec (JSON, or YAML for .yaml/.yml files; FILE - reads either from stdin).\n" +
 		"Prints the job ID, and exits 1 if admission rejects the job (within a few\n" +
 		"seconds). With --wait, follows the job's events and exits 0 if it succeeds,\n" +
 		"1 if it fails, is cancelled or rejected."
@@ -170,7 +169,8 @@ func rawDetail(ev events.Event) string {
 	return ev.Reason
 }
 
-// readSpec reads a spec file and returns JSON.
+// readSpec reads a spec file (YAML for .yaml/.yml files and for stdin
+// that is not a JSON object) and returns JSON.
 func readSpec(env *cliEnv, path string) ([]byte, error) {
 	var raw []byte
 	var err error
@@ -182,17 +182,16 @@ func readSpec(env *cliEnv, path string) ([]byte, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "read job spec")
 	}
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext != ".yaml" && ext != ".yml" {
+	if !isYAML(path, raw) {
 		return raw, nil
 	}
 	var doc any
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, errors.Wrapf(err, "%s is not valid YAML", path)
+		return nil, errors.Wrapf(err, "%s is not valid YAML", specName(path))
 	}
 	out, err := json.Marshal(doc)
 	if err != nil {
-		return nil, errors.Wrapf(err, "%s cannot be expressed as JSON", path)
+		return nil, errors.Wrapf(err, "%s cannot be expressed as JSON", specName(path))
 	}
 	return out, nil
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
@@ -97,4 +100,24 @@ func wouldBeRejected(ctx context.Context, c *client.Client, spec jobspec.Spec) e
 		return &exitError{code: 1, msg: "would be rejected: gang: " + clean(detail)}
 	}
 	return nil
+}
+
+// isYAML reports a spec to read as YAML: a .yaml/.yml file, or stdin (-)
+// whose first character does not open a JSON object. YAML is a superset of
+// JSON, but JSON is parsed as JSON to keep its numbers and errors exact.
+func isYAML(path string, raw []byte) bool {
+	if path == "-" {
+		trimmed := bytes.TrimLeft(raw, " \t\r\n\ufeff")
+		return len(trimmed) > 0 && trimmed[0] != '{'
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// specName is how an error names where a spec came from.
+func specName(path string) string {
+	if path == "-" {
+		return "stdin"
+	}
+	return path
 }
