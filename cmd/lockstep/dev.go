@@ -88,7 +88,7 @@ func runDevCluster(ctx context.Context, env *cliEnv, cfg devcluster.Config) erro
 	fmt.Fprintf(env.stdout, `Lockstep dev cluster is up.
   NATS       %s
   etcd       %s
-  nodes      %d × %d GPUs over %d leaf switches
+  nodes      %s × %s over %s
   data dir   %s
   metrics    %s
   traces     %s
@@ -99,7 +99,7 @@ Try:  lockstep submit docs/examples/hello.json --wait%s
       lockstep queue%s
       lockstep trace JOB_ID
 Ctrl-C stops it; state is kept in the data dir.
-`, c.NATSURL, c.EtcdEndpoint, cfg.Nodes, cfg.GPUsPerNode, cfg.Leaves, cfg.DataDir, metrics, devcluster.SpanFile(cfg.DataDir),
+`, c.NATSURL, c.EtcdEndpoint, plural(cfg.Nodes, "node"), plural(cfg.GPUsPerNode, "GPU"), leafSwitches(cfg.Leaves), cfg.DataDir, metrics, devcluster.SpanFile(cfg.DataDir),
 		authLine, cliLine, flags, flags)
 	select {
 	case <-ctx.Done():
@@ -108,6 +108,14 @@ Ctrl-C stops it; state is kept in the data dir.
 	}
 	c.Stop()
 	return err
+}
+
+// leafSwitches is "1 leaf switch", "2 leaf switches".
+func leafSwitches(n int) string {
+	if n == 1 {
+		return "1 leaf switch"
+	}
+	return fmt.Sprintf("%d leaf switches", n)
 }
 
 // devContext is the name of the CLI config context `lockstep dev` writes.

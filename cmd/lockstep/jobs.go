@@ -204,7 +204,7 @@ func printDescription(w io.Writer, d description) {
 		fmt.Fprintf(w, "Owner:      %s\n", clean(d.Owner))
 	}
 	fmt.Fprintf(w, "Queue:      %s (priority %d)\n", clean(d.Spec.Queue), d.Spec.Priority)
-	fmt.Fprintf(w, "Gang:       %d nodes × %d GPUs, %d ranks per node\n", d.Spec.Gang.Nodes, d.Spec.Gang.GPUsPerNode, d.Spec.Gang.TasksPerNode)
+	fmt.Fprintf(w, "Gang:       %s × %s, %s per node\n", plural(d.Spec.Gang.Nodes, "node"), plural(d.Spec.Gang.GPUsPerNode, "GPU"), plural(d.Spec.Gang.TasksPerNode, "rank"))
 	if g := d.Spec.Gang; g.GPUType != "" || g.MinGPUMemoryMiB > 0 || g.CPUsPerTask > 0 || g.GPUBind == "closest" {
 		fmt.Fprintf(w, "Hardware:   %s\n", gangHardware(g))
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime/debug"
 	"strings"
 
 	"github.com/cockroachdb/errors"
@@ -77,6 +78,10 @@ var commands = []command{
 // newRoot builds the command tree of one invocation. Errors are printed
 // once, by run, so cobra prints neither them nor the usage.
 func newRoot(a *app) *cobra.Command {
+	// Two spaces at least between a command's name and its summary:
+	// cobra pads names to 11 characters and adds one, which runs an
+	// 11-character name (slurm-shims, enroll-node) into its summary.
+	cobra.AddTemplateFunc("namePad", func(c *cobra.Command) int { return c.NamePadding() + 1 })
 	root := &cobra.Command{
 		Use:   "lockstep",
 		Short: "a gang scheduler for distributed training",
@@ -96,6 +101,7 @@ func newRoot(a *app) *cobra.Command {
 	root.SetErr(a.env.stderr)
 	root.SetIn(a.env.stdin)
 	root.SetFlagErrorFunc(flagError)
+	root.SetUsageTemplate(strings.ReplaceAll(root.UsageTemplate(), "{{rpad .Name .NamePadding }}", "{{rpad .Name (namePad .)}}"))
 	root.SetUsageFunc(hideGlobals(root.UsageFunc()))
 	a.globals.register(root)
 	root.AddGroup(groups...)
@@ -114,9 +120,14 @@ func (a *app) add(parent *cobra.Command, commands []command) {
 	}
 }
 
-func (a *app) version(*cobra.Command) runE {
+func (a *app) version(cmd *cobra.Command) runE {
+	cmd.Long = "Print the version: the one the release build set (-ldflags \"-X main.version=...\",\n" +
+		"deploy/build.sh: git describe), else the module version or the VCS revision\n" +
+		"Go recorded in the binary (go install, go build in a checkout), and the Go\n" +
+		"version it was built with."
 	return func(*cobra.Command, []string) error {
-		fmt.Fprintln(a.env.stdout, "lockstep", version)
+		info, _ := debug.ReadBuildInfo()
+		fmt.Fprintln(a.env.stdout, "lockstep", versionString(version, info))
 		return nil
 	}
 }
