@@ -38,6 +38,11 @@ func TestCLISubmitOfJobThatCanNeverFit(t *testing.T) {
 	if code != 1 || out != "" || !strings.Contains(errOut, "would be rejected: gang:") {
 		t.Errorf("submit --test-only of a job that can never fit: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	// sbatch --test-only asks the same question.
+	out, errOut, code = cliIn(t, "#!/bin/sh\n#SBATCH --nodes=3 --gpus-per-node=8\ntrue\n", "sbatch", "--test-only", "--nats", url)
+	if code != 1 || out != "" || !strings.Contains(errOut, "would be rejected: gang:") {
+		t.Errorf("sbatch --test-only of a job that can never fit: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	out, errOut, code = cli(t, "submit", spec, "--nats", url)
 	if code != 1 || out != "huge-1\n" || !strings.Contains(errOut, "job huge-1 rejected: gang:") {
 		t.Errorf("submit of a job that can never fit: exit %d, stdout %q, stderr %q", code, out, errOut)

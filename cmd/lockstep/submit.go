@@ -45,9 +45,6 @@ func (a *app) submit(cmd *cobra.Command) runE {
 			return err
 		}
 		if *testOnly {
-			if err := wouldBeRejected(ctx, c, spec); err != nil {
-				return err
-			}
 			return printTestOnly(ctx, env, c, raw)
 		}
 		if err := refuseExisting(ctx, c, spec); err != nil {
@@ -196,7 +193,14 @@ func readSpec(env *cliEnv, path string) ([]byte, error) {
 	return out, nil
 }
 
+// printTestOnly answers --test-only (submit's and sbatch's): admission's
+// verdict for a gang that can never fit, else placement's plan.
 func printTestOnly(ctx context.Context, env *cliEnv, c *client.Client, raw []byte) error {
+	if spec, err := jobspec.Parse(raw); err == nil {
+		if err := wouldBeRejected(ctx, c, spec); err != nil {
+			return err
+		}
+	}
 	r, err := c.TestOnly(ctx, raw)
 	if err != nil {
 		return err
