@@ -82,6 +82,7 @@ func newRoot(a *app) *cobra.Command {
 	// cobra pads names to 11 characters and adds one, which runs an
 	// 11-character name (slurm-shims, enroll-node) into its summary.
 	cobra.AddTemplateFunc("namePad", func(c *cobra.Command) int { return c.NamePadding() + 1 })
+	cobra.AddTemplateFunc("alignedFlags", alignedFlags)
 	root := &cobra.Command{
 		Use:   "lockstep",
 		Short: "a gang scheduler for distributed training",
@@ -101,7 +102,11 @@ func newRoot(a *app) *cobra.Command {
 	root.SetErr(a.env.stderr)
 	root.SetIn(a.env.stdin)
 	root.SetFlagErrorFunc(flagError)
-	root.SetUsageTemplate(strings.ReplaceAll(root.UsageTemplate(), "{{rpad .Name .NamePadding }}", "{{rpad .Name (namePad .)}}"))
+	root.SetUsageTemplate(strings.NewReplacer(
+		"{{rpad .Name .NamePadding }}", "{{rpad .Name (namePad .)}}",
+		".LocalFlags.FlagUsages", "alignedFlags . true",
+		".InheritedFlags.FlagUsages", "alignedFlags . false",
+	).Replace(root.UsageTemplate()))
 	root.SetUsageFunc(hideGlobals(root.UsageFunc()))
 	a.globals.register(root)
 	root.AddGroup(groups...)

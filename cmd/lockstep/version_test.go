@@ -48,6 +48,21 @@ func TestCLIBareAndHelpColumns(t *testing.T) {
 	if out, _, _ := cli(t, "auth", "--help"); !strings.Contains(out, "  enroll-node  issue") || !strings.Contains(out, "  init         create") {
 		t.Errorf("auth help columns:\n%s", out)
 	}
+	// Flags and Global Flags share one column.
+	out, _, _ = cli(t, "stats", "--help")
+	if i, j := column(out, "help for stats"), column(out, "context of the config file"); i < 0 || i != j {
+		t.Errorf("stats --help: Flags at column %d, Global Flags at %d:\n%s", i, j, out)
+	}
+}
+
+// column is the column where text starts on its line of out, -1 if none.
+func column(out, text string) int {
+	for _, line := range strings.Split(out, "\n") {
+		if i := strings.Index(line, text); i >= 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // One of a thing is singular.
