@@ -56,7 +56,7 @@ func (a *app) submit(cmd *cobra.Command) runE {
 		}
 		fmt.Fprintln(env.stdout, clean(id))
 		if !*wait {
-			return admissionVerdict(ctx, c, id)
+			return admissionVerdict(ctx, c, id, spec)
 		}
 		// A record that is someone else's is not this submission's outcome:
 		// admission refused it, and the wait would follow their job.

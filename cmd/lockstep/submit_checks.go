@@ -55,7 +55,17 @@ const verdictWait = 3 * time.Second
 // dependency): submit without --wait used to print the ID, exit 0 and
 // leave the user to find out from a queue that hid it. A job still
 // unrecorded after the wait is left to the queue (admission is behind).
-func admissionVerdict(ctx context.Context, c *client.Client, id string) error {
+//
+// An array has no record of its own once admitted (its tasks do; a
+// rejected array has one, rejected): its first task's record is the
+// verdict "admitted".
+func admissionVerdict(ctx context.Context, c *client.Client, id string, spec jobspec.Spec) error {
+	firstTask := ""
+	if spec.Array != nil {
+		if tasks, err := spec.Array.Tasks(); err == nil && len(tasks) > 0 {
+			firstTask = jobspec.TaskID(id, tasks[0])
+		}
+	}
 	deadline := time.Now().Add(verdictWait)
 	for {
 		j, err := c.Job(ctx, id)
@@ -68,6 +78,11 @@ func admissionVerdict(ctx context.Context, c *client.Client, id string) error {
 			return err
 		case time.Now().After(deadline):
 			return nil
+		}
+		if firstTask != "" {
+			if _, err := c.Job(ctx, firstTask); err == nil {
+				return nil
+			}
 		}
 		select {
 		case <-ctx.Done():
