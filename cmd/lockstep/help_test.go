@@ -91,6 +91,9 @@ func TestCLIInvalidJobID(t *testing.T) {
 			t.Errorf("%s Bad_ID!: exit %d, stdout %q, stderr %q", cmd, code, out, errOut)
 		}
 	}
+	if _, errOut, code := cli(t, "logs", "job-1", "--rank", "-2"); code != 2 || !strings.Contains(errOut, "--rank -2: ranks count from 0") {
+		t.Errorf("logs --rank -2: %d %q", code, errOut)
+	}
 	// An array task's ID is one.
 	if _, errOut, code := cli(t, "cancel", "train_3", "--nats", "nats://127.0.0.1:1"); code != 1 || !strings.Contains(errOut, "connect") {
 		t.Errorf("cancel train_3: %d %q", code, errOut)

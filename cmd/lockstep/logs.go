@@ -22,9 +22,9 @@ const logsTail = time.Second
 func (a *app) logs(cmd *cobra.Command) runE {
 	cmd.Long = "Print a job's rank output (stdout and stderr), every rank prefixed, or one rank.\n" +
 		"With -f, keep following new output until the job ends."
-	rank := cmd.Flags().Int("rank", -1, "only this rank")
+	rank := cmd.Flags().Int("rank", -1, "only this rank (0 .. ranks-1; default: every rank)")
 	follow := cmd.Flags().BoolP("follow", "f", false, "keep following new output until the job ends")
-	return a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
+	logs := a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
 		id := args[0]
 		// A job submitted a moment ago is given a moment to be admitted.
 		j, err := waitJob(ctx, c, id)
@@ -66,6 +66,12 @@ func (a *app) logs(cmd *cobra.Command) runE {
 			}
 		}
 	})
+	return func(cmd *cobra.Command, args []string) error {
+		if *rank < -1 { // before connecting: the command line is wrong
+			return usagef("logs: --rank %d: ranks count from 0", *rank)
+		}
+		return logs(cmd, args)
+	}
 }
 
 // logPrefix says what each printed line is marked with: its rank (when
