@@ -70,11 +70,12 @@ func runDevCluster(ctx context.Context, env *cliEnv, cfg devcluster.Config) erro
 	if err != nil {
 		return err
 	}
-	cliLine, current, err := writeDevContext(os.Getenv, c)
-	written := err == nil
-	if err != nil {
-		// The cluster runs; only the convenience is missing.
-		cliLine = "not configured: " + err.Error()
+	// Its own error: the cluster runs, only the convenience is missing, and
+	// dev's exit status is the cluster's.
+	cliLine, current, ctxErr := writeDevContext(os.Getenv, c)
+	written := ctxErr == nil
+	if ctxErr != nil {
+		cliLine = "not configured: " + ctxErr.Error()
 	}
 	flags := devCommandFlags(os.Getenv, c, written, current)
 	authLine := "OFF (--insecure)"
