@@ -8,6 +8,21 @@ import (
 	"github.com/spf13/pflag"
 )
 
+// The usage template's functions (newRoot's template), registered once:
+// cobra keeps them in a package-wide map, which commands run concurrently
+// (tests) must not write while another reads it.
+//
+//   - namePad keeps two spaces at least between a command's name and its
+//     summary: cobra pads names to 11 characters and adds one, which ran
+//     an 11-character name (slurm-shims, enroll-node) into its summary.
+//   - alignedFlags lists a command's flags in one column (below).
+func init() {
+	cobra.AddTemplateFuncs(map[string]any{
+		"namePad":      func(c *cobra.Command) int { return c.NamePadding() + 1 },
+		"alignedFlags": alignedFlags,
+	})
+}
+
 // alignedFlags is a command's local (local true) or global flags as its
 // help lists them, in one column with the other section's: pflag aligns
 // each section on its own, so "Flags:" and "Global Flags:" had their

@@ -78,11 +78,6 @@ var commands = []command{
 // newRoot builds the command tree of one invocation. Errors are printed
 // once, by run, so cobra prints neither them nor the usage.
 func newRoot(a *app) *cobra.Command {
-	// Two spaces at least between a command's name and its summary:
-	// cobra pads names to 11 characters and adds one, which runs an
-	// 11-character name (slurm-shims, enroll-node) into its summary.
-	cobra.AddTemplateFunc("namePad", func(c *cobra.Command) int { return c.NamePadding() + 1 })
-	cobra.AddTemplateFunc("alignedFlags", alignedFlags)
 	root := &cobra.Command{
 		Use:   "lockstep",
 		Short: "a gang scheduler for distributed training",
@@ -102,6 +97,7 @@ func newRoot(a *app) *cobra.Command {
 	root.SetErr(a.env.stderr)
 	root.SetIn(a.env.stdin)
 	root.SetFlagErrorFunc(flagError)
+	// The usage template's functions are registered once (helpflags.go).
 	root.SetUsageTemplate(strings.NewReplacer(
 		"{{rpad .Name .NamePadding }}", "{{rpad .Name (namePad .)}}",
 		".LocalFlags.FlagUsages", "alignedFlags . true",
