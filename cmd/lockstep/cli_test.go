@@ -15,6 +15,12 @@ import (
 
 func startDevCluster(t *testing.T) string {
 	t.Helper()
+	return startDevClusterC(t).NATSURL
+}
+
+// startDevClusterC is startDevCluster for a test that reads etcd too.
+func startDevClusterC(t *testing.T) *devcluster.Cluster {
+	t.Helper()
 	c, err := devcluster.Start(context.Background(), devcluster.Config{
 		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
 		Nodes: 2, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: slog.New(slog.DiscardHandler),
@@ -23,7 +29,7 @@ func startDevCluster(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Stop)
-	return c.NATSURL
+	return c
 }
 
 func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -133,10 +139,11 @@ func TestCLICancelRunningJob(t *testing.T) {
 	if _, errOut, code := cli(t, "cancel", "long-1", "--reason", "changed my mind", "--nats", url); code != 0 {
 		t.Fatal(errOut)
 	}
-	// --wait on an already-cancelled job replays its events and exits 1.
-	_, errOut, code := cli(t, "submit", writeFile(t, "again.json", `{"id":"long-1","gang":{"nodes":1,"gpusPerNode":8},"command":["sleep","300"]}`), "--wait", "--nats", url)
-	if code != 1 || !strings.Contains(errOut, "changed my mind") {
-		t.Errorf("exit %d, stderr %q: want cancelled with the reason", code, errOut)
+	// Submitting the id again is refused: the old run's events are not
+	// this submission's.
+	out, errOut, code := cli(t, "submit", writeFile(t, "again.json", `{"id":"long-1","gang":{"nodes":1,"gpusPerNode":8},"command":["sleep","300"]}`), "--wait", "--nats", url)
+	if code != 1 || out != "" || !strings.Contains(errOut, "job long-1 already exists (") || strings.Contains(errOut, "changed my mind") {
+		t.Errorf("resubmit: exit %d, stdout %q, stderr %q: want already exists, no replay", code, out, errOut)
 	}
 	if _, errOut, code := cli(t, "cancel", "no-such-job", "--nats", url); code == 0 || !strings.Contains(errOut, "not found") {
 		t.Errorf("cancel of unknown job: %d %q", code, errOut)

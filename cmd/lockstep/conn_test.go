@@ -56,7 +56,7 @@ func TestCLIWithDevContextActsAsAdmin(t *testing.T) {
 
 	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
 	t.Setenv("LOCKSTEP_CONFIG", cfgPath)
-	line, err := writeDevContext(os.Getenv, c)
+	line, _, err := writeDevContext(os.Getenv, c)
 	if err != nil || !strings.Contains(line, "is current") {
 		t.Fatalf("writeDevContext: %q, %v", line, err)
 	}
@@ -108,7 +108,7 @@ func TestDevContextKeepsTheUsersCurrentContext(t *testing.T) {
 	}
 	c := &devcluster.Cluster{NATSURL: "nats://127.0.0.1:4222", CredsDir: "/data/creds"}
 	c.Admin.Creds = "/data/creds/admin.creds"
-	line, err := writeDevContext(getenv, c)
+	line, _, err := writeDevContext(getenv, c)
 	if err != nil || !strings.Contains(line, "unchanged") || !strings.Contains(line, "--context dev") {
 		t.Fatalf("writeDevContext: %q, %v", line, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -69,11 +70,14 @@ func runDevCluster(ctx context.Context, env *cliEnv, cfg devcluster.Config) erro
 	if err != nil {
 		return err
 	}
-	cliLine, err := writeDevContext(os.Getenv, c)
-	if err != nil {
-		// The cluster runs; only the convenience is missing.
-		cliLine = "not configured: " + err.Error()
+	// Its own error: the cluster runs, only the convenience is missing, and
+	// dev's exit status is the cluster's.
+	cliLine, current, ctxErr := writeDevContext(os.Getenv, c)
+	written := ctxErr == nil
+	if ctxErr != nil {
+		cliLine = "not configured: " + ctxErr.Error()
 	}
+	flags := devCommandFlags(os.Getenv, c, written, current)
 	authLine := "OFF (--insecure)"
 	if c.CredsDir != "" {
 		authLine = "on; creds for admin, alice and bob in " + c.CredsDir
@@ -85,19 +89,19 @@ func runDevCluster(ctx context.Context, env *cliEnv, cfg devcluster.Config) erro
 	fmt.Fprintf(env.stdout, `Lockstep dev cluster is up.
   NATS       %s
   etcd       %s
-  nodes      %d × %d GPUs over %d leaf switches
+  nodes      %s × %s over %s
   data dir   %s
   metrics    %s
   traces     %s
   auth       %s
   CLI        %s
 
-Try:  lockstep submit docs/examples/hello.json --wait
-      lockstep queue
+Try:  lockstep submit docs/examples/hello.json --wait%s
+      lockstep queue%s
       lockstep trace JOB_ID
 Ctrl-C stops it; state is kept in the data dir.
-`, c.NATSURL, c.EtcdEndpoint, cfg.Nodes, cfg.GPUsPerNode, cfg.Leaves, cfg.DataDir, metrics, devcluster.SpanFile(cfg.DataDir),
-		authLine, cliLine)
+`, c.NATSURL, c.EtcdEndpoint, plural(cfg.Nodes, "node"), plural(cfg.GPUsPerNode, "GPU"), leafSwitches(cfg.Leaves), cfg.DataDir, metrics, devcluster.SpanFile(cfg.DataDir),
+		authLine, cliLine, flags, flags)
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(env.stdout, "stopping…")
@@ -107,6 +111,14 @@ Ctrl-C stops it; state is kept in the data dir.
 	return err
 }
 
+// leafSwitches is "1 leaf switch", "2 leaf switches".
+func leafSwitches(n int) string {
+	if n == 1 {
+		return "1 leaf switch"
+	}
+	return fmt.Sprintf("%d leaf switches", n)
+}
+
 // devContext is the name of the CLI config context `lockstep dev` writes.
 const devContext = "dev"
 
@@ -114,19 +126,50 @@ const devContext = "dev"
 // admin, so that the README tour works with no flag. It becomes the
 // current context only when the file has no other: a user's choice of
 // cluster is never switched. It returns what it did, for the banner.
-func writeDevContext(getenv func(string) string, c *devcluster.Cluster) (string, error) {
+func writeDevContext(getenv func(string) string, c *devcluster.Cluster) (line string, current bool, err error) {
 	path := config.ConfigPath(getenv)
 	a := c.Admin
 	ctx := config.Context{NATS: c.NATSURL, Creds: a.Creds, TLSCA: a.TLSCA, TLSCert: a.TLSCert, TLSKey: a.TLSKey,
 		Etcd: c.EtcdEndpoint, EtcdCA: a.EtcdCA, EtcdCert: a.EtcdCert, EtcdKey: a.EtcdKey}
-	current, err := config.SetContext(path, devContext, ctx)
+	current, err = config.SetContext(path, devContext, ctx)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if current {
-		return fmt.Sprintf("context %q in %s is current: commands act as admin", devContext, path), nil
+		return fmt.Sprintf("context %q in %s is current: commands act as admin", devContext, path), true, nil
 	}
-	return fmt.Sprintf("context %q written to %s; your current context is unchanged (use --context %s)", devContext, path, devContext), nil
+	return fmt.Sprintf("context %q written to %s; your current context is unchanged (use --context %s)", devContext, path, devContext), false, nil
+}
+
+// devCommandFlags are the flags the commands the banner suggests need to
+// reach this cluster (with a leading space), by the CLI's precedence
+// (flag > environment > context): none when the dev context is current
+// and no LOCKSTEP_NATS/NATS_URL points elsewhere; --context dev when it
+// was written but is not current; --nats (when not the default) and
+// --creds when no context could be written; --nats too when the
+// environment would override the context's address.
+func devCommandFlags(getenv func(string) string, c *devcluster.Cluster, written, current bool) string {
+	var flags []string
+	if written && !current {
+		flags = append(flags, "--context", devContext)
+	}
+	envNATS := getenv("LOCKSTEP_NATS")
+	if envNATS == "" {
+		envNATS = getenv("NATS_URL")
+	}
+	switch {
+	case written && envNATS != "" && envNATS != c.NATSURL:
+		flags = append(flags, "--nats", c.NATSURL)
+	case !written && (c.NATSURL != config.DefaultNATS || envNATS != "" && envNATS != c.NATSURL):
+		flags = append(flags, "--nats", c.NATSURL)
+	}
+	if !written && c.Admin.Creds != "" {
+		flags = append(flags, "--creds", c.Admin.Creds)
+	}
+	if len(flags) == 0 {
+		return ""
+	}
+	return " " + strings.Join(flags, " ")
 }
 
 // newLeveledLogger logs text to a terminal and JSON otherwise.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
+	"github.com/cockroachdb/errors"
 	"github.com/spf13/cobra"
 
 	"github.com/lockstep-dev/lockstep/services/agent"
@@ -42,6 +44,9 @@ func (a *app) jobRequest(what string, ask func(ctx context.Context, c *client.Cl
 		if err != nil {
 			return err
 		}
+		if err := notEnded(args[0], jobs, array); err != nil {
+			return err
+		}
 		for _, j := range jobs {
 			if array && j.State.Terminal() {
 				continue
@@ -53,6 +58,22 @@ func (a *app) jobRequest(what string, ask func(ctx context.Context, c *client.Cl
 		}
 		return nil
 	})
+}
+
+// notEnded refuses a request about a job (or an array whose every task)
+// that already ended: there is nothing left to cancel or checkpoint, and
+// "requested" with exit 0 would say otherwise.
+func notEnded(id string, jobs []domain.Job, array bool) error {
+	for _, j := range jobs {
+		if !j.State.Terminal() {
+			return nil
+		}
+	}
+	if array {
+		return &exitError{code: 1, msg: fmt.Sprintf("array %s already ended: all %s ended", clean(id), plural(len(jobs), "task"))}
+	}
+	j := jobs[0]
+	return &exitError{code: 1, msg: fmt.Sprintf("job %s already ended (%s)", clean(j.ID), clean(string(j.State)))}
 }
 
 // waitJob reads a job, giving one submitted a moment ago a little time to
@@ -126,21 +147,25 @@ func (a *app) ckptDone(cmd *cobra.Command) runE {
 var nodeCommands = []command{
 	{"", "drain NODE", "no new work on NODE; its running gangs checkpoint and move elsewhere", args(1, "NODE"), onNATS, (*app).nodeDrain},
 	{"", "resume NODE", "return NODE to service", args(1, "NODE"), onNATS, (*app).nodeResume},
-	{"", "list", "every node's state and GPU use", args(0, ""), onNATSOut, (*app).nodeList},
+	{"", "list [NODE...]", "every node's (or the named nodes') state and GPU use", cobra.ArbitraryArgs, onNATSOut, (*app).nodeList},
 }
 
 func (a *app) node(cmd *cobra.Command) runE {
 	cmd.Long = "drain: no new work on NODE; its running gangs checkpoint and move elsewhere.\n" +
-		"resume: return NODE to service. list: every node's state and GPU use."
+		"resume: return NODE to service. list [NODE...]: every node's (or the named nodes')\n" +
+		"state and GPU use."
 	a.add(cmd, nodeCommands)
 	return func(*cobra.Command, []string) error {
-		return usagef("node needs a subcommand: drain NODE --reason TEXT | resume NODE | list [-o json]")
+		return usagef("node needs a subcommand: drain NODE --reason TEXT | resume NODE | list [NODE...] [-o json]")
 	}
 }
 
 func (a *app) nodeDrain(cmd *cobra.Command) runE {
 	reason := cmd.Flags().String("reason", "", "why (shown to users whose jobs move; required)")
 	drain := a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
+		if err := knownNode(ctx, c, args[0]); err != nil {
+			return err
+		}
 		if err := c.DrainNode(ctx, args[0], *reason); err != nil {
 			return err
 		}
@@ -157,6 +182,9 @@ func (a *app) nodeDrain(cmd *cobra.Command) runE {
 
 func (a *app) nodeResume(*cobra.Command) runE {
 	return a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
+		if err := knownNode(ctx, c, args[0]); err != nil {
+			return err
+		}
 		if err := c.ResumeNode(ctx, args[0]); err != nil {
 			return err
 		}
@@ -166,9 +194,12 @@ func (a *app) nodeResume(*cobra.Command) runE {
 }
 
 func (a *app) nodeList(*cobra.Command) runE {
-	return a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
+	return a.clientRun(func(ctx context.Context, c *client.Client, names []string) error {
 		nodes, err := c.Nodes(ctx)
 		if err != nil {
+			return err
+		}
+		if nodes, err = onlyNodes(nodes, names); err != nil {
 			return err
 		}
 		if a.wantJSON() {
@@ -190,6 +221,55 @@ func (a *app) nodeList(*cobra.Command) runE {
 		}
 		return tw.Flush()
 	})
+}
+
+// knownNode refuses a node the inventory does not have (a typo would
+// otherwise write a nodestate key for a node that does not exist). The
+// inventory is the drain service's node list, read from etcd; its view
+// may be a moment behind a node that just registered (or a service that
+// just started), so a name it lacks is asked about again for a while.
+func knownNode(ctx context.Context, c *client.Client, name string) error {
+	deadline := time.Now().Add(inventoryCatchUp)
+	for {
+		nodes, err := c.Nodes(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err = onlyNodes(nodes, []string{name}); err == nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// inventoryCatchUp bounds knownNode's wait for a name the node list lacks.
+const inventoryCatchUp = 2 * time.Second
+
+// onlyNodes keeps the nodes names names, in the order given; none keeps
+// every node. A name the inventory lacks is an error naming it.
+func onlyNodes(nodes []domain.NodeInfo, names []string) ([]domain.NodeInfo, error) {
+	if len(names) == 0 {
+		return nodes, nil
+	}
+	out := make([]domain.NodeInfo, 0, len(names))
+	for _, name := range names {
+		i := slices.IndexFunc(nodes, func(n domain.NodeInfo) bool { return n.Node.Name == name })
+		if i < 0 {
+			return nil, unknownNode(name, nodes)
+		}
+		out = append(out, nodes[i])
+	}
+	return out, nil
+}
+
+// unknownNode is the error for a node name no node has.
+func unknownNode(name string, nodes []domain.NodeInfo) error {
+	return errors.WithHint(errors.Newf("no node named %q", clean(name)),
+		fmt.Sprintf("lockstep node list shows the %s", plural(len(nodes), "node")))
 }
 
 func envInt(k string, def int) int {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
@@ -154,6 +155,20 @@ func args(n int, what string) cobra.PositionalArgs {
 		}
 		return usagef("%s takes one %s, got %d arguments", verb(cmd), what, len(args))
 	}
+}
+
+// jobIDArg checks a command's one argument is a job ID (jobspec.ValidID:
+// a lowercase DNS label, or an array task's ID_INDEX) before anything is
+// dialled: a bad one would reach the server as a key it refuses.
+func jobIDArg(cmd *cobra.Command, a []string) error {
+	if err := args(1, "job ID")(cmd, a); err != nil {
+		return err
+	}
+	if !jobspec.ValidID(a[0]) {
+		return usagef("%s: job ID %q is not valid: want lowercase letters, digits and '-' "+
+			"(at most 63, starting and ending with a letter or digit), or an array task's ID_INDEX", verb(cmd), a[0])
+	}
+	return nil
 }
 
 // argsAnd checks a command's arguments together with the flags they go

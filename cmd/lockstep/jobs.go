@@ -17,18 +17,25 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
-	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 )
 
 func (a *app) queue(cmd *cobra.Command) runE {
-	cmd.Long = "List jobs (pending and running; -a for all), oldest first."
+	cmd.Long = "List jobs (pending and running; -a for all), oldest first. How many rejected\n" +
+		"jobs are not shown is said on stderr."
 	all := cmd.Flags().BoolP("all", "a", false, "include finished jobs")
 	return a.jobsRun(func(jobs []domain.Job) error {
-		shown := jobs[:0]
+		shown, rejected := jobs[:0], 0
 		for _, j := range jobs {
 			if *all || !j.State.Terminal() {
 				shown = append(shown, j)
+			} else if j.State == domain.StateRejected {
+				rejected++
 			}
+		}
+		if rejected > 0 {
+			// On stderr, so that -o json stays parseable.
+			fmt.Fprintf(a.env.stderr, "lockstep: %s not shown (lockstep queue -a shows them; describe ID says why)\n",
+				plural(rejected, "rejected job"))
 		}
 		sort.Slice(shown, func(a, b int) bool {
 			if !shown[a].SubmittedAt.Equal(shown[b].SubmittedAt) {
@@ -197,7 +204,7 @@ func printDescription(w io.Writer, d description) {
 		fmt.Fprintf(w, "Owner:      %s\n", clean(d.Owner))
 	}
 	fmt.Fprintf(w, "Queue:      %s (priority %d)\n", clean(d.Spec.Queue), d.Spec.Priority)
-	fmt.Fprintf(w, "Gang:       %d nodes × %d GPUs, %d ranks per node\n", d.Spec.Gang.Nodes, d.Spec.Gang.GPUsPerNode, d.Spec.Gang.TasksPerNode)
+	fmt.Fprintf(w, "Gang:       %s × %s, %s per node\n", plural(d.Spec.Gang.Nodes, "node"), plural(d.Spec.Gang.GPUsPerNode, "GPU"), plural(d.Spec.Gang.TasksPerNode, "rank"))
 	if g := d.Spec.Gang; g.GPUType != "" || g.MinGPUMemoryMiB > 0 || g.CPUsPerTask > 0 || g.GPUBind == "closest" {
 		fmt.Fprintf(w, "Hardware:   %s\n", gangHardware(g))
 	}
@@ -247,45 +254,4 @@ func ints(xs []int) string {
 		s[i] = fmt.Sprint(x)
 	}
 	return strings.Join(s, ",")
-}
-
-func (a *app) logs(cmd *cobra.Command) runE {
-	cmd.Long = "Print a job's rank output (stdout and stderr), every rank prefixed, or one rank."
-	rank := cmd.Flags().Int("rank", -1, "only this rank")
-	follow := cmd.Flags().BoolP("follow", "f", false, "keep following new output")
-	return a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
-		id, w := args[0], a.env.stdout
-		if _, err := c.Job(ctx, id); err != nil {
-			return err
-		}
-		cons, err := c.Logs(ctx, id, *rank)
-		if err != nil {
-			return err
-		}
-		for {
-			batch, err := cons.FetchNoWait(512)
-			if err != nil {
-				return err
-			}
-			n := 0
-			for msg := range batch.Messages() {
-				n++
-				if *rank < 0 {
-					fmt.Fprintf(w, "[rank %s] ", clean(subjects.LogRank(msg.Subject())))
-				}
-				_, _ = w.Write(msg.Data())
-			}
-			if n > 0 {
-				continue
-			}
-			if !*follow {
-				return nil
-			}
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
-	})
 }

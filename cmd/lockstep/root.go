@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime/debug"
 	"strings"
 
 	"github.com/cockroachdb/errors"
@@ -42,11 +43,11 @@ var groups = []*cobra.Group{
 var commands = []command{
 	{"jobs", "submit FILE", "submit a job spec (JSON or YAML file, - for stdin)", args(1, "FILE"), onNATS, (*app).submit},
 	{"jobs", "queue", "list jobs, like squeue", args(0, ""), onNATSOut, (*app).queue},
-	{"jobs", "describe ID", "show a job: spec, placement per rank, event timeline", args(1, "job ID"), onNATSOut, (*app).describe},
-	{"jobs", "logs ID", "print a job's rank output", args(1, "job ID"), onNATS, (*app).logs},
-	{"jobs", "cancel ID", "cancel a job", args(1, "job ID"), onNATS, (*app).cancel},
-	{"jobs", "checkpoint ID", "checkpoint a running job and requeue it", args(1, "job ID"), onNATS, (*app).checkpoint},
-	{"jobs", "trace JOB_ID", "print a job's trace as a waterfall (spans `lockstep dev` recorded)", args(1, "job ID"), outOnly, (*app).trace},
+	{"jobs", "describe ID", "show a job: spec, placement per rank, event timeline", jobIDArg, onNATSOut, (*app).describe},
+	{"jobs", "logs ID", "print a job's rank output", jobIDArg, onNATS, (*app).logs},
+	{"jobs", "cancel ID", "cancel a job", jobIDArg, onNATS, (*app).cancel},
+	{"jobs", "checkpoint ID", "checkpoint a running job and requeue it", jobIDArg, onNATS, (*app).checkpoint},
+	{"jobs", "trace JOB_ID", "print a job's trace as a waterfall (spans `lockstep dev` recorded)", jobIDArg, outOnly, (*app).trace},
 	{"slurm", "sbatch [OPTIONS] [SCRIPT [ARGS]]", "submit a batch script as Slurm's sbatch does (#SBATCH directives, --wait, --parsable)", cobra.ArbitraryArgs, nil, (*app).sbatch},
 	{"slurm", "squeue", "list jobs as Slurm's squeue does (-u, -j, -t, -h, -o FORMAT)", cobra.ArbitraryArgs, nil, (*app).squeue},
 	{"slurm", "scancel", "cancel jobs as Slurm's scancel does (ID..., -u, -t, --signal)", cobra.ArbitraryArgs, nil, (*app).scancel},
@@ -95,7 +96,13 @@ func newRoot(a *app) *cobra.Command {
 	root.SetOut(a.env.stdout)
 	root.SetErr(a.env.stderr)
 	root.SetIn(a.env.stdin)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
+	root.SetFlagErrorFunc(flagError)
+	// The usage template's functions are registered once (helpflags.go).
+	root.SetUsageTemplate(strings.NewReplacer(
+		"{{rpad .Name .NamePadding }}", "{{rpad .Name (namePad .)}}",
+		".LocalFlags.FlagUsages", "alignedFlags . true",
+		".InheritedFlags.FlagUsages", "alignedFlags . false",
+	).Replace(root.UsageTemplate()))
 	root.SetUsageFunc(hideGlobals(root.UsageFunc()))
 	a.globals.register(root)
 	root.AddGroup(groups...)
@@ -114,9 +121,14 @@ func (a *app) add(parent *cobra.Command, commands []command) {
 	}
 }
 
-func (a *app) version(*cobra.Command) runE {
+func (a *app) version(cmd *cobra.Command) runE {
+	cmd.Long = "Print the version: the one the release build set (-ldflags \"-X main.version=...\",\n" +
+		"deploy/build.sh: git describe), else the module version or the VCS revision\n" +
+		"Go recorded in the binary (go install, go build in a checkout), and the Go\n" +
+		"version it was built with."
 	return func(*cobra.Command, []string) error {
-		fmt.Fprintln(a.env.stdout, "lockstep", version)
+		info, _ := debug.ReadBuildInfo()
+		fmt.Fprintln(a.env.stdout, "lockstep", versionString(version, info))
 		return nil
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -21,9 +20,10 @@ import (
 )
 
 func (a *app) submit(cmd *cobra.Command) runE {
-	cmd.Long = "Submit a job spec (JSON, or YAML for .yaml/.yml files; FILE - reads stdin).\n" +
-		"Prints the job ID. With --wait, follows the job's events and exits 0 if it\n" +
-		"succeeds, 1 if it fails, is cancelled or rejected."
+	cmd.Long = "Submit a job spec (JSON, or YAML for .yaml/.yml files; FILE - reads either from stdin).\n" +
+		"Prints the job ID, and exits 1 if admission rejects the job (within a few\n" +
+		"seconds). With --wait, follows the job's events and exits 0 if it succeeds,\n" +
+		"1 if it fails, is cancelled or rejected."
 	fs := cmd.Flags()
 	wait := fs.Bool("wait", false, "follow the job's events until it ends")
 	testOnly := fs.Bool("test-only", false, "print where and when the job would start, without submitting it (like sbatch --test-only)")
@@ -36,7 +36,8 @@ func (a *app) submit(cmd *cobra.Command) runE {
 			return err
 		}
 		// Validate before connecting: a bad spec is the user's to fix first.
-		if _, err := jobspec.Parse(raw); err != nil {
+		spec, err := jobspec.Parse(raw)
+		if err != nil {
 			return err
 		}
 		c, err := a.dial(ctx)
@@ -46,13 +47,16 @@ func (a *app) submit(cmd *cobra.Command) runE {
 		if *testOnly {
 			return printTestOnly(ctx, env, c, raw)
 		}
+		if err := refuseExisting(ctx, c, spec); err != nil {
+			return err
+		}
 		id, err := c.Submit(ctx, raw, client.SubmitOptions{Workdir: *workdir})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(env.stdout, clean(id))
 		if !*wait {
-			return nil
+			return admissionVerdict(ctx, c, id, spec)
 		}
 		// A record that is someone else's is not this submission's outcome:
 		// admission refused it, and the wait would follow their job.
@@ -162,7 +166,8 @@ func rawDetail(ev events.Event) string {
 	return ev.Reason
 }
 
-// readSpec reads a spec file and returns JSON.
+// readSpec reads a spec file (YAML for .yaml/.yml files and for stdin
+// that is not a JSON object) and returns JSON.
 func readSpec(env *cliEnv, path string) ([]byte, error) {
 	var raw []byte
 	var err error
@@ -174,22 +179,28 @@ func readSpec(env *cliEnv, path string) ([]byte, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "read job spec")
 	}
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext != ".yaml" && ext != ".yml" {
+	if !isYAML(path, raw) {
 		return raw, nil
 	}
 	var doc any
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, errors.Wrapf(err, "%s is not valid YAML", path)
+		return nil, errors.Wrapf(err, "%s is not valid YAML", specName(path))
 	}
 	out, err := json.Marshal(doc)
 	if err != nil {
-		return nil, errors.Wrapf(err, "%s cannot be expressed as JSON", path)
+		return nil, errors.Wrapf(err, "%s cannot be expressed as JSON", specName(path))
 	}
 	return out, nil
 }
 
+// printTestOnly answers --test-only (submit's and sbatch's): admission's
+// verdict for a gang that can never fit, else placement's plan.
 func printTestOnly(ctx context.Context, env *cliEnv, c *client.Client, raw []byte) error {
+	if spec, err := jobspec.Parse(raw); err == nil {
+		if err := wouldBeRejected(ctx, c, spec); err != nil {
+			return err
+		}
+	}
 	r, err := c.TestOnly(ctx, raw)
 	if err != nil {
 		return err

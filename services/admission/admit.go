@@ -187,21 +187,8 @@ func (a *admitter) fitsInventory(spec jobspec.Spec) (string, bool) {
 		}
 		a.empty.snap, a.empty.gen = place.EmptyCluster(nodes), gen
 	}
-	// A hard constraint the whole cluster cannot meet is final; soft ones
-	// (preferred levels, maxSwitches) only delay, so judge them as expired:
-	// a wait that started at the epoch is long over by farFuture.
-	req := place.RequestFor(spec.ID, spec)
-	req.WaitSince = time.Unix(0, 0).UTC()
-	res := place.Place(a.empty.snap, req, farFuture, 0)
-	if res.Code == place.Unschedulable {
-		return res.Detail, false
-	}
-	return "", true
+	return place.Feasible(a.empty.snap, spec.ID, spec)
 }
-
-// farFuture is a "now" past every wait started at the epoch, for judging
-// feasibility.
-var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // claimedID pulls a usable "id" out of a spec that failed validation, so
 // the rejection lands on the subject the submitter watches.

@@ -3,7 +3,10 @@ package agent
 import (
 	"bytes"
 	"os"
+	"strconv"
 	"sync"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
@@ -16,6 +19,7 @@ type logSink struct {
 	e       *executor
 	subject string
 	jobID   string
+	attempt string
 
 	mu   sync.Mutex
 	f    *os.File
@@ -33,7 +37,8 @@ func (e *executor) newSink(as domain.Assignment, rank int, stream, path string) 
 		e.log.Warn("rank log file not writable", "path", path, "err", err)
 		f = nil
 	}
-	return &logSink{e: e, subject: subjects.Logs(as.Owner, as.JobID, rank, stream), jobID: as.JobID, f: f}
+	return &logSink{e: e, subject: subjects.Logs(as.Owner, as.JobID, rank, stream), jobID: as.JobID,
+		attempt: strconv.Itoa(as.Attempt), f: f}
 }
 
 func (s *logSink) Write(p []byte) (int, error) {
@@ -76,7 +81,10 @@ func (s *logSink) Close() error {
 }
 
 func (s *logSink) publish(line []byte) {
-	if _, err := s.e.bus.JS.PublishAsync(s.subject, append([]byte(nil), line...)); err != nil {
+	msg := nats.NewMsg(s.subject)
+	msg.Data = append([]byte(nil), line...)
+	msg.Header.Set(subjects.HeaderAttempt, s.attempt)
+	if _, err := s.e.bus.JS.PublishMsgAsync(msg); err != nil {
 		s.e.log.Debug("log line not published", "job", s.jobID, "err", err)
 	}
 }

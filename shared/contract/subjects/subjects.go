@@ -107,6 +107,9 @@ const (
 const (
 	// HeaderMsgID is JetStream's de-duplication header.
 	HeaderMsgID = "Nats-Msg-Id"
+	// HeaderAttempt is on a log line (Logs): the attempt whose rank wrote
+	// it, so `lockstep logs` can tell a requeued job's runs apart.
+	HeaderAttempt = "Lockstep-Attempt"
 )
 
 // NoOwner is the owner token of a job submitted without authentication.

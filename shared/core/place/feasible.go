@@ -1,0 +1,27 @@
+package place
+
+import (
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+)
+
+// Feasible reports whether spec's gang could ever be placed on empty, a
+// snapshot of the whole inventory up and idle (EmptyCluster): detail says
+// why not. A hard constraint the whole cluster cannot meet is final; soft
+// ones (preferred levels, maxSwitches) only delay, so they are judged as
+// expired: a wait that started at the epoch is long over by farFuture.
+// Admission rejects what is not feasible; `submit --test-only` asks the
+// same question.
+func Feasible(empty *Snapshot, jobID string, spec jobspec.Spec) (detail string, ok bool) {
+	req := RequestFor(jobID, spec)
+	req.WaitSince = time.Unix(0, 0).UTC()
+	res := Place(empty, req, farFuture, 0)
+	if res.Code == Unschedulable {
+		return res.Detail, false
+	}
+	return "", true
+}
+
+// farFuture is a "now" past every wait started at the epoch.
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
