@@ -35,7 +35,7 @@ func startEngine(ctx context.Context, cfg Config, log *slog.Logger) (*containers
 		_ = d.Close()
 		return nil, errors.Wrap(err, "--container-runtime docker (--container-host)")
 	}
-	n, err := containers.Reap(pctx, d, cfg.Node.Name, func(string, int) bool { return false })
+	n, err := containers.Reap(pctx, d, cfg.Node.Name, cfg.DataDir, func(string, int) bool { return false })
 	if err != nil {
 		log.Warn("leftover rank containers not all removed", "err", err)
 	}
@@ -141,7 +141,7 @@ func (e *executor) startContainers(g *localGang, setup rankSetup, dir, note stri
 				gpus = append(gpus, setup.uuids[i])
 			}
 		}
-		cr := containers.Rank{Job: as.JobID, Attempt: as.Attempt, Rank: r.Rank, Node: e.cfg.Node.Name, Image: spec.Image,
+		cr := containers.Rank{Job: as.JobID, Attempt: as.Attempt, Rank: r.Rank, Node: e.cfg.Node.Name, Scope: e.cfg.DataDir, Image: spec.Image,
 			Command: as.Command, Env: env, Workdir: spec.Workdir, Mounts: mounts, CPUs: cpus, Mems: mems, GPUs: gpus, User: user, ShmSize: spec.ShmSize}
 		logFile := dir + "/rank-" + strconv.Itoa(r.Rank) + ".log"
 		stdout, stderr := e.newSink(as, r.Rank, "stdout", logFile), e.newSink(as, r.Rank, "stderr", logFile)

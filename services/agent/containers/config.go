@@ -1,6 +1,8 @@
 package containers
 
 import (
+	"fmt"
+	"hash/fnv"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,6 +23,11 @@ const (
 	LabelAttempt = "dev.lockstep.attempt"
 	LabelRank    = "dev.lockstep.rank"
 	LabelNode    = "dev.lockstep.node"
+	// LabelScope is the agent's data directory: two agents sharing an
+	// engine (a dev cluster's, or two clusters on one machine) never take
+	// each other's containers for leftovers, while a restarted agent,
+	// with the same directory, finds its own.
+	LabelScope = "dev.lockstep.scope"
 )
 
 // Rank is everything one rank's container is made from, decided by the
@@ -30,6 +37,8 @@ type Rank struct {
 	Attempt int
 	Rank    int
 	Node    string
+	// Scope is the agent's data directory (LabelScope).
+	Scope   string
 	Image   string
 	Command []string
 	// Env is the whole rank environment, KEY=value.
@@ -49,10 +58,12 @@ type Rank struct {
 	ShmSize int64
 }
 
-// Name is the container's name: unique per node and attempt, readable in
-// `docker ps`.
+// Name is the container's name: unique per agent (node and scope) and
+// attempt, readable in `docker ps`.
 func Name(r Rank) string {
-	return "lockstep-" + nameSafe(r.Job) + "-a" + strconv.Itoa(r.Attempt) + "-r" + strconv.Itoa(r.Rank) + "-" + nameSafe(r.Node)
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(r.Scope))
+	return fmt.Sprintf("lockstep-%s-a%d-r%d-%s-%08x", nameSafe(r.Job), r.Attempt, r.Rank, nameSafe(r.Node), h.Sum32())
 }
 
 var notNameChar = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
@@ -62,7 +73,7 @@ func nameSafe(s string) string { return notNameChar.ReplaceAllString(s, "_") }
 // Labels are the labels of r's container.
 func Labels(r Rank) map[string]string {
 	return map[string]string{LabelMarker: "true", LabelJob: r.Job, LabelAttempt: strconv.Itoa(r.Attempt),
-		LabelRank: strconv.Itoa(r.Rank), LabelNode: r.Node}
+		LabelRank: strconv.Itoa(r.Rank), LabelNode: r.Node, LabelScope: r.Scope}
 }
 
 // CreateOptions is the engine request that makes r's container.

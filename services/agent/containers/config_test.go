@@ -2,6 +2,7 @@ package containers
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/moby/moby/api/types/container"
@@ -11,7 +12,7 @@ import (
 )
 
 func TestCreateOptions(t *testing.T) {
-	base := Rank{Job: "train-1", Attempt: 2, Rank: 5, Node: "gpu-07.rack1", Image: "nvcr.io/nvidia/pytorch:24.10-py3",
+	base := Rank{Job: "train-1", Attempt: 2, Rank: 5, Node: "gpu-07.rack1", Scope: "/var/lib/lockstep", Image: "nvcr.io/nvidia/pytorch:24.10-py3",
 		Command: []string{"torchrun", "--nproc-per-node=1", "train.py"}, Env: []string{"RANK=5", "WORLD_SIZE=8"},
 		User: "1000:1000"}
 	for _, c := range []struct {
@@ -32,7 +33,7 @@ func TestCreateOptions(t *testing.T) {
 			if cfg.User != "1000:1000" || cfg.Env[0] != "RANK=5" || cfg.Tty {
 				t.Errorf("user %q env %v tty %v", cfg.User, cfg.Env, cfg.Tty)
 			}
-			want := map[string]string{LabelMarker: "true", LabelJob: "train-1", LabelAttempt: "2", LabelRank: "5", LabelNode: "gpu-07.rack1"}
+			want := map[string]string{LabelMarker: "true", LabelJob: "train-1", LabelAttempt: "2", LabelRank: "5", LabelNode: "gpu-07.rack1", LabelScope: "/var/lib/lockstep"}
 			if !reflect.DeepEqual(cfg.Labels, want) {
 				t.Errorf("labels %v", cfg.Labels)
 			}
@@ -62,7 +63,7 @@ func TestCreateOptions(t *testing.T) {
 			r := base
 			c.edit(&r)
 			opts := CreateOptions(r)
-			if opts.Name != "lockstep-train-1-a2-r5-gpu-07.rack1" {
+			if !strings.HasPrefix(opts.Name, "lockstep-train-1-a2-r5-gpu-07.rack1-") || len(opts.Name) != len("lockstep-train-1-a2-r5-gpu-07.rack1-")+8 {
 				t.Errorf("name %q", opts.Name)
 			}
 			c.check(t, opts.Config, opts.HostConfig)
@@ -71,7 +72,8 @@ func TestCreateOptions(t *testing.T) {
 }
 
 func TestNameIsSafe(t *testing.T) {
-	if n := Name(Rank{Job: "arr_3", Attempt: 1, Rank: 0, Node: "n 1/x"}); n != "lockstep-arr_3-a1-r0-n_1_x" {
-		t.Errorf("name %q", n)
+	a, b := Name(Rank{Job: "arr_3", Attempt: 1, Rank: 0, Node: "n 1/x", Scope: "/a"}), Name(Rank{Job: "arr_3", Attempt: 1, Rank: 0, Node: "n 1/x", Scope: "/b"})
+	if !strings.HasPrefix(a, "lockstep-arr_3-a1-r0-n_1_x-") || a == b {
+		t.Errorf("names %q %q", a, b)
 	}
 }

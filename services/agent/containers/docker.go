@@ -131,9 +131,10 @@ func (d *Docker) Remove(ctx context.Context, id string) error {
 	return nil
 }
 
-// Owned lists the containers Lockstep made for node, running or not.
-func (d *Docker) Owned(ctx context.Context, node string) ([]Owned, error) {
-	f := client.Filters{}.Add("label", LabelMarker+"=true", LabelNode+"="+node)
+// Owned lists the containers the agent of node with data directory scope
+// made, running or not.
+func (d *Docker) Owned(ctx context.Context, node, scope string) ([]Owned, error) {
+	f := client.Filters{}.Add("label", LabelMarker+"=true", LabelNode+"="+node, LabelScope+"="+scope)
 	res, err := d.c.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
 		return nil, errors.Wrap(err, "list the node's containers")
@@ -155,8 +156,8 @@ type Owned struct {
 
 // Reap removes the node's containers whose attempt keep does not claim:
 // those a killed agent left behind. It returns how many it removed.
-func Reap(ctx context.Context, d *Docker, node string, keep func(job string, attempt int) bool) (int, error) {
-	owned, err := d.Owned(ctx, node)
+func Reap(ctx context.Context, d *Docker, node, scope string, keep func(job string, attempt int) bool) (int, error) {
+	owned, err := d.Owned(ctx, node, scope)
 	if err != nil {
 		return 0, err
 	}

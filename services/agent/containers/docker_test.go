@@ -80,7 +80,7 @@ func TestDockerRankLifecycle(t *testing.T) {
 	if err := d.Remove(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if owned, _ := d.Owned(ctx, node); len(owned) != 0 {
+	if owned, _ := d.Owned(ctx, node, ""); len(owned) != 0 {
 		t.Errorf("left after remove: %+v", owned)
 	}
 }
@@ -103,12 +103,12 @@ func TestDockerEnsure(t *testing.T) {
 }
 
 // Reap removes the node's containers of attempts it is not told to keep,
-// and only the node's.
+// and only those of the node's agent (node and scope).
 func TestDockerReap(t *testing.T) {
 	d := engine(t)
 	ctx := t.Context()
-	mk := func(node, job string, attempt int) string {
-		r := Rank{Job: job, Attempt: attempt, Node: node, Image: probeTag, Command: []string{"/probe", "wait"}}
+	mk := func(node, scope, job string, attempt int) string {
+		r := Rank{Job: job, Attempt: attempt, Node: node, Scope: scope, Image: probeTag, Command: []string{"/probe", "wait"}}
 		res, err := d.c.ContainerCreate(ctx, CreateOptions(r))
 		if err != nil {
 			t.Fatal(err)
@@ -119,19 +119,20 @@ func TestDockerReap(t *testing.T) {
 		t.Cleanup(func() { _ = d.Remove(context.WithoutCancel(ctx), res.ID) })
 		return res.ID
 	}
-	stale, kept, other := mk("reap-n1", "old", 1), mk("reap-n1", "live", 2), mk("reap-n2", "old", 1)
-	n, err := Reap(ctx, d, "reap-n1", func(job string, attempt int) bool { return job == "live" && attempt == 2 })
+	stale, kept := mk("reap-n1", "/a", "old", 1), mk("reap-n1", "/a", "live", 2)
+	other, otherScope := mk("reap-n2", "/a", "old", 1), mk("reap-n1", "/b", "old", 1)
+	n, err := Reap(ctx, d, "reap-n1", "/a", func(job string, attempt int) bool { return job == "live" && attempt == 2 })
 	if err != nil || n != 1 {
 		t.Fatalf("reaped %d, %v", n, err)
 	}
 	left := map[string]bool{}
-	for _, node := range []string{"reap-n1", "reap-n2"} {
-		owned, _ := d.Owned(ctx, node)
+	for _, o := range [][2]string{{"reap-n1", "/a"}, {"reap-n2", "/a"}, {"reap-n1", "/b"}} {
+		owned, _ := d.Owned(ctx, o[0], o[1])
 		for _, o := range owned {
 			left[o.ID] = true
 		}
 	}
-	if left[stale] || !left[kept] || !left[other] {
-		t.Errorf("after reap: stale %v kept %v other node's %v", left[stale], left[kept], left[other])
+	if left[stale] || !left[kept] || !left[other] || !left[otherScope] {
+		t.Errorf("after reap: stale %v kept %v other node's %v other agent's %v", left[stale], left[kept], left[other], left[otherScope])
 	}
 }

@@ -37,6 +37,15 @@ func main() {
 		fmt.Println("waiting")
 		s := <-ch
 		fmt.Printf("got %v\n", s)
+		if s == syscall.SIGUSR1 {
+			if ack := os.Getenv("LOCKSTEP_CHECKPOINT_ACK"); ack != "" {
+				if err := os.WriteFile(ack, []byte("step=7 path=/ckpt/7\n"), 0o644); err != nil {
+					fmt.Println("ack:", err)
+					os.Exit(4)
+				}
+			}
+			os.Exit(0)
+		}
 		os.Exit(3)
 	}
 	if len(os.Args) > 1 {
