@@ -56,18 +56,27 @@ type ctrRank struct {
 	exited chan struct{}
 }
 
+// engineCallTimeout bounds one engine call that should be quick (a
+// signal, a removal): a hung engine must not hang the executor.
+const engineCallTimeout = 30 * time.Second
+
 func (c *ctrRank) signal(sig syscall.Signal) {
 	if sig == syscall.SIGKILL {
 		c.kill()
 		return
 	}
-	_ = c.d.Signal(c.ctx, c.id, unix.SignalName(sig))
+	ctx, cancel := context.WithTimeout(c.ctx, engineCallTimeout)
+	defer cancel()
+	_ = c.d.Signal(ctx, c.id, unix.SignalName(sig))
 }
 
 func (c *ctrRank) kill() {
-	if !isClosed(c.exited) {
-		_ = c.d.Signal(c.ctx, c.id, "SIGKILL")
+	if isClosed(c.exited) {
+		return
 	}
+	ctx, cancel := context.WithTimeout(c.ctx, engineCallTimeout)
+	defer cancel()
+	_ = c.d.Signal(ctx, c.id, "SIGKILL")
 }
 
 // finish waits for the container, closes its output and removes it.
@@ -86,7 +95,9 @@ func (c *ctrRank) finish() int {
 	}
 	closeAll(c.outs)
 	// A container not removed now is reaped at the agent's next start.
-	_ = c.d.Remove(c.ctx, c.id)
+	ctx, cancel := context.WithTimeout(c.ctx, engineCallTimeout)
+	defer cancel()
+	_ = c.d.Remove(ctx, c.id)
 	return code
 }
 
