@@ -155,6 +155,9 @@ func (a *app) agent(cmd *cobra.Command) runE {
 	fs.BoolVar(&cfg.AllowRootRanks, "allow-root-ranks", false, "let ranks of an owner who is root on this node run as root")
 	visible := choice{value: string(agent.VisibleIndex), allowed: []string{string(agent.VisibleIndex), string(agent.VisibleUUID)}}
 	fs.Var(&visible, "visible-devices", "how CUDA_VISIBLE_DEVICES names a rank's GPUs: index or uuid")
+	runtime := choice{value: agent.RuntimeNone, allowed: []string{agent.RuntimeNone, agent.RuntimeDocker}}
+	fs.Var(&runtime, "container-runtime", "run container jobs (spec container:) through a Docker Engine API: docker (Docker, or Podman's API service), or none to refuse them on this node")
+	fs.StringVar(&cfg.ContainerHost, "container-host", "", "the container engine's API address (unix:///run/podman/podman.sock for Podman); default: $DOCKER_HOST, else the engine's default socket")
 	disc.register(fs)
 	var hf healthFlags
 	hf.register(fs)
@@ -164,6 +167,7 @@ func (a *app) agent(cmd *cobra.Command) runE {
 			return a.runDiscover(cmd.Context(), disc)
 		}
 		cfg.VisibleDevices = agent.VisibleDevices(visible.value)
+		cfg.ContainerRuntime = runtime.value
 		return a.serve(cmd.Context(), b, "agent", func(b config.Base) error {
 			cfg.Base = b
 			if err := a.nodeHardware(cmd.Context(), &cfg, disc, b.Log); err != nil {

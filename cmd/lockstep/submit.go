@@ -29,11 +29,17 @@ func (a *app) submit(cmd *cobra.Command) runE {
 	testOnly := fs.Bool("test-only", false, "print where and when the job would start, without submitting it (like sbatch --test-only)")
 	here, _ := os.Getwd()
 	workdir := fs.String("workdir", here, "ranks' working directory when the spec sets none (\"\" for a fresh one per attempt)")
+	image := fs.String("image", "", "run every rank in a container of this OCI image (sets container.image; see docs/containers.md)")
 	return func(cmd *cobra.Command, args []string) error {
 		ctx, env := cmd.Context(), a.env
 		raw, err := readSpec(env, args[0])
 		if err != nil {
 			return err
+		}
+		if *image != "" {
+			if raw, err = withImage(raw, *image); err != nil {
+				return err
+			}
 		}
 		// Validate before connecting: a bad spec is the user's to fix first.
 		spec, err := jobspec.Parse(raw)
@@ -65,6 +71,24 @@ func (a *app) submit(cmd *cobra.Command) runE {
 		}
 		return waitForEnd(ctx, env, c, id)
 	}
+}
+
+// withImage sets container.image in a spec, keeping the rest of a
+// container section the spec has. Parse checks the result.
+func withImage(raw []byte, image string) ([]byte, error) {
+	var spec map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		return nil, errors.Wrap(err, "read the spec to set --image")
+	}
+	ctr := map[string]json.RawMessage{}
+	if old, ok := spec["container"]; ok && string(old) != "null" {
+		if err := json.Unmarshal(old, &ctr); err != nil {
+			return nil, errors.Wrap(err, "spec's container")
+		}
+	}
+	ctr["image"], _ = json.Marshal(image)
+	spec["container"], _ = json.Marshal(ctr)
+	return json.Marshal(spec)
 }
 
 // waitForEnd prints each event of a job until its record in the jobs KV

@@ -90,6 +90,9 @@ type Config struct {
 	// (srun, scontrol, … on jobs' PATH) link to; "" is this process's own
 	// executable, right for `lockstep dev`, not for a test binary.
 	ShimTarget string
+	// ContainerRuntime is the agents' --container-runtime ("" or none:
+	// container jobs are refused; docker: run through the local engine).
+	ContainerRuntime string
 }
 
 // Validate checks the shape.
@@ -417,6 +420,10 @@ func (c *Cluster) Services() []string {
 	return out
 }
 
+// DataDir is the cluster's data directory (a node's agent has
+// DataDir/nodes/<node>).
+func (c *Cluster) DataDir() string { return c.cfg.DataDir }
+
 // AgentName is the service name of a node's agent.
 func AgentName(node string) string { return "agent-" + node }
 
@@ -430,7 +437,8 @@ func (c *Cluster) StartAgent(n domain.Node) {
 		}
 		return agent.Run(ctx, agent.Config{Base: b, Node: n, DataDir: dir, LeaseTTL: c.cfg.NodeTTL, Retention: c.cfg.Retention,
 			// Demo users (alice, bob) rarely have accounts on the machine.
-			MapUnknownUsersTo: "nobody", Health: c.cfg.Health[n.Name], ShimTarget: c.cfg.ShimTarget})
+			MapUnknownUsersTo: "nobody", Health: c.cfg.Health[n.Name], ShimTarget: c.cfg.ShimTarget,
+			ContainerRuntime: c.cfg.ContainerRuntime})
 	})
 }
 

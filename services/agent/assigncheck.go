@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/contract/validate"
 	"github.com/lockstep-dev/lockstep/shared/core/place"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
@@ -32,6 +33,16 @@ func checkAssignment(key string, as domain.Assignment, node domain.Node) error {
 		return errors.New("ranks: none on this node")
 	case as.Owner != "" && !accountName(as.Owner):
 		return errors.Newf("owner: %q is not a user name", as.Owner)
+	}
+	if as.Container != nil {
+		// The image, mounts and user reach the engine: the spec's rules
+		// again, on what the bus delivered.
+		if fes := as.Container.Check("container"); len(fes) > 0 {
+			return errors.Newf("%s", validate.Join(fes))
+		}
+		if as.Batch != nil {
+			return errors.New("container: a batch job cannot run in a container")
+		}
 	}
 	used := map[int]bool{}
 	cores := map[int]bool{}

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/lockstep-dev/lockstep/services/agent/containers"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/core/place"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
@@ -45,6 +46,9 @@ type executor struct {
 	// made).
 	shimDir string
 
+	// engine runs container jobs' ranks (nil: this node refuses them).
+	engine *containers.Docker
+
 	mu    sync.Mutex
 	gangs map[string]*localGang
 	// relays are the steps this node's sruns are running (steps.go).
@@ -61,7 +65,7 @@ type executor struct {
 // localGang is this node's share of one gang attempt.
 type localGang struct {
 	as    domain.Assignment
-	procs []*rankProc
+	procs []rank
 	// stopping is closed when the scheduler asked for the ranks to stop;
 	// exits after that are not reported as failures.
 	stopping chan struct{}
@@ -168,13 +172,18 @@ func (e *executor) start(ctx context.Context, as domain.Assignment, assignRev in
 	}
 	g.setup, g.workdir = setup, workdir
 	start := e.startRanks
-	if as.Batch != nil {
+	switch {
+	case as.Batch != nil:
 		start = e.startBatch
+	case as.Container != nil:
+		start = func(g *localGang, setup rankSetup, _, dir, note string) error {
+			return e.startContainers(g, setup, dir, note)
+		}
 	}
 	if err := start(g, setup, workdir, dir, note); err != nil {
 		for _, p := range g.procs {
 			p.kill()
-			_ = p.wait()
+			_ = p.finish()
 		}
 		go e.alive.drop(ctx, as, runRev)
 		return err
@@ -230,6 +239,29 @@ func (e *executor) startRanks(g *localGang, setup rankSetup, workdir, dir, note 
 	return nil
 }
 
+// rank is one running rank: a process tree (rankProc) or a container
+// (ctrRank). The executor knows nothing else of it.
+type rank interface {
+	// signal sends sig to the rank (SIGKILL ends it at once).
+	signal(sig syscall.Signal)
+	// kill ends the rank now.
+	kill()
+	// finish waits for the rank's end, flushes and closes its output, lets
+	// go of what it held, and returns its exit code (128+n for signal n).
+	finish() int
+}
+
+// finish is rank.finish for a process tree.
+func (p *rankProc) finish() int {
+	err := p.wait() // also flushes the rank's output
+	for _, w := range []io.Writer{p.cmd.Stdout, p.cmd.Stderr} {
+		if c, ok := w.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+	return exitCode(p.cmd, err)
+}
+
 // supervise waits for every rank and reports: the first non-zero exit at
 // once (gang stops everywhere), or success when all exited 0.
 func (e *executor) supervise(g *localGang) {
@@ -237,13 +269,7 @@ func (e *executor) supervise(g *localGang) {
 	exits := make(chan exit, len(g.procs))
 	for i, p := range g.procs {
 		go func() {
-			err := p.wait() // also flushes the rank's output
-			for _, w := range []io.Writer{p.cmd.Stdout, p.cmd.Stderr} {
-				if c, ok := w.(io.Closer); ok {
-					_ = c.Close()
-				}
-			}
-			exits <- exit{rank: g.as.Ranks[i].Rank, code: exitCode(p.cmd, err)}
+			exits <- exit{rank: g.as.Ranks[i].Rank, code: p.finish()}
 		}()
 	}
 	ctx := g.ctx

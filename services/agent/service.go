@@ -62,7 +62,19 @@ type Config struct {
 	// scontrol, … on every job's PATH) link to; "" is the agent's own
 	// executable.
 	ShimTarget string
+	// ContainerRuntime is RuntimeDocker to run container jobs through a
+	// Docker Engine API (Docker's or Podman's), or RuntimeNone ("") to
+	// refuse them; ContainerHost is that API's address ("" = DOCKER_HOST,
+	// else the engine's default socket).
+	ContainerRuntime string
+	ContainerHost    string
 }
+
+// Container runtimes.
+const (
+	RuntimeNone   = "none"
+	RuntimeDocker = "docker"
+)
 
 // VisibleDevices is how CUDA_VISIBLE_DEVICES names GPUs.
 type VisibleDevices string
@@ -117,6 +129,11 @@ func (c *Config) Validate() error {
 		}
 	default:
 		return errors.Newf("--visible-devices: %q is not one of index, uuid", c.VisibleDevices)
+	}
+	switch c.ContainerRuntime {
+	case "", RuntimeNone, RuntimeDocker:
+	default:
+		return errors.Newf("--container-runtime: %q is not one of docker, none", c.ContainerRuntime)
 	}
 	if err := c.Health.Validate(); err != nil {
 		return err
@@ -183,6 +200,14 @@ func Run(ctx context.Context, cfg Config) error {
 		a := &agent{Started: st, cfg: cfg}
 		a.exec = newExecutor(cfg, b, box, log, a.report)
 		a.exec.alive = &runningKeys{etcd: cli, node: cfg.Node.Name, log: log}
+		if cfg.ContainerRuntime == RuntimeDocker {
+			d, err := startEngine(ctx, cfg, log)
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			a.exec.engine = d
+		}
 		if l, path, err := listenAcks(cfg.DataDir); err != nil {
 			// Ack files still work; only `lockstep ckpt-done` needs the socket.
 			log.Warn("no ack socket: ranks acknowledge checkpoints through their ack files only", "err", err)

@@ -255,7 +255,7 @@ func assignments(job domain.Job, a domain.Allocation) []domain.Assignment {
 			Workdir: job.Spec.Workdir, TraceParent: a.TraceParent, Owner: job.Owner,
 			GPUBind: job.Spec.Gang.GPUBind, Array: job.Array,
 			JobName: spec.Name, Queue: spec.Queue, Nodes: nodes, CPUsPerTask: spec.Gang.CPUsPerTask,
-			Batch: job.Spec.Batch,
+			Batch: job.Spec.Batch, Container: spec.Container,
 		})
 	}
 	return out

@@ -118,6 +118,9 @@ type Assignment struct {
 	// the script; the other nodes start nothing but hold their share for
 	// its steps.
 	Batch *jobspec.Batch `json:"batch,omitempty"`
+	// Container, when set, runs each rank in a container (the spec's, with
+	// its defaults).
+	Container *jobspec.Container `json:"container,omitempty"`
 }
 
 // Claim is the value of a GPU or port claim key.

@@ -60,6 +60,14 @@ func DecodeAssignment(data []byte) (Assignment, error) {
 			c.text("batch.output", b.Output, 4096)
 			c.text("batch.error", b.Error, 4096)
 		}
+		if ct := a.Container; ct != nil {
+			for _, fe := range ct.Check("container") {
+				c.fail(fe.Field, "%s", fe.Message)
+			}
+			if a.Batch != nil {
+				c.fail("container", "a batch job cannot run in a container")
+			}
+		}
 	})
 }
 

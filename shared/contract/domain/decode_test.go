@@ -196,6 +196,10 @@ func badCases(t *testing.T) []badCase {
 		{"StepOutput", patch(t, "StepOutput", map[string]any{"code": 300}), "code: 300 is not between 0 and 255"},
 		{"StepKill", patch(t, "StepKill", map[string]any{"step": -1}), "step: -1 is not between"},
 		{"StepKill", patch(t, "StepKill", map[string]any{"signal": "SIGKILL"}), `signal: "SIGKILL" is not one of`},
+		{"Assignment", patch(t, "Assignment", map[string]any{"container": map[string]any{"image": "probe"}}), "container: a batch job cannot run in a container"},
+		{"Assignment", patch(t, "Assignment", map[string]any{"batch": nil, "container": map[string]any{"image": "Probe:latest"}}), `container.image: "Probe:latest" is not an image reference`},
+		{"Assignment", patch(t, "Assignment", map[string]any{"batch": nil, "container": map[string]any{"image": "probe", "mounts": []any{map[string]any{"source": "data", "target": "/data"}}}}), `container.mounts.0.source: "data" is relative`},
+		{"Assignment", patch(t, "Assignment", map[string]any{"batch": nil, "container": map[string]any{"image": "probe", "pullPolicy": "Sometimes"}}), `container.pullPolicy: "Sometimes" is not one of`},
 	}
 }
 
@@ -242,4 +246,20 @@ func asymmetric() [][]int {
 	d := pairedGPUs(8)
 	d[1][0] = domain.LinkSys
 	return d
+}
+
+// TestAssignmentContainer: a container section the spec allowed decodes
+// as sent.
+func TestAssignmentContainer(t *testing.T) {
+	data := patch(t, "Assignment", map[string]any{"batch": nil, "container": map[string]any{
+		"image": "registry.example.com:5000/team/pytorch:24.10-py3", "pullPolicy": "Never",
+		"mounts": []any{map[string]any{"source": "/datasets", "target": "/data", "readOnly": true}}, "shmSize": 1 << 30}})
+	a, err := domain.DecodeAssignment(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := a.Container; c == nil || c.Image != "registry.example.com:5000/team/pytorch:24.10-py3" || c.PullPolicy != "Never" ||
+		len(c.Mounts) != 1 || !c.Mounts[0].ReadOnly || c.ShmSize != 1<<30 {
+		t.Fatalf("container decoded as %+v", a.Container)
+	}
 }

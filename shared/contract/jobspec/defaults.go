@@ -43,6 +43,10 @@ func (s Spec) WithDefaults() Spec {
 	s.RestartPolicy = s.RestartPolicy.withDefaults()
 	s.Topology = s.Topology.withDefaults()
 	s.Checkpoint = s.Checkpoint.withDefaults()
+	if s.Container != nil {
+		c := s.Container.WithDefaults()
+		s.Container = &c
+	}
 	return s
 }
 

@@ -31,6 +31,9 @@ type Spec struct {
 	// Array, when set, makes the submission a job array: admission
 	// expands it into one job per index (Slurm --array).
 	Array *Array `json:"array,omitempty"`
+	// Container, when set, runs every rank in a container made from an
+	// image (container.go). Not yet for batch jobs.
+	Container *Container `json:"container,omitempty"`
 }
 
 // Batch is a batch job's script and where its output goes.

@@ -38,6 +38,7 @@ const (
 	SpanRequeue   = "gang.requeue"      // a lost gang goes back to the queue
 	SpanLaunch    = "agent.launch"      // start this node's ranks
 	SpanRun       = "agent.run"         // this node's ranks, from start to exit
+	SpanImage     = "agent.image"       // making a container job's image present
 	SpanSignal    = "agent.checkpoint"  // ask local ranks to checkpoint
 	SpanCancel    = "drain.cancel"      // cancel at once
 	SpanDrain     = "drain.start"       // start a checkpoint drain

@@ -1,0 +1,128 @@
+package containers
+
+import (
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+)
+
+// Labels every container the agent makes carries: Marker says Lockstep
+// made it; the rest say whose rank it runs, so a restarted agent finds
+// its own (Reap).
+const (
+	LabelMarker  = "dev.lockstep.rank-container"
+	LabelJob     = "dev.lockstep.job"
+	LabelAttempt = "dev.lockstep.attempt"
+	LabelRank    = "dev.lockstep.rank"
+	LabelNode    = "dev.lockstep.node"
+	// LabelScope is the agent's data directory: two agents sharing an
+	// engine (a dev cluster's, or two clusters on one machine) never take
+	// each other's containers for leftovers, while a restarted agent,
+	// with the same directory, finds its own.
+	LabelScope = "dev.lockstep.scope"
+)
+
+// Rank is everything one rank's container is made from, decided by the
+// agent (its checks of the assignment, its pinning, its rank environment).
+type Rank struct {
+	Job     string
+	Attempt int
+	Rank    int
+	Node    string
+	// Scope is the agent's data directory (LabelScope).
+	Scope   string
+	Image   string
+	Command []string
+	// Env is the whole rank environment, KEY=value.
+	Env []string
+	// Workdir is the working directory in the container ("" = image's).
+	Workdir string
+	// Mounts are bind mounts: the spec's, and the agent's own (the
+	// attempt's directory, the ack socket) at their host paths.
+	Mounts []jobspec.Mount
+	// CPUs and Mems are the rank's cores and memory nodes (nil: unpinned).
+	CPUs, Mems []int
+	// GPUs are the rank's GPUs as the engine's device driver names them
+	// (UUIDs); nil: no GPU is passed through (a simulated node).
+	GPUs []string
+	// User is uid:gid inside the container.
+	User    string
+	ShmSize int64
+}
+
+// Name is the container's name: unique per agent (node and scope) and
+// attempt, readable in `docker ps`.
+func Name(r Rank) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(r.Scope))
+	return fmt.Sprintf("lockstep-%s-a%d-r%d-%s-%08x", nameSafe(r.Job), r.Attempt, r.Rank, nameSafe(r.Node), h.Sum32())
+}
+
+var notNameChar = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
+
+func nameSafe(s string) string { return notNameChar.ReplaceAllString(s, "_") }
+
+// Labels are the labels of r's container.
+func Labels(r Rank) map[string]string {
+	return map[string]string{LabelMarker: "true", LabelJob: r.Job, LabelAttempt: strconv.Itoa(r.Attempt),
+		LabelRank: strconv.Itoa(r.Rank), LabelNode: r.Node, LabelScope: r.Scope}
+}
+
+// CreateOptions is the engine request that makes r's container.
+//
+// Host network and IPC: NCCL's sockets and shared-memory transports, and
+// CUDA IPC between the node's ranks, need them. Init: the engine's init is
+// PID 1 and forwards the checkpoint and stop signals to the rank, which
+// as PID 1 would ignore any it has no handler for.
+func CreateOptions(r Rank) client.ContainerCreateOptions {
+	init := true
+	hc := &container.HostConfig{
+		NetworkMode: "host",
+		IpcMode:     "host",
+		Init:        &init,
+		ShmSize:     r.ShmSize,
+		Resources: container.Resources{
+			CpusetCpus: cpuList(r.CPUs),
+			CpusetMems: cpuList(r.Mems),
+		},
+	}
+	for _, m := range r.Mounts {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
+	}
+	if len(r.GPUs) > 0 {
+		hc.DeviceRequests = []container.DeviceRequest{{DeviceIDs: r.GPUs, Capabilities: [][]string{{"gpu"}}}}
+	}
+	return client.ContainerCreateOptions{
+		Name: Name(r),
+		Config: &container.Config{
+			Image:      r.Image,
+			Entrypoint: r.Command[:1],
+			Cmd:        r.Command[1:],
+			Env:        r.Env,
+			WorkingDir: r.Workdir,
+			User:       r.User,
+			Labels:     Labels(r),
+			// Output is attached before start, never a terminal.
+			AttachStdout: true,
+			AttachStderr: true,
+		},
+		HostConfig: hc,
+	}
+}
+
+// cpuList writes ids as the engine's cpuset ("0,1,5"; "" for none).
+func cpuList(ids []int) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(id)
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,138 @@
+package containers
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+)
+
+// syncBuf is an io.Writer the test reads while the engine writes.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+const probeTag = "lockstep-probe:test"
+
+// engine connects to the local engine and builds the probe image, or
+// skips the test when no engine answers.
+func engine(t *testing.T) *Docker {
+	t.Helper()
+	d, err := NewDocker("")
+	if err != nil {
+		t.Skipf("no container engine client: %v", err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := d.Ping(ctx); err != nil {
+		t.Skipf("no container engine answers: %v", err)
+	}
+	bctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	if err := BuildProbe(bctx, d, probeTag); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// A rank container runs the image's binary with its env and cpuset, its
+// output reaches the writers, SIGTERM reaches it through init, and its
+// exit code is the rank's.
+func TestDockerRankLifecycle(t *testing.T) {
+	d := engine(t)
+	ctx := t.Context()
+	node := "ctest-" + strings.ReplaceAll(t.Name(), "/", "_")
+	r := Rank{Job: "lifecycle", Attempt: 1, Rank: 3, Node: node, Image: probeTag, Command: []string{"/probe", "wait"},
+		Env: []string{"RANK=3", "CUDA_VISIBLE_DEVICES=6", "LOCKSTEP_CPUS=0"}, CPUs: []int{0}, User: "65534:65534"}
+	var out, errOut syncBuf
+	id, copied, err := d.Start(ctx, CreateOptions(r), &out, &errOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Remove(context.WithoutCancel(ctx), id) })
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "waiting") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := d.Signal(ctx, id, "SIGTERM"); err != nil {
+		t.Fatal(err)
+	}
+	code, err := d.Wait(ctx, id)
+	if err != nil || code != 3 {
+		t.Fatalf("exit %d, %v; output %s", code, err, out.String())
+	}
+	<-copied
+	got := out.String()
+	for _, want := range []string{`marker="` + ProbeMarker + `"`, "RANK=3", "CUDA_VISIBLE_DEVICES=6", "affinity=[0]", "uid=65534 gid=65534", "got terminated"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if err := d.Remove(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if owned, _ := d.Owned(ctx, node, ""); len(owned) != 0 {
+		t.Errorf("left after remove: %+v", owned)
+	}
+}
+
+// Never with a missing image fails naming it; IfNotPresent with a present
+// image does not pull.
+func TestDockerEnsure(t *testing.T) {
+	d := engine(t)
+	_, err := d.Ensure(t.Context(), "lockstep-no-such-image:never", "Never")
+	if err == nil || !strings.Contains(err.Error(), "image lockstep-no-such-image:never is not on this node") {
+		t.Fatalf("Never, missing: %v", err)
+	}
+	pulled, err := d.Ensure(t.Context(), probeTag, "IfNotPresent")
+	if err != nil || pulled {
+		t.Fatalf("IfNotPresent, present: pulled %v, %v", pulled, err)
+	}
+	if _, err := d.Ensure(t.Context(), "lockstep-no-such-image:x", "IfNotPresent"); err == nil {
+		t.Fatal("pull of an image no registry has succeeded")
+	}
+}
+
+// Reap removes the node's containers of attempts it is not told to keep,
+// and only those of the node's agent (node and scope).
+func TestDockerReap(t *testing.T) {
+	d := engine(t)
+	ctx := t.Context()
+	mk := func(node, scope, job string, attempt int) string {
+		r := Rank{Job: job, Attempt: attempt, Node: node, Scope: scope, Image: probeTag, Command: []string{"/probe", "wait"}}
+		res, err := d.c.ContainerCreate(ctx, CreateOptions(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.c.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = d.Remove(context.WithoutCancel(ctx), res.ID) })
+		return res.ID
+	}
+	stale, kept := mk("reap-n1", "/a", "old", 1), mk("reap-n1", "/a", "live", 2)
+	other, otherScope := mk("reap-n2", "/a", "old", 1), mk("reap-n1", "/b", "old", 1)
+	n, err := Reap(ctx, d, "reap-n1", "/a", func(job string, attempt int) bool { return job == "live" && attempt == 2 })
+	if err != nil || n != 1 {
+		t.Fatalf("reaped %d, %v", n, err)
+	}
+	left := map[string]bool{}
+	for _, o := range [][2]string{{"reap-n1", "/a"}, {"reap-n2", "/a"}, {"reap-n1", "/b"}} {
+		owned, _ := d.Owned(ctx, o[0], o[1])
+		for _, o := range owned {
+			left[o.ID] = true
+		}
+	}
+	if left[stale] || !left[kept] || !left[other] || !left[otherScope] {
+		t.Errorf("after reap: stale %v kept %v other node's %v other agent's %v", left[stale], left[kept], left[other], left[otherScope])
+	}
+}

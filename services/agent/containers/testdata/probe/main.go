@@ -1,0 +1,55 @@
+// Command probe is the rank of the container tests: it prints the marker
+// file only its image has, its environment's RANK, CUDA_VISIBLE_DEVICES
+// and LOCKSTEP_CPUS, and its CPU affinity; then it waits for SIGTERM when
+// its first argument is "wait", or exits with the code it names.
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+func main() {
+	marker, err := os.ReadFile("/probe-marker")
+	fmt.Printf("marker=%q err=%v\n", marker, err)
+	for _, k := range []string{"RANK", "CUDA_VISIBLE_DEVICES", "LOCKSTEP_CPUS", "PROBE_EXTRA"} {
+		fmt.Printf("%s=%s\n", k, os.Getenv(k))
+	}
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) == nil {
+		var cpus []int
+		for i := range 1024 {
+			if set.IsSet(i) {
+				cpus = append(cpus, i)
+			}
+		}
+		fmt.Printf("affinity=%v\n", cpus)
+	}
+	fmt.Printf("uid=%d gid=%d\n", os.Getuid(), os.Getgid())
+	if len(os.Args) > 1 && os.Args[1] == "wait" {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGTERM, syscall.SIGUSR1)
+		fmt.Println("waiting")
+		s := <-ch
+		fmt.Printf("got %v\n", s)
+		if s == syscall.SIGUSR1 {
+			if ack := os.Getenv("LOCKSTEP_CHECKPOINT_ACK"); ack != "" {
+				if err := os.WriteFile(ack, []byte("step=7 path=/ckpt/7\n"), 0o644); err != nil {
+					fmt.Println("ack:", err)
+					os.Exit(4)
+				}
+			}
+			os.Exit(0)
+		}
+		os.Exit(3)
+	}
+	if len(os.Args) > 1 {
+		code, _ := strconv.Atoi(os.Args[1])
+		os.Exit(code)
+	}
+}
