@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/lockstep-dev/lockstep/cmd/lockstep/slurm"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
 )
 
@@ -51,7 +52,7 @@ func sbatchEnv(e *slurm.Export, sub sbatchSubmitter) (env map[string]string, ski
 			v := have[k]
 			switch {
 			case stayBehind(k):
-			case !validEnvName(k) || !utf8.ValidString(v):
+			case !jobspec.ValidEnvName(k) || !utf8.ValidString(v):
 				skipped = append(skipped, k)
 			default:
 				env[k] = v
@@ -60,7 +61,7 @@ func sbatchEnv(e *slurm.Export, sub sbatchSubmitter) (env map[string]string, ski
 	}
 	if e != nil {
 		for _, k := range e.Names {
-			if !validEnvName(k) {
+			if !jobspec.ValidEnvName(k) {
 				return nil, nil, errors.Newf("--export: %q is not an environment variable name a job can carry (letters, digits and '_', not starting with a digit)", k)
 			}
 			v, ok := have[k]
@@ -73,7 +74,7 @@ func sbatchEnv(e *slurm.Export, sub sbatchSubmitter) (env map[string]string, ski
 			env[k] = v
 		}
 		for _, s := range e.Set {
-			if !validEnvName(s.Name) {
+			if !jobspec.ValidEnvName(s.Name) {
 				return nil, nil, errors.Newf("--export: %q is not an environment variable name a job can carry", s.Name)
 			}
 			if !utf8.ValidString(s.Value) {
@@ -117,20 +118,4 @@ func stayBehind(name string) bool {
 		return false
 	}
 	return slices.ContainsFunc(rankenv.Vars, func(v rankenv.Var) bool { return v.Name == name })
-}
-
-// validEnvName is the spec's env name rule: ^[A-Za-z_][A-Za-z0-9_]{0,127}$.
-func validEnvName(n string) bool {
-	if n == "" || len(n) > 128 {
-		return false
-	}
-	for i, c := range n {
-		switch {
-		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

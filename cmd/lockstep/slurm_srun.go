@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -13,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/lockstep-dev/lockstep/services/agent"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
 )
 
@@ -109,8 +109,6 @@ func forwardedSignals() (<-chan string, func()) {
 	}
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-
 // exportedEnv is what --export gives the tasks of environ: ALL (Slurm's
 // default) all of it, NONE nothing, else the names listed (NAME takes
 // its value from here, NAME=value sets it), on top of all with ALL first.
@@ -120,7 +118,7 @@ func exportedEnv(export string, environ []string) (map[string]string, error) {
 	here := map[string]string{}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if ok && envName.MatchString(k) && len(v) <= 65536 && !strings.ContainsRune(v, 0) && len(here) < 1000 {
+		if ok && jobspec.ValidEnvName(k) && len(v) <= 65536 && !strings.ContainsRune(v, 0) && len(here) < 1000 {
 			here[k] = v
 		}
 	}
@@ -135,7 +133,7 @@ func exportedEnv(export string, environ []string) (map[string]string, error) {
 		case item == "":
 		default:
 			k, v, set := strings.Cut(item, "=")
-			if !envName.MatchString(k) {
+			if !jobspec.ValidEnvName(k) {
 				return nil, usagef("srun: --export: %q is not a variable name", k)
 			}
 			if !set {

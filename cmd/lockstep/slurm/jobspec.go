@@ -140,7 +140,7 @@ func (d Directives) jobSpec(command []string) (jobspec.Spec, error) {
 	if d.Export != nil && len(d.Export.Set) > 0 {
 		s.Env = map[string]string{}
 		for _, v := range d.Export.Set {
-			if !validEnvName(v.Name) {
+			if !jobspec.ValidEnvName(v.Name) {
 				return s, errors.Newf("--export: %q is not an environment variable name", v.Name)
 			}
 			s.Env[v.Name] = v.Value
@@ -216,22 +216,6 @@ func signalName(s *Signal) string {
 		return fmt.Sprintf("signal %d", s.Number)
 	}
 	return "SIG" + s.Name
-}
-
-// validEnvName is the spec's env name rule: ^[A-Za-z_][A-Za-z0-9_]{0,127}$.
-func validEnvName(n string) bool {
-	if n == "" || len(n) > 128 {
-		return false
-	}
-	for i, c := range n {
-		switch {
-		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // validGPUType is gang.gpuType's schema pattern, checked here so that a

@@ -194,8 +194,6 @@ func (c *checker) path(field, p string) {
 	}
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-
 func hasControl(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }) >= 0
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/validate"
 )
 
@@ -228,7 +229,7 @@ func (c *checker) env(field string, env map[string]string) {
 	}
 	for _, k := range sortedKeys(env) {
 		v := env[k]
-		if !envName.MatchString(k) {
+		if !jobspec.ValidEnvName(k) {
 			c.fail(field, "%s is not a variable name", quote(k))
 		}
 		if len(v) > 65536 || strings.IndexByte(v, 0) >= 0 {

@@ -68,7 +68,6 @@ var imageRef = regexp.MustCompile(`^` +
 	`(?:@[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,})?$`)
 
 var (
-	envName  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 	userSpec = regexp.MustCompile(`^[a-z_][a-z0-9_.-]*\$?$|^[0-9]+(:[0-9]+)?$`)
 )
 
@@ -128,7 +127,7 @@ func (c Container) Check(prefix string) []validate.FieldError {
 		out = append(out, validate.Errorf(f("env"), "%d variables, more than the %d allowed", len(c.Env), maxEnv))
 	}
 	for k, v := range c.Env {
-		if !envName.MatchString(k) {
+		if !ValidEnvName(k) {
 			out = append(out, validate.Errorf(f("env"), "%q is not a variable name", k))
 		}
 		if len(v) > maxEnvValue {

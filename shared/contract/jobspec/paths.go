@@ -2,6 +2,7 @@ package jobspec
 
 import (
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/validate"
@@ -36,4 +37,12 @@ func CheckPath(field, p string) (validate.FieldError, bool) {
 }
 
 // isControl matches C0 controls (NUL included), DEL and C1 controls.
+// envNamePattern is the env name rule, also in the schema (env and
+// container.env property names).
+var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+
+// ValidEnvName reports whether name may name a variable of a job's
+// environment: ^[A-Za-z_][A-Za-z0-9_]{0,127}$.
+func ValidEnvName(name string) bool { return envNamePattern.MatchString(name) }
+
 func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }
