@@ -15,7 +15,7 @@ import (
 // the option rather than by the spec's validator; and parsing is
 // deterministic.
 func FuzzParseScript(f *testing.F) {
-	seed, err := os.ReadFile(filepath.Join("testdata", "submit_job.sh"))
+	seed, err := os.ReadFile(filepath.Join("..", "testdata", "slurm", "submit_job.sh")) // the corpus's copy
 	if err != nil {
 		f.Fatal(err)
 	}

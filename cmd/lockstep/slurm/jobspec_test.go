@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // The seed's production script (issue 18), submitted as the seed submits
 // it: its directives and command line become this job spec.
 func TestSeedScriptGolden(t *testing.T) {
-	script, err := os.ReadFile(filepath.Join("testdata", "submit_job.sh"))
+	script, err := os.ReadFile(filepath.Join("..", "testdata", "slurm", "submit_job.sh")) // the corpus's copy
 	if err != nil {
 		t.Fatal(err)
 	}
