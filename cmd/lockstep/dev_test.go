@@ -1,19 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 // The commands the dev banner suggests reach the cluster it started: with
@@ -52,25 +51,6 @@ func TestDevBannerCommandFlags(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe to read while another goroutine
-// writes it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // The banner of a dev cluster on a non-default address whose context
 // could not be written suggests commands with its --nats.
 func TestDevBannerRepeatsNonDefaultNATS(t *testing.T) {
@@ -78,7 +58,7 @@ func TestDevBannerRepeatsNonDefaultNATS(t *testing.T) {
 	t.Setenv("LOCKSTEP_CONFIG", filepath.Join(writeFile(t, "not-a-dir", ""), "config.yaml"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out lockedBuffer
+	var out testenv.LockedBuffer
 	env := &cliEnv{stdout: &out, stderr: io.Discard, stdin: strings.NewReader("")}
 	done := make(chan error, 1)
 	go func() {

@@ -13,7 +13,7 @@ import (
 // failure on CI comes with the story of what the services did.
 func FailureLog(t testing.TB) *slog.Logger {
 	t.Helper()
-	w := &lockedBuffer{}
+	w := &LockedBuffer{}
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
@@ -29,18 +29,20 @@ func FailureLog(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
-type lockedBuffer struct {
+// LockedBuffer is a bytes.Buffer safe to read while another goroutine
+// writes it.
+type LockedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *lockedBuffer) Write(p []byte) (int, error) {
+func (b *LockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *lockedBuffer) String() string {
+func (b *LockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
