@@ -48,7 +48,7 @@ func (a *agent) watchAssignments(ctx context.Context, epoch int64) error {
 	// Ranks running for assignments that are gone stop now.
 	a.exec.keepOnly(func(jobID string) bool { return present[store.AssignKey(a.cfg.Node.Name, jobID)] }, "no longer assigned")
 
-	w := store.Watch(ctx, a.Etcd, prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
+	w := store.Watch(ctx, a.Etcd, prefix, resp.Header.Revision, clientv3.WithPrefix())
 	for wr := range w.C {
 		for _, ev := range wr.Events {
 			if ev.Type == clientv3.EventTypePut {

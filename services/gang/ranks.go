@@ -110,7 +110,7 @@ func (w *rankWaits) untilGone(jobID string, keys []string, rev int64) bool {
 	}
 	from, to := slices.Min(keys), slices.Max(keys)+"\x00"
 	for w.ctx.Err() == nil {
-		ws := store.Watch(w.ctx, w.cli, from, clientv3.WithRange(to), clientv3.WithRev(rev+1), clientv3.WithFilterPut())
+		ws := store.Watch(w.ctx, w.cli, from, rev, clientv3.WithRange(to), clientv3.WithFilterPut())
 		for resp := range ws.C {
 			for _, ev := range resp.Events {
 				delete(left, string(ev.Kv.Key))

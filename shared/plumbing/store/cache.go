@@ -163,9 +163,9 @@ func (c *Cache[T]) RequestProgress() {
 
 func (c *Cache[T]) watch(ctx context.Context) {
 	c.mu.RLock()
-	from := c.rev + 1
+	after := c.rev
 	c.mu.RUnlock()
-	w := Watch(ctx, c.cli, c.prefix, clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithPrevKV())
+	w := Watch(ctx, c.cli, c.prefix, after, clientv3.WithPrefix(), clientv3.WithPrevKV())
 	c.mu.Lock()
 	c.live = w
 	c.mu.Unlock()

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -41,14 +42,26 @@ func (w *LiveWatch) RequestProgress() {
 // error or the stall.
 func (w *LiveWatch) Err() error { return w.err }
 
-// Watch starts a LiveWatch of key (with opts, as for clientv3.Watch). It
-// runs on a gRPC stream of its own (clientv3 shares one stream between
-// watches with the same context metadata, so a stalled stream would take
-// every watch on it along), and requires the member to have a leader.
-func Watch(ctx context.Context, cli *clientv3.Client, key string, opts ...clientv3.OpOption) *LiveWatch {
+// Watch starts a LiveWatch of key (with opts, as for clientv3.Watch, but
+// without WithRev) that delivers the changes made after revision after (0:
+// from now on). It runs on a gRPC stream of its own (clientv3 shares one
+// stream between watches with the same context metadata, so a stalled
+// stream would take every watch on it along), and requires the member to
+// have a leader.
+//
+// The watch starts at after itself, not after+1, and drops the events of
+// that revision: etcd answers a progress request only once its revision
+// has reached every watch's start, so a watch started one past the current
+// revision of an idle cluster would get no answer, look stalled, and be
+// reopened every few seconds for nothing.
+func Watch(ctx context.Context, cli *clientv3.Client, key string, after int64, opts ...clientv3.OpOption) *LiveWatch {
 	ctx = metadata.AppendToOutgoingContext(ctx, "lockstep-watch", strconv.FormatUint(rand.Uint64(), 36))
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	in := cli.Watch(wctx, key, append(opts, clientv3.WithProgressNotify())...)
+	opts = append(opts, clientv3.WithProgressNotify())
+	if after > 0 {
+		opts = append(opts, clientv3.WithRev(after))
+	}
+	in := cli.Watch(wctx, key, opts...)
 	out := make(chan clientv3.WatchResponse)
 	w := &LiveWatch{C: out, cli: cli, ctx: wctx}
 	go func() {
@@ -72,6 +85,7 @@ func Watch(ctx context.Context, cli *clientv3.Client, key string, opts ...client
 				}
 				asked = time.Time{}
 				quiet.Reset(WatchStall / 3)
+				resp.Events = eventsAfter(resp.Events, after)
 				select {
 				case out <- resp:
 				case <-ctx.Done():
@@ -93,4 +107,9 @@ func Watch(ctx context.Context, cli *clientv3.Client, key string, opts ...client
 		}
 	}()
 	return w
+}
+
+// eventsAfter drops the events at or before revision after (in place).
+func eventsAfter(evs []*clientv3.Event, after int64) []*clientv3.Event {
+	return slices.DeleteFunc(evs, func(ev *clientv3.Event) bool { return ev.Kv.ModRevision <= after })
 }
