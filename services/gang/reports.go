@@ -248,7 +248,7 @@ func (s *service) announceRunning(ctx context.Context, a domain.Allocation) erro
 	now := s.cfg.Now().UTC()
 	known, jobRev := s.knownJob(a.JobID)
 	job, jobRev, changed, err := s.Jobs.UpdateFrom(ctx, known, jobRev, func(j *domain.Job) (bool, error) {
-		return j.Run(a.Attempt, now), nil
+		return j.Run(a.Attempt, now, a.Pull.Summary(a.ReservedAt)), nil
 	})
 	if err != nil {
 		return err
