@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
 	"github.com/lockstep-dev/lockstep/services/agent"
 	"github.com/lockstep-dev/lockstep/services/agent/containers"
@@ -23,9 +25,9 @@ import (
 const probeImage = "lockstep-probe:devcluster"
 
 // containerCluster is a 2-node dev cluster whose agents run container
-// jobs on the local engine, with the probe image built; the test skips
-// when no engine answers.
-func containerCluster(t *testing.T) (*harness, *containers.Docker) {
+// jobs on the local engine, with the probe image built (its spans also go
+// to exporters); the test skips when no engine answers.
+func containerCluster(t *testing.T, exporters ...sdktrace.SpanExporter) (*harness, *containers.Docker) {
 	t.Helper()
 	d, err := containers.NewDocker("")
 	if err != nil {
@@ -42,7 +44,7 @@ func containerCluster(t *testing.T) (*harness, *containers.Docker) {
 	if err := containers.BuildProbe(bctx, d, probeImage); err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, devcluster.Config{Nodes: 2, GPUsPerNode: 4, ContainerRuntime: agent.RuntimeDocker})
+	h := newHarness(t, devcluster.Config{Nodes: 2, GPUsPerNode: 4, ContainerRuntime: agent.RuntimeDocker, SpanExporters: exporters})
 	return h, d
 }
 
