@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lockstep-dev/lockstep/services/agent/containers"
@@ -113,25 +114,18 @@ func TestPullOnANodeWithoutEngineFails(t *testing.T) {
 	}
 }
 
-// engineOrSkip connects to the local engine and builds the probe image as
-// tag, or skips the test when no engine answers.
+// engineOrSkip is the local engine with the probe image built as tag, or
+// skips the test when no engine answers.
 func engineOrSkip(t *testing.T, tag string) *containers.Docker {
 	t.Helper()
-	d, err := containers.NewDocker("")
+	d, err := containers.ProbeEngine(t.Context(), tag)
+	if errors.Is(err, containers.ErrNoEngine) {
+		t.Skipf("%v", err)
+	}
 	if err != nil {
-		t.Skipf("no container engine client: %v", err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	if err := d.Ping(ctx); err != nil {
-		t.Skipf("no container engine answers: %v", err)
-	}
-	bctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	if err := containers.BuildProbe(bctx, d, tag); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = d.Close() })
 	return d
 }
 

@@ -88,8 +88,7 @@ func (s *service) startAfterPull(ctx context.Context, a domain.Allocation, rev i
 		return 0, errors.Wrapf(err, "read the assignments of job %s", errors.Safe(a.JobID))
 	}
 	if !read.Succeeded {
-		s.forget(a.JobID)
-		return 0, errs.MarkConflict(errors.Newf("allocation of job %s changed; retrying report", errors.Safe(a.JobID)))
+		return 0, s.allocationChanged(a.JobID)
 	}
 	keep := clientv3.WithIgnoreLease()
 	puts := []clientv3.Op{clientv3.OpPut(store.AllocKey(a.JobID), store.MustJSON(a), keep)}
@@ -108,8 +107,7 @@ func (s *service) startAfterPull(ctx context.Context, a domain.Allocation, rev i
 		return 0, errors.Wrapf(err, "start the ranks of job %s after the pull", errors.Safe(a.JobID))
 	}
 	if !resp.Succeeded {
-		s.forget(a.JobID)
-		return 0, errs.MarkConflict(errors.Newf("allocation of job %s changed; retrying report", errors.Safe(a.JobID)))
+		return 0, s.allocationChanged(a.JobID)
 	}
 	s.remember(a, resp.Header.Revision)
 	s.tracePull(ctx, a)

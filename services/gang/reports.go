@@ -245,8 +245,7 @@ func (s *service) recordProgress(ctx context.Context, a domain.Allocation, rev i
 		return 0, errors.Wrapf(err, "record agent reports for job %s", errors.Safe(a.JobID))
 	}
 	if !resp.Succeeded {
-		s.forget(a.JobID)
-		return 0, errs.MarkConflict(errors.Newf("allocation of job %s changed; retrying report", errors.Safe(a.JobID)))
+		return 0, s.allocationChanged(a.JobID)
 	}
 	s.remember(a, resp.Header.Revision)
 	return resp.Header.Revision, nil
@@ -261,6 +260,14 @@ func (s *service) recordExits(ctx context.Context, a domain.Allocation, rev int6
 	}
 	_, err := s.recordProgress(ctx, a, rev, false)
 	return err
+}
+
+// allocationChanged answers a compare-and-set on a job's allocation that
+// lost: the remembered copy is stale, and the reports are applied again on
+// a fresh read.
+func (s *service) allocationChanged(jobID string) error {
+	s.forget(jobID)
+	return errs.MarkConflict(errors.Newf("allocation of job %s changed; retrying report", errors.Safe(jobID)))
 }
 
 func (s *service) announceRunning(ctx context.Context, a domain.Allocation) error {
