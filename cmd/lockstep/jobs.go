@@ -120,24 +120,25 @@ func writeJSON(env *cliEnv, v any) error {
 
 // description is `describe -o json`.
 type description struct {
-	ID          string            `json:"id"`
-	State       domain.State      `json:"state"`
-	Reason      string            `json:"reason,omitempty"`
-	Detail      string            `json:"detail,omitempty"`
-	Attempt     int               `json:"attempt"`
-	Restarts    int               `json:"restarts"`
-	MaxRestarts int               `json:"maxRestarts"`
-	ExitCode    *int              `json:"exitCode,omitempty"`
-	SubmittedAt time.Time         `json:"submittedAt"`
-	RunningAt   time.Time         `json:"runningAt,omitzero"`
-	EndedAt     time.Time         `json:"endedAt,omitzero"`
-	Spec        jobspec.Spec      `json:"spec"`
-	Placement   *domain.Placement `json:"placement,omitempty"`
-	Timing      domain.Timing     `json:"timing"`
-	Efficiency  float64           `json:"efficiency"`
-	Events      []events.Event    `json:"events"`
-	TraceID     string            `json:"traceId,omitempty"`
-	Owner       string            `json:"owner,omitempty"`
+	ID          string              `json:"id"`
+	State       domain.State        `json:"state"`
+	Reason      string              `json:"reason,omitempty"`
+	Detail      string              `json:"detail,omitempty"`
+	Attempt     int                 `json:"attempt"`
+	Restarts    int                 `json:"restarts"`
+	MaxRestarts int                 `json:"maxRestarts"`
+	ExitCode    *int                `json:"exitCode,omitempty"`
+	SubmittedAt time.Time           `json:"submittedAt"`
+	RunningAt   time.Time           `json:"runningAt,omitzero"`
+	EndedAt     time.Time           `json:"endedAt,omitzero"`
+	Spec        jobspec.Spec        `json:"spec"`
+	Placement   *domain.Placement   `json:"placement,omitempty"`
+	Timing      domain.Timing       `json:"timing"`
+	Pull        *domain.PullSummary `json:"pull,omitempty"`
+	Efficiency  float64             `json:"efficiency"`
+	Events      []events.Event      `json:"events"`
+	TraceID     string              `json:"traceId,omitempty"`
+	Owner       string              `json:"owner,omitempty"`
 }
 
 func (a *app) describe(cmd *cobra.Command) runE {
@@ -162,7 +163,7 @@ func (a *app) describeJob(ctx context.Context, c *client.Client, args []string) 
 		ID: j.ID, State: j.State, Reason: j.Reason, Detail: j.Detail, Attempt: j.Attempt, Restarts: j.Restarts,
 		MaxRestarts: j.Spec.MaxRestarts(), ExitCode: j.ExitCode, SubmittedAt: j.SubmittedAt,
 		RunningAt: j.RunningAt, EndedAt: j.EndedAt, Spec: j.Spec, Placement: j.Placement, Events: evs,
-		Timing: j.Timing, Efficiency: j.Timing.Efficiency(), TraceID: j.TraceID, Owner: j.Owner,
+		Timing: j.Timing, Efficiency: j.Timing.Efficiency(), TraceID: j.TraceID, Owner: j.Owner, Pull: j.Pull,
 	}
 	if d.Events == nil {
 		d.Events = []events.Event{}
@@ -220,12 +221,20 @@ func printDescription(w io.Writer, d description) {
 	if !d.RunningAt.IsZero() {
 		fmt.Fprintf(w, "Running:    %s (%s after submit)\n", d.RunningAt.Local().Format(time.RFC3339), d.RunningAt.Sub(d.SubmittedAt).Round(time.Millisecond))
 	}
+	if p := d.Pull; p != nil {
+		// The container gang's pull phase, apart from scheduling and launch.
+		fmt.Fprintf(w, "Pull:       %s (%s slowest, %s)\n", p.Took.Round(time.Millisecond), clean(p.Slowest), imageSize(p.Bytes))
+	}
 	if d.TraceID != "" {
 		fmt.Fprintf(w, "Trace:      %s (lockstep trace %s)\n", clean(d.TraceID), clean(d.ID))
 	}
 	if t := d.Timing; t.Compute > 0 || t.SchedLatency > 0 {
-		fmt.Fprintf(w, "Efficiency: η %.3f = compute %s / (compute + scheduling %s + checkpoint drain %s); gang wait %s\n",
-			d.Efficiency, t.Compute.Round(time.Millisecond), t.SchedLatency.Round(time.Millisecond),
+		pull := ""
+		if t.Pull > 0 {
+			pull = fmt.Sprintf(" + image pull %s", t.Pull.Round(time.Millisecond))
+		}
+		fmt.Fprintf(w, "Efficiency: η %.3f = compute %s / (compute + scheduling %s%s + checkpoint drain %s); gang wait %s\n",
+			d.Efficiency, t.Compute.Round(time.Millisecond), t.SchedLatency.Round(time.Millisecond), pull,
 			t.Drain.Round(time.Millisecond), t.GangWait.Round(time.Millisecond))
 	}
 	if d.Placement != nil {
@@ -246,6 +255,19 @@ func printDescription(w io.Writer, d description) {
 			ev.Time.Sub(d.SubmittedAt).Round(time.Millisecond), clean(string(ev.Type)), eventDetail(ev))
 	}
 	_ = tw.Flush()
+}
+
+// imageSize writes bytes in decimal units, as engines list image sizes.
+func imageSize(b int64) string {
+	switch {
+	case b >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(b)/1e9)
+	case b >= 1e6:
+		return fmt.Sprintf("%.0f MB", float64(b)/1e6)
+	case b >= 1e3:
+		return fmt.Sprintf("%.0f kB", float64(b)/1e3)
+	}
+	return fmt.Sprintf("%d B", b)
 }
 
 func ints(xs []int) string {

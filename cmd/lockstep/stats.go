@@ -18,7 +18,8 @@ type clusterStats struct {
 	Compute      time.Duration        `json:"compute"`
 	SchedLatency time.Duration        `json:"schedLatency"`
 	Drain        time.Duration        `json:"drain"`
-	// Efficiency is the cluster η: Σcompute / Σ(compute + scheduling + drain).
+	Pull         time.Duration        `json:"pull,omitempty"`
+	// Efficiency is the cluster η: Σcompute / Σ(compute + scheduling + pull + drain).
 	Efficiency   float64       `json:"efficiency"`
 	MeanGangWait time.Duration `json:"meanGangWait"`
 }
@@ -32,12 +33,13 @@ func summarize(jobs []domain.Job) clusterStats {
 		st.Compute += j.Timing.Compute
 		st.SchedLatency += j.Timing.SchedLatency
 		st.Drain += j.Timing.Drain
+		st.Pull += j.Timing.Pull
 		if !j.ReservedAt.IsZero() || j.Timing.GangWait > 0 {
 			waits += j.Timing.GangWait
 			n++
 		}
 	}
-	st.Efficiency = domain.Timing{Compute: st.Compute, SchedLatency: st.SchedLatency, Drain: st.Drain}.Efficiency()
+	st.Efficiency = domain.Timing{Compute: st.Compute, SchedLatency: st.SchedLatency, Pull: st.Pull, Drain: st.Drain}.Efficiency()
 	if n > 0 {
 		st.MeanGangWait = waits / time.Duration(n)
 	}
@@ -61,8 +63,8 @@ func (a *app) stats(cmd *cobra.Command) runE {
 		for _, s := range states {
 			fmt.Fprintf(w, " %s %d", clean(s), st.Jobs[domain.State(s)])
 		}
-		fmt.Fprintf(w, "\ncluster η %.3f = compute %s / (compute + scheduling %s + checkpoint drain %s)\nmean gang wait %s\n",
-			st.Efficiency, st.Compute.Round(time.Second), st.SchedLatency.Round(time.Millisecond),
+		fmt.Fprintf(w, "\ncluster η %.3f = compute %s / (compute + scheduling %s + image pull %s + checkpoint drain %s)\nmean gang wait %s\n",
+			st.Efficiency, st.Compute.Round(time.Second), st.SchedLatency.Round(time.Millisecond), st.Pull.Round(time.Millisecond),
 			st.Drain.Round(time.Millisecond), st.MeanGangWait.Round(time.Millisecond))
 		return nil
 	})

@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/errors"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
 	"github.com/lockstep-dev/lockstep/services/agent"
 	"github.com/lockstep-dev/lockstep/services/agent/containers"
@@ -23,26 +26,19 @@ import (
 const probeImage = "lockstep-probe:devcluster"
 
 // containerCluster is a 2-node dev cluster whose agents run container
-// jobs on the local engine, with the probe image built; the test skips
-// when no engine answers.
-func containerCluster(t *testing.T) (*harness, *containers.Docker) {
+// jobs on the local engine, with the probe image built (its spans also go
+// to exporters); the test skips when no engine answers.
+func containerCluster(t *testing.T, exporters ...sdktrace.SpanExporter) (*harness, *containers.Docker) {
 	t.Helper()
-	d, err := containers.NewDocker("")
+	d, err := containers.ProbeEngine(t.Context(), probeImage)
+	if errors.Is(err, containers.ErrNoEngine) {
+		t.Skipf("%v", err)
+	}
 	if err != nil {
-		t.Skipf("no container engine client: %v", err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	if err := d.Ping(ctx); err != nil {
-		t.Skipf("no container engine answers: %v", err)
-	}
-	bctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	if err := containers.BuildProbe(bctx, d, probeImage); err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, devcluster.Config{Nodes: 2, GPUsPerNode: 4, ContainerRuntime: agent.RuntimeDocker})
+	t.Cleanup(func() { _ = d.Close() })
+	h := newHarness(t, devcluster.Config{Nodes: 2, GPUsPerNode: 4, ContainerRuntime: agent.RuntimeDocker, SpanExporters: exporters})
 	return h, d
 }
 

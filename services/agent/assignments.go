@@ -86,6 +86,12 @@ func (a *agent) assigned(ctx context.Context, kv *mvccpb.KeyValue, epoch int64) 
 	if !stale && a.exec.launchedBefore(as.JobID, as.Attempt) {
 		return
 	}
+	if !stale && as.PullOnly {
+		// The gang's pull phase: make the image present, report, start
+		// nothing (pull.go).
+		a.exec.beginPull(ctx, a.Tel.Tracer, as)
+		return
+	}
 	// The assignment carries the job's trace from the reservation.
 	ctx, span := telemetry.Continue(ctx, a.Tel.Tracer, as.TraceParent, telemetry.SpanLaunch,
 		telemetry.AttrJobID.String(as.JobID), telemetry.AttrAttempt.Int(as.Attempt),
@@ -117,6 +123,7 @@ func (a *agent) assigned(ctx context.Context, kv *mvccpb.KeyValue, epoch int64) 
 func (a *agent) report(ctx context.Context, r domain.Report) {
 	r.Node = a.cfg.Node.Name
 	r.Time = time.Now().UTC()
+	r.Reason = boundReason(r.Reason)
 	msgID := r.MsgID()
 	for i := range 10 {
 		// On the node's own subject: with auth, only this node may publish

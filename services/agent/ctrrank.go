@@ -102,8 +102,9 @@ func (c *ctrRank) finish() int {
 }
 
 // startContainers starts each rank of g in its own container: the image
-// is made present first (as container.pullPolicy says), then the ranks
-// start with the environment, pinning and GPUs bare ranks get.
+// is made present first (verified, when the gang's pull phase made it
+// present; else as container.pullPolicy says), then the ranks start with
+// the environment, pinning and GPUs bare ranks get.
 func (e *executor) startContainers(g *localGang, setup rankSetup, dir, note string) error {
 	as := g.as
 	spec := as.Container.WithDefaults()
@@ -114,9 +115,14 @@ func (e *executor) startContainers(g *localGang, setup rankSetup, dir, note stri
 	if err != nil {
 		return err
 	}
+	policy := spec.PullPolicy
+	if e.pulledFor(as.JobID, as.Attempt) {
+		// The gang's pull phase made it present here: only verify.
+		policy = jobspec.PullNever
+	}
 	ctx, span := telemetry.StartChild(g.regCtx, telemetry.SpanImage, attribute.String("lockstep.image", spec.Image))
 	t0 := time.Now()
-	pulled, err := e.engine.Ensure(ctx, spec.Image, spec.PullPolicy)
+	pulled, err := e.engine.Ensure(ctx, spec.Image, policy)
 	took := time.Since(t0)
 	span.SetAttributes(attribute.Bool("lockstep.image.pulled", pulled), attribute.Int64("lockstep.image.ensure_ms", took.Milliseconds()))
 	span.End()

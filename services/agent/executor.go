@@ -48,6 +48,9 @@ type executor struct {
 
 	// engine runs container jobs' ranks (nil: this node refuses them).
 	engine *containers.Docker
+	// pulls are the container gangs' pull phases on this node, by job
+	// (pull.go); guarded by mu.
+	pulls map[string]*imagePull
 
 	mu    sync.Mutex
 	gangs map[string]*localGang
@@ -100,7 +103,7 @@ type localGang struct {
 }
 
 func newExecutor(cfg Config, b *bus.Bus, box *container, log *slog.Logger, report func(context.Context, domain.Report)) *executor {
-	e := &executor{cfg: cfg, bus: b, box: box, log: log, report: report, gangs: map[string]*localGang{}, launched: map[string]int{},
+	e := &executor{cfg: cfg, bus: b, box: box, log: log, report: report, gangs: map[string]*localGang{}, launched: map[string]int{}, pulls: map[string]*imagePull{},
 		root: os.Geteuid() == 0, self: selfAccount(), natsURL: publicNATS(cfg.NATSURL)}
 	if !e.root {
 		log.Info("agent not running as root: ranks run as the agent's own user, not as their owners", "user", e.self.Name)
@@ -117,8 +120,10 @@ func (e *executor) launchedBefore(jobID string, attempt int) bool {
 	return ok && last >= attempt
 }
 
-// forget drops the memory of a job whose assignment is gone.
+// forget drops the memory of a job whose assignment is gone, and ends
+// its pull if one is under way.
 func (e *executor) forget(jobID string) {
+	e.endPulls(func(id string) bool { return id != jobID })
 	e.mu.Lock()
 	delete(e.launched, jobID)
 	e.mu.Unlock()
@@ -350,6 +355,7 @@ func (e *executor) stopAll(reason string) { e.endRegistration(reason, e.cfg.Stop
 func (e *executor) fenceAll(reason string) { e.endRegistration(reason, 0) }
 
 func (e *executor) endRegistration(reason string, grace time.Duration) {
+	e.endPulls(func(string) bool { return false })
 	e.stopGangs(func(string) bool { return false }, reason, grace)
 	e.mu.Lock()
 	clear(e.launched)
@@ -358,6 +364,7 @@ func (e *executor) endRegistration(reason string, grace time.Duration) {
 
 // keepOnly stops every gang for which keep returns false and waits for them.
 func (e *executor) keepOnly(keep func(jobID string) bool, reason string) {
+	e.endPulls(keep)
 	e.stopGangs(keep, reason, e.cfg.StopGrace)
 }
 

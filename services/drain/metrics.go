@@ -46,15 +46,13 @@ func (s *service) clusterState() telemetry.ClusterState {
 		st.Leaves = append(st.Leaves, *gpus[leaf])
 	}
 	// Cluster η as `lockstep stats` computes it (Σ compute / Σ (compute +
-	// scheduling + drain) over every job), plus the running intervals so
+	// scheduling + pull + drain) over every job), plus the running intervals so
 	// far, so that the gauge moves while gangs run.
 	now := s.cfg.Now()
 	s.running.mu.Lock()
 	sum := s.running.endedTiming
 	for _, j := range s.running.jobs {
-		sum.Compute += j.Timing.Compute
-		sum.SchedLatency += j.Timing.SchedLatency
-		sum.Drain += j.Timing.Drain
+		sum = sum.Plus(j.Timing)
 		if j.State == domain.StateRunning && j.Drain == nil && !j.RunningAt.IsZero() {
 			sum.Compute += max(now.Sub(j.RunningAt), 0)
 		}

@@ -45,7 +45,6 @@ func (r *runningJobs) apply(e jobs.Entry) {
 	}
 	if err == nil && j.State.Terminal() && !r.ended[j.ID] {
 		r.ended[j.ID] = true
-		t := &r.endedTiming
-		t.Compute, t.SchedLatency, t.Drain = t.Compute+j.Timing.Compute, t.SchedLatency+j.Timing.SchedLatency, t.Drain+j.Timing.Drain
+		r.endedTiming = r.endedTiming.Plus(j.Timing)
 	}
 }

@@ -18,6 +18,8 @@ import (
 //   - an allocation whose job is finished, gone, or on another attempt is
 //     released (one whose attempt is still pending is a reservation being
 //     recorded, and is left alone until its launch deadline);
+//   - a container gang still pulling past its pull deadline fails, and is
+//     released;
 //   - an allocation past its launch deadline is released and requeued;
 //   - an allocation on a node that is down is requeued;
 //   - an active job without its allocation is requeued;
@@ -78,6 +80,10 @@ func (s *service) apply(ctx context.Context, in lifecycle.ReconcileInput, act li
 		}
 	case lifecycle.LaunchTimeout:
 		s.launchTimeout(ctx, act.Alloc)
+	case lifecycle.FailPull:
+		if err := s.failPull(ctx, act.Alloc, 0, act.Reason); err != nil {
+			s.Log.Warn("reconcile: fail a gang past its pull deadline", "job", act.Alloc.JobID, "err", err)
+		}
 	case lifecycle.Requeue:
 		_ = s.requeue(ctx, act.Alloc, act.Reason) // not logged, as before: the next pass retries
 	case lifecycle.AnnounceRunning:

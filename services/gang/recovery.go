@@ -20,6 +20,10 @@ import (
 // launchTimeout releases a gang that did not start in time and requeues it.
 func (s *service) launchTimeout(ctx context.Context, a domain.Allocation) {
 	reason := fmt.Sprintf("LaunchTimeout: not every rank was running %s after reservation", s.cfg.LaunchTimeout)
+	if a.Pull != nil {
+		// A container gang's launch timeout starts after its pull.
+		reason = fmt.Sprintf("LaunchTimeout: not every rank was running %s after every node had image %s", s.cfg.LaunchTimeout, a.Pull.Image)
+	}
 	if err := s.requeue(ctx, a, reason); err != nil {
 		s.Log.Warn("launch timeout not handled; reconciler will retry", "job", a.JobID, "err", err)
 	}

@@ -208,5 +208,6 @@ func (s *service) forgetAllBut(live map[string]bool, listedAt int64) {
 func cloneAllocation(a domain.Allocation) domain.Allocation {
 	a.Started = maps.Clone(a.Started)
 	a.Exited = maps.Clone(a.Exited)
+	a.Pull = a.Pull.Clone()
 	return a
 }

@@ -10,11 +10,11 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/lockstep-dev/lockstep/shared/contract/codec"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/core/lifecycle"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
@@ -24,14 +24,11 @@ import (
 // the server lets only that node publish there) and must hold the
 // report's attempt: a node cannot end, start or fail another's gang.
 func (s *service) handleReport(ctx context.Context, msg jetstream.Msg) error {
-	var r domain.Report
-	if err := codec.Decode(msg.Data(), &r); err != nil || r.JobID == "" || r.Node == "" {
-		return errs.MarkPermanent(errors.Newf("malformed agent report: %v", err))
-	}
-	switch r.Kind {
-	case domain.ReportStarted, domain.ReportExited, domain.ReportFailed, domain.ReportLost:
-	default:
-		return errs.MarkPermanent(errors.Newf("unknown report kind %q", r.Kind))
+	// Every field checked (kind, bounds, the pull numbers); whether the
+	// node holds that attempt is for the allocation to say, below.
+	r, err := domain.DecodeReport(msg.Data())
+	if err != nil {
+		return errs.MarkPermanent(errors.Wrap(err, "agent report"))
 	}
 	ctx = telemetry.WithJob(ctx, r.JobID)
 	trace.SpanFromContext(ctx).SetAttributes(telemetry.AttrAttempt.Int(r.Attempt),
@@ -71,6 +68,12 @@ type progress struct {
 	// ending is the first report that ends the gang: a failed rank, a
 	// non-zero exit or lost ranks.
 	ending *domain.Report
+	// Of a container gang's pull phase (pull.go): the pull-failed reports
+	// of the batch; pullDone when every node now has the image (the ranks
+	// start); pullFail the reason the attempt fails for.
+	pullFailed []lifecycle.PullFailure
+	pullDone   bool
+	pullFail   string
 	// exits holds every exit code the batch reports, by node.
 	exits map[string]int
 }
@@ -82,6 +85,11 @@ func fold(a domain.Allocation, batch []domain.Report) progress {
 	p := progress{next: cloneAllocation(a), exits: map[string]int{}}
 	n := &p.next
 	start := func(node string) {
+		if n.Pull.Pending() {
+			// No rank starts before its gang pulled: a start report then
+			// is not believed.
+			return
+		}
 		if n.Started == nil {
 			n.Started = map[string]bool{}
 		}
@@ -110,9 +118,11 @@ func fold(a domain.Allocation, batch []domain.Report) progress {
 			if p.ending == nil {
 				p.ending = &batch[i]
 			}
+		case domain.ReportPulled, domain.ReportPullFailed:
+			p.foldPull(r)
 		}
 	}
-	if n.State == domain.AllocReserved && n.AllStarted() {
+	if n.State == domain.AllocReserved && !n.Pull.Pending() && n.AllStarted() {
 		n.State = domain.AllocRunning
 		p.changed, p.barrier = true, true
 	}
@@ -157,8 +167,17 @@ func (s *service) applyReports(ctx context.Context, batch []domain.Report, fresh
 		return nil // released already, or an older attempt: nothing to do
 	}
 	p := fold(a, mine)
+	p.judgePull(s.cfg.Now().UTC(), s.cfg.LaunchTimeout)
+	if p.pullFail != "" && p.ending == nil {
+		return s.failPull(ctx, a, rev, p.pullFail)
+	}
 	allExited := p.next.AllExited() && p.ending == nil
 	switch {
+	case p.changed && p.pullDone:
+		if rev, err = s.startAfterPull(ctx, p.next, rev); err != nil {
+			return err
+		}
+		a = p.next
 	case p.changed && (p.startsChanged || !allExited):
 		// Record starts before any end, so running precedes the end in
 		// the record and the events. The last clean exit is not written:
@@ -226,8 +245,7 @@ func (s *service) recordProgress(ctx context.Context, a domain.Allocation, rev i
 		return 0, errors.Wrapf(err, "record agent reports for job %s", errors.Safe(a.JobID))
 	}
 	if !resp.Succeeded {
-		s.forget(a.JobID)
-		return 0, errs.MarkConflict(errors.Newf("allocation of job %s changed; retrying report", errors.Safe(a.JobID)))
+		return 0, s.allocationChanged(a.JobID)
 	}
 	s.remember(a, resp.Header.Revision)
 	return resp.Header.Revision, nil
@@ -244,11 +262,19 @@ func (s *service) recordExits(ctx context.Context, a domain.Allocation, rev int6
 	return err
 }
 
+// allocationChanged answers a compare-and-set on a job's allocation that
+// lost: the remembered copy is stale, and the reports are applied again on
+// a fresh read.
+func (s *service) allocationChanged(jobID string) error {
+	s.forget(jobID)
+	return errs.MarkConflict(errors.Newf("allocation of job %s changed; retrying report", errors.Safe(jobID)))
+}
+
 func (s *service) announceRunning(ctx context.Context, a domain.Allocation) error {
 	now := s.cfg.Now().UTC()
 	known, jobRev := s.knownJob(a.JobID)
 	job, jobRev, changed, err := s.Jobs.UpdateFrom(ctx, known, jobRev, func(j *domain.Job) (bool, error) {
-		return j.Run(a.Attempt, now), nil
+		return j.Run(a.Attempt, now, a.Pull.Summary(a.ReservedAt)), nil
 	})
 	if err != nil {
 		return err

@@ -208,7 +208,12 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 		JobID: job.ID, Attempt: prop.Attempt, State: domain.AllocReserved, Placement: p,
 		Lease: int64(lease), ReservedAt: now, LaunchDeadline: now.Add(s.cfg.LaunchTimeout),
 		NodeEpochs: epochs, TraceParent: telemetry.TraceParent(ctx),
-		Batch: job.Spec.Batch != nil,
+		Batch: job.Spec.Batch != nil, Pull: pullPhaseOf(job.Spec, now),
+	}
+	if alloc.Pull != nil {
+		// The launch timeout starts after the pull (pull.go sets it anew
+		// then); until then the pull deadline applies.
+		alloc.LaunchDeadline = alloc.Pull.Deadline.Add(s.cfg.LaunchTimeout)
 	}
 	start := time.Now()
 	ok, resp, err := store.Reserve(ctx, s.Etcd, alloc, assignments(job, alloc), revs, lease)
@@ -255,7 +260,7 @@ func assignments(job domain.Job, a domain.Allocation) []domain.Assignment {
 			Workdir: job.Spec.Workdir, TraceParent: a.TraceParent, Owner: job.Owner,
 			GPUBind: job.Spec.Gang.GPUBind, Array: job.Array,
 			JobName: spec.Name, Queue: spec.Queue, Nodes: nodes, CPUsPerTask: spec.Gang.CPUsPerTask,
-			Batch: job.Spec.Batch, Container: spec.Container,
+			Batch: job.Spec.Batch, Container: spec.Container, PullOnly: a.Pull != nil,
 		})
 	}
 	return out

@@ -42,6 +42,11 @@ type Allocation struct {
 	// process (the script), the other nodes hold their share for its
 	// steps, and the gang has exited when node rank 0 has.
 	Batch bool `json:"batch,omitempty"`
+	// Pull is set for a container job: its pull phase (pull.go). While it
+	// is pending no rank starts, and LaunchDeadline is past its deadline;
+	// when it ends, LaunchDeadline is set anew: the launch timeout starts
+	// after the pull.
+	Pull *PullPhase `json:"pull,omitempty"`
 }
 
 // AllStarted reports whether every node of the gang reported started.
@@ -121,6 +126,10 @@ type Assignment struct {
 	// Container, when set, runs each rank in a container (the spec's, with
 	// its defaults).
 	Container *jobspec.Container `json:"container,omitempty"`
+	// PullOnly, on a container job's assignment, says the gang is in its
+	// pull phase: make the image present, report pulled, start nothing.
+	// Gang clears it on every node of the gang at once (pull.go).
+	PullOnly bool `json:"pullOnly,omitempty"`
 }
 
 // Claim is the value of a GPU or port claim key.

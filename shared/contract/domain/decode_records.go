@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 )
@@ -68,6 +69,9 @@ func DecodeAssignment(data []byte) (Assignment, error) {
 				c.fail("container", "a batch job cannot run in a container")
 			}
 		}
+		if a.PullOnly && a.Container == nil {
+			c.fail("pullOnly", "set on an assignment without a container")
+		}
 	})
 }
 
@@ -97,7 +101,31 @@ func DecodeAllocation(data []byte) (Allocation, error) {
 			c.epoch("nodeEpochs."+n, a.NodeEpochs[n])
 		}
 		c.text("traceParent", a.TraceParent, 256)
+		if a.Pull != nil {
+			c.pullPhase("pull", *a.Pull, in)
+		}
 	})
+}
+
+// pullPhase checks an allocation's pull phase: a valid image, a timeout
+// the spec allows, reports only from the placement's nodes, in range.
+func (c *checker) pullPhase(field string, p PullPhase, in map[string]bool) {
+	if !jobspec.ValidImage(p.Image) {
+		c.fail(field+".image", "%s is not an image reference", quote(p.Image))
+	}
+	if p.Timeout <= 0 || p.Timeout > jobspec.MaxPullTimeout {
+		c.fail(field+".timeout", "%s is not between 0 and %s", p.Timeout, jobspec.MaxPullTimeout)
+	}
+	for _, n := range sortedKeys(p.Nodes) {
+		c.member(field+".nodes", n, in)
+		np := p.Nodes[n]
+		if np.Took < 0 || np.Took > time.Duration(MaxPullMillis)*time.Millisecond {
+			c.fail(field+".nodes."+n+".took", "%s is not between 0 and a day", np.Took)
+		}
+		if np.Bytes < 0 || np.Bytes > MaxImageBytes {
+			c.fail(field+".nodes."+n+".bytes", "%d is not between 0 and %d", np.Bytes, int64(MaxImageBytes))
+		}
+	}
 }
 
 // DecodeNode decodes and checks an agent's node registration.

@@ -48,7 +48,10 @@ func valid() map[string]any {
 			Batch: &jobspec.Batch{Script: "#!/bin/sh\nsrun true\n", Output: "%j.out"}},
 		"Allocation": domain.Allocation{JobID: "train-1", Attempt: 2, State: domain.AllocRunning, Placement: p, Lease: 99,
 			ReservedAt: at, LaunchDeadline: at.Add(time.Minute), Started: map[string]bool{"n1": true, "n2": true},
-			Exited: map[string]int{"n1": 0}, NodeEpochs: map[string]int64{"n1": 5, "n2": 6}},
+			Exited: map[string]int{"n1": 0}, NodeEpochs: map[string]int64{"n1": 5, "n2": 6},
+			Pull: &domain.PullPhase{Image: "nvcr.io/nvidia/pytorch:24.10-py3", Timeout: 10 * time.Minute, Deadline: at.Add(10 * time.Minute),
+				Nodes:  map[string]domain.NodePull{"n1": {Took: 1200 * time.Millisecond, Bytes: 12 << 20, Pulled: true}, "n2": {Took: 3 * time.Millisecond, Bytes: 12 << 20}},
+				DoneAt: at.Add(1300 * time.Millisecond)}},
 		"Node": domain.Node{Name: "n1", Addr: "10.0.0.1", GPUs: 8, CPUs: 64, Leaf: "leaf-1", Spine: "spine-1", Epoch: 5,
 			GPUModel: "NVIDIA H100 80GB HBM3", GPUMemoryMiB: 81559, GPUDistance: pairedGPUs(8),
 			Unhealthy: []domain.GPUFault{{GPU: 3, Reason: "uncorrectable ECC errors: 2", Since: time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)}},
@@ -200,6 +203,15 @@ func badCases(t *testing.T) []badCase {
 		{"Assignment", patch(t, "Assignment", map[string]any{"batch": nil, "container": map[string]any{"image": "Probe:latest"}}), `container.image: "Probe:latest" is not an image reference`},
 		{"Assignment", patch(t, "Assignment", map[string]any{"batch": nil, "container": map[string]any{"image": "probe", "mounts": []any{map[string]any{"source": "data", "target": "/data"}}}}), `container.mounts.0.source: "data" is relative`},
 		{"Assignment", patch(t, "Assignment", map[string]any{"batch": nil, "container": map[string]any{"image": "probe", "pullPolicy": "Sometimes"}}), `container.pullPolicy: "Sometimes" is not one of`},
+		{"Report", patch(t, "Report", map[string]any{"kind": "pulled", "rank": nil, "exitCode": nil, "reason": nil, "pullMs": -1}), "pullMs: -1 is not between 0"},
+		{"Report", patch(t, "Report", map[string]any{"kind": "pulled", "rank": nil, "exitCode": nil, "reason": nil, "imageBytes": int64(1) << 41}), "imageBytes: 2199023255552 is not between 0"},
+		{"Report", patch(t, "Report", map[string]any{"imageBytes": 5}), `pullMs: set on a "failed" report`},
+		{"Report", patch(t, "Report", map[string]any{"kind": "pull-failed", "rank": nil, "exitCode": nil, "reason": nil}), "reason: required"},
+		{"Allocation", patch(t, "Allocation", map[string]any{"pull": map[string]any{"image": "p", "timeout": int64(time.Minute), "nodes": map[string]any{"n9": map[string]any{"took": 1}}}}), `pull.nodes: "n9" is not a node of the placement`},
+		{"Allocation", patch(t, "Allocation", map[string]any{"pull": map[string]any{"image": "p", "timeout": 0}}), "pull.timeout: 0s is not between"},
+		{"Allocation", patch(t, "Allocation", map[string]any{"pull": map[string]any{"image": "Bad Image", "timeout": int64(time.Minute)}}), "pull.image"},
+		{"Allocation", patch(t, "Allocation", map[string]any{"pull": map[string]any{"image": "p", "timeout": int64(time.Minute), "nodes": map[string]any{"n1": map[string]any{"bytes": -1}}}}), "pull.nodes.n1.bytes: -1"},
+		{"Assignment", patch(t, "Assignment", map[string]any{"pullOnly": true}), "pullOnly: set on an assignment without a container"},
 	}
 }
 
@@ -246,6 +258,16 @@ func asymmetric() [][]int {
 	d := pairedGPUs(8)
 	d[1][0] = domain.LinkSys
 	return d
+}
+
+// A pulled report with its numbers decodes as sent.
+func TestDecodePulledReport(t *testing.T) {
+	r := domain.Report{JobID: "train-1", Attempt: 1, Node: "n1", Kind: domain.ReportPulled, PullMillis: 1200, ImageBytes: 12 << 20, Pulled: true, Time: at}
+	data, _ := json.Marshal(r)
+	got, err := domain.DecodeReport(data)
+	if err != nil || got != r {
+		t.Fatalf("DecodeReport = %+v, %v; want %+v", got, err, r)
+	}
 }
 
 // TestAssignmentContainer: a container section the spec allowed decodes

@@ -31,12 +31,37 @@ func DecodeReport(data []byte) (Report, error) {
 		c.jobID("jobId", r.JobID)
 		c.attempt("attempt", r.Attempt)
 		c.node("node", r.Node)
-		c.oneOf("kind", string(r.Kind), string(ReportStarted), string(ReportExited), string(ReportFailed), string(ReportLost))
+		kinds := make([]string, len(ReportKinds))
+		for i, k := range ReportKinds {
+			kinds[i] = string(k)
+		}
+		c.oneOf("kind", string(r.Kind), kinds...)
 		c.between("rank", r.Rank, 0, MaxNodes*maxRanksPerNode)
 		// 0–255 from a process, -1 from Go when there is no status.
 		c.between("exitCode", r.ExitCode, -1, 255)
 		c.text("reason", r.Reason, MaxReasonBytes)
+		c.pulled(r)
 	})
+}
+
+// pulled checks a report's pull fields: in range on a pulled report,
+// absent on any other; a pull failure says why.
+func (c *checker) pulled(r *Report) {
+	if r.Kind != ReportPulled {
+		if r.PullMillis != 0 || r.ImageBytes != 0 || r.Pulled {
+			c.fail("pullMs", "set on a %s report; only pulled reports carry pull fields", quote(string(r.Kind)))
+		}
+		if r.Kind == ReportPullFailed {
+			c.required("reason", r.Reason)
+		}
+		return
+	}
+	if r.PullMillis < 0 || r.PullMillis > MaxPullMillis {
+		c.fail("pullMs", "%d is not between 0 and %d", r.PullMillis, MaxPullMillis)
+	}
+	if r.ImageBytes < 0 || r.ImageBytes > MaxImageBytes {
+		c.fail("imageBytes", "%d is not between 0 and %d", r.ImageBytes, int64(MaxImageBytes))
+	}
 }
 
 // DecodeCancelRequest decodes and checks a cancel request.

@@ -114,12 +114,16 @@ func (r DrainRecord) Latest() *CheckpointRef {
 }
 
 // Timing accumulates the terms of the seed's efficiency over every attempt:
-// η = compute / (compute + scheduling latency + checkpoint drain).
+// η = compute / (compute + scheduling latency + image pull + checkpoint drain).
 type Timing struct {
 	// Compute: time with every rank running, excluding drains.
 	Compute time.Duration `json:"compute"`
-	// SchedLatency: time from (re)queue to every rank running.
+	// SchedLatency: time from (re)queue to every rank running, less the
+	// pull phase (Pull).
 	SchedLatency time.Duration `json:"schedLatency"`
+	// Pull: a container job's pull phases, from the reservation until
+	// every node had the image (PullSummary.Took), summed over attempts.
+	Pull time.Duration `json:"pull,omitempty"`
 	// GangWait: of the last attempt, time from (re)queue until the last rank's
 	// allocation (all GPUs are claimed in one transaction, so that is when
 	// the reservation committed).
@@ -130,9 +134,23 @@ type Timing struct {
 	LastDrain time.Duration `json:"lastDrain,omitempty"`
 }
 
+// Plus is the sum of two timings' terms (LastDrain is o's when set): the
+// cluster's η sums every job's.
+func (t Timing) Plus(o Timing) Timing {
+	t.Compute += o.Compute
+	t.SchedLatency += o.SchedLatency
+	t.GangWait += o.GangWait
+	t.Pull += o.Pull
+	t.Drain += o.Drain
+	if o.LastDrain != 0 {
+		t.LastDrain = o.LastDrain
+	}
+	return t
+}
+
 // Efficiency is η, or 0 before any compute.
 func (t Timing) Efficiency() float64 {
-	total := t.Compute + t.SchedLatency + t.Drain
+	total := t.Compute + t.SchedLatency + t.Pull + t.Drain
 	if total <= 0 || t.Compute <= 0 {
 		return 0
 	}

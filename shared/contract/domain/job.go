@@ -79,6 +79,9 @@ type Job struct {
 	LastCheckpoint *CheckpointRef `json:"lastCheckpoint,omitempty"`
 	// Timing holds η's terms, accumulated over attempts.
 	Timing Timing `json:"timing"`
+	// Pull is the pull phase of the latest attempt that ran in a
+	// container (set when its ranks start).
+	Pull *PullSummary `json:"pull,omitempty"`
 
 	MsgID       string    `json:"msgId,omitempty"`
 	SubmittedAt time.Time `json:"submittedAt"`

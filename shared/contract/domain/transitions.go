@@ -19,13 +19,22 @@ func (j *Job) Reserve(attempt int, p Placement, now time.Time) bool {
 	return true
 }
 
-// Run moves a reserved attempt to running.
-func (j *Job) Run(attempt int, now time.Time) bool {
+// Run moves a reserved attempt to running. pull is the attempt's pull
+// phase (nil: none): η counts it as its own term, not as scheduling.
+func (j *Job) Run(attempt int, now time.Time, pull *PullSummary) bool {
 	if j.State != StateReserved || j.Attempt != attempt {
 		return false
 	}
 	j.State, j.RunningAt = StateRunning, now
-	j.Timing.SchedLatency += nonNegative(now.Sub(j.PendingSince))
+	waited := nonNegative(now.Sub(j.PendingSince))
+	if pull != nil {
+		took := min(pull.Took, waited)
+		j.Timing.Pull += took
+		waited -= took
+		p := *pull
+		j.Pull = &p
+	}
+	j.Timing.SchedLatency += waited
 	return true
 }
 

@@ -34,7 +34,17 @@ const (
 	// ReportLost: the agent holds an assignment it is not running (it
 	// restarted, or the assignment was for an earlier registration).
 	ReportLost ReportKind = "lost"
+	// ReportPulled: the node has the container image of a gang in its pull
+	// phase (PullMillis, ImageBytes, Pulled set); it starts nothing until
+	// gang clears the assignment's PullOnly.
+	ReportPulled ReportKind = "pulled"
+	// ReportPullFailed: the node could not make the image present; Reason
+	// is the engine's message. The attempt fails.
+	ReportPullFailed ReportKind = "pull-failed"
 )
+
+// ReportKinds are every report kind, as decoders accept them.
+var ReportKinds = []ReportKind{ReportStarted, ReportExited, ReportFailed, ReportLost, ReportPulled, ReportPullFailed}
 
 // Report is an agent's message to gang about one job attempt on one node.
 type Report struct {
@@ -46,7 +56,21 @@ type Report struct {
 	ExitCode int        `json:"exitCode,omitempty"`
 	Reason   string     `json:"reason,omitempty"`
 	Time     time.Time  `json:"time"`
+	// Of a pulled report: how long the node took to make the image
+	// present, the image's size, and whether it pulled (false: it had it).
+	PullMillis int64 `json:"pullMs,omitempty"`
+	ImageBytes int64 `json:"imageBytes,omitempty"`
+	Pulled     bool  `json:"pulled,omitempty"`
 }
+
+// Bounds of a pulled report's numbers.
+const (
+	// MaxPullMillis is a day: no pull phase may last longer
+	// (jobspec.MaxPullTimeout).
+	MaxPullMillis = 24 * 60 * 60 * 1000
+	// MaxImageBytes is 1 TiB.
+	MaxImageBytes = 1 << 40
+)
 
 // CancelRequest asks for a job to be stopped.
 type CancelRequest struct {

@@ -3,6 +3,7 @@ package jobspec
 import (
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/validate"
 )
@@ -15,6 +16,10 @@ type Container struct {
 	Image string `json:"image"`
 	// PullPolicy is PullIfNotPresent, PullAlways or PullNever.
 	PullPolicy string `json:"pullPolicy,omitempty"`
+	// PullTimeout bounds the gang's pull phase: from the reservation until
+	// every node has the image (default DefaultPullTimeout). The launch
+	// timeout starts after it.
+	PullTimeout Duration `json:"pullTimeout,omitzero"`
 	// Mounts are host paths bound into every rank's container.
 	Mounts []Mount `json:"mounts,omitempty"`
 	// Workdir is the ranks' working directory inside the container
@@ -47,6 +52,12 @@ const (
 	PullNever        = "Never"
 	// DefaultPullPolicy is container.pullPolicy's default.
 	DefaultPullPolicy = PullIfNotPresent
+	// DefaultPullTimeout is container.pullTimeout's default: a 20 GB image
+	// over a 1 Gbit/s link with room to spare.
+	DefaultPullTimeout = 10 * time.Minute
+	// MaxPullTimeout bounds container.pullTimeout: GPUs held idle for
+	// longer than a day waiting on a registry is a mistake.
+	MaxPullTimeout = 24 * time.Hour
 )
 
 // Bounds of a container section.
@@ -79,6 +90,9 @@ func (c Container) WithDefaults() Container {
 	if c.PullPolicy == "" {
 		c.PullPolicy = DefaultPullPolicy
 	}
+	if c.PullTimeout.IsZero() {
+		c.PullTimeout = DurationOf(DefaultPullTimeout)
+	}
 	return c
 }
 
@@ -98,6 +112,11 @@ func (c Container) Check(prefix string) []validate.FieldError {
 	case "", PullIfNotPresent, PullAlways, PullNever:
 	default:
 		out = append(out, validate.Errorf(f("pullPolicy"), "%q is not one of %s, %s, %s", c.PullPolicy, PullIfNotPresent, PullAlways, PullNever))
+	}
+	if fe, ok := checkDuration(f("pullTimeout"), c.PullTimeout); !ok {
+		out = append(out, fe)
+	} else if d := c.PullTimeout.Duration(); d > MaxPullTimeout {
+		out = append(out, validate.Errorf(f("pullTimeout"), "%s is more than the %s allowed", d, MaxPullTimeout))
 	}
 	if len(c.Mounts) > MaxMounts {
 		out = append(out, validate.Errorf(f("mounts"), "%d mounts, more than the %d allowed", len(c.Mounts), MaxMounts))

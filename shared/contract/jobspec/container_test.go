@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseContainer(t *testing.T) {
@@ -15,11 +16,22 @@ func TestParseContainer(t *testing.T) {
 	}
 	c := s.Container
 	if c == nil || c.Image != "nvcr.io/nvidia/pytorch:24.10-py3" || c.PullPolicy != PullIfNotPresent || !c.Mounts[0].ReadOnly ||
-		c.Workdir != "/workspace" || c.Env["NCCL_DEBUG"] != "INFO" || c.ShmSize != 8<<30 {
+		c.Workdir != "/workspace" || c.Env["NCCL_DEBUG"] != "INFO" || c.ShmSize != 8<<30 || c.PullTimeout.Duration() != DefaultPullTimeout {
 		t.Fatalf("container parsed as %+v", c)
 	}
 	if again := s.WithDefaults(); !reflect.DeepEqual(again.Container, c) {
 		t.Errorf("WithDefaults not idempotent: %+v", again.Container)
+	}
+}
+
+// pullTimeout is parsed once, kept as written, and defaults to 10m.
+func TestParseContainerPullTimeout(t *testing.T) {
+	s, err := Parse([]byte(`{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"container":{"image":"p","pullTimeout":"90s"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Container.PullTimeout; got.Duration() != 90*time.Second || got.String() != "90s" {
+		t.Errorf("pullTimeout = %v (%q), want 90s as written", got.Duration(), got.String())
 	}
 }
 
@@ -55,6 +67,9 @@ func TestParseRejectsBadContainer(t *testing.T) {
 		{`{}`, "container: missing property 'image'"},
 		{`{"image":"Bad Image"}`, `container.image: "Bad Image" is not an image reference`},
 		{`{"image":"p","pullPolicy":"Sometimes"}`, "container.pullPolicy"},
+		{`{"image":"p","pullTimeout":"soon"}`, "container.pullTimeout"},
+		{`{"image":"p","pullTimeout":"0s"}`, "container.pullTimeout: must be positive"},
+		{`{"image":"p","pullTimeout":"25h"}`, "container.pullTimeout: 25h0m0s is more than the 24h0m0s allowed"},
 		{`{"image":"p","mounts":[{"source":"data","target":"/data"}]}`, "container.mounts.0.source"},
 		{`{"image":"p","mounts":[{"source":"/d","target":"/x/../etc"}]}`, `container.mounts.0.target: "/x/../etc" has a ".." element`},
 		{`{"image":"p","mounts":[{"source":"/d","target":"/"}]}`, "container.mounts.0.target: cannot be the container's root"},

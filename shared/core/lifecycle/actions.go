@@ -17,6 +17,13 @@ type Release struct {
 // launch deadline.
 type LaunchTimeout struct{ Alloc domain.Allocation }
 
+// FailPull fails the attempt of a container gang whose pull phase failed
+// (its deadline passed) and releases the gang, Reason going on the record.
+type FailPull struct {
+	Alloc  domain.Allocation
+	Reason string
+}
+
 // Requeue releases the gang's attempt and requeues the job, Reason going on
 // the record and the event.
 type Requeue struct {
@@ -66,6 +73,7 @@ type ConfirmStrays struct {
 
 func (Release) isAction()           {}
 func (LaunchTimeout) isAction()     {}
+func (FailPull) isAction()          {}
 func (Requeue) isAction()           {}
 func (AnnounceRunning) isAction()   {}
 func (ConfirmAllocation) isAction() {}

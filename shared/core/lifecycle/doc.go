@@ -10,7 +10,9 @@
 // actions that repair it, in the order to apply them:
 //
 //   - per allocation, in listing order: Release (its job is finished, gone
-//     or on another attempt), LaunchTimeout, Requeue (a node of it is down)
+//     or on another attempt), FailPull (a container gang still pulling
+//     past its pull deadline, JudgePull), LaunchTimeout, Requeue (a node
+//     of it is down)
 //     or AnnounceRunning (past the barrier, never recorded as running);
 //     nothing while its job is still pending on its attempt;
 //   - RequeueUnlessHeld for an active job without its allocation;

@@ -68,6 +68,15 @@ func JudgeAllocation(a domain.Allocation, job domain.JobBrief, found bool, up ma
 	switch {
 	case !found || job.State.Terminal() || job.Attempt != a.Attempt:
 		return Release{JobID: a.JobID, Attempt: a.Attempt}
+	case a.State == domain.AllocReserved && a.Pull.Pending():
+		// Pulling: the pull deadline, not the launch one, applies (the
+		// launch timeout starts after the pull).
+		if v := JudgePull(a, nil, now); v.Step == PullFail {
+			return FailPull{Alloc: a, Reason: v.Reason}
+		}
+		if job.State == domain.StatePending {
+			return nil
+		}
 	case a.State == domain.AllocReserved && now.After(a.LaunchDeadline):
 		return LaunchTimeout{Alloc: a}
 	case job.State == domain.StatePending:

@@ -127,7 +127,7 @@ func newMetrics(m metric.Meter) (*Metrics, error) {
 	out.DrainDuration = seconds(MetricDrainDuration, "Checkpoint drain time: drain request to resources released, by kind.")
 	out.JobsFinished = counter(MetricJobsFinished, "{job}", "Jobs that ended, by final state.")
 	out.JobEfficiency, e = m.Float64Histogram(MetricJobEfficiency, metric.WithUnit("1"),
-		metric.WithDescription("η of each finished job: compute / (compute + scheduling latency + drain)."),
+		metric.WithDescription("η of each finished job: compute / (compute + scheduling latency + image pull + drain)."),
 		metric.WithExplicitBucketBoundaries(ratioBuckets...))
 	err = errors.CombineErrors(err, e)
 	out.NodeTransitions = counter(MetricNodeTransitions, "{transition}", "Nodes going up (agent registered) or down (lease expired), by event.")
@@ -140,7 +140,7 @@ func newMetrics(m metric.Meter) (*Metrics, error) {
 	out.gangsRunning = gauge(MetricGangsRunning, "{gang}", "Gangs past the launch barrier (every rank running).")
 	out.nodes = gauge(MetricNodes, "{node}", "Inventoried nodes, by state: up or down.")
 	out.clusterEfficiency, e = m.Float64ObservableGauge(MetricClusterEfficiency, metric.WithUnit("1"),
-		metric.WithDescription("Cluster η over every job: Σ compute / Σ (compute + scheduling latency + drain), running intervals included."))
+		metric.WithDescription("Cluster η over every job: Σ compute / Σ (compute + scheduling latency + image pull + drain), running intervals included."))
 	err = errors.CombineErrors(err, e)
 	return &out, errors.Wrap(err, "metric instruments")
 }

@@ -39,6 +39,7 @@ const (
 	SpanLaunch    = "agent.launch"      // start this node's ranks
 	SpanRun       = "agent.run"         // this node's ranks, from start to exit
 	SpanImage     = "agent.image"       // making a container job's image present
+	SpanPull      = "gang.pull"         // a container gang's pull phase: reservation → image on every node
 	SpanSignal    = "agent.checkpoint"  // ask local ranks to checkpoint
 	SpanCancel    = "drain.cancel"      // cancel at once
 	SpanDrain     = "drain.start"       // start a checkpoint drain
