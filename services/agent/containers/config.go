@@ -53,6 +53,9 @@ type Rank struct {
 	// GPUs are the rank's GPUs as the engine's device driver names them
 	// (UUIDs); nil: no GPU is passed through (a simulated node).
 	GPUs []string
+	// Devices are host device files passed through at the same path: the
+	// closest NICs' RDMA devices (RDMADevices); nil: none.
+	Devices []string
 	// User is uid:gid inside the container.
 	User    string
 	ShmSize int64
@@ -81,7 +84,9 @@ func Labels(r Rank) map[string]string {
 // Host network and IPC: NCCL's sockets and shared-memory transports, and
 // CUDA IPC between the node's ranks, need them. Init: the engine's init is
 // PID 1 and forwards the checkpoint and stop signals to the rank, which
-// as PID 1 would ignore any it has no handler for.
+// as PID 1 would ignore any it has no handler for. RDMA devices come with
+// an unlimited memlock limit: verbs pin the buffers they register, and the
+// engine's default (64 KiB) fails the first registration.
 func CreateOptions(r Rank) client.ContainerCreateOptions {
 	init := true
 	hc := &container.HostConfig{
@@ -96,6 +101,12 @@ func CreateOptions(r Rank) client.ContainerCreateOptions {
 	}
 	for _, m := range r.Mounts {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
+	}
+	for _, d := range r.Devices {
+		hc.Devices = append(hc.Devices, container.DeviceMapping{PathOnHost: d, PathInContainer: d, CgroupPermissions: "rwm"})
+	}
+	if len(r.Devices) > 0 {
+		hc.Ulimits = []*container.Ulimit{{Name: "memlock", Soft: -1, Hard: -1}}
 	}
 	if len(r.GPUs) > 0 {
 		hc.DeviceRequests = []container.DeviceRequest{{DeviceIDs: r.GPUs, Capabilities: [][]string{{"gpu"}}}}
