@@ -25,7 +25,7 @@ import (
 // earlier agent of this node left: at start this agent runs no attempt,
 // so every container labelled with this node is a leftover.
 func startEngine(ctx context.Context, cfg Config, log *slog.Logger) (*containers.Docker, error) {
-	d, err := containers.NewDocker(cfg.ContainerHost)
+	d, err := containers.NewDocker(cfg.ContainerHost, containers.WithSharing(containers.Sharing{Container: cfg.ContainerShare, DataDir: cfg.DataDir}))
 	if err != nil {
 		return nil, errors.Wrap(err, "--container-runtime docker")
 	}

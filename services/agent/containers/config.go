@@ -137,3 +137,38 @@ func cpuList(ids []int) string {
 	}
 	return strings.Join(s, ",")
 }
+
+// Sharing is how the ranks' containers of an agent that itself runs in a
+// container (the compose cluster's nodes) reach what the agent has: they
+// join its network and IPC namespaces instead of the host's (the names of
+// the agent's network resolve, MASTER_ADDR included, and its ranks share
+// one IPC namespace as on a host), and take its volumes (VolumesFrom),
+// its data directory among them, instead of binding the agent's own paths
+// from the host, where they are not. The zero value shares nothing.
+type Sharing struct {
+	// Container is the agent's container, by name or ID.
+	Container string
+	// DataDir is the agent's data directory, a volume of Container: binds
+	// of paths under it (the attempt's directory, the ack socket) are
+	// dropped, VolumesFrom brings them at the same paths.
+	DataDir string
+}
+
+// Apply makes opts share what s says; a zero s leaves them as they are.
+func (s Sharing) Apply(opts *client.ContainerCreateOptions) {
+	if s.Container == "" {
+		return
+	}
+	hc := opts.HostConfig
+	hc.NetworkMode = container.NetworkMode("container:" + s.Container)
+	hc.IpcMode = container.IpcMode("container:" + s.Container)
+	hc.VolumesFrom = []string{s.Container}
+	var kept []mount.Mount
+	for _, m := range hc.Mounts {
+		if s.DataDir != "" && (m.Source == s.DataDir || strings.HasPrefix(m.Source, strings.TrimSuffix(s.DataDir, "/")+"/")) {
+			continue
+		}
+		kept = append(kept, m)
+	}
+	hc.Mounts = kept
+}

@@ -122,3 +122,26 @@ func TestRDMADevices(t *testing.T) {
 		}
 	}
 }
+
+// Sharing.Apply: the zero value changes nothing; otherwise network, IPC
+// and volumes come from the agent's container, and only binds under its
+// data directory are dropped.
+func TestSharingApply(t *testing.T) {
+	r := Rank{Job: "j", Image: "img", Command: []string{"x"}, Mounts: []jobspec.Mount{
+		{Source: "/var/lib/lockstep/jobs/j/1", Target: "/var/lib/lockstep/jobs/j/1"}, {Source: "/var/lib/lockstep/agent.sock", Target: "/var/lib/lockstep/agent.sock"},
+		{Source: "/var/lib/lockstep2", Target: "/x"}, {Source: "/datasets", Target: "/data", ReadOnly: true}}}
+	opts := CreateOptions(r)
+	Sharing{}.Apply(&opts)
+	if !reflect.DeepEqual(opts, CreateOptions(r)) {
+		t.Errorf("the zero Sharing changed the options: %+v", opts.HostConfig)
+	}
+	Sharing{Container: "lockstep-node-01", DataDir: "/var/lib/lockstep/"}.Apply(&opts)
+	hc := opts.HostConfig
+	if hc.NetworkMode != "container:lockstep-node-01" || hc.IpcMode != "container:lockstep-node-01" || !reflect.DeepEqual(hc.VolumesFrom, []string{"lockstep-node-01"}) {
+		t.Errorf("network %q ipc %q volumes from %v", hc.NetworkMode, hc.IpcMode, hc.VolumesFrom)
+	}
+	want := []mount.Mount{{Type: mount.TypeBind, Source: "/var/lib/lockstep2", Target: "/x"}, {Type: mount.TypeBind, Source: "/datasets", Target: "/data", ReadOnly: true}}
+	if !reflect.DeepEqual(hc.Mounts, want) {
+		t.Errorf("mounts %+v, want %+v", hc.Mounts, want)
+	}
+}

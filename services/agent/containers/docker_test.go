@@ -8,7 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 )
 
 // syncBuf is an io.Writer the test reads while the engine writes.
@@ -134,5 +138,61 @@ func TestDockerReap(t *testing.T) {
 	}
 	if left[stale] || !left[kept] || !left[other] || !left[otherScope] {
 		t.Errorf("after reap: stale %v kept %v other node's %v other agent's %v", left[stale], left[kept], left[other], left[otherScope])
+	}
+}
+
+// A rank of an agent that runs in a container itself shares that
+// container's network, IPC and volumes: its data directory comes through
+// VolumesFrom (the rank writes its ack file there), and the binds of the
+// agent's paths, not on the host, are dropped.
+func TestDockerSharing(t *testing.T) {
+	d := engine(t)
+	ctx := t.Context()
+	const dataDir = "/lockstep-share-test"
+	host, err := d.c.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Config:     &container.Config{Image: probeTag, Cmd: []string{"wait"}, Labels: map[string]string{LabelMarker: "true", LabelNode: "share-agent"}},
+		HostConfig: &container.HostConfig{IpcMode: "shareable", Mounts: []mount.Mount{{Type: mount.TypeVolume, Target: dataDir}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = d.c.ContainerRemove(context.WithoutCancel(ctx), host.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	})
+	if _, err := d.c.ContainerStart(ctx, host.ID, client.ContainerStartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	shared, err := NewDocker("", WithSharing(Sharing{Container: host.ID, DataDir: dataDir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = shared.Close() })
+	r := Rank{Job: "share", Attempt: 1, Node: "share-n1", Image: probeTag, Command: []string{"/probe", "wait"},
+		Env:    []string{"LOCKSTEP_CHECKPOINT_ACK=" + dataDir + "/ack"},
+		Mounts: []jobspec.Mount{{Source: dataDir + "/jobs/share/1", Target: dataDir + "/jobs/share/1"}}}
+	var out syncBuf
+	id, copied, err := shared.Start(ctx, CreateOptions(r), &out, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Remove(context.WithoutCancel(ctx), id) })
+	insp, err := d.c.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := insp.Container.HostConfig
+	if string(hc.NetworkMode) != "container:"+host.ID || string(hc.IpcMode) != "container:"+host.ID || len(hc.VolumesFrom) != 1 || len(hc.Mounts) != 0 {
+		t.Errorf("network %q ipc %q volumes from %v mounts %+v", hc.NetworkMode, hc.IpcMode, hc.VolumesFrom, hc.Mounts)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "waiting") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := shared.Signal(ctx, id, "SIGUSR1"); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := shared.Wait(ctx, id); err != nil || code != 0 {
+		<-copied
+		t.Fatalf("exit %d, %v: the ack could not be written in the shared volume:\n%s", code, err, out.String())
 	}
 }
