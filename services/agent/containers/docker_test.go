@@ -3,6 +3,7 @@ package containers
 import (
 	"bytes"
 	"context"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -194,5 +195,41 @@ func TestDockerSharing(t *testing.T) {
 	if code, err := shared.Wait(ctx, id); err != nil || code != 0 {
 		<-copied
 		t.Fatalf("exit %d, %v: the ack could not be written in the shared volume:\n%s", code, err, out.String())
+	}
+}
+
+// On a machine with an NVIDIA GPU and the engine's NVIDIA runtime, a rank
+// given a GPU by UUID (the device request) has that GPU's device and no
+// other; a rank given none has none. Skipped where nvidia-smi lists no GPU.
+func TestDockerGPUPassthrough(t *testing.T) {
+	raw, err := exec.Command("nvidia-smi", "--query-gpu=uuid", "--format=csv,noheader").Output()
+	uuids := strings.Fields(string(raw))
+	if err != nil || len(uuids) == 0 {
+		t.Skipf("no NVIDIA GPU here (%v)", err)
+	}
+	d := engine(t)
+	ctx := t.Context()
+	run := func(gpus []string) string {
+		r := Rank{Job: "gpu", Attempt: 1, Rank: len(gpus), Node: "gpu-n1", Image: probeTag, Command: []string{"/probe"}, GPUs: gpus}
+		var out syncBuf
+		id, copied, err := d.Start(ctx, CreateOptions(r), &out, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = d.Remove(context.WithoutCancel(ctx), id) })
+		if code, err := d.Wait(ctx, id); err != nil || code != 0 {
+			t.Fatalf("exit %d, %v", code, err)
+		}
+		<-copied
+		t.Logf("GPUs %v:\n%s", gpus, out.String())
+		_, dev, _ := strings.Cut(out.String(), "gpu-devices=[")
+		dev, _, _ = strings.Cut(dev, "]")
+		return dev
+	}
+	if got := strings.Fields(run(uuids[:1])); len(got) != 1 {
+		t.Errorf("one GPU by UUID %s: devices %v, want one /dev/nvidiaN", uuids[0], got)
+	}
+	if got := run(nil); got != "" {
+		t.Errorf("no GPU asked: devices %q", got)
 	}
 }
