@@ -27,21 +27,14 @@ const probeImage = "lockstep-probe:devcluster"
 // when no engine answers.
 func containerCluster(t *testing.T) (*harness, *containers.Docker) {
 	t.Helper()
-	d, err := containers.NewDocker("")
+	d, skip, err := containers.ProbeEngine(t.Context(), probeImage)
+	if skip != "" {
+		t.Skip(skip)
+	}
 	if err != nil {
-		t.Skipf("no container engine client: %v", err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	if err := d.Ping(ctx); err != nil {
-		t.Skipf("no container engine answers: %v", err)
-	}
-	bctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	if err := containers.BuildProbe(bctx, d, probeImage); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = d.Close() })
 	h := newHarness(t, devcluster.Config{Nodes: 2, GPUsPerNode: 4, ContainerRuntime: agent.RuntimeDocker})
 	return h, d
 }

@@ -21,21 +21,14 @@ const ctrKillProbe = "lockstep-probe:agent"
 // of the agent is left to stop them), and the agent, started again,
 // removes every container of that attempt before it registers.
 func TestAgentKilledWithContainersLeavesNoneAfterRestart(t *testing.T) {
-	d, err := containers.NewDocker("")
+	d, skip, err := containers.ProbeEngine(t.Context(), ctrKillProbe)
+	if skip != "" {
+		t.Skip(skip)
+	}
 	if err != nil {
-		t.Skipf("no container engine client: %v", err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	pctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	if err := d.Ping(pctx); err != nil {
-		t.Skipf("no container engine answers: %v", err)
-	}
-	bctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	if err := containers.BuildProbe(bctx, d, ctrKillProbe); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = d.Close() })
 	env := testenv.Start(t)
 	spec := testAgentSpec{NATS: env.NATSURL, Etcd: env.EtcdEndpoint, Node: "ck1", DataDir: t.TempDir(),
 		Containment: ContainProcess, ContainerRuntime: RuntimeDocker}

@@ -31,21 +31,14 @@ const probeTag = "lockstep-probe:test"
 // skips the test when no engine answers.
 func engine(t *testing.T) *Docker {
 	t.Helper()
-	d, err := NewDocker("")
+	d, skip, err := ProbeEngine(t.Context(), probeTag)
+	if skip != "" {
+		t.Skip(skip)
+	}
 	if err != nil {
-		t.Skipf("no container engine client: %v", err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	if err := d.Ping(ctx); err != nil {
-		t.Skipf("no container engine answers: %v", err)
-	}
-	bctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	if err := BuildProbe(bctx, d, probeTag); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = d.Close() })
 	return d
 }
 

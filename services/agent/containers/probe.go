@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/moby/moby/client"
@@ -76,4 +77,28 @@ func BuildProbe(ctx context.Context, d *Docker, tag string) error {
 		return errors.Wrapf(err, "probe image not built: %s", out)
 	}
 	return nil
+}
+
+// ProbeEngine connects to the local engine (DOCKER_HOST, else the default
+// socket) and builds the probe image tag, for tests. When no engine
+// answers it returns why in skip (and no error): the tests that need one
+// skip, saying so. The caller closes d.
+func ProbeEngine(ctx context.Context, tag string) (d *Docker, skip string, err error) {
+	d, err = NewDocker("")
+	if err != nil {
+		return nil, "no container engine client: " + err.Error(), nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := d.Ping(pctx); err != nil {
+		_ = d.Close()
+		return nil, "no container engine answers: " + err.Error(), nil
+	}
+	bctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	if err := BuildProbe(bctx, d, tag); err != nil {
+		_ = d.Close()
+		return nil, "", err
+	}
+	return d, "", nil
 }
