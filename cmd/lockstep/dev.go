@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
+	"github.com/lockstep-dev/lockstep/services/agent"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
@@ -33,6 +34,8 @@ func (a *app) dev(cmd *cobra.Command) runE {
 	verbose := fs.BoolP("verbose", "v", false, "log every service's info messages (default: warnings only)")
 	topo := topologyFlag(fs, "switch tree file (YAML, Slurm topology.conf or Lingjun CSV); default: from the simulated nodes' labels")
 	queues := queuesFlag(fs, "quotas and fair-share weights")
+	ctrRuntime := choice{value: agent.RuntimeNone, allowed: []string{agent.RuntimeNone, agent.RuntimeDocker}}
+	fs.Var(&ctrRuntime, "container-runtime", "run container jobs (spec container:) on the local engine: docker (Docker, or Podman's API service at $DOCKER_HOST), or none to refuse them")
 	insecure := fs.Bool("insecure", false, "run without authentication: anyone who reaches NATS may do anything (default: creds for every service, node and admin, alice, bob in <data-dir>/creds)")
 	return func(cmd *cobra.Command, _ []string) error {
 		ctx, env := cmd.Context(), a.env
@@ -56,6 +59,7 @@ func (a *app) dev(cmd *cobra.Command) runE {
 		}
 		cfg.Log = newLeveledLogger(env, level)
 		cfg.Auth = !*insecure
+		cfg.ContainerRuntime = ctrRuntime.value
 		if *insecure {
 			fmt.Fprintln(env.stderr, "WARNING: --insecure: authentication is OFF. Anyone who can reach this NATS or etcd can submit, cancel and drain anything, and forge any service's messages.")
 		}

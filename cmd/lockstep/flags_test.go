@@ -50,6 +50,7 @@ func TestUsageErrorsExit2WithAHint(t *testing.T) {
 		{[]string{"logs", "ID", "--rank", "one"}, `invalid argument "one" for "--rank" flag`},
 		{[]string{"logs", "ID", "--rank"}, "flag needs an argument: --rank"},
 		{[]string{"dev", "-N", "many"}, `invalid argument "many" for "-N, --nodes" flag`},
+		{[]string{"dev", "--container-runtime", "podman"}, `invalid argument "podman" for "--container-runtime" flag: not one of none, docker`},
 		{[]string{"stats", "-o", "yaml"}, `invalid argument "yaml" for "-o, --output" flag: not one of table, json`},
 		{[]string{"quue"}, `unknown command "quue"`},
 		// The global flags a command does not use are refused, as before

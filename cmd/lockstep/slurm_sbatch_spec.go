@@ -136,6 +136,13 @@ func sbatchSpecOf(d slurm.Directives, sc sbatchScript, sub sbatchSubmitter, warn
 			"(a name of letters, digits and '_', a UTF-8 value): %s", strings.Join(skipped, ", ")))
 	}
 	s.Env = env
+	if s.Container != nil {
+		var unset []string
+		s.Container.Env, unset = containerEnv(d.Container.EnvNames, sub.environ)
+		if len(unset) > 0 {
+			*warnings = append(*warnings, "--container-env: not set here, not sent: "+strings.Join(unset, ", "))
+		}
+	}
 	if s.Array, err = sbatchArray(d.Array); err != nil {
 		return s, err
 	}
@@ -143,6 +150,31 @@ func sbatchSpecOf(d slurm.Directives, sc sbatchScript, sub sbatchSubmitter, warn
 		return s, err
 	}
 	return s, nil
+}
+
+// containerEnv is --container-env: each name's value where sbatch runs
+// (pyxis takes them from the host, over the image's), and the names that
+// are not set here.
+func containerEnv(names, environ []string) (map[string]string, []string) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	here := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			here[k] = v
+		}
+	}
+	out := map[string]string{}
+	var unset []string
+	for _, n := range names {
+		if v, ok := here[n]; ok {
+			out[n] = v
+		} else {
+			unset = append(unset, n)
+		}
+	}
+	return out, unset
 }
 
 // checkText refuses what a job spec cannot carry as sent: JSON would

@@ -182,3 +182,33 @@ func TestSbatchCorpusRefusals(t *testing.T) {
 		t.Errorf("--ignore-unsupported: %v, warnings:\n%s", err, got)
 	}
 }
+
+// pyxis's options become the spec's container section, --container-env
+// taking its values from the submitter's environment (an unset name is a
+// warning, not sent). Until a batch script can run in a container the
+// spec is then refused with the contract's reason, before it is sent.
+func TestSbatchContainerOptions(t *testing.T) {
+	d, _, err := slurm.ParseOptions([]string{"--gpus-per-node=8", "--container-image=nvcr.io#nvidia/pytorch:24.10-py3",
+		"--container-mounts=/datasets/c4:/data:ro", "--container-workdir=/workspace", "--container-env=NCCL_DEBUG,HF_TOKEN", "train.sh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := sbatchScript{text: []byte("#!/bin/sh\nsrun python train.py\n"), name: "train.sh"}
+	var warnings []string
+	s, err := sbatchSpecOf(d, sc, testSubmitter, &warnings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Container
+	if c == nil || c.Image != "nvcr.io/nvidia/pytorch:24.10-py3" || c.Workdir != "/workspace" ||
+		len(c.Mounts) != 1 || c.Mounts[0] != (jobspec.Mount{Source: "/datasets/c4", Target: "/data", ReadOnly: true}) ||
+		len(c.Env) != 1 || c.Env["NCCL_DEBUG"] != "INFO" {
+		t.Errorf("container %+v", c)
+	}
+	if len(warnings) != 1 || warnings[0] != "--container-env: not set here, not sent: HF_TOKEN" {
+		t.Errorf("warnings %q", warnings)
+	}
+	if _, _, _, err := sbatchSpec(d, sc, testSubmitter, false); err == nil || !strings.Contains(err.Error(), "container: batch jobs cannot run in a container yet") {
+		t.Errorf("sbatchSpec = %v, want the contract's refusal of a batch job in a container", err)
+	}
+}

@@ -42,4 +42,9 @@ func TestSrunOutsideAJob(t *testing.T) {
 	if _, errOut, code := cli(t, "srun", "--kill-on-bad-exit=2", "hostname"); code != 2 || !strings.Contains(errOut, "kill-on-bad-exit") {
 		t.Errorf("srun --kill-on-bad-exit=2 = %d %q", code, errOut)
 	}
+	// pyxis's options name themselves and what to do instead.
+	if _, errOut, code := cli(t, "srun", "--container-image=nvcr.io#nvidia/pytorch:24.10-py3", "python", "t.py"); code != 2 ||
+		!strings.Contains(errOut, "srun: --container-image: a step cannot run in a container; submit the command as a container job of its own") {
+		t.Errorf("srun --container-image = %d %q", code, errOut)
+	}
 }

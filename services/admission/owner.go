@@ -153,6 +153,9 @@ func (a *admitter) admit(sub submission, spec jobspec.Spec, now time.Time) (rele
 		Owner: sub.owner, Groups: a.queues.GroupsOf(sub.owner), Queue: spec.Queue,
 		Priority: spec.Priority, GPUs: spec.GPUs(),
 	}
+	if spec.Container != nil {
+		s.Container, s.ContainerUser = true, spec.Container.User
+	}
 	if p.active != nil {
 		s.PendingJobs = p.countLocked(sub.owner, now)
 	}

@@ -111,7 +111,7 @@ func TestQueuePolicyRejectsWithTheReason(t *testing.T) {
 	env, _ := start(t, func(c *admission.Config) {
 		c.Queues.Queues = map[string]queue.QueueConfig{
 			"prod":     {AllowUsers: []string{"alice"}, AllowGroups: []string{"ml"}},
-			"research": {MaxPriority: &ten},
+			"research": {MaxPriority: &ten, AllowRoot: true},
 		}
 		c.Queues.Groups = map[string][]string{"ml": {"carol"}}
 		c.Queues.Users = map[string]queue.UserConfig{"dave": {MaxPendingJobs: one}}
@@ -125,16 +125,25 @@ func TestQueuePolicyRejectsWithTheReason(t *testing.T) {
 	publishAs(t, env, "dave", "", job("dave-1", "research", 0))
 	waitEvent(t, env, "dave-1", events.Admitted)
 	publishAs(t, env, "dave", "", job("dave-2", "research", 0))
+	// A container as root: refused in the default queue, admitted where
+	// the queue allows it.
+	rootJob := func(id, queue string) string {
+		return `{"id":"` + id + `","queue":"` + queue + `","gang":{"nodes":1,"gpusPerNode":8},"command":["true"],"container":{"image":"busybox","user":"root"}}`
+	}
+	publishAs(t, env, "erin", "", rootJob("erin-root", "default"))
+	publishAs(t, env, "erin", "", rootJob("erin-root-research", "research"))
 	for id, want := range map[string]string{
-		"bob-prod": `QueueAccess: queue "prod": user bob may not submit`,
-		"bob-high": "PriorityAboveMax: priority 11 is above queue \"research\"'s maximum of 10",
-		"dave-2":   "UserPendingLimit: dave already has 1 pending jobs (limit 1)",
+		"erin-root": `RootContainer: queue "default": the container would run as root (container.user "root", owner erin), which the queue does not allow (allowRoot)`,
+		"bob-prod":  `QueueAccess: queue "prod": user bob may not submit`,
+		"bob-high":  "PriorityAboveMax: priority 11 is above queue \"research\"'s maximum of 10",
+		"dave-2":    "UserPendingLimit: dave already has 1 pending jobs (limit 1)",
 	} {
 		if ev := waitEvent(t, env, id, events.Rejected); !strings.Contains(ev.Reason, want) {
 			t.Errorf("%s: reason %q, want %q", id, ev.Reason, want)
 		}
 	}
 	waitEvent(t, env, "carol-prod", events.Admitted) // by her group
+	waitEvent(t, env, "erin-root-research", events.Admitted)
 }
 
 // allEvents reads every event of a job so far.

@@ -30,6 +30,7 @@ const envTestAgent = "LOCKSTEP_TEST_AGENT"
 type testAgentSpec struct {
 	NATS, Etcd, Node, DataDir string
 	Containment               Containment
+	ContainerRuntime          string
 }
 
 func TestMain(m *testing.M) {
@@ -50,7 +51,7 @@ func runTestAgent(raw string) int {
 	err := Run(ctx, Config{
 		Base:    config.Base{NATSURL: s.NATS, Etcd: s.Etcd, StreamReplicas: 1, Log: slog.New(slog.NewTextHandler(os.Stderr, nil))},
 		Node:    domain.Node{Name: s.Node, Addr: "127.0.0.1", GPUs: 1},
-		DataDir: s.DataDir, LeaseTTL: 2 * time.Second, Containment: s.Containment,
+		DataDir: s.DataDir, LeaseTTL: 2 * time.Second, Containment: s.Containment, ContainerRuntime: s.ContainerRuntime,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

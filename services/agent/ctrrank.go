@@ -25,7 +25,7 @@ import (
 // earlier agent of this node left: at start this agent runs no attempt,
 // so every container labelled with this node is a leftover.
 func startEngine(ctx context.Context, cfg Config, log *slog.Logger) (*containers.Docker, error) {
-	d, err := containers.NewDocker(cfg.ContainerHost)
+	d, err := containers.NewDocker(cfg.ContainerHost, containers.WithSharing(containers.Sharing{Container: cfg.ContainerShare, DataDir: cfg.DataDir}))
 	if err != nil {
 		return nil, errors.Wrap(err, "--container-runtime docker")
 	}
@@ -159,7 +159,8 @@ func (e *executor) startContainers(g *localGang, setup rankSetup, dir, note stri
 			}
 		}
 		cr := containers.Rank{Job: as.JobID, Attempt: as.Attempt, Rank: r.Rank, Node: e.cfg.Node.Name, Scope: e.cfg.DataDir, Image: spec.Image,
-			Command: as.Command, Env: env, Workdir: spec.Workdir, Mounts: mounts, CPUs: cpus, Mems: mems, GPUs: gpus, User: user, ShmSize: spec.ShmSize}
+			Command: as.Command, Env: env, Workdir: spec.Workdir, Mounts: mounts, CPUs: cpus, Mems: mems, GPUs: gpus, User: user, ShmSize: spec.ShmSize,
+			Devices: containers.RDMADevices("/", place.ClosestNICs(setup.hw, r.GPUs))}
 		logFile := dir + "/rank-" + strconv.Itoa(r.Rank) + ".log"
 		stdout, stderr := e.newSink(as, r.Rank, "stdout", logFile), e.newSink(as, r.Rank, "stderr", logFile)
 		if note != "" {

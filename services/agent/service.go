@@ -68,6 +68,12 @@ type Config struct {
 	// else the engine's default socket).
 	ContainerRuntime string
 	ContainerHost    string
+	// ContainerShare is the container this agent runs in, when it does
+	// (the compose cluster): rank containers join its network, IPC and
+	// volumes (containers.Sharing). "": the host's. Without the docker
+	// runtime it is unused (compose sets both, the runtime from the
+	// environment).
+	ContainerShare string
 }
 
 // Container runtimes.

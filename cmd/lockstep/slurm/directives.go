@@ -40,6 +40,9 @@ type Directives struct {
 	Exclusive  string
 	Array      *Array      // -a, --array
 	Dependency *Dependency // -d, --dependency
+	// Container is pyxis's --container-image, --container-mounts,
+	// --container-workdir and --container-env.
+	Container Container
 
 	Wait     bool // -W, --wait
 	Parsable bool // --parsable

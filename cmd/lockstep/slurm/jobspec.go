@@ -46,6 +46,9 @@ var checkpointSignals = map[string]bool{"USR1": true, "USR2": true, "TERM": true
 //	--signal=SIG@time      checkpoint.signal, checkpoint.gracePeriod
 //	--no-requeue           restartPolicy.maxRestarts = 0 (--requeue: the default)
 //	--export=NAME=value    env (the NAME=value items only)
+//	--container-image,     container.image (pyxis's registry#image as registry/image),
+//	  --container-mounts,  container.mounts (SRC[:DST[:ro|rw]],...),
+//	  --container-workdir  container.workdir (--container-env: the caller's)
 //
 // An impossible combination is an error naming the options. What has no
 // spec field stays in the Directives for the caller (see the package
@@ -135,6 +138,10 @@ func (d Directives) jobSpec(command []string) (jobspec.Spec, error) {
 
 	if d.Requeue != nil && !*d.Requeue {
 		s.RestartPolicy.MaxRestarts = new(0)
+	}
+
+	if s.Container, err = d.Container.jobSpec(); err != nil {
+		return s, err
 	}
 
 	if d.Export != nil && len(d.Export.Set) > 0 {

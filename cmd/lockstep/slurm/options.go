@@ -6,6 +6,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/slurmenv"
 )
 
@@ -43,6 +44,11 @@ var sbatchOptions = []optDef{
 	{"wait", 'W', noArg, setFlag(func(d *Directives) *bool { return &d.Wait })},
 	{"parsable", 0, noArg, setFlag(func(d *Directives) *bool { return &d.Parsable })},
 	{"test-only", 0, noArg, setFlag(func(d *Directives) *bool { return &d.TestOnly })},
+	// pyxis's container options (docs/containers.md).
+	{"container-image", 0, requiredArg, setParsed(ParseContainerImage, func(d *Directives) *string { return &d.Container.Image })},
+	{"container-mounts", 0, requiredArg, setParsed(ParseContainerMounts, func(d *Directives) *[]jobspec.Mount { return &d.Container.Mounts })},
+	{"container-workdir", 0, requiredArg, setParsed(parseWorkdir, func(d *Directives) *string { return &d.Container.Workdir })},
+	{"container-env", 0, requiredArg, setParsed(parseContainerEnv, func(d *Directives) *[]string { return &d.Container.EnvNames })},
 	// Supported because they only change what sbatch prints.
 	{"quiet", 'Q', noArg, setFlag(func(d *Directives) *bool { return &d.Quiet })},
 	{"verbose", 'v', noArg, func(d *Directives, _, _ string, _ bool) error { d.Verbose++; return nil }},
@@ -65,6 +71,16 @@ var sbatchOptions = []optDef{
 	{"consolidate-segments", 0, noArg, nil},
 	{"container", 0, requiredArg, nil},
 	{"container-id", 0, requiredArg, nil},
+	{"container-name", 0, requiredArg, nil},
+	{"container-save", 0, requiredArg, nil},
+	{"container-mount-home", 0, noArg, nil},
+	{"no-container-mount-home", 0, noArg, nil},
+	{"container-remap-root", 0, noArg, nil},
+	{"no-container-remap-root", 0, noArg, nil},
+	{"container-entrypoint", 0, noArg, nil},
+	{"no-container-entrypoint", 0, noArg, nil},
+	{"container-writable", 0, noArg, nil},
+	{"container-readonly", 0, noArg, nil},
 	{"context", 0, requiredArg, nil},
 	{"contiguous", 0, noArg, nil},
 	{"constraint", 'C', requiredArg, nil},

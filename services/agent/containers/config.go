@@ -53,6 +53,9 @@ type Rank struct {
 	// GPUs are the rank's GPUs as the engine's device driver names them
 	// (UUIDs); nil: no GPU is passed through (a simulated node).
 	GPUs []string
+	// Devices are host device files passed through at the same path: the
+	// closest NICs' RDMA devices (RDMADevices); nil: none.
+	Devices []string
 	// User is uid:gid inside the container.
 	User    string
 	ShmSize int64
@@ -81,7 +84,9 @@ func Labels(r Rank) map[string]string {
 // Host network and IPC: NCCL's sockets and shared-memory transports, and
 // CUDA IPC between the node's ranks, need them. Init: the engine's init is
 // PID 1 and forwards the checkpoint and stop signals to the rank, which
-// as PID 1 would ignore any it has no handler for.
+// as PID 1 would ignore any it has no handler for. RDMA devices come with
+// an unlimited memlock limit: verbs pin the buffers they register, and the
+// engine's default (64 KiB) fails the first registration.
 func CreateOptions(r Rank) client.ContainerCreateOptions {
 	init := true
 	hc := &container.HostConfig{
@@ -96,6 +101,12 @@ func CreateOptions(r Rank) client.ContainerCreateOptions {
 	}
 	for _, m := range r.Mounts {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
+	}
+	for _, d := range r.Devices {
+		hc.Devices = append(hc.Devices, container.DeviceMapping{PathOnHost: d, PathInContainer: d, CgroupPermissions: "rwm"})
+	}
+	if len(r.Devices) > 0 {
+		hc.Ulimits = []*container.Ulimit{{Name: "memlock", Soft: -1, Hard: -1}}
 	}
 	if len(r.GPUs) > 0 {
 		hc.DeviceRequests = []container.DeviceRequest{{DeviceIDs: r.GPUs, Capabilities: [][]string{{"gpu"}}}}
@@ -125,4 +136,39 @@ func cpuList(ids []int) string {
 		s[i] = strconv.Itoa(id)
 	}
 	return strings.Join(s, ",")
+}
+
+// Sharing is how the ranks' containers of an agent that itself runs in a
+// container (the compose cluster's nodes) reach what the agent has: they
+// join its network and IPC namespaces instead of the host's (the names of
+// the agent's network resolve, MASTER_ADDR included, and its ranks share
+// one IPC namespace as on a host), and take its volumes (VolumesFrom),
+// its data directory among them, instead of binding the agent's own paths
+// from the host, where they are not. The zero value shares nothing.
+type Sharing struct {
+	// Container is the agent's container, by name or ID.
+	Container string
+	// DataDir is the agent's data directory, a volume of Container: binds
+	// of paths under it (the attempt's directory, the ack socket) are
+	// dropped, VolumesFrom brings them at the same paths.
+	DataDir string
+}
+
+// Apply makes opts share what s says; a zero s leaves them as they are.
+func (s Sharing) Apply(opts *client.ContainerCreateOptions) {
+	if s.Container == "" {
+		return
+	}
+	hc := opts.HostConfig
+	hc.NetworkMode = container.NetworkMode("container:" + s.Container)
+	hc.IpcMode = container.IpcMode("container:" + s.Container)
+	hc.VolumesFrom = []string{s.Container}
+	var kept []mount.Mount
+	for _, m := range hc.Mounts {
+		if s.DataDir != "" && (m.Source == s.DataDir || strings.HasPrefix(m.Source, strings.TrimSuffix(s.DataDir, "/")+"/")) {
+			continue
+		}
+		kept = append(kept, m)
+	}
+	hc.Mounts = kept
 }

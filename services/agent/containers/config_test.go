@@ -1,6 +1,8 @@
 package containers
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -24,8 +26,8 @@ func TestCreateOptions(t *testing.T) {
 			if hc.NetworkMode != "host" || hc.IpcMode != "host" || hc.Init == nil || !*hc.Init {
 				t.Errorf("network %q ipc %q init %v", hc.NetworkMode, hc.IpcMode, hc.Init)
 			}
-			if hc.CpusetCpus != "" || hc.DeviceRequests != nil || hc.Mounts != nil {
-				t.Errorf("unpinned rank got cpuset %q devices %v mounts %v", hc.CpusetCpus, hc.DeviceRequests, hc.Mounts)
+			if hc.CpusetCpus != "" || hc.DeviceRequests != nil || hc.Mounts != nil || hc.Devices != nil || hc.Ulimits != nil {
+				t.Errorf("unpinned rank got cpuset %q device requests %v mounts %v devices %v ulimits %v", hc.CpusetCpus, hc.DeviceRequests, hc.Mounts, hc.Devices, hc.Ulimits)
 			}
 			if !reflect.DeepEqual(cfg.Entrypoint, []string{"torchrun"}) || !reflect.DeepEqual(cfg.Cmd, []string{"--nproc-per-node=1", "train.py"}) {
 				t.Errorf("entrypoint %v cmd %v", cfg.Entrypoint, cfg.Cmd)
@@ -47,6 +49,16 @@ func TestCreateOptions(t *testing.T) {
 			want := []container.DeviceRequest{{DeviceIDs: []string{"GPU-aaa", "GPU-bbb"}, Capabilities: [][]string{{"gpu"}}}}
 			if !reflect.DeepEqual(hc.DeviceRequests, want) {
 				t.Errorf("device requests %+v", hc.DeviceRequests)
+			}
+		}},
+		{"rdma devices", func(r *Rank) { r.Devices = []string{"/dev/infiniband/uverbs3", "/dev/infiniband/rdma_cm"} }, func(t *testing.T, _ *container.Config, hc *container.HostConfig) {
+			want := []container.DeviceMapping{{PathOnHost: "/dev/infiniband/uverbs3", PathInContainer: "/dev/infiniband/uverbs3", CgroupPermissions: "rwm"},
+				{PathOnHost: "/dev/infiniband/rdma_cm", PathInContainer: "/dev/infiniband/rdma_cm", CgroupPermissions: "rwm"}}
+			if !reflect.DeepEqual(hc.Devices, want) {
+				t.Errorf("devices %+v", hc.Devices)
+			}
+			if len(hc.Ulimits) != 1 || hc.Ulimits[0].Name != "memlock" || hc.Ulimits[0].Soft != -1 || hc.Ulimits[0].Hard != -1 {
+				t.Errorf("ulimits %+v, want memlock unlimited", hc.Ulimits)
 			}
 		}},
 		{"mounts, workdir, shm", func(r *Rank) {
@@ -75,5 +87,61 @@ func TestNameIsSafe(t *testing.T) {
 	a, b := Name(Rank{Job: "arr_3", Attempt: 1, Rank: 0, Node: "n 1/x", Scope: "/a"}), Name(Rank{Job: "arr_3", Attempt: 1, Rank: 0, Node: "n 1/x", Scope: "/b"})
 	if !strings.HasPrefix(a, "lockstep-arr_3-a1-r0-n_1_x-") || a == b {
 		t.Errorf("names %q %q", a, b)
+	}
+}
+
+// RDMADevices finds each NIC's verbs device through sysfs, adds rdma_cm
+// once, and passes nothing that is not on the host: a NIC without a verbs
+// device, a device file missing, a name that would leave sysfs.
+func TestRDMADevices(t *testing.T) {
+	root := t.TempDir()
+	mk := func(path string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(root, path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for nic, dev := range map[string]string{"mlx5_0": "uverbs0", "mlx5_3": "uverbs3", "mlx5_9": "uverbs9"} {
+		mk(filepath.Join("sys/class/infiniband", nic, "device/infiniband_verbs", dev))
+	}
+	mk("sys/class/infiniband/eth_only/device")                      // no verbs driver
+	for _, dev := range []string{"uverbs0", "uverbs3", "rdma_cm"} { // no uverbs9 in /dev
+		mk(filepath.Join("dev/infiniband", dev))
+	}
+	for _, c := range []struct {
+		nics []string
+		want []string
+	}{
+		{[]string{"mlx5_3", "mlx5_0"}, []string{"/dev/infiniband/uverbs3", "/dev/infiniband/uverbs0", "/dev/infiniband/rdma_cm"}},
+		{[]string{"mlx5_3", "mlx5_3"}, []string{"/dev/infiniband/uverbs3", "/dev/infiniband/rdma_cm"}},
+		{[]string{"mlx5_9", "eth_only", "absent", "../../../dev", ".."}, nil},
+		{nil, nil},
+	} {
+		if got := RDMADevices(root, c.nics); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("RDMADevices(%v) = %v, want %v", c.nics, got, c.want)
+		}
+	}
+}
+
+// Sharing.Apply: the zero value changes nothing; otherwise network, IPC
+// and volumes come from the agent's container, and only binds under its
+// data directory are dropped.
+func TestSharingApply(t *testing.T) {
+	r := Rank{Job: "j", Image: "img", Command: []string{"x"}, Mounts: []jobspec.Mount{
+		{Source: "/var/lib/lockstep/jobs/j/1", Target: "/var/lib/lockstep/jobs/j/1"}, {Source: "/var/lib/lockstep/agent.sock", Target: "/var/lib/lockstep/agent.sock"},
+		{Source: "/var/lib/lockstep2", Target: "/x"}, {Source: "/datasets", Target: "/data", ReadOnly: true}}}
+	opts := CreateOptions(r)
+	Sharing{}.Apply(&opts)
+	if !reflect.DeepEqual(opts, CreateOptions(r)) {
+		t.Errorf("the zero Sharing changed the options: %+v", opts.HostConfig)
+	}
+	Sharing{Container: "lockstep-node-01", DataDir: "/var/lib/lockstep/"}.Apply(&opts)
+	hc := opts.HostConfig
+	if hc.NetworkMode != "container:lockstep-node-01" || hc.IpcMode != "container:lockstep-node-01" || !reflect.DeepEqual(hc.VolumesFrom, []string{"lockstep-node-01"}) {
+		t.Errorf("network %q ipc %q volumes from %v", hc.NetworkMode, hc.IpcMode, hc.VolumesFrom)
+	}
+	want := []mount.Mount{{Type: mount.TypeBind, Source: "/var/lib/lockstep2", Target: "/x"}, {Type: mount.TypeBind, Source: "/datasets", Target: "/data", ReadOnly: true}}
+	if !reflect.DeepEqual(hc.Mounts, want) {
+		t.Errorf("mounts %+v, want %+v", hc.Mounts, want)
 	}
 }

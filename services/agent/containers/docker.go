@@ -15,20 +15,36 @@ import (
 )
 
 // Docker is a container engine reached through the Docker Engine API.
-type Docker struct{ c *client.Client }
+type Docker struct {
+	c *client.Client
+	// share is applied to every container Start makes.
+	share Sharing
+}
+
+// Option configures NewDocker.
+type Option func(*Docker)
+
+// WithSharing makes every container Start makes share what s says
+// (Sharing). Without it: the host's network and IPC, the agent's paths
+// bound from the host.
+func WithSharing(s Sharing) Option { return func(d *Docker) { d.share = s } }
 
 // NewDocker connects to the engine at host ("" = DOCKER_HOST, else the
 // engine's default socket). The API version is negotiated on first use.
-func NewDocker(host string) (*Docker, error) {
-	opts := []client.Opt{client.FromEnv}
+func NewDocker(host string, opts ...Option) (*Docker, error) {
+	copts := []client.Opt{client.FromEnv}
 	if host != "" {
-		opts = append(opts, client.WithHost(host))
+		copts = append(copts, client.WithHost(host))
 	}
-	c, err := client.New(opts...)
+	c, err := client.New(copts...)
 	if err != nil {
 		return nil, errors.Wrap(err, "container engine client")
 	}
-	return &Docker{c: c}, nil
+	d := &Docker{c: c}
+	for _, o := range opts {
+		o(d)
+	}
+	return d, nil
 }
 
 // Close releases the client's connections.
@@ -71,6 +87,7 @@ func (d *Docker) Ensure(ctx context.Context, image, policy string) (pulled bool,
 // and starts it; copied is closed when the output has all been written.
 // On error nothing of it is left.
 func (d *Docker) Start(ctx context.Context, opts client.ContainerCreateOptions, stdout, stderr io.Writer) (id string, copied <-chan struct{}, err error) {
+	d.share.Apply(&opts)
 	created, err := d.c.ContainerCreate(ctx, opts)
 	if err != nil {
 		return "", nil, errors.Wrapf(err, "create container %s", opts.Name)

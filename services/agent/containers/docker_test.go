@@ -1,14 +1,21 @@
 package containers
 
 import (
+	"github.com/cockroachdb/errors"
+
 	"bytes"
 	"context"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 )
 
 // syncBuf is an io.Writer the test reads while the engine writes.
@@ -26,21 +33,14 @@ const probeTag = "lockstep-probe:test"
 // skips the test when no engine answers.
 func engine(t *testing.T) *Docker {
 	t.Helper()
-	d, err := NewDocker("")
+	d, err := ProbeEngine(t.Context(), probeTag)
+	if errors.Is(err, ErrNoEngine) {
+		t.Skipf("%v", err)
+	}
 	if err != nil {
-		t.Skipf("no container engine client: %v", err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	if err := d.Ping(ctx); err != nil {
-		t.Skipf("no container engine answers: %v", err)
-	}
-	bctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	if err := BuildProbe(bctx, d, probeTag); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = d.Close() })
 	return d
 }
 
@@ -134,5 +134,97 @@ func TestDockerReap(t *testing.T) {
 	}
 	if left[stale] || !left[kept] || !left[other] || !left[otherScope] {
 		t.Errorf("after reap: stale %v kept %v other node's %v other agent's %v", left[stale], left[kept], left[other], left[otherScope])
+	}
+}
+
+// A rank of an agent that runs in a container itself shares that
+// container's network, IPC and volumes: its data directory comes through
+// VolumesFrom (the rank writes its ack file there), and the binds of the
+// agent's paths, not on the host, are dropped.
+func TestDockerSharing(t *testing.T) {
+	d := engine(t)
+	ctx := t.Context()
+	const dataDir = "/lockstep-share-test"
+	host, err := d.c.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Config:     &container.Config{Image: probeTag, Cmd: []string{"wait"}, Labels: map[string]string{LabelMarker: "true", LabelNode: "share-agent"}},
+		HostConfig: &container.HostConfig{IpcMode: "shareable", Mounts: []mount.Mount{{Type: mount.TypeVolume, Target: dataDir}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = d.c.ContainerRemove(context.WithoutCancel(ctx), host.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	})
+	if _, err := d.c.ContainerStart(ctx, host.ID, client.ContainerStartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	shared, err := NewDocker("", WithSharing(Sharing{Container: host.ID, DataDir: dataDir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = shared.Close() })
+	r := Rank{Job: "share", Attempt: 1, Node: "share-n1", Image: probeTag, Command: []string{"/probe", "wait"},
+		Env:    []string{"LOCKSTEP_CHECKPOINT_ACK=" + dataDir + "/ack"},
+		Mounts: []jobspec.Mount{{Source: dataDir + "/jobs/share/1", Target: dataDir + "/jobs/share/1"}}}
+	var out syncBuf
+	id, copied, err := shared.Start(ctx, CreateOptions(r), &out, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Remove(context.WithoutCancel(ctx), id) })
+	insp, err := d.c.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := insp.Container.HostConfig
+	if string(hc.NetworkMode) != "container:"+host.ID || string(hc.IpcMode) != "container:"+host.ID || len(hc.VolumesFrom) != 1 || len(hc.Mounts) != 0 {
+		t.Errorf("network %q ipc %q volumes from %v mounts %+v", hc.NetworkMode, hc.IpcMode, hc.VolumesFrom, hc.Mounts)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "waiting") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := shared.Signal(ctx, id, "SIGUSR1"); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := shared.Wait(ctx, id); err != nil || code != 0 {
+		<-copied
+		t.Fatalf("exit %d, %v: the ack could not be written in the shared volume:\n%s", code, err, out.String())
+	}
+}
+
+// On a machine with an NVIDIA GPU and the engine's NVIDIA runtime, a rank
+// given a GPU by UUID (the device request) has that GPU's device and no
+// other; a rank given none has none. Skipped where nvidia-smi lists no GPU.
+func TestDockerGPUPassthrough(t *testing.T) {
+	raw, err := exec.Command("nvidia-smi", "--query-gpu=uuid", "--format=csv,noheader").Output()
+	uuids := strings.Fields(string(raw))
+	if err != nil || len(uuids) == 0 {
+		t.Skipf("no NVIDIA GPU here (%v)", err)
+	}
+	d := engine(t)
+	ctx := t.Context()
+	run := func(gpus []string) string {
+		r := Rank{Job: "gpu", Attempt: 1, Rank: len(gpus), Node: "gpu-n1", Image: probeTag, Command: []string{"/probe"}, GPUs: gpus}
+		var out syncBuf
+		id, copied, err := d.Start(ctx, CreateOptions(r), &out, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = d.Remove(context.WithoutCancel(ctx), id) })
+		if code, err := d.Wait(ctx, id); err != nil || code != 0 {
+			t.Fatalf("exit %d, %v", code, err)
+		}
+		<-copied
+		t.Logf("GPUs %v:\n%s", gpus, out.String())
+		_, dev, _ := strings.Cut(out.String(), "gpu-devices=[")
+		dev, _, _ = strings.Cut(dev, "]")
+		return dev
+	}
+	if got := strings.Fields(run(uuids[:1])); len(got) != 1 {
+		t.Errorf("one GPU by UUID %s: devices %v, want one /dev/nvidiaN", uuids[0], got)
+	}
+	if got := run(nil); got != "" {
+		t.Errorf("no GPU asked: devices %q", got)
 	}
 }

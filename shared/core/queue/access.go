@@ -84,6 +84,9 @@ const (
 	RejectPriority = "PriorityAboveMax"
 	// RejectPendingLimit: the owner already has MaxPendingJobs pending.
 	RejectPendingLimit = "UserPendingLimit"
+	// RejectRootContainer: a container job would run as root in a queue
+	// without AllowRoot.
+	RejectRootContainer = "RootContainer"
 )
 
 // Submission is what Admit judges: who submits what, and what the owner
@@ -100,6 +103,10 @@ type Submission struct {
 	// PendingJobs is how many jobs of the owner already wait to start,
 	// not counting this one.
 	PendingJobs int
+	// Container says the job runs in containers; ContainerUser is its
+	// container.user ("": the owner).
+	Container     bool
+	ContainerUser string
 }
 
 // Rejection is why admission must refuse a submission.
@@ -113,7 +120,8 @@ type Rejection struct {
 func (r Rejection) String() string { return r.Code + ": " + r.Reason }
 
 // Admit reports whether the queue policy lets s in; if not, the
-// Rejection says why. It checks, in order: the queue's allow lists, the
+// Rejection says why. It checks, in order: the queue's allow lists, a
+// container asking for root where the queue does not allow it, the
 // priority cap, the owner's pending jobs, and whether the job alone is
 // larger than the owner's GPU limits (it could never start). Queue quotas
 // stay with ExceedsQuota.
@@ -123,6 +131,10 @@ func Admit(cfg Config, s Submission) (Rejection, bool) {
 	if !mayUse(q, s.Owner, s.Groups) {
 		return Rejection{RejectQueueAccess, fmt.Sprintf("queue %q: user %s may not submit (allowed: %s)",
 			s.Queue, who, allowed(q))}, false
+	}
+	if s.Container && !q.AllowRoot && rootUser(s.ContainerUser, s.Owner) {
+		return Rejection{RejectRootContainer, fmt.Sprintf("queue %q: the container would run as root (container.user %q, owner %s), which the queue does not allow (allowRoot)",
+			s.Queue, s.ContainerUser, who)}, false
 	}
 	l := cfg.Limits(s.Owner, s.Queue)
 	if l.MaxPriority != nil && s.Priority > *l.MaxPriority {
@@ -150,6 +162,19 @@ func exceedsUserLimit(l Limits, who, queue string, gpus int) (string, bool) {
 			gpus, who, l.MaxQueueGPUs, queue), true
 	}
 	return "", false
+}
+
+// rootUser says whether a container's user names root: container.user
+// "root", uid 0 (with any gid), or no user given and the owner is root.
+// Who else a name maps to on a node is for its agent to find (it runs a
+// container only as the job's own account, and root only with
+// --allow-root-ranks).
+func rootUser(user, owner string) bool {
+	if user == "" {
+		user = owner
+	}
+	uid, _, _ := strings.Cut(user, ":")
+	return user == "root" || (uid != "" && strings.Trim(uid, "0") == "")
 }
 
 // mayUse: empty allow lists admit everyone, otherwise the owner or one

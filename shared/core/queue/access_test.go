@@ -30,6 +30,10 @@ func TestAdmit(t *testing.T) {
 	sub := func(owner, q string, prio, gpus, pending int, groups ...string) queue.Submission {
 		return queue.Submission{Owner: owner, Groups: groups, Queue: q, Priority: prio, GPUs: gpus, PendingJobs: pending}
 	}
+	ctr := func(s queue.Submission, user string) queue.Submission {
+		s.Container, s.ContainerUser = true, user
+		return s
+	}
 	cases := []struct {
 		name string
 		s    queue.Submission
@@ -62,6 +66,16 @@ func TestAdmit(t *testing.T) {
 		{"bob's limit in research", sub("bob", "research", 0, 24, 0), queue.ReasonUserGPULimit,
 			`the job needs 24 GPUs, more than bob's limit of 16 running in queue "research"`},
 		{"no GPU limit for carol", sub("carol", "batch", 0, 4096, 0), "", ""},
+		{"container as its owner", ctr(sub("bob", "batch", 0, 8, 0), ""), "", ""},
+		{"container as the owner's uid", ctr(sub("bob", "batch", 0, 8, 0), "1000:1000"), "", ""},
+		{"container as root", ctr(sub("bob", "batch", 0, 8, 0), "root"), queue.RejectRootContainer,
+			`queue "batch": the container would run as root (container.user "root", owner bob), which the queue does not allow (allowRoot)`},
+		{"container as uid 0", ctr(sub("bob", "batch", 0, 8, 0), "0"), queue.RejectRootContainer, `container.user "0"`},
+		{"container as uid 0, any gid", ctr(sub("bob", "batch", 0, 8, 0), "0:1000"), queue.RejectRootContainer, "would run as root"},
+		{"container of an owner named root", ctr(sub("root", "batch", 0, 8, 0), ""), queue.RejectRootContainer, "owner root"},
+		{"uid 10 is not root", ctr(sub("bob", "batch", 0, 8, 0), "10"), "", ""},
+		{"root where the queue allows it", ctr(sub("bob", "research", 0, 8, 0), "root"), "", ""},
+		{"bare ranks of an owner named root: the agent's call", sub("root", "batch", 0, 8, 0), "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -72,8 +72,10 @@ type QueueConfig struct {
 	// (Admit); nil: no cap, as before the field existed. A user's
 	// UserQueueConfig.MaxPriority replaces it for that user.
 	MaxPriority *int `json:"maxPriority,omitempty"`
-	// AllowRoot says whether the queue's ranks may run as root. The
-	// policy only carries it; the agent enforces it.
+	// AllowRoot says whether the queue's ranks may run as root. Admit
+	// refuses a container job asking for root (container.user root or
+	// uid 0, or an owner named root) in a queue without it; bare ranks run
+	// as root only where the agent allows it (--allow-root-ranks).
 	AllowRoot bool `json:"allowRoot,omitempty"`
 }
 

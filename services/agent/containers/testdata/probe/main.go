@@ -1,6 +1,6 @@
 // Command probe is the rank of the container tests: it prints the marker
 // file only its image has, its environment's RANK, CUDA_VISIBLE_DEVICES
-// and LOCKSTEP_CPUS, and its CPU affinity; then it waits for SIGTERM when
+// and LOCKSTEP_CPUS, its CPU affinity and the GPU devices it has; then it waits for SIGTERM when
 // its first argument is "wait", or exits with the code it names.
 package main
 
@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -31,6 +32,15 @@ func main() {
 		fmt.Printf("affinity=%v\n", cpus)
 	}
 	fmt.Printf("uid=%d gid=%d\n", os.Getuid(), os.Getgid())
+	// The GPUs the engine passed in: /dev/nvidiaN, one per GPU.
+	var gpus []string
+	ents, _ := os.ReadDir("/dev")
+	for _, e := range ents {
+		if n := strings.TrimPrefix(e.Name(), "nvidia"); n != e.Name() && n != "" && strings.Trim(n, "0123456789") == "" {
+			gpus = append(gpus, e.Name())
+		}
+	}
+	fmt.Printf("gpu-devices=%v\n", gpus)
 	if len(os.Args) > 1 && os.Args[1] == "wait" {
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, syscall.SIGTERM, syscall.SIGUSR1)
