@@ -134,8 +134,8 @@ func TestGNUFlagForms(t *testing.T) {
 		{"queue", "--a", "--o", "json"}, // as the flag package spelled them
 	} {
 		a, cmd := parse(t, args...)
-		if all, _ := cmd.Flags().GetBool("all"); !all || !a.wantJSON() {
-			t.Errorf("%q: all %v, json %v", args, all, a.wantJSON())
+		if all, _ := cmd.Flags().GetBool("all"); !all || a.format() != "json" {
+			t.Errorf("%q: all %v, -o %s", args, all, a.format())
 		}
 	}
 	_, cmd := parse(t, "logs", "--follow", "ID", "--rank=3")

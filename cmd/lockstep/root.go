@@ -45,7 +45,7 @@ var commands = []command{
 	{"jobs", "queue", "list jobs, like squeue", args(0, ""), onNATSOut, (*app).queue},
 	{"jobs", "describe ID", "show a job: spec, placement per rank, event timeline", jobIDArg, onNATSOut, (*app).describe},
 	{"jobs", "logs ID", "print a job's rank output", jobIDArg, onNATS, (*app).logs},
-	{"jobs", "cancel ID", "cancel a job", jobIDArg, onNATS, (*app).cancel},
+	{"jobs", "cancel [ID...]", "cancel jobs: by ID, or every job -u, --state, --queue select", jobIDArgs, onNATS, (*app).cancel},
 	{"jobs", "checkpoint ID", "checkpoint a running job and requeue it", jobIDArg, onNATS, (*app).checkpoint},
 	{"jobs", "trace JOB_ID", "print a job's trace as a waterfall (spans `lockstep dev` recorded)", jobIDArg, outOnly, (*app).trace},
 	{"slurm", "sbatch [OPTIONS] [SCRIPT [ARGS]]", "submit a batch script as Slurm's sbatch does (#SBATCH directives, --wait, --parsable)", cobra.ArbitraryArgs, nil, (*app).sbatch},
