@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/cockroachdb/errors"
 	"github.com/spf13/cobra"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
@@ -36,39 +37,53 @@ func (a *app) cancel(cmd *cobra.Command) runE {
 		if err != nil {
 			return err
 		}
-		if len(targets) == 0 && failed == 0 {
+		if len(targets) == 0 && len(failed) == 0 {
 			fmt.Fprintln(a.env.stderr, "lockstep: no unfinished job is selected; nothing cancelled")
 			return nil
 		}
-		if len(targets) > 1 && !*yes {
+		// One ID is one job named, even an array's: its tasks are what the
+		// user asked for. A selection, or several IDs, are confirmed.
+		if len(targets) > 1 && len(ids) != 1 && !*yes {
 			if err := a.confirm(targets); err != nil {
 				return err
 			}
 		}
 		for _, j := range targets {
 			if err := cancelOne(ctx, c, j.ID, *reason, *checkpoint); err != nil {
-				fmt.Fprintf(a.env.stdout, "%s: cancel failed: %s\n", clean(j.ID), clean(err.Error()))
-				failed++
+				failed = append(failed, errors.Wrapf(err, "%s: cancel failed", clean(j.ID)))
 				continue
 			}
 			fmt.Fprintf(a.env.stdout, "cancel requested for %s\n", clean(j.ID))
 		}
-		if failed > 0 {
-			return &exitError{code: 1, msg: fmt.Sprintf("%s of %d could not be cancelled", plural(failed, "job"), failed+len(targets))}
-		}
-		return nil
+		return cancelVerdict(a.env, failed, len(failed)+len(targets))
 	})
+}
+
+// cancelVerdict is a cancel's exit: nil when every job was cancelled; the
+// one error when the one job named was not; else each failure on its own
+// line on stderr, and how many failed.
+func cancelVerdict(env *cliEnv, failed []error, total int) error {
+	switch {
+	case len(failed) == 0:
+		return nil
+	case total == 1:
+		return failed[0]
+	}
+	for _, err := range failed {
+		fmt.Fprintf(env.stderr, "lockstep: %s\n", clean(err.Error()))
+	}
+	return &exitError{code: 1, msg: fmt.Sprintf("%s of %d could not be cancelled", plural(len(failed), "job"), total)}
 }
 
 // cancelTargets resolves the jobs a cancel names: each ID (an array's ID
 // its unfinished tasks), or every job the selection matches, skipping the
 // ended ones. A job named by ID that already ended, or that the selection
-// leaves out, is a failure, said on its own line.
-func (a *app) cancelTargets(ctx context.Context, c *client.Client, ids []string, sel *selection) (targets []domain.Job, failed int, err error) {
+// leaves out, is a failure.
+func (a *app) cancelTargets(ctx context.Context, c *client.Client, ids []string, sel *selection) (targets []domain.Job, failed []error, err error) {
 	if len(ids) == 0 {
 		all, bad, err := c.Jobs(ctx)
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, err
 		}
 		a.warnMalformed(bad)
 		for _, j := range all {
@@ -77,7 +92,7 @@ func (a *app) cancelTargets(ctx context.Context, c *client.Client, ids []string,
 			}
 		}
 		sortJobs(targets)
-		return targets, 0, nil
+		return targets, nil, nil
 	}
 	for _, id := range ids {
 		jobs, array, err := jobsByID(ctx, c, id)
@@ -85,16 +100,14 @@ func (a *app) cancelTargets(ctx context.Context, c *client.Client, ids []string,
 			err = notEnded(id, jobs, array)
 		}
 		if err != nil {
-			fmt.Fprintf(a.env.stdout, "%s: %s\n", clean(id), clean(err.Error()))
-			failed++
+			failed = append(failed, err)
 			continue
 		}
 		for _, j := range jobs {
 			switch {
 			case array && j.State.Terminal():
 			case !sel.match(j.Owner, j.Spec.Queue, j.State):
-				fmt.Fprintf(a.env.stdout, "%s: not cancelled: -u, --state or --queue leaves it out (%s)\n", clean(j.ID), clean(string(j.State)))
-				failed++
+				failed = append(failed, errors.Newf("%s: not cancelled: -u, --state or --queue leaves it out (%s)", j.ID, j.State))
 			default:
 				targets = append(targets, j)
 			}

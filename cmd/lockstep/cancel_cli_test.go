@@ -55,8 +55,8 @@ func TestCLICancelSeveralJobs(t *testing.T) {
 	// By ID, with one that ended and one unknown: the others are still
 	// cancelled, each failure is its own line, and the exit is 1.
 	out, errOut, code = cli(t, "cancel", "c3", "c1", "nope-1", "--yes", "--nats", url)
-	if code != 1 || !strings.Contains(out, "cancel requested for c3\n") || !strings.Contains(out, "c1: job c1 already ended (cancelled)") ||
-		!strings.Contains(out, "nope-1: ") || !strings.Contains(errOut, "2 jobs of 3 could not be cancelled") {
+	if code != 1 || out != "cancel requested for c3\n" || !strings.Contains(errOut, "lockstep: job c1 already ended (cancelled)\n") ||
+		!strings.Contains(errOut, "nope-1") || !strings.Contains(errOut, "2 jobs of 3 could not be cancelled") {
 		t.Errorf("cancel c3 c1 nope-1 = %d %q %q", code, out, errOut)
 	}
 	if _, _, code := cli(t, "cancel", "c4", "Bad_ID!", "--nats", url); code != 2 {

@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/deploy/devcluster"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/core/accounting"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 // submit --wait shows each change of a pending job's reason with its
@@ -121,5 +126,55 @@ func TestCLIHistoryAndUsage(t *testing.T) {
 	}
 	if use[0].Queue != "default" || use[0].Jobs != 1 || use[0].GPUHours <= 0 || use[1].Queue != "q2" || use[1].Jobs != 1 {
 		t.Errorf("usage = %+v", use)
+	}
+}
+
+// With auth, a user's history is their own jobs' (the server lets them
+// read no other); --all-users is refused them, and an admin reads all.
+func TestCLIHistoryWithAuthIsTheUsersOwn(t *testing.T) {
+	c, err := devcluster.Start(context.Background(), devcluster.Config{
+		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
+		Nodes: 1, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: slog.New(slog.DiscardHandler), Auth: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	as := func(who string, args ...string) (string, string, int) {
+		return cli(t, append(args, "--nats", c.NATSURL, "--creds", filepath.Join(c.CredsDir, who+".creds"))...)
+	}
+	for _, who := range []string{"alice", "bob"} {
+		// No id and no --wait: a user's submit with either reads the jobs
+		// KV through a consumer, which a user may not create (a limit of
+		// submit's, not of history's).
+		spec := writeFile(t, who+".json", `{"name":"`+who+`-job","gang":{"nodes":1,"gpusPerNode":8},"command":["true"]}`)
+		if _, errOut, code := as(who, "submit", spec); code != 0 {
+			t.Fatalf("%s's submit: %s", who, errOut)
+		}
+	}
+	ids := func(out string) []string {
+		var rows []accounting.Row
+		if err := json.Unmarshal([]byte(out), &rows); err != nil {
+			t.Fatalf("%v: %q", err, out)
+		}
+		var out2 []string
+		for _, r := range rows {
+			out2 = append(out2, r.JobID[:strings.Index(r.JobID+"-", "-")]+"/"+r.Owner)
+		}
+		return out2
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		out, errOut, code := as("admin", "history", "--all-users", "--state", "succeeded", "-o", "json")
+		if got := ids(out); code != 0 || len(got) != 2 {
+			return errString(fmt.Sprintf("admin's history --all-users = %d %v %s", code, got, errOut))
+		}
+		return nil
+	})
+	out, errOut, code := as("alice", "history", "-o", "json")
+	if got := ids(out); code != 0 || len(got) != 1 || got[0] != "alice/alice" {
+		t.Errorf("alice's history = %d %v %s", code, got, errOut)
+	}
+	if _, errOut, code := as("alice", "history", "--all-users"); code == 0 || !strings.Contains(errOut, "only their own") {
+		t.Errorf("alice's history --all-users = %d %s; want refused", code, errOut)
 	}
 }
