@@ -158,28 +158,28 @@ func writeJSON(env *cliEnv, v any) error {
 	return enc.Encode(v)
 }
 
-// description is `describe -o json`.
+// description is `describe -o json`. Elapsed is from the last start to the
+// end, or to now while the job runs.
 type description struct {
-	ID          string       `json:"id"`
-	State       domain.State `json:"state"`
-	Reason      string       `json:"reason,omitempty"`
-	Detail      string       `json:"detail,omitempty"`
-	Attempt     int          `json:"attempt"`
-	Restarts    int          `json:"restarts"`
-	MaxRestarts int          `json:"maxRestarts"`
-	ExitCode    *int         `json:"exitCode,omitempty"`
-	SubmittedAt time.Time    `json:"submittedAt"`
-	RunningAt   time.Time    `json:"runningAt,omitzero"`
-	EndedAt     time.Time    `json:"endedAt,omitzero"`
-	// Elapsed is from the last start to the end, or to now while running.
-	Elapsed    time.Duration     `json:"elapsed"`
-	Spec       jobspec.Spec      `json:"spec"`
-	Placement  *domain.Placement `json:"placement,omitempty"`
-	Timing     domain.Timing     `json:"timing"`
-	Efficiency float64           `json:"efficiency"`
-	Events     []events.Event    `json:"events"`
-	TraceID    string            `json:"traceId,omitempty"`
-	Owner      string            `json:"owner,omitempty"`
+	ID          string            `json:"id"`
+	State       domain.State      `json:"state"`
+	Reason      string            `json:"reason,omitempty"`
+	Detail      string            `json:"detail,omitempty"`
+	Attempt     int               `json:"attempt"`
+	Restarts    int               `json:"restarts"`
+	MaxRestarts int               `json:"maxRestarts"`
+	ExitCode    *int              `json:"exitCode,omitempty"`
+	SubmittedAt time.Time         `json:"submittedAt"`
+	RunningAt   time.Time         `json:"runningAt,omitzero"`
+	EndedAt     time.Time         `json:"endedAt,omitzero"`
+	Elapsed     time.Duration     `json:"elapsed"`
+	Spec        jobspec.Spec      `json:"spec"`
+	Placement   *domain.Placement `json:"placement,omitempty"`
+	Timing      domain.Timing     `json:"timing"`
+	Efficiency  float64           `json:"efficiency"`
+	Events      []events.Event    `json:"events"`
+	TraceID     string            `json:"traceId,omitempty"`
+	Owner       string            `json:"owner,omitempty"`
 }
 
 func (a *app) describe(cmd *cobra.Command) runE {
