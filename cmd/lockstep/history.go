@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/core/accounting"
 )
@@ -56,7 +58,8 @@ func (w *window) read(ctx context.Context, a *app, c *client.Client) ([]accounti
 	if until.Before(since) {
 		return nil, usagef("--until %s is before --since %s", until.Format(time.RFC3339), since.Format(time.RFC3339))
 	}
-	read, err := c.History(ctx, w.owner(c), since, until)
+	owner := w.owner(c)
+	read, err := c.History(ctx, owner, since, until)
 	if err != nil {
 		return nil, err
 	}
@@ -64,17 +67,53 @@ func (w *window) read(ctx context.Context, a *app, c *client.Client) ([]accounti
 		fmt.Fprintf(a.env.stderr, "lockstep: skipped %s of the accounting history that did not decode as an event of its subject\n",
 			plural(read.Malformed, "malformed message"))
 	}
-	end := now
-	if until.Before(now) {
-		end = until
+	end, evs := until, read.Events
+	if !until.Before(now) {
+		end = now
+		// A user may not scan the job records (their permissions let them
+		// read one by ID): their own history is the stream's alone.
+		if c.User == "" || owner != c.User {
+			evs = append(evs, a.unfinished(ctx, c, owner, since)...)
+		}
 	}
 	var rows []accounting.Row
-	for _, r := range accounting.Fold(read.Events, end) {
+	for _, r := range accounting.Fold(evs, end) {
 		if w.sel.match(r.Owner, r.Queue, r.State) {
 			rows = append(rows, r)
 		}
 	}
 	return rows, nil
+}
+
+// unfinished is, for each job that has not ended and was submitted
+// before since, the event its record stands for now: a gang that started
+// days ago and runs through the window has no event in it, yet is in the
+// window's use. The records are the jobs KV's (authoritative; one who may
+// not scan them is told, and the rows come from the history alone).
+func (a *app) unfinished(ctx context.Context, c *client.Client, owner string, since time.Time) []events.Event {
+	jobs, bad, err := c.Jobs(ctx)
+	if err != nil {
+		fmt.Fprintf(a.env.stderr, "lockstep: jobs that started before --since and still run are left out: %s\n", clean(err.Error()))
+		return nil
+	}
+	a.warnMalformed(bad)
+	var out []events.Event
+	for _, j := range jobs {
+		if j.State.Terminal() || !j.SubmittedAt.Before(since) || (owner != subjects.AnyOwner && j.Owner != owner) {
+			continue
+		}
+		ev := events.ForJob(events.Admitted, j, j.SubmittedAt)
+		switch j.State {
+		case domain.StateRunning:
+			ev = events.ForJob(events.Running, j, j.RunningAt)
+			ev.Placement = j.Placement
+		case domain.StateReserved:
+			ev = events.ForJob(events.Reserved, j, j.ReservedAt)
+			ev.Placement = j.Placement
+		}
+		out = append(out, ev)
+	}
+	return out
 }
 
 // owner is whose history to read: the one user -u names, else with

@@ -119,12 +119,28 @@ func TestCLIHistoryAndUsage(t *testing.T) {
 		}
 	}
 
-	out, errOut, code = cli(t, "usage", "-o", "json", "--nats", url)
+	// A gang that started before the window and runs through it has no
+	// event in it, yet is in it: its record says so.
+	long := writeFile(t, "long.json", `{"id":"acct-long","gang":{"nodes":1,"gpusPerNode":8},"command":["sleep","120"]}`)
+	if _, errOut, code := cli(t, "submit", long, "--nats", url); code != 0 {
+		t.Fatal(errOut)
+	}
+	waitCLIState(t, c, "acct-long", "running")
+	since := time.Now().UTC().Add(time.Second).Format(time.RFC3339)
+	time.Sleep(2 * time.Second) // the window starts after every event of acct-long
+	out, errOut, code = cli(t, "history", "--since", since, "-o", "json", "--nats", url)
+	rows = nil
+	if code != 0 || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != 1 || rows[0].JobID != "acct-long" ||
+		rows[0].State != "running" || rows[0].GPUs != 8 || rows[0].Elapsed < time.Second {
+		t.Errorf("history of a window acct-long runs through = %d %q %q", code, out, errOut)
+	}
+
+	out, errOut, code = cli(t, "usage", "--queue", "default,q2", "-u", "_", "-o", "json", "--nats", url)
 	var use []accounting.UsageRow
 	if code != 0 || json.Unmarshal([]byte(out), &use) != nil || len(use) != 2 {
 		t.Fatalf("usage -o json = %d %q %q", code, out, errOut)
 	}
-	if use[0].Queue != "default" || use[0].Jobs != 1 || use[0].GPUHours <= 0 || use[1].Queue != "q2" || use[1].Jobs != 1 {
+	if use[0].Queue != "default" || use[0].Jobs != 2 || use[0].GPUHours <= 0 || use[1].Queue != "q2" || use[1].Jobs != 1 {
 		t.Errorf("usage = %+v", use)
 	}
 }
