@@ -79,6 +79,3 @@ func (a *app) clientRun(run func(ctx context.Context, c *client.Client, args []s
 		return run(cmd.Context(), c, args)
 	}
 }
-
-// wantJSON reports -o json.
-func (a *app) wantJSON() bool { return a.globals.output.value == "json" }

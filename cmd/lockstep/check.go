@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -35,11 +34,11 @@ func (a *app) check(cmd *cobra.Command) runE {
 		if err != nil {
 			return err
 		}
-		if a.wantJSON() {
+		if a.structured() {
 			if vs == nil {
 				vs = []invariants.Violation{}
 			}
-			if err := json.NewEncoder(a.env.stdout).Encode(vs); err != nil {
+			if err := a.writeData(vs); err != nil {
 				return err
 			}
 		} else {

@@ -19,22 +19,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
 )
 
-func (a *app) cancel(cmd *cobra.Command) runE {
-	cmd.Long = "Cancel a job: stop every rank, release its GPUs."
-	reason := cmd.Flags().String("reason", "", "why (shown in describe)")
-	checkpoint := cmd.Flags().Bool("checkpoint", false, "let a running job checkpoint first (its grace period), then cancel")
-	return a.jobRequest("cancel", func(ctx context.Context, c *client.Client, id string) error {
-		if !*checkpoint {
-			return c.Cancel(ctx, id, *reason)
-		}
-		r := *reason
-		if r == "" {
-			r = "cancelled by user after a checkpoint"
-		}
-		return c.Drain(ctx, id, domain.DrainCancel, domain.ThenCancel, r)
-	})
-}
-
 // jobRequest is the RunE of a request about one job (the argument): it
 // waits for the job to be known, asks, and says what it asked.
 func (a *app) jobRequest(what string, ask func(ctx context.Context, c *client.Client, id string) error) runE {
@@ -202,8 +186,8 @@ func (a *app) nodeList(*cobra.Command) runE {
 		if nodes, err = onlyNodes(nodes, names); err != nil {
 			return err
 		}
-		if a.wantJSON() {
-			return writeJSON(a.env, nodes)
+		if a.structured() {
+			return a.writeData(nodes)
 		}
 		tw := tabwriter.NewWriter(a.env.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NODE\tSTATE\tGPUS USED/TOTAL\tLEAF\tJOBS\tHARDWARE\tREASON\tUNHEALTHY")

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
@@ -52,8 +51,8 @@ func (g *globals) register(root *cobra.Command) {
 		}
 		_ = pfs.SetAnnotation(f.Name, groupAnnotation, []string{group})
 	})
-	g.output = choice{value: "table", allowed: []string{"table", "json"}}
-	pfs.VarP(&g.output, "output", "o", "output format: table or json")
+	g.output = choice{value: "table", allowed: outputFormats}
+	pfs.VarP(&g.output, "output", "o", "output format: table, wide, json, yaml (csv: history)")
 	_ = pfs.SetAnnotation("output", groupAnnotation, []string{groupOutput})
 }
 
@@ -83,6 +82,9 @@ func refuseGlobals(cmd *cobra.Command) error {
 			err = usagef("unknown flag: %s (%s does not take it)", flagName(f), cmd.CommandPath())
 		}
 	})
+	if f := cmd.Flags().Lookup("output"); err == nil && f != nil && f.Changed {
+		err = checkFormat(cmd, f.Value.String())
+	}
 	return err
 }
 
@@ -164,11 +166,7 @@ func jobIDArg(cmd *cobra.Command, a []string) error {
 	if err := args(1, "job ID")(cmd, a); err != nil {
 		return err
 	}
-	if !jobspec.ValidID(a[0]) {
-		return usagef("%s: job ID %q is not valid: want lowercase letters, digits and '-' "+
-			"(at most 63, starting and ending with a letter or digit), or an array task's ID_INDEX", verb(cmd), a[0])
-	}
-	return nil
+	return jobIDArgs(cmd, a)
 }
 
 // argsAnd checks a command's arguments together with the flags they go

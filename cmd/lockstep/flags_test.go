@@ -43,7 +43,7 @@ func TestUsageErrorsExit2WithAHint(t *testing.T) {
 		{[]string{"queue", "--frobnicate"}, "unknown flag: --frobnicate"},
 		{[]string{"submit", "job.json", "-x"}, "unknown shorthand flag: 'x' in -x"},
 		{[]string{"describe"}, "describe takes one job ID, got 0 arguments"},
-		{[]string{"cancel", "a", "b"}, "cancel takes one job ID, got 2 arguments"},
+		{[]string{"cancel", "a", "Bad_ID!"}, `cancel: job ID "Bad_ID!" is not valid`},
 		{[]string{"topology", "extra"}, `topology takes no arguments, got ["extra"]`},
 		{[]string{"node", "drain"}, "node drain takes one NODE, got 0 arguments"},
 		{[]string{"node", "frob"}, `node: unknown subcommand "frob"`},
@@ -51,7 +51,8 @@ func TestUsageErrorsExit2WithAHint(t *testing.T) {
 		{[]string{"logs", "ID", "--rank"}, "flag needs an argument: --rank"},
 		{[]string{"dev", "-N", "many"}, `invalid argument "many" for "-N, --nodes" flag`},
 		{[]string{"dev", "--container-runtime", "podman"}, `invalid argument "podman" for "--container-runtime" flag: not one of none, docker`},
-		{[]string{"stats", "-o", "yaml"}, `invalid argument "yaml" for "-o, --output" flag: not one of table, json`},
+		{[]string{"stats", "-o", "xml"}, `invalid argument "xml" for "-o, --output" flag: not one of table, wide, json, yaml, csv`},
+		{[]string{"stats", "-o", "csv"}, "-o csv: stats does not print csv"},
 		{[]string{"quue"}, `unknown command "quue"`},
 		// The global flags a command does not use are refused, as before
 		// they were global. (Were they not, these would fail fast anyway.)
@@ -135,8 +136,8 @@ func TestGNUFlagForms(t *testing.T) {
 		{"queue", "--a", "--o", "json"}, // as the flag package spelled them
 	} {
 		a, cmd := parse(t, args...)
-		if all, _ := cmd.Flags().GetBool("all"); !all || !a.wantJSON() {
-			t.Errorf("%q: all %v, json %v", args, all, a.wantJSON())
+		if all, _ := cmd.Flags().GetBool("all"); !all || a.format() != "json" {
+			t.Errorf("%q: all %v, -o %s", args, all, a.format())
 		}
 	}
 	_, cmd := parse(t, "logs", "--follow", "ID", "--rank=3")

@@ -21,42 +21,59 @@ import (
 
 func (a *app) queue(cmd *cobra.Command) runE {
 	cmd.Long = "List jobs (pending and running; -a for all), oldest first. How many rejected\n" +
-		"jobs are not shown is said on stderr."
-	all := cmd.Flags().BoolP("all", "a", false, "include finished jobs")
-	return a.jobsRun(func(jobs []domain.Job) error {
-		shown, rejected := jobs[:0], 0
-		for _, j := range jobs {
-			if *all || !j.State.Terminal() {
-				shown = append(shown, j)
-			} else if j.State == domain.StateRejected {
-				rejected++
-			}
+		"jobs are not shown is said on stderr. -w redraws the list whenever a job record\n" +
+		"changes, until interrupted."
+	fs := cmd.Flags()
+	all := fs.BoolP("all", "a", false, "include finished jobs")
+	watch := fs.BoolP("watch", "w", false, "redraw whenever a job changes (Ctrl-C stops)")
+	f := addSelection(fs)
+	return a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
+		if err := f.check(); err != nil {
+			return err
 		}
-		if rejected > 0 {
-			// On stderr, so that -o json stays parseable.
-			fmt.Fprintf(a.env.stderr, "lockstep: %s not shown (lockstep queue -a shows them; describe ID says why)\n",
-				plural(rejected, "rejected job"))
+		view := func(jobs []domain.Job, bad []string) error {
+			a.warnMalformed(bad)
+			return a.printQueue(f.apply(jobs, *all))
 		}
-		sort.Slice(shown, func(a, b int) bool {
-			if !shown[a].SubmittedAt.Equal(shown[b].SubmittedAt) {
-				return shown[a].SubmittedAt.Before(shown[b].SubmittedAt)
-			}
-			return shown[a].ID < shown[b].ID
-		})
-		if a.wantJSON() {
-			rows := make([]queueRow, len(shown))
-			for i, j := range shown {
-				rows[i] = rowOf(j)
-			}
-			return writeJSON(a.env, rows)
+		if *watch {
+			return a.watchQueue(ctx, c, view)
 		}
-		tw := tabwriter.NewWriter(a.env.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tQUEUE\tSTATE\tNODESxGPUS\tAGE\tREASON")
+		jobs, bad, err := c.Jobs(ctx)
+		if err != nil {
+			return err
+		}
+		return view(jobs, bad)
+	})
+}
+
+// printQueue prints the jobs queue selected, and on stderr how many
+// rejected ones it left out.
+func (a *app) printQueue(shown []domain.Job, rejected int) error {
+	if rejected > 0 {
+		// On stderr, so that -o json stays parseable.
+		fmt.Fprintf(a.env.stderr, "lockstep: %s not shown (lockstep queue -a shows them; describe ID says why)\n",
+			plural(rejected, "rejected job"))
+	}
+	sortJobs(shown)
+	rows := make([]queueRow, len(shown))
+	for i, j := range shown {
+		rows[i] = rowOf(j)
+	}
+	return a.show(rows, func(w io.Writer, wide bool) error {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		head := "ID\tNAME\tQUEUE\tSTATE\tNODESxGPUS\tAGE\tREASON"
+		if wide {
+			head += "\tOWNER\tPRIORITY\tATTEMPT\tNODES\tDETAIL"
+		}
+		fmt.Fprintln(tw, head)
 		now := time.Now()
-		for _, j := range shown {
-			r := rowOf(j)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clean(r.ID), clean(r.Name), clean(r.Queue), clean(string(r.State)), r.Shape,
-				age(now.Sub(j.SubmittedAt)), clean(r.Reason))
+		for i, r := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s", clean(r.ID), clean(r.Name), clean(r.Queue), clean(string(r.State)), r.Shape,
+				age(now.Sub(r.SubmittedAt)), clean(r.Reason))
+			if wide {
+				fmt.Fprintf(tw, "\t%s\t%d\t%d\t%s\t%s", clean(r.Owner), r.Priority, r.Attempt, clean(strings.Join(r.Nodes, ",")), clean(shown[i].Detail))
+			}
+			fmt.Fprintln(tw)
 		}
 		return tw.Flush()
 	})
@@ -71,14 +88,32 @@ type queueRow struct {
 	Priority    int          `json:"priority"`
 	SubmittedAt time.Time    `json:"submittedAt"`
 	Reason      string       `json:"reason,omitempty"`
+	Detail      string       `json:"detail,omitempty"`
+	Owner       string       `json:"owner,omitempty"`
+	Attempt     int          `json:"attempt"`
+	Nodes       []string     `json:"nodes,omitempty"`
 }
 
 func rowOf(j domain.Job) queueRow {
-	return queueRow{
+	r := queueRow{
 		ID: j.ID, Name: j.Spec.Name, Queue: j.Spec.Queue, State: j.State, Priority: j.Spec.Priority,
 		Shape:       fmt.Sprintf("%dx%d", j.Spec.Gang.Nodes, j.Spec.Gang.GPUsPerNode),
-		SubmittedAt: j.SubmittedAt, Reason: j.Reason,
+		SubmittedAt: j.SubmittedAt, Reason: j.Reason, Detail: j.Detail, Owner: j.Owner, Attempt: j.Attempt,
 	}
+	if j.Placement != nil {
+		r.Nodes = j.Placement.NodeNames()
+	}
+	return r
+}
+
+// sortJobs orders jobs oldest first (then by ID).
+func sortJobs(jobs []domain.Job) {
+	sort.Slice(jobs, func(a, b int) bool {
+		if !jobs[a].SubmittedAt.Equal(jobs[b].SubmittedAt) {
+			return jobs[a].SubmittedAt.Before(jobs[b].SubmittedAt)
+		}
+		return jobs[a].ID < jobs[b].ID
+	})
 }
 
 // jobsRun is the RunE of a command that shows every job record (queue,
@@ -90,11 +125,16 @@ func (a *app) jobsRun(show func([]domain.Job) error) runE {
 		if err != nil {
 			return err
 		}
-		for _, k := range bad {
-			fmt.Fprintf(a.env.stderr, "lockstep: job record %s is malformed; skipped (lockstep check names what is wrong)\n", clean(k))
-		}
+		a.warnMalformed(bad)
 		return show(jobs)
 	})
+}
+
+// warnMalformed names on stderr the job records that could not be read.
+func (a *app) warnMalformed(bad []string) {
+	for _, k := range bad {
+		fmt.Fprintf(a.env.stderr, "lockstep: job record %s is malformed; skipped (lockstep check names what is wrong)\n", clean(k))
+	}
 }
 
 // age renders a duration like squeue's TIME column.
@@ -118,7 +158,8 @@ func writeJSON(env *cliEnv, v any) error {
 	return enc.Encode(v)
 }
 
-// description is `describe -o json`.
+// description is `describe -o json`. Elapsed is from the last start to the
+// end, or to now while the job runs.
 type description struct {
 	ID          string              `json:"id"`
 	State       domain.State        `json:"state"`
@@ -131,6 +172,7 @@ type description struct {
 	SubmittedAt time.Time           `json:"submittedAt"`
 	RunningAt   time.Time           `json:"runningAt,omitzero"`
 	EndedAt     time.Time           `json:"endedAt,omitzero"`
+	Elapsed     time.Duration       `json:"elapsed"`
 	Spec        jobspec.Spec        `json:"spec"`
 	Placement   *domain.Placement   `json:"placement,omitempty"`
 	Timing      domain.Timing       `json:"timing"`
@@ -171,11 +213,23 @@ func (a *app) describeJob(ctx context.Context, c *client.Client, args []string) 
 	// Stream order is publication order; services publish after their
 	// commits, so two services' events can land out of time order.
 	sort.SliceStable(d.Events, func(a, b int) bool { return d.Events[a].Time.Before(d.Events[b].Time) })
-	if a.wantJSON() {
-		return writeJSON(a.env, d)
+	d.Elapsed = elapsed(d.RunningAt, d.EndedAt, time.Now())
+	return a.show(d, func(w io.Writer, _ bool) error {
+		printDescription(w, d)
+		return nil
+	})
+}
+
+// elapsed is how long a job has run: from its last start to its end, or
+// to now while it runs; 0 before it ever ran.
+func elapsed(running, ended, now time.Time) time.Duration {
+	switch {
+	case running.IsZero():
+		return 0
+	case ended.IsZero():
+		return now.Sub(running)
 	}
-	printDescription(a.env.stdout, d)
-	return nil
+	return ended.Sub(running)
 }
 
 // dependencies writes a spec's dependencies as Slurm's --dependency does
@@ -224,6 +278,16 @@ func printDescription(w io.Writer, d description) {
 	if p := d.Pull; p != nil {
 		// The container gang's pull phase, apart from scheduling and launch.
 		fmt.Fprintf(w, "Pull:       %s (%s slowest, %s)\n", p.Took.Round(time.Millisecond), clean(p.Slowest), imageSize(p.Bytes))
+	}
+	if !d.EndedAt.IsZero() {
+		fmt.Fprintf(w, "Ended:      %s (%s after submit)\n", d.EndedAt.Local().Format(time.RFC3339), d.EndedAt.Sub(d.SubmittedAt).Round(time.Millisecond))
+	}
+	if d.Elapsed > 0 {
+		so := "so far"
+		if !d.EndedAt.IsZero() {
+			so = "from start to end"
+		}
+		fmt.Fprintf(w, "Elapsed:    %s (%s)\n", d.Elapsed.Round(time.Millisecond), so)
 	}
 	if d.TraceID != "" {
 		fmt.Fprintf(w, "Trace:      %s (lockstep trace %s)\n", clean(d.TraceID), clean(d.ID))

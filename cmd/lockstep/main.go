@@ -18,6 +18,8 @@ import (
 type cliEnv struct {
 	stdout, stderr io.Writer
 	stdin          io.Reader
+	// stdinTerminal makes stdin count as a terminal (tests of prompts).
+	stdinTerminal bool
 }
 
 // version is set at build time with -ldflags "-X main.version=...".

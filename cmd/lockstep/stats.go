@@ -50,8 +50,8 @@ func (a *app) stats(cmd *cobra.Command) runE {
 	cmd.Long = "Cluster totals over every job record: jobs by state, cluster η, mean gang wait."
 	return a.jobsRun(func(jobs []domain.Job) error {
 		st := summarize(jobs)
-		if a.wantJSON() {
-			return writeJSON(a.env, st)
+		if a.structured() {
+			return a.writeData(st)
 		}
 		w := a.env.stdout
 		states := make([]string, 0, len(st.Jobs))

@@ -99,9 +99,15 @@ func withImage(raw []byte, image string) ([]byte, error) {
 // with a note. The services publish a job's final event after writing its
 // record, so once the record is final the event is waited for (briefly)
 // to show it too.
+//
+// The record also shows what the events do not: each change of a pending
+// job's reason, with the numbers placement gave (pendingLine), and on a
+// terminal a status line with how long the gang has been running.
 func waitForEnd(ctx context.Context, env *cliEnv, c *client.Client, id string) error {
 	fctx, stop := context.WithCancel(ctx)
 	defer stop()
+	out := newWaitOutput(env.stderr)
+	defer out.clear()
 	finals := make(chan events.Type, 64)
 	followed := make(chan error, 1)
 	go func() {
@@ -116,14 +122,14 @@ func waitForEnd(ctx context.Context, env *cliEnv, c *client.Client, id string) e
 				default:
 				}
 			}
-			fmt.Fprintf(env.stderr, "%s  %-10s %s%s\n", ev.Time.Local().Format("15:04:05.000"), clean(string(ev.Type)), eventDetail(ev), note)
+			out.line(fmt.Sprintf("%s  %-10s %s%s", ev.Time.Local().Format("15:04:05.000"), clean(string(ev.Type)), eventDetail(ev), note))
 			return true
 		})
 	}()
 	ended := make(chan domain.Job, 1)
 	watchErr := make(chan error, 1)
 	go func() {
-		j, err := c.WaitEnded(fctx, id)
+		j, err := c.WatchUntilEnded(fctx, id, out.record)
 		if err != nil {
 			watchErr <- err
 			return
@@ -157,6 +163,11 @@ func waitForEnd(ctx context.Context, env *cliEnv, c *client.Client, id string) e
 	stop()
 	if followed != nil {
 		<-followed
+	}
+	out.clear()
+	if d := elapsed(job.RunningAt, job.EndedAt, job.EndedAt); d > 0 {
+		out.line(fmt.Sprintf("%s  %-10s ran %s (%s after submit)", job.EndedAt.Local().Format("15:04:05.000"), "elapsed",
+			d.Round(time.Millisecond), job.EndedAt.Sub(job.SubmittedAt).Round(time.Millisecond)))
 	}
 	if job.State == domain.StateSucceeded {
 		return nil

@@ -38,12 +38,12 @@ func (a *app) trace(cmd *cobra.Command) runE {
 		if len(traces) == 0 {
 			return &exitError{code: 1, msg: fmt.Sprintf("no spans of job %s in %s (spans are written about a second after they end)", id, file)}
 		}
-		if a.wantJSON() {
+		if a.structured() {
 			var spans []telemetry.SpanRecord
 			for _, t := range traces {
 				spans = append(spans, t.spans...)
 			}
-			return writeJSON(a.env, spans)
+			return a.writeData(spans)
 		}
 		for i, t := range traces {
 			if i > 0 {

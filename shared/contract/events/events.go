@@ -103,6 +103,14 @@ type Event struct {
 	// when Lockstep itself acted (preemption, time limit, node drain).
 	// Empty when the request came unauthenticated.
 	Actor string `json:"actor,omitempty"`
+	// Accounting, on every job event ForJob starts: when the job was
+	// submitted, when its current attempt's gang started running, and the
+	// gang's shape, so that the accounting history (StreamHistory) can
+	// make a job's row from whichever of its events a time window holds.
+	SubmittedAt time.Time `json:"submittedAt,omitzero"`
+	StartedAt   time.Time `json:"startedAt,omitzero"`
+	Nodes       int       `json:"nodes,omitempty"`
+	GPUsPerNode int       `json:"gpusPerNode,omitempty"`
 }
 
 // Subject is where the event is published.
@@ -162,7 +170,10 @@ func (e Event) IsNodeEvent() bool {
 
 // ForJob starts a job event of the given type.
 func ForJob(t Type, job domain.Job, now time.Time) Event {
-	return Event{Type: t, JobID: job.ID, Time: now.UTC(), Attempt: job.Attempt, Queue: job.Spec.Queue, Restarts: job.Restarts, Owner: job.Owner}
+	return Event{
+		Type: t, JobID: job.ID, Time: now.UTC(), Attempt: job.Attempt, Queue: job.Spec.Queue, Restarts: job.Restarts, Owner: job.Owner,
+		SubmittedAt: job.SubmittedAt.UTC(), StartedAt: job.RunningAt.UTC(), Nodes: job.Spec.Gang.Nodes, GPUsPerNode: job.Spec.Gang.GPUsPerNode,
+	}
 }
 
 var loadSchema = sync.OnceValues(func() (*validate.Schema, error) {

@@ -65,7 +65,7 @@ func Permissions(id Identity) Rules {
 		r.Pub = append(r.Pub,
 			subjects.SubmitAs(id.Name), subjects.CancelAs(id.Name), subjects.DrainAs(id.Name),
 			subjects.NodeDrain, subjects.NodeResume,
-			consumerOn(subjects.StreamEvents, ">"), consumerOn(subjects.StreamLogs, ">"))
+			consumerOn(subjects.StreamEvents, ">"), consumerOn(subjects.StreamLogs, ">"), consumerOn(subjects.StreamHistory, ">"))
 		r.Sub = append(r.Sub, subjects.EventsAll, subjects.LogsAll)
 		return r
 	case RoleUser:
@@ -76,6 +76,7 @@ func Permissions(id Identity) Rules {
 		r := person
 		r.Pub = append(r.Pub, subjects.SubmitAs(id.Name), subjects.CancelAs(id.Name), subjects.DrainAs(id.Name),
 			consumerOn(subjects.StreamEvents, subjects.UserJobEvents(id.Name)),
+			consumerOn(subjects.StreamHistory, subjects.UserJobEvents(id.Name)),
 			consumerOn(subjects.StreamLogs, subjects.UserLogs(id.Name)))
 		r.Sub = append(r.Sub, subjects.UserJobEvents(id.Name), subjects.UserLogs(id.Name))
 		return r

@@ -14,7 +14,14 @@ import (
 // on a NATS cluster.
 type StreamOptions struct {
 	Replicas int
+	// HistoryAge is how long the accounting history keeps a job's events
+	// (0: DefaultHistoryAge).
+	HistoryAge time.Duration
 }
+
+// DefaultHistoryAge is how long `lockstep history` and `usage` can look
+// back by default: a quarter, well past the events' and job records' week.
+const DefaultHistoryAge = 90 * 24 * time.Hour
 
 // Streams lists the stream configurations Lockstep needs.
 func Streams(o StreamOptions) []jetstream.StreamConfig {
@@ -51,12 +58,39 @@ func Streams(o StreamOptions) []jetstream.StreamConfig {
 			MaxBytes:    1 << 30,
 			Discard:     jetstream.DiscardOld,
 		},
+		historyStream(o),
 	}
 	// Every stream outlives a server restart and is replicated alike.
 	for i := range streams {
 		streams[i].Storage, streams[i].Replicas = jetstream.FileStorage, max(o.Replicas, 1)
 	}
 	return streams
+}
+
+// historyStream copies the lifecycle job events from the events stream
+// (the server sources them: no service writes a second copy) and keeps
+// them for o.HistoryAge. The copies keep their subjects, so the same
+// per-owner filter a user may read events with reads their history.
+func historyStream(o StreamOptions) jetstream.StreamConfig {
+	filters := subjects.HistoryEvents()
+	transforms := make([]jetstream.SubjectTransformConfig, len(filters))
+	for i, f := range filters {
+		transforms[i] = jetstream.SubjectTransformConfig{Source: f} // a filter; the subject is kept
+	}
+	age := o.HistoryAge
+	if age <= 0 {
+		age = DefaultHistoryAge
+	}
+	return jetstream.StreamConfig{
+		Name:        subjects.StreamHistory,
+		Description: "Lockstep job lifecycle events kept for accounting",
+		Retention:   jetstream.LimitsPolicy,
+		MaxAge:      age,
+		Discard:     jetstream.DiscardOld,
+		Sources: []*jetstream.StreamSource{{
+			Name: subjects.StreamEvents, SubjectTransforms: transforms,
+		}},
+	}
 }
 
 // EnsureStreams creates or updates every stream and the jobs KV bucket.

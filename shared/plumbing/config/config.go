@@ -34,6 +34,9 @@ type Base struct {
 	Credentials
 	// StreamReplicas is the JetStream replication factor (3 on a cluster).
 	StreamReplicas int
+	// HistoryRetention is how long the accounting history stream keeps a
+	// job's events (bus.StreamOptions.HistoryAge).
+	HistoryRetention time.Duration
 	// EtcdRequestTimeout bounds one attempt at an etcd request (see
 	// store.ConnectTimeout); 0 means store.DefaultRequestTimeout.
 	EtcdRequestTimeout time.Duration
@@ -60,6 +63,8 @@ func (b *Base) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&b.EtcdRequestTimeout, "etcd-request-timeout", store.DefaultRequestTimeout,
 		"give up on an etcd member that has not answered a request in this long (a frozen member): reads are retried on another member, writes by the caller")
 	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "JetStream stream replicas (3 on a NATS cluster)")
+	fs.DurationVar(&b.HistoryRetention, "history-retention", bus.DefaultHistoryAge,
+		"how long `lockstep history` and `usage` can look back (the LOCKSTEP_HISTORY stream's max age)")
 	fs.StringVar(&b.Instance, "instance", "", "name of this replica (default: host name)")
 	fs.StringVar(&b.MetricsAddr, "metrics-addr", b.MetricsAddr, "serve /metrics, /healthz and /readyz on this address (\"\" to disable)")
 }
@@ -87,6 +92,8 @@ func (b *Base) Validate() error {
 		return errors.Newf("--etcd-request-timeout: %s is not between 500ms and 1m", b.EtcdRequestTimeout)
 	case b.StreamReplicas < 1 || b.StreamReplicas > 5:
 		return errors.Newf("--stream-replicas: %d is not between 1 and 5", b.StreamReplicas)
+	case b.HistoryRetention < 0:
+		return errors.Newf("--history-retention: %s is negative", b.HistoryRetention)
 	}
 	return nil
 }
@@ -126,7 +133,7 @@ func (b *Base) Clients(ctx context.Context, service string) (*bus.Bus, *clientv3
 		return nil, nil, err
 	}
 	if declare {
-		if err := bs.EnsureStreams(ctx, bus.StreamOptions{Replicas: b.StreamReplicas}); err != nil {
+		if err := bs.EnsureStreams(ctx, bus.StreamOptions{Replicas: b.StreamReplicas, HistoryAge: b.HistoryRetention}); err != nil {
 			bs.Close()
 			return nil, nil, err
 		}

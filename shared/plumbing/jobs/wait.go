@@ -15,6 +15,13 @@ import (
 // learns that a job ended: the record is written by the services alone,
 // while an event on the bus may come from any client allowed to publish.
 func (s *Store) WaitEnded(ctx context.Context, id string) (domain.Job, error) {
+	return s.WatchUntilEnded(ctx, id, nil)
+}
+
+// WatchUntilEnded is WaitEnded that hands seen every version of the record
+// it reads before the final one (the record as it stands first, then each
+// change): how `submit --wait` shows a pending job's reason change.
+func (s *Store) WatchUntilEnded(ctx context.Context, id string, seen func(domain.Job)) (domain.Job, error) {
 	w, err := s.kv.Watch(ctx, id)
 	if err != nil {
 		return domain.Job{}, errors.Wrapf(err, "watch job %s", errors.Safe(id))
@@ -32,8 +39,14 @@ func (s *Store) WaitEnded(ctx context.Context, id string) (domain.Job, error) {
 				continue
 			}
 			j, err := decode(e.Value())
-			if err == nil && j.ID == id && j.State.Terminal() {
+			if err != nil || j.ID != id {
+				continue
+			}
+			if j.State.Terminal() {
 				return j, nil
+			}
+			if seen != nil {
+				seen(j)
 			}
 		}
 	}
