@@ -37,7 +37,7 @@ func TestPagesShowWhatTheClusterHolds(t *testing.T) {
 		return nil
 	})
 	code, body, hdr := r.get(t, "/queue", "")
-	if code != http.StatusOK || !strings.Contains(body, `data-job="train-1"`) || !inOrder(body, `data-job="high"`, `data-job="low"`) {
+	if code != http.StatusOK || !strings.Contains(body, `data-job="train-1"`) || !inOrder(body, `data-job="high"`, `data-job="low"`) || !strings.Contains(body, `class="dot" style="background:hsl(`) {
 		t.Errorf("queue (%d): running job or pending order missing:\n%s", code, body)
 	}
 	if !strings.Contains(hdr.Get("Content-Security-Policy"), "default-src 'self'") || hdr.Get("X-Frame-Options") != "DENY" {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"regexp"
 
 	"github.com/cockroachdb/errors"
 
@@ -53,13 +54,26 @@ var pageNames = []string{"fabric", "queue", "job", "cluster", "signin"}
 func parsePages() (*pages, error) {
 	p := &pages{sets: map[string]*template.Template{}}
 	for _, name := range pageNames {
-		t, err := template.ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		t, err := template.New(name).Funcs(template.FuncMap{"bg": background}).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, errors.Wrapf(err, "template %s", name)
 		}
 		p.sets[name] = t
 	}
 	return p, nil
+}
+
+// jobColor is the form of view.JobColor's colours.
+var jobColor = regexp.MustCompile(`^hsl\(\d{1,3},\d{1,3}%,\d{1,3}%\)$`)
+
+// background is a style attribute's value painting a job's colour.
+// html/template refuses CSS values it cannot prove harmless; this one is
+// checked against the only form the colours take.
+func background(color string) template.CSS {
+	if !jobColor.MatchString(color) {
+		return ""
+	}
+	return template.CSS("background:" + color)
 }
 
 // mustPages parses the embedded templates, which the package's tests
