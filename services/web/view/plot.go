@@ -61,6 +61,10 @@ func BuildPlot(title, unit string, pts []Point, top float64) Plot {
 		fmt.Fprintf(&b, "%.1f,%.1f", x, y)
 	}
 	p.Points = b.String()
+	if len(pts) == 1 { // one point: a level line across, so it shows
+		y := float64(PlotH) * (1 - min(pts[0].Y, top)/top)
+		p.Points = fmt.Sprintf("0.0,%.1f %d.0,%.1f", y, PlotW, y)
+	}
 	p.Max = fmt.Sprintf("%.4g%s", top, unit)
 	p.Last = fmt.Sprintf("%.4g%s", pts[len(pts)-1].Y, unit)
 	p.From, p.To = t0.UTC().Format("15:04:05"), t1.UTC().Format("15:04:05")
