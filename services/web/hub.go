@@ -20,6 +20,16 @@ type hub struct {
 
 	mu   sync.Mutex
 	subs map[chan struct{}]struct{}
+	// gen counts broadcasts: a page rendered at one generation is current
+	// until the next.
+	gen uint64
+}
+
+// generation is the number of broadcasts so far.
+func (h *hub) generation() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.gen
 }
 
 func newHub() *hub {
@@ -60,6 +70,7 @@ func (h *hub) run(ctx context.Context, tick func()) {
 		}
 		tick()
 		h.mu.Lock()
+		h.gen++
 		for ch := range h.subs {
 			select {
 			case ch <- struct{}{}:

@@ -17,17 +17,26 @@ import (
 // live streams a page's live part: now, then after every change the hub
 // announces, until the viewer leaves.
 func (s *server) live(w http.ResponseWriter, r *http.Request, v view.Viewer) {
-	var render func(io.Writer) error
+	var model func() any
 	switch page := r.PathValue("page"); page {
 	case "fabric":
-		render = func(w io.Writer) error { return s.pages.live(w, page, pageData{Viewer: v, Body: s.fabricModel()}) }
+		model = func() any { return s.fabricModel() }
 	case "queue":
-		render = func(w io.Writer) error { return s.pages.live(w, page, pageData{Viewer: v, Body: s.queueModel()}) }
+		model = func() any { return s.queueModel() }
 	case "cluster":
-		render = func(w io.Writer) error { return s.pages.live(w, page, pageData{Viewer: v, Body: s.clusterModel()}) }
+		model = func() any { return s.clusterModel() }
 	default:
 		http.NotFound(w, r)
 		return
+	}
+	page := r.PathValue("page")
+	render := func(w io.Writer) error {
+		// Read before the models: a change after it makes the next
+		// generation, which renders again.
+		gen := s.hub.generation()
+		return s.shared.render(w, page, gen, func(w io.Writer) error {
+			return s.pages.live(w, page, pageData{Viewer: v, Body: model()})
+		})
 	}
 	s.stream(w, r, render)
 }

@@ -20,6 +20,7 @@ type server struct {
 	state  *state
 	verify *verifier // nil without auth
 	pages  *pages
+	shared sharedRenders
 }
 
 // routes is the dashboard's URL space.
