@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/spf13/cobra"
 
+	"github.com/lockstep-dev/lockstep/services/web/view"
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
@@ -56,7 +57,7 @@ func (a *app) queue(cmd *cobra.Command) runE {
 		for _, j := range shown {
 			r := rowOf(j)
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", clean(r.ID), clean(r.Name), clean(r.Queue), clean(string(r.State)), r.Shape,
-				age(now.Sub(j.SubmittedAt)), clean(r.Reason))
+				view.Age(now.Sub(j.SubmittedAt)), clean(r.Reason))
 		}
 		return tw.Flush()
 	})
@@ -95,20 +96,6 @@ func (a *app) jobsRun(show func([]domain.Job) error) runE {
 		}
 		return show(jobs)
 	})
-}
-
-// age renders a duration like squeue's TIME column.
-func age(d time.Duration) string {
-	d = d.Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 // writeJSON prints v as indented JSON.

@@ -3,7 +3,6 @@ package devcluster_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
-	"github.com/lockstep-dev/lockstep/shared/contract/client"
 )
 
 // chromium finds a Chromium or Chrome binary ($LOCKSTEP_CHROMIUM first).
@@ -61,19 +59,7 @@ func artifacts(t *testing.T) string {
 func TestDashboardInABrowser(t *testing.T) {
 	chrome := chromium(t)
 	shots := artifacts(t)
-	c, err := devcluster.Start(context.Background(), devcluster.Config{
-		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0", WebListen: "127.0.0.1:0",
-		Nodes: 4, GPUsPerNode: 4, Leaves: 2, NoFsync: true, Log: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatalf("start dev cluster: %v", err)
-	}
-	t.Cleanup(c.Stop)
-	cl, err := client.Dial(context.Background(), c.NATSURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
+	c, cl := startShaped(t, devcluster.Config{Nodes: 4, GPUsPerNode: 4, Leaves: 2, WebListen: "127.0.0.1:0"})
 	base := "http://" + c.WebAddr()
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.WindowSize(1400, 1000))

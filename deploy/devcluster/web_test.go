@@ -1,10 +1,8 @@
 package devcluster_test
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -21,14 +19,7 @@ import (
 // dashboard, which asks for a sign-in and accepts a token made from the
 // creds dev wrote.
 func TestDashboardOnADevClusterWithAuth(t *testing.T) {
-	c, err := devcluster.Start(context.Background(), devcluster.Config{
-		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0", WebListen: "127.0.0.1:0",
-		Nodes: 2, GPUsPerNode: 2, Leaves: 1, NoFsync: true, Auth: true, Log: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatalf("start dev cluster: %v", err)
-	}
-	t.Cleanup(c.Stop)
+	c, _ := startShaped(t, devcluster.Config{Nodes: 2, GPUsPerNode: 2, Leaves: 1, Auth: true, WebListen: "127.0.0.1:0"})
 	base := "http://" + c.WebAddr()
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noRedirect.Get(base + "/fabric")

@@ -59,31 +59,32 @@ var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request
 // the status and body.
 func (r *rig) get(t *testing.T, path, session string) (int, string, http.Header) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, r.url+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if session != "" {
-		req.AddCookie(&http.Cookie{Name: sessionCookie, Value: session})
-	}
-	resp, err := noRedirect.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), resp.Header
+	resp, body := r.send(t, http.MethodGet, path, session, "", nil)
+	return resp.StatusCode, body, resp.Header
 }
 
 // post sends a form (with the session cookie when given and an Origin
 // when origin is not "").
 func (r *rig) post(t *testing.T, path, session, origin string, form url.Values) (int, string, *http.Response) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, r.url+path, strings.NewReader(form.Encode()))
+	resp, body := r.send(t, http.MethodPost, path, session, origin, form)
+	return resp.StatusCode, body, resp
+}
+
+// send makes one request without following redirects.
+func (r *rig) send(t *testing.T, method, path, session, origin string, form url.Values) (*http.Response, string) {
+	t.Helper()
+	var payload io.Reader
+	if form != nil {
+		payload = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, r.url+path, payload)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
 	if origin != "" {
 		req.Header.Set("Origin", origin)
 	}
@@ -96,7 +97,7 @@ func (r *rig) post(t *testing.T, path, session, origin string, form url.Values) 
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), resp
+	return resp, string(body)
 }
 
 // eventStream reads a Server-Sent Events stream.
