@@ -16,6 +16,11 @@ import (
 // cancel or checkpoint on that viewer's own subjects, where the drain
 // service judges it.
 func (c *Cluster) startWeb(addr string) error {
+	// Refused here rather than by the service once it starts, after the
+	// banner: `lockstep dev --insecure --web-listen 0.0.0.0:8080` fails.
+	if err := web.CheckListen(addr, c.auth != nil, false); err != nil {
+		return errors.Wrap(err, "--web-listen")
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return errors.WithHint(errors.Wrap(err, "--web-listen"), "is another `lockstep dev` running? pick another --web-listen")

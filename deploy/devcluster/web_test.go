@@ -65,3 +65,14 @@ func TestDashboardOnADevClusterWithAuth(t *testing.T) {
 		return nil
 	})
 }
+
+// Without auth, dev refuses to serve the dashboard beyond loopback.
+func TestDevRefusesARemoteDashboardWithoutAuth(t *testing.T) {
+	_, err := devcluster.Start(t.Context(), devcluster.Config{
+		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0", WebListen: "0.0.0.0:0",
+		Nodes: 1, GPUsPerNode: 1, Leaves: 1, NoFsync: true,
+	})
+	if err == nil || !strings.Contains(err.Error(), "not a loopback address") {
+		t.Fatalf("dev with --web-listen 0.0.0.0:0 and no auth: %v", err)
+	}
+}
