@@ -36,10 +36,14 @@ func TestPagesShowWhatTheClusterHolds(t *testing.T) {
 		}
 		return nil
 	})
-	code, body, hdr := r.get(t, "/queue", "")
-	if code != http.StatusOK || !strings.Contains(body, `data-job="train-1"`) || !inOrder(body, `data-job="high"`, `data-job="low"`) || !strings.Contains(body, `class="dot" style="background:hsl(`) {
-		t.Errorf("queue (%d): running job or pending order missing:\n%s", code, body)
-	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		code, body, _ := r.get(t, "/queue", "")
+		if code != http.StatusOK || !strings.Contains(body, `data-job="train-1"`) || !inOrder(body, `data-job="high"`, `data-job="low"`) || !strings.Contains(body, `class="dot" style="background:hsl(`) {
+			return errorf("queue (%d): running job or pending order missing:\n%s", code, body)
+		}
+		return nil
+	})
+	_, _, hdr := r.get(t, "/queue", "")
 	if !strings.Contains(hdr.Get("Content-Security-Policy"), "default-src 'self'") || hdr.Get("X-Frame-Options") != "DENY" {
 		t.Errorf("security headers: %v", hdr)
 	}
@@ -53,7 +57,7 @@ func TestPagesShowWhatTheClusterHolds(t *testing.T) {
 		}
 		return nil
 	})
-	_, body = r.mustGet(t, "/cluster")
+	_, body := r.mustGet(t, "/cluster")
 	for _, want := range []string{`id="utilization"`, "50.0%", "<polyline", "Jobs by state"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("cluster page lacks %q", want)
