@@ -54,7 +54,7 @@ var pageNames = []string{"fabric", "queue", "job", "cluster", "signin"}
 func parsePages() (*pages, error) {
 	p := &pages{sets: map[string]*template.Template{}}
 	for _, name := range pageNames {
-		t, err := template.New(name).Funcs(template.FuncMap{"bg": background}).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		t, err := template.New(name).Funcs(template.FuncMap{"bg": background, "cells": gpuCells}).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, errors.Wrapf(err, "template %s", name)
 		}
