@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
 	"github.com/lockstep-dev/lockstep/services/agent"
+	"github.com/lockstep-dev/lockstep/services/web"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
@@ -31,6 +32,7 @@ func (a *app) dev(cmd *cobra.Command) runE {
 	retention := retentionFlag(fs)
 	fs.IntVar(&cfg.Replicas, "replicas", 1, "replicas of admission, placement, gang and drain")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", config.DevMetricsAddr, "serve /metrics, /healthz and /readyz here (\"\" to disable)")
+	fs.StringVar(&cfg.WebListen, "web-listen", web.DefaultListen, "serve the dashboard here (\"\" to disable; beyond loopback only with auth on)")
 	verbose := fs.BoolP("verbose", "v", false, "log every service's info messages (default: warnings only)")
 	topo := topologyFlag(fs, "switch tree file (YAML, Slurm topology.conf or Lingjun CSV); default: from the simulated nodes' labels")
 	queues := queuesFlag(fs, "quotas and fair-share weights")
@@ -86,6 +88,13 @@ func runDevCluster(ctx context.Context, env *cliEnv, cfg devcluster.Config) erro
 	if c.CredsDir != "" {
 		authLine = "on; creds for admin, alice and bob in " + c.CredsDir
 	}
+	dashboard := "off"
+	if a := c.WebAddr(); a != "" {
+		dashboard = "http://" + a
+		if c.CredsDir != "" {
+			dashboard += " (sign in with the token `lockstep web token` prints)"
+		}
+	}
 	metrics := "off"
 	if a := c.MetricsAddr(); a != "" {
 		metrics = "http://" + a + "/metrics (also /healthz, /readyz)"
@@ -95,6 +104,7 @@ func runDevCluster(ctx context.Context, env *cliEnv, cfg devcluster.Config) erro
   etcd       %s
   nodes      %s × %s over %s
   data dir   %s
+  web        %s
   metrics    %s
   traces     %s
   auth       %s
@@ -104,7 +114,7 @@ Try:  lockstep submit docs/examples/hello.json --wait%s
       lockstep queue%s
       lockstep trace JOB_ID
 Ctrl-C stops it; state is kept in the data dir.
-`, c.NATSURL, c.EtcdEndpoint, plural(cfg.Nodes, "node"), plural(cfg.GPUsPerNode, "GPU"), leafSwitches(cfg.Leaves), cfg.DataDir, metrics, devcluster.SpanFile(cfg.DataDir),
+`, c.NATSURL, c.EtcdEndpoint, plural(cfg.Nodes, "node"), plural(cfg.GPUsPerNode, "GPU"), leafSwitches(cfg.Leaves), cfg.DataDir, dashboard, metrics, devcluster.SpanFile(cfg.DataDir),
 		authLine, cliLine, flags, flags)
 	select {
 	case <-ctx.Done():

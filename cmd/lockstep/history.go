@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/lockstep-dev/lockstep/services/web/view"
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
@@ -186,7 +187,7 @@ func historyTable(w io.Writer, rows []accounting.Row, wide bool) error {
 	fmt.Fprintln(tw, head)
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.2f\t%s\t%s\t%d\t%.3f", clean(r.JobID), clean(ownerColumn(r.Owner)), clean(r.Queue),
-			when(r.SubmittedAt), when(r.StartedAt), when(r.EndedAt), age(r.Elapsed), r.Nodes, r.GPUs, r.GPUHours,
+			when(r.SubmittedAt), when(r.StartedAt), when(r.EndedAt), view.Age(r.Elapsed), r.Nodes, r.GPUs, r.GPUHours,
 			clean(string(r.State)), exitColumn(r.ExitCode), r.Restarts, r.Efficiency)
 		if wide {
 			fmt.Fprintf(tw, "\t%d\t%s\t%s", r.Attempt, r.Timing.GangWait.Round(time.Millisecond), clean(r.Reason))

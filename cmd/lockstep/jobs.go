@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/spf13/cobra"
 
+	"github.com/lockstep-dev/lockstep/services/web/view"
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
@@ -69,7 +70,7 @@ func (a *app) printQueue(shown []domain.Job, rejected int) error {
 		now := time.Now()
 		for i, r := range rows {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s", clean(r.ID), clean(r.Name), clean(r.Queue), clean(string(r.State)), r.Shape,
-				age(now.Sub(r.SubmittedAt)), clean(r.Reason))
+				view.Age(now.Sub(r.SubmittedAt)), clean(r.Reason))
 			if wide {
 				fmt.Fprintf(tw, "\t%s\t%d\t%d\t%s\t%s", clean(r.Owner), r.Priority, r.Attempt, clean(strings.Join(r.Nodes, ",")), clean(shown[i].Detail))
 			}
@@ -135,20 +136,6 @@ func (a *app) warnMalformed(bad []string) {
 	for _, k := range bad {
 		fmt.Fprintf(a.env.stderr, "lockstep: job record %s is malformed; skipped (lockstep check names what is wrong)\n", clean(k))
 	}
-}
-
-// age renders a duration like squeue's TIME column.
-func age(d time.Duration) string {
-	d = d.Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 // writeJSON prints v as indented JSON.

@@ -47,7 +47,7 @@ type devProc struct {
 func startDev(t *testing.T, bin, dir, natsAddr, etcdAddr string) *devProc {
 	t.Helper()
 	cmd := exec.Command(bin, "dev", "--data-dir", dir, "--nats-listen", natsAddr, "--etcd-listen", etcdAddr,
-		"--nodes", "2", "--leaves", "1", "--metrics-addr", "127.0.0.1:0", "--insecure")
+		"--nodes", "2", "--leaves", "1", "--metrics-addr", "127.0.0.1:0", "--web-listen", "127.0.0.1:0", "--insecure")
 	// dev writes its CLI context into the config file: this run's own.
 	cmd.Env = append(os.Environ(), "LOCKSTEP_CONFIG="+filepath.Join(dir, "config.yaml"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -69,6 +69,7 @@ var commands = []command{
 	{"run", "gang", "run the gang reservation service", args(0, ""), onNATSEtcd, (*app).gang},
 	{"run", "drain", "run the drain service", args(0, ""), onNATSEtcd, (*app).drain},
 	{"run", "agent", "run a node agent", args(0, ""), onNATSEtcd, (*app).agent},
+	{"run", "web", "serve the dashboard (fabric, queue, jobs, cluster); web token: sign-in token", args(0, ""), onNATSEtcd, (*app).web},
 	{"run", "healthcheck [--url URL] [--nats URL] [--etcd URL [--node NAME]] [--timeout D]",
 		"exit 0 if NATS, etcd or an HTTP endpoint answers (container health checks)", args(0, ""), nil, (*app).healthcheck},
 	{"tools", "ckpt-done", "acknowledge a checkpoint (run by a training rank)", args(0, ""), nil, (*app).ckptDone},

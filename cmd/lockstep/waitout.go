@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/services/web/view"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
@@ -108,7 +109,7 @@ func (o *waitOutput) tick(id string) {
 			return
 		}
 		o.erase()
-		o.status = fmt.Sprintf("  %s running for %s", clean(id), age(time.Since(o.runningAt)))
+		o.status = fmt.Sprintf("  %s running for %s", clean(id), view.Age(time.Since(o.runningAt)))
 		fmt.Fprint(o.w, o.status)
 		o.mu.Unlock()
 		<-t.C

@@ -93,6 +93,9 @@ type Config struct {
 	// ContainerRuntime is the agents' --container-runtime ("" or none:
 	// container jobs are refused; docker: run through the local engine).
 	ContainerRuntime string
+	// WebListen is where the dashboard (services/web) is served; "" runs
+	// none, ":0" picks a port (see WebAddr).
+	WebListen string
 }
 
 // Validate checks the shape.
@@ -134,6 +137,8 @@ type Cluster struct {
 	health *telemetry.Health
 	// metricsAddr is the address /metrics is served on ("" for none).
 	metricsAddr string
+	// webAddr is the dashboard's address ("" for none).
+	webAddr string
 
 	mu    sync.Mutex
 	procs map[string]*proc
@@ -261,6 +266,12 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			}
 			return drain.Run(ctx, drain.Config{Base: b, Queues: cfg.Queues})
 		})
+	}
+	if cfg.WebListen != "" {
+		if err := c.startWeb(cfg.WebListen); err != nil {
+			c.Stop()
+			return nil, err
+		}
 	}
 	for _, n := range SimulatedNodes(cfg.Nodes, cfg.GPUsPerNode, cfg.Leaves) {
 		c.StartAgent(n)

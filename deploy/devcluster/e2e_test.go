@@ -25,16 +25,24 @@ import (
 
 func startCluster(t *testing.T, nodes int) (*devcluster.Cluster, *client.Client) {
 	t.Helper()
+	return startShaped(t, devcluster.Config{Nodes: nodes, GPUsPerNode: 8, Leaves: 2})
+}
+
+// startShaped starts a dev cluster of cfg's shape (and any other settings
+// it has) on fresh ports and data, and a client of it.
+func startShaped(t *testing.T, cfg devcluster.Config) (*devcluster.Cluster, *client.Client) {
+	t.Helper()
 	ctx := context.Background()
-	c, err := devcluster.Start(ctx, devcluster.Config{
-		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
-		Nodes: nodes, GPUsPerNode: 8, Leaves: 2, NoFsync: true, Log: slog.New(slog.DiscardHandler),
-	})
+	cfg.DataDir, cfg.NATSListen, cfg.EtcdListen, cfg.NoFsync = t.TempDir(), "127.0.0.1:0", "127.0.0.1:0", true
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	c, err := devcluster.Start(ctx, cfg)
 	if err != nil {
 		t.Fatalf("start dev cluster: %v", err)
 	}
 	t.Cleanup(c.Stop)
-	cl, err := client.Dial(ctx, c.NATSURL)
+	cl, err := client.Dial(ctx, c.NATSURL, c.Admin.BusOptions()...) // as admin when the cluster has auth
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}

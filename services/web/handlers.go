@@ -1,0 +1,141 @@
+package web
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/lockstep-dev/lockstep/services/web/view"
+	"github.com/lockstep-dev/lockstep/shared/contract/client"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+)
+
+// The page models, each from what the replica follows now.
+
+func (s *server) fabricModel() view.Fabric {
+	return view.BuildFabric(s.state.fabricInput(s.cfg.CollapseAbove))
+}
+
+func (s *server) queueModel() view.Queue {
+	return view.BuildQueue(view.QueueInput{Jobs: s.state.jobList(), Policy: s.cfg.Queues, Now: s.cfg.Now()})
+}
+
+func (s *server) clusterModel() view.Cluster {
+	return view.BuildCluster(view.ClusterInput{Samples: s.state.history(), Jobs: s.state.jobList(), Fabric: s.fabricModel(), Now: s.cfg.Now()})
+}
+
+// jobModel is job id's page; found is false when there is no such record.
+// The record comes from the follower, or from the KV for one it has not
+// delivered yet (a job submitted a moment ago).
+func (s *server) jobModel(ctx context.Context, id string, v view.Viewer) (p view.JobPage, found bool, err error) {
+	j, ok := s.state.job(id)
+	if !ok {
+		j, _, err = s.Jobs.Get(ctx, id)
+		if errs.IsNotFound(err) {
+			return p, false, nil
+		}
+		if err != nil {
+			return p, false, err
+		}
+	}
+	var evs []events.Event
+	if v.MayRead(j.Owner) {
+		if evs, err = s.reader(ctx, "").Events(ctx, id); err != nil {
+			return p, true, err
+		}
+	}
+	return view.BuildJob(view.JobInput{Job: j, Events: evs, Now: s.cfg.Now(), Viewer: v}), true, nil
+}
+
+// reader is a client on the replica's own connection acting as user (""
+// for reads, which name no one).
+func (s *server) reader(ctx context.Context, user string) *client.Client {
+	c, err := client.New(ctx, s.Bus, user)
+	if err != nil {
+		// client.New only binds the jobs bucket, which Start bound already.
+		panic(err)
+	}
+	return c
+}
+
+func (s *server) fabricPage(w http.ResponseWriter, _ *http.Request, v view.Viewer) {
+	s.pages.render(w, "fabric", pageData{Title: "Fabric", Nav: "fabric", Viewer: v, Live: "/live/fabric", Body: s.fabricModel()}, http.StatusOK)
+}
+
+func (s *server) queuePage(w http.ResponseWriter, _ *http.Request, v view.Viewer) {
+	s.pages.render(w, "queue", pageData{Title: "Queue", Nav: "queue", Viewer: v, Live: "/live/queue", Body: s.queueModel()}, http.StatusOK)
+}
+
+func (s *server) clusterPage(w http.ResponseWriter, _ *http.Request, v view.Viewer) {
+	s.pages.render(w, "cluster", pageData{Title: "Cluster", Nav: "cluster", Viewer: v, Live: "/live/cluster", Body: s.clusterModel()}, http.StatusOK)
+}
+
+func (s *server) jobPage(w http.ResponseWriter, r *http.Request, v view.Viewer) {
+	id := r.PathValue("id")
+	if !jobspec.ValidID(id) {
+		http.Error(w, "not a job ID", http.StatusBadRequest)
+		return
+	}
+	p, found, err := s.jobModel(r.Context(), id, v)
+	switch {
+	case err != nil:
+		s.Log.Warn("web: job page", "job", id, "err", err)
+		http.Error(w, "could not read the job: "+err.Error(), http.StatusBadGateway)
+	case !found:
+		http.Error(w, "no job "+id, http.StatusNotFound)
+	default:
+		s.pages.render(w, "job", pageData{Title: id, Viewer: v, Live: "/live/jobs/" + id, Body: p}, http.StatusOK)
+	}
+}
+
+// action is what a job's buttons ask for.
+type action int
+
+const (
+	actionCancel action = iota
+	actionCheckpoint
+)
+
+// act forwards a cancel or checkpoint on the viewer's own subjects, after
+// checking, against the job record in the KV, that the viewer may: the
+// drain service checks again when it receives it.
+func (s *server) act(a action) viewerHandler {
+	return func(w http.ResponseWriter, r *http.Request, v view.Viewer) {
+		if !checkForm(r, v) {
+			http.Error(w, "refused: the form did not come from this dashboard's own page", http.StatusForbidden)
+			return
+		}
+		id := r.PathValue("id")
+		if !jobspec.ValidID(id) {
+			http.Error(w, "not a job ID", http.StatusBadRequest)
+			return
+		}
+		j, _, err := s.Jobs.Get(r.Context(), id)
+		switch {
+		case errs.IsNotFound(err):
+			http.Error(w, "no job "+id, http.StatusNotFound)
+			return
+		case err != nil:
+			http.Error(w, "could not read the job: "+err.Error(), http.StatusBadGateway)
+			return
+		case !v.MayAct(j.Owner):
+			http.Error(w, "refused: only the job's owner, admins and operators act on it, and only when signed in on a cluster with auth", http.StatusForbidden)
+			return
+		}
+		c := s.reader(r.Context(), v.Name)
+		reason := "from the dashboard by " + v.Name
+		if a == actionCancel {
+			err = c.Cancel(r.Context(), id, reason)
+		} else {
+			err = c.Drain(r.Context(), id, domain.DrainCheckpoint, domain.ThenRequeue, reason)
+		}
+		if err != nil {
+			http.Error(w, "could not send the request: "+err.Error(), http.StatusBadGateway)
+			return
+		}
+		s.Log.Info("web: job action", "job", id, "by", v.Name, "action", a)
+		http.Redirect(w, r, "/jobs/"+id, http.StatusSeeOther)
+	}
+}

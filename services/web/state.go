@@ -1,0 +1,171 @@
+package web
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/services/web/view"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+)
+
+// maxSamples bounds the cluster page's history (an hour at one a second).
+const maxSamples = 3600
+
+// state is what one web replica follows: the etcd prefixes the fabric is
+// drawn from, every job record, and the samples taken since it started.
+// Each replica follows on its own, so any number can serve.
+type state struct {
+	inventory, live *store.Cache[domain.Node]
+	nodeState       *store.Cache[domain.NodeState]
+	claims          *store.Cache[domain.Claim]
+
+	mu      sync.RWMutex
+	jobs    map[string]domain.Job
+	samples []view.Sample
+}
+
+// newState builds the caches; each change wakes the hub.
+func newState(cli *clientv3.Client, log *slog.Logger, h *hub) *state {
+	s := &state{
+		inventory: store.InventoryCache(cli, log), live: store.NodeCache(cli, log),
+		nodeState: store.NodeStateCache(cli, log), claims: store.ClaimCache(cli, log),
+		jobs: map[string]domain.Job{},
+	}
+	s.inventory.OnChange = func(string, *domain.Node, *domain.Node) { h.changed() }
+	s.live.OnChange = s.inventory.OnChange
+	s.nodeState.OnChange = func(string, *domain.NodeState, *domain.NodeState) { h.changed() }
+	s.claims.OnChange = func(string, *domain.Claim, *domain.Claim) { h.changed() }
+	return s
+}
+
+// run follows the etcd prefixes until ctx ends.
+func (s *state) run(ctx context.Context) {
+	go s.inventory.Run(ctx)
+	go s.live.Run(ctx)
+	go s.nodeState.Run(ctx)
+	go s.claims.Run(ctx)
+}
+
+// applyJob takes one entry of the jobs KV. A record that does not decode
+// is left out (lockstep check names it), as the services do.
+func (s *state) applyJob(log *slog.Logger, e jobs.Entry) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.Deleted {
+		_, had := s.jobs[e.Key]
+		delete(s.jobs, e.Key)
+		return had
+	}
+	j, err := jobs.Decode(e.Value)
+	if err != nil || j.ID != e.Key {
+		log.Warn("job record skipped", "key", e.Key, "err", err)
+		delete(s.jobs, e.Key)
+		return false
+	}
+	s.jobs[e.Key] = j
+	return true
+}
+
+// job is one record, as last seen.
+func (s *state) job(id string) (domain.Job, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	j, ok := s.jobs[id]
+	return j, ok
+}
+
+// jobList is every record, by ID.
+func (s *state) jobList() []domain.Job {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := slices.Sorted(maps.Keys(s.jobs))
+	out := make([]domain.Job, len(ids))
+	for i, id := range ids {
+		out[i] = s.jobs[id]
+	}
+	return out
+}
+
+// jobMap copies the records.
+func (s *state) jobMap() map[string]domain.Job {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return maps.Clone(s.jobs)
+}
+
+// fabricInput reads the caches into the fabric page's input.
+func (s *state) fabricInput(collapseAbove int) view.FabricInput {
+	byName := func(m map[string]domain.Node) map[string]domain.Node {
+		out := make(map[string]domain.Node, len(m))
+		for _, n := range m {
+			out[n.Name] = n // the caches checked that each names the node its key does
+		}
+		return out
+	}
+	states := map[string]domain.NodeState{}
+	for k, v := range s.nodeState.Snapshot() {
+		states[strings.TrimPrefix(k, store.NodeStatePrefix)] = v
+	}
+	claims := map[string]map[int]domain.Claim{}
+	for k, c := range s.claims.Snapshot() {
+		node, gpu, ok := store.ParseClaimKey(k)
+		if !ok {
+			continue
+		}
+		if claims[node] == nil {
+			claims[node] = map[int]domain.Claim{}
+		}
+		claims[node][gpu] = c
+	}
+	return view.FabricInput{
+		Inventory: byName(s.inventory.Snapshot()), Live: byName(s.live.Snapshot()),
+		States: states, Claims: claims, Jobs: s.jobMap(), CollapseAbove: collapseAbove,
+	}
+}
+
+// sample records the cluster's totals now: a new sample, or the last one
+// replaced when it is less than a second old.
+func (s *state) sample(now time.Time) {
+	var smp view.Sample
+	smp.At = now
+	for _, n := range s.live.Snapshot() {
+		smp.GPUs += n.GPUs
+		smp.UpNodes++
+	}
+	smp.UsedGPUs = len(s.claims.Snapshot())
+	smp.FreeGPUs = smp.GPUs - smp.UsedGPUs
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, j := range s.jobs {
+		switch {
+		case j.State == domain.StatePending:
+			smp.Pending++
+		case j.State.Active():
+			smp.Running++
+		}
+	}
+	if n := len(s.samples); n > 0 && now.Sub(s.samples[n-1].At) < time.Second {
+		s.samples[n-1] = smp
+		return
+	}
+	if len(s.samples) == maxSamples {
+		s.samples = slices.Delete(s.samples, 0, 1)
+	}
+	s.samples = append(s.samples, smp)
+}
+
+// history copies the samples.
+func (s *state) history() []view.Sample {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.samples)
+}

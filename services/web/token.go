@@ -1,0 +1,177 @@
+package web
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nkeys"
+)
+
+// A sign-in token proves, without a secret shared with the web service,
+// that its bearer holds a cluster identity's NATS credentials: it carries
+// the identity's user JWT (signed by the cluster's account, as every
+// creds file's is) and a short claim (audience, issue and expiry times)
+// signed with the JWT's own user key, the seed beside it in the creds
+// file. The web service checks the JWT against the account its own
+// credentials were issued by, then the claim's signature against the
+// JWT's subject: only someone holding the seed can make one, and it names
+// whoever the JWT names, with the role the JWT's tag gives.
+//
+// Form: lst1.<base64url JWT>.<base64url claim>.<base64url signature>.
+
+// tokenPrefix versions the form.
+const tokenPrefix = "lst1"
+
+// tokenAudience keeps a signature made for the dashboard from being
+// replayed anywhere else that checks user-key signatures.
+const tokenAudience = "lockstep-web"
+
+// MaxTokenTTL bounds how long a token is valid.
+const MaxTokenTTL = 24 * time.Hour
+
+// tokenClaim is the signed part.
+type tokenClaim struct {
+	Audience string `json:"aud"`
+	IssuedAt int64  `json:"iat"`
+	Expires  int64  `json:"exp"`
+}
+
+// Identity is who a token names.
+type Identity struct {
+	Name, Role string
+}
+
+var b64 = base64.RawURLEncoding
+
+// IssueToken makes a sign-in token from a creds file's contents, valid
+// for ttl (at most MaxTokenTTL) from now.
+func IssueToken(creds []byte, ttl time.Duration, now time.Time) (string, error) {
+	if ttl <= 0 || ttl > MaxTokenTTL {
+		return "", errors.Newf("--ttl: %s is not between 0 and %s", ttl, MaxTokenTTL)
+	}
+	userJWT, err := jwt.ParseDecoratedJWT(creds)
+	if err != nil {
+		return "", errors.Wrap(err, "creds: no user JWT")
+	}
+	kp, err := jwt.ParseDecoratedNKey(creds)
+	if err != nil {
+		return "", errors.Wrap(err, "creds: no user seed")
+	}
+	claims, err := jwt.DecodeUserClaims(userJWT)
+	if err != nil {
+		return "", errors.Wrap(err, "creds: not a user JWT")
+	}
+	if pub, err := kp.PublicKey(); err != nil || pub != claims.Subject {
+		return "", errors.New("creds: the seed is not the key the JWT names")
+	}
+	claim, err := json.Marshal(tokenClaim{Audience: tokenAudience, IssuedAt: now.Unix(), Expires: now.Add(ttl).Unix()})
+	if err != nil {
+		return "", errors.Wrap(err, "token claim")
+	}
+	sig, err := kp.Sign(claim)
+	if err != nil {
+		return "", errors.Wrap(err, "sign token")
+	}
+	return strings.Join([]string{tokenPrefix, b64.EncodeToString([]byte(userJWT)), b64.EncodeToString(claim), b64.EncodeToString(sig)}, "."), nil
+}
+
+// verifier checks tokens against the account that signs the cluster's
+// user JWTs.
+type verifier struct {
+	account string
+}
+
+// newVerifier trusts the account that issued the web service's own
+// credentials (a creds file's contents).
+func newVerifier(creds []byte) (*verifier, error) {
+	userJWT, err := jwt.ParseDecoratedJWT(creds)
+	if err != nil {
+		return nil, errors.Wrap(err, "web credentials: no user JWT")
+	}
+	claims, err := jwt.DecodeUserClaims(userJWT)
+	if err != nil {
+		return nil, errors.Wrap(err, "web credentials")
+	}
+	account := claims.Issuer
+	if claims.IssuerAccount != "" {
+		account = claims.IssuerAccount
+	}
+	return &verifier{account: account}, nil
+}
+
+// ErrBadToken: a token that does not check out. Why is in the message, for
+// the log; the viewer is only told to sign in again.
+var ErrBadToken = errors.New("sign-in token refused")
+
+// Verify checks a token and returns who it names.
+func (v *verifier) Verify(token string, now time.Time) (Identity, error) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 4 || parts[0] != tokenPrefix {
+		return Identity{}, errors.Mark(errors.New("not a Lockstep sign-in token"), ErrBadToken)
+	}
+	var raw [3][]byte
+	for i, p := range parts[1:] {
+		b, err := b64.DecodeString(p)
+		if err != nil {
+			return Identity{}, errors.Mark(errors.Wrap(err, "token encoding"), ErrBadToken)
+		}
+		raw[i] = b
+	}
+	// DecodeUserClaims checks the JWT's signature by its issuer.
+	claims, err := jwt.DecodeUserClaims(string(raw[0]))
+	if err != nil {
+		return Identity{}, errors.Mark(errors.Wrap(err, "token JWT"), ErrBadToken)
+	}
+	issuer := claims.Issuer
+	if claims.IssuerAccount != "" {
+		issuer = claims.IssuerAccount
+	}
+	switch {
+	case issuer != v.account:
+		return Identity{}, errors.Mark(errors.New("token JWT: not issued by this cluster's account"), ErrBadToken)
+	case claims.Expires != 0 && now.Unix() >= claims.Expires:
+		return Identity{}, errors.Mark(errors.New("token JWT: expired"), ErrBadToken)
+	}
+	user, err := nkeys.FromPublicKey(claims.Subject)
+	if err != nil {
+		return Identity{}, errors.Mark(errors.Wrap(err, "token JWT subject"), ErrBadToken)
+	}
+	if err := user.Verify(raw[1], raw[2]); err != nil {
+		return Identity{}, errors.Mark(errors.New("token signature: not made by the JWT's key"), ErrBadToken)
+	}
+	var c tokenClaim
+	if err := json.Unmarshal(raw[1], &c); err != nil {
+		return Identity{}, errors.Mark(errors.Wrap(err, "token claim"), ErrBadToken)
+	}
+	switch {
+	case c.Audience != tokenAudience:
+		return Identity{}, errors.Mark(errors.Newf("token audience %q", c.Audience), ErrBadToken)
+	case now.Unix() >= c.Expires:
+		return Identity{}, errors.Mark(errors.New("token expired"), ErrBadToken)
+	case c.Expires-c.IssuedAt > int64(MaxTokenTTL/time.Second):
+		return Identity{}, errors.Mark(errors.New("token lifetime beyond the maximum"), ErrBadToken)
+	}
+	id := Identity{Name: claims.Name}
+	for _, tag := range claims.Tags {
+		if r, ok := strings.CutPrefix(tag, "role:"); ok {
+			id.Role = r
+		}
+	}
+	if id.Name == "" || id.Role == "" {
+		return Identity{}, errors.Mark(errors.New("token JWT names no identity or role"), ErrBadToken)
+	}
+	return id, nil
+}
+
+// csrfFor is the anti-forgery value of a session: a hash of its token,
+// which a page on another site cannot read (the cookie is HttpOnly and
+// SameSite), so it cannot compute this either.
+func csrfFor(token string) string {
+	sum := sha256.Sum256([]byte("lockstep-web-csrf\x00" + token))
+	return b64.EncodeToString(sum[:])
+}
