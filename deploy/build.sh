@@ -6,6 +6,8 @@
 #   lockstep/nats-server:VER     nats-server, pinned in tools/nats/go.mod
 #   lockstep/etcd:VER            etcd + etcdctl, pinned in tools/etcd/go.mod
 #   lockstep/jaeger:V2VER        Jaeger v2 all-in-one, pinned in tools/jaeger/go.mod
+#   lockstep/prometheus:V3VER    Prometheus server, pinned in tools/prometheus/go.mod
+#                                (no web UI assets: those need npm)
 #
 # Cache-friendly: third-party binaries are built once per version into
 # build/bin/NAME-VERSION; lockstep is rebuilt every time (Go's build cache
@@ -16,17 +18,19 @@
 # through cmd/lockstep/healthcheck.go: changing Lockstep does not restart
 # NATS or etcd.
 #
-# Usage: deploy/build.sh [--rebuild] [--no-jaeger]
-#   --rebuild    rebuild every binary and image from scratch
-#   --no-jaeger  skip the Jaeger image (its first build takes minutes)
+# Usage: deploy/build.sh [--rebuild] [--no-jaeger] [--no-prometheus]
+#   --rebuild        rebuild every binary and image from scratch
+#   --no-jaeger      skip the Jaeger image (its first build takes minutes)
+#   --no-prometheus  skip the Prometheus image (its first build takes minutes)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-rebuild=0 jaeger=1
+rebuild=0 jaeger=1 prometheus=1
 for arg in "$@"; do
   case $arg in
     --rebuild) rebuild=1 ;;
     --no-jaeger) jaeger=0 ;;
+    --no-prometheus) prometheus=0 ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument $arg (see --help)" ;;
   esac
@@ -133,8 +137,15 @@ jaeger_dir=$(cd "$DEPLOY/tools/jaeger" && go mod download github.com/jaegertraci
   go list -m -f '{{.Dir}}' github.com/jaegertracing/jaeger)
 jaeger_release=$(sed -n "s|^$jaeger_ver / \(v2[^ ]*\) .*|\1|p" "$jaeger_dir/CHANGELOG.md")
 [[ -n $jaeger_release ]] || die "no v2 release for jaeger $jaeger_ver in its CHANGELOG"
+# Prometheus's module tags are v0.3MM.P for release v3.MM.P; its VERSION
+# file says which, and the image is tagged with that.
+prometheus_ver=$(tool_version prometheus github.com/prometheus/prometheus)
+prometheus_dir=$(cd "$DEPLOY/tools/prometheus" && go mod download github.com/prometheus/prometheus &&
+  go list -m -f '{{.Dir}}' github.com/prometheus/prometheus)
+prometheus_release=v$(cat "$prometheus_dir/VERSION")
 # The compose file names these tags; keep the two in step.
-for tag in "lockstep/nats-server:$nats_ver" "lockstep/etcd:$etcd_ver" "lockstep/jaeger:$jaeger_release"; do
+for tag in "lockstep/nats-server:$nats_ver" "lockstep/etcd:$etcd_ver" "lockstep/jaeger:$jaeger_release" \
+  "lockstep/prometheus:$prometheus_release"; do
   grep -q "image: $tag\$" "$DEPLOY/docker-compose.yml" ||
     die "docker-compose.yml does not use $tag: update it with the version in deploy/tools"
 done
@@ -149,6 +160,10 @@ build_tool etcd go.etcd.io/etcd/etcdctl/v3 etcdctl "$etcdctl_ver"
 if [[ $jaeger == 1 ]]; then
   build_tool jaeger github.com/jaegertracing/jaeger/cmd/jaeger jaeger "$jaeger_ver" \
     "-X github.com/jaegertracing/jaeger/internal/version.latestVersion=$jaeger_release"
+fi
+if [[ $prometheus == 1 ]]; then
+  build_tool prometheus github.com/prometheus/prometheus/cmd/prometheus prometheus "$prometheus_ver" \
+    "-X github.com/prometheus/common/version.Version=${prometheus_release#v} -X github.com/prometheus/common/version.Branch=HEAD"
 fi
 fetch_busybox
 
@@ -182,5 +197,8 @@ infra nats-server "lockstep/nats-server:$nats_ver" "nats-server-$nats_ver"
 infra etcd "lockstep/etcd:$etcd_ver" "etcd-$etcd_ver" "etcdctl-$etcdctl_ver"
 if [[ $jaeger == 1 ]]; then
   infra jaeger "lockstep/jaeger:$jaeger_release" "jaeger-$jaeger_ver"
+fi
+if [[ $prometheus == 1 ]]; then
+  infra prometheus "lockstep/prometheus:$prometheus_release" "prometheus-$prometheus_ver"
 fi
 log "images ready in $((SECONDS - started))s"

@@ -5,7 +5,7 @@
 # for them through depends_on), then every service and all 8 agents
 # registered.
 #
-# Usage: deploy/up.sh [--no-build] [--no-jaeger] [--timeout SECONDS]
+# Usage: deploy/up.sh [--no-build] [--no-jaeger] [--no-prometheus] [--timeout SECONDS]
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -14,15 +14,19 @@ while (($#)); do
   case $1 in
     --no-build) build=0 ;;
     --no-jaeger) build_args+=(--no-jaeger) ;;
+    --no-prometheus) build_args+=(--no-prometheus) ;;
     --timeout) timeout=$2; shift ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
   shift
 done
-if [[ " ${build_args[*]-} " == *" --no-jaeger "* ]]; then
-  # Every service but jaeger (nothing depends on it).
-  mapfile -t services < <(compose config --services | grep -vx jaeger)
+# Every service but those left out (nothing depends on jaeger or prometheus).
+skip=()
+[[ " ${build_args[*]-} " == *" --no-jaeger "* ]] && skip+=(-e jaeger)
+[[ " ${build_args[*]-} " == *" --no-prometheus "* ]] && skip+=(-e prometheus)
+if ((${#skip[@]})); then
+  mapfile -t services < <(compose config --services | grep -vx "${skip[@]}")
 fi
 
 started=$SECONDS
@@ -81,6 +85,7 @@ cat >&2 <<MSG
   NATS:      $NATS_HOST_URLS (TLS, creds)
   etcd:      $ETCD_HOST_URLS (client certificate)
   Jaeger UI: http://127.0.0.1:16686
+  Prometheus: http://127.0.0.1:19090/api/v1/alerts (API only)
   admin:     export LOCKSTEP_CONFIG=$ADMIN_CONFIG
   try:       LOCKSTEP_CONFIG=$ADMIN_CONFIG $LOCKSTEP submit docs/examples/hello.json --wait
 MSG

@@ -30,7 +30,18 @@ func TestGPUFaultWithdrawsUntilResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, devcluster.Config{Nodes: 2, Health: map[string]agent.HealthConfig{"node-01": hc}})
+	h := newHarness(t, devcluster.Config{Nodes: 2, Health: map[string]agent.HealthConfig{"node-01": hc}, MetricsAddr: "127.0.0.1:0"})
+	// lockstep_gpus_unhealthy (alert LockstepGPUUnhealthy) follows the withdrawal.
+	unhealthyGauge := func(want float64) {
+		testenv.Eventually(t, 10*time.Second, func() error {
+			_, body := testenv.HTTPGet(t, "http://"+h.c.MetricsAddr()+"/metrics")
+			if got, ok := sample(body, `lockstep_gpus_unhealthy{leaf="leaf-1"}`); !ok || got != want {
+				return fmt.Errorf("lockstep_gpus_unhealthy = %v (present %v), want %v", got, ok, want)
+			}
+			return nil
+		})
+	}
+	unhealthyGauge(0)
 
 	// Two 8-GPU gangs fill both nodes.
 	gang := func(id string) string {
@@ -73,6 +84,7 @@ func TestGPUFaultWithdrawsUntilResume(t *testing.T) {
 		}
 		return nil
 	})
+	unhealthyGauge(1)
 
 	// The gang on it is drained and requeued; with node-02 full and 7 GPUs
 	// left on node-01 it waits.
@@ -125,6 +137,7 @@ func TestGPUFaultWithdrawsUntilResume(t *testing.T) {
 		}
 		return nil
 	})
+	unhealthyGauge(0)
 	e := h.waitFor(eight, 30*time.Second, running)
 	if np := e.Placement.Nodes[0]; np.Node != "node-01" || !slices.Contains(np.GPUs, 3) {
 		t.Errorf("8-GPU gang placed on %s GPUs %v after the resume", np.Node, np.GPUs)

@@ -295,6 +295,11 @@ func TestMetricsEndpoint(t *testing.T) {
 		`lockstep_node_transitions_total{event="up"}`:                                 4,
 		`lockstep_gpus_total{leaf="leaf-1"}`:                                          16,
 		`lockstep_nodes{state="up"}`:                                                  4,
+		// The gauges alerts are written on (deploy/prometheus/rules).
+		`lockstep_gpus_unhealthy{leaf="leaf-1"}`:                         0,
+		`lockstep_placement_leader{service="placement/dev-1"}`:           1,
+		`lockstep_dependency_up{dependency="nats",service="gang/dev-1"}`: 1,
+		`lockstep_dependency_up{dependency="etcd",service="gang/dev-1"}`: 1,
 	}
 	testenv.Eventually(t, 10*time.Second, func() error {
 		_, body := testenv.HTTPGet(t, base+"/metrics")

@@ -62,6 +62,10 @@ type cluster struct {
 	// jaeger is false with LOCKSTEP_E2E_JAEGER=0: no Jaeger image (its
 	// first build takes most of half an hour on two cores), no trace check.
 	jaeger bool
+	// prometheus is false with LOCKSTEP_E2E_PROMETHEUS=0: no Prometheus
+	// image (built from source: about 12 CPU-minutes the first time). Its
+	// config and rules are checked without it, in deploy/tools/prometheus.
+	prometheus bool
 
 	mu   sync.Mutex
 	want map[string]domain.State // every job submitted, and how it must end
@@ -83,7 +87,7 @@ func startCluster(t *testing.T) *cluster {
 		build = filepath.Join(deploy, "build")
 	}
 	c := &cluster{deploy: deploy, bin: filepath.Join(build, "bin", "lockstep"), want: map[string]domain.State{},
-		jaeger: os.Getenv("LOCKSTEP_E2E_JAEGER") != "0"}
+		jaeger: os.Getenv("LOCKSTEP_E2E_JAEGER") != "0", prometheus: os.Getenv("LOCKSTEP_E2E_PROMETHEUS") != "0"}
 
 	// A clean slate: no job, volume or container of an earlier run.
 	c.script(t, 5*time.Minute, "down.sh")
@@ -92,6 +96,9 @@ func startCluster(t *testing.T) *cluster {
 	var upArgs []string
 	if !c.jaeger {
 		upArgs = append(upArgs, "--no-jaeger")
+	}
+	if !c.prometheus {
+		upArgs = append(upArgs, "--no-prometheus")
 	}
 	c.script(t, 45*time.Minute, "up.sh", upArgs...) // builds first; a cold build takes minutes
 	t.Logf("deploy/up.sh %v (build, start, all containers healthy): %s", upArgs, time.Since(start).Round(time.Second))

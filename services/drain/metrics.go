@@ -32,6 +32,11 @@ func (s *service) clusterState() telemetry.ClusterState {
 			st.NodesDown++
 		}
 	}
+	for _, n := range live {
+		if l := gpus[leafOf[n.Name]]; l != nil {
+			l.Unhealthy += len(n.Unhealthy)
+		}
+	}
 	for _, a := range s.allocs.Snapshot() {
 		if a.State == domain.AllocRunning {
 			st.RunningGangs++

@@ -140,6 +140,7 @@ func (s *scheduler) run(ctx context.Context) error {
 	}
 	go s.Jobs.Follow(ctx, s.Log, jobSink{s})
 	defer s.Tel.ObserveQueues(s.queueDepths)()
+	defer s.Tel.ObservePastSwitchWait(s.pastSwitchWait)()
 	stopAdmin, err := s.serveAdmin(ctx)
 	if err != nil {
 		return err
@@ -179,6 +180,20 @@ const (
 	minCycleRest = 5 * time.Millisecond
 	maxCycleRest = 50 * time.Millisecond
 )
+
+// pastSwitchWait counts pending gangs past their topology wait, by queue,
+// for the lockstep.gangs.past_switch_wait gauge.
+func (s *scheduler) pastSwitchWait() map[string]int {
+	var pending []domain.Job
+	s.mu.Lock()
+	for _, sj := range s.active {
+		if sj.job.State == domain.StatePending {
+			pending = append(pending, sj.job)
+		}
+	}
+	s.mu.Unlock()
+	return s.waits.pastWait(pending, s.cfg.Now())
+}
 
 // queueDepths counts pending jobs by queue and pending reason, for the
 // lockstep.queue.depth gauge.

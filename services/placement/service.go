@@ -8,6 +8,7 @@ package placement
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
@@ -20,6 +21,10 @@ func Run(ctx context.Context, cfg Config) error {
 		log, cli := st.Log, st.Etcd
 		// A standby is ready too: it serves by waiting to lead.
 		defer st.Ready(store.NodesPrefix)()
+		// lockstep.placement.leader: 1 while this replica schedules, so that
+		// a cluster without a leader is seen (every replica at 0).
+		var leading atomic.Bool
+		defer st.Tel.ObserveLeader(cfg.Component("placement"), leading.Load)()
 
 		for ctx.Err() == nil {
 			sess, err := store.OpenSessionRetrying(ctx, cli, store.DefaultNodeTTL, log)
@@ -40,9 +45,11 @@ func Run(ctx context.Context, cfg Config) error {
 			// one) or ctx ends.
 			s := newScheduler(st, cfg)
 			stopSweeping := startRetention(sess.Context(), st.Jobs, cfg, log)
+			leading.Store(true)
 			if err := s.run(sess.Context()); err != nil && ctx.Err() == nil {
 				log.Warn("scheduler stopped", "err", err)
 			}
+			leading.Store(false)
 			stopSweeping()
 			if lost := sess.Lost(); lost != nil {
 				log.Warn("leader session lost; standing down", "err", lost)

@@ -96,3 +96,40 @@ func (w *switchWaits) size() int {
 	defer w.mu.Unlock()
 	return len(w.since)
 }
+
+// pastWait counts, by queue, the pending jobs whose wait clock started and
+// whose every bounded topology wait has run out at now, yet still wait
+// (lockstep.gangs.past_switch_wait): they may now start relaxed, so what
+// holds them is something else (resources, priority, a reservation).
+// Every queue with a pending job has a count, 0 included.
+func (w *switchWaits) pastWait(pending []domain.Job, now time.Time) map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]int{}
+	for _, j := range pending {
+		out[j.Spec.Queue] += 0
+		r := place.RequestForJob(j)
+		r.WaitSince = w.since[waitKey{j.ID, j.Attempt}]
+		if r.WaitSince.IsZero() {
+			continue
+		}
+		end := r.WaitSince
+		if t := r.Topology; t.MaxSwitches > 0 {
+			end = later(end, r.WaitEnd(t.WaitForSwitches, now))
+		}
+		if t := r.Topology; t.Preferred != place.LevelNone {
+			end = later(end, r.WaitEnd(t.PreferredWait, now))
+		}
+		if !now.Before(end) {
+			out[j.Spec.Queue]++
+		}
+	}
+	return out
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

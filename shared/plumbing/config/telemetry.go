@@ -6,6 +6,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/connectivity"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
@@ -60,15 +61,43 @@ func (b *Base) StartTelemetry(ctx context.Context, service, version string) (sto
 // probe, a key this identity may read (with etcd's RBAC on, a node may read
 // only its own keys). Call it once the service's consumers and watches have
 // started; call the returned function when it stops.
+//
+// While it serves, lockstep.dependency.up says whether its connections to
+// NATS and etcd are up, from the clients' own state (no request: it is
+// read while Prometheus scrapes).
 func (b *Base) Ready(service string, bs *bus.Bus, cli *clientv3.Client, probe string) (done func()) {
-	name := service
-	if b.Instance != "" {
-		name += "/" + b.Instance
-	}
-	return b.Health.Add(name, bs.Ready, func(ctx context.Context) error {
+	name := b.Component(service)
+	removeChecks := b.Health.Add(name, bs.Ready, func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		_, err := cli.Get(ctx, probe, clientv3.WithCountOnly(), clientv3.WithSerializable())
 		return errors.Wrap(err, "etcd")
 	})
+	stopGauge := b.Instruments(service).ObserveDependencies(name, map[string]func() bool{
+		"nats": bs.NC.IsConnected,
+		"etcd": func() bool { return etcdConnected(cli) },
+	})
+	return func() {
+		stopGauge()
+		removeChecks()
+	}
+}
+
+// Component names one service instance in readiness lines and metric
+// labels: "gang", or "gang/<instance>".
+func (b *Base) Component(service string) string {
+	if b.Instance == "" {
+		return service
+	}
+	return service + "/" + b.Instance
+}
+
+// etcdConnected is whether the client's gRPC connection reaches a member
+// (Ready), or has no reason to (Idle: nothing asked it lately).
+func etcdConnected(cli *clientv3.Client) bool {
+	switch cli.ActiveConnection().GetState() {
+	case connectivity.Ready, connectivity.Idle:
+		return true
+	}
+	return false
 }

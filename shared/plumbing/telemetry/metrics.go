@@ -32,6 +32,7 @@ const (
 	MetricQueueDepth        = "lockstep.queue.depth"
 	MetricGPUsTotal         = "lockstep.gpus.total"
 	MetricGPUsAllocated     = "lockstep.gpus.allocated"
+	MetricGPUsUnhealthy     = "lockstep.gpus.unhealthy"
 	MetricGangsRunning      = "lockstep.gangs.running"
 	MetricNodes             = "lockstep.nodes"
 	MetricClusterEfficiency = "lockstep.cluster.efficiency"
@@ -93,8 +94,8 @@ type Metrics struct {
 	// MalformedAllocations: see MetricMalformedAllocations.
 	MalformedAllocations metric.Int64Counter
 
-	queueDepth, gpusTotal, gpusAllocated, gangsRunning, nodes metric.Int64ObservableGauge
-	clusterEfficiency                                         metric.Float64ObservableGauge
+	queueDepth, gpusTotal, gpusAllocated, gpusUnhealthy, gangsRunning, nodes metric.Int64ObservableGauge
+	clusterEfficiency                                                        metric.Float64ObservableGauge
 }
 
 func newMetrics(m metric.Meter) (*Metrics, error) {
@@ -137,6 +138,7 @@ func newMetrics(m metric.Meter) (*Metrics, error) {
 	out.queueDepth = gauge(MetricQueueDepth, "{job}", "Pending jobs, by queue and pending reason (placement leader).")
 	out.gpusTotal = gauge(MetricGPUsTotal, "{gpu}", "GPUs in the inventory, by leaf switch.")
 	out.gpusAllocated = gauge(MetricGPUsAllocated, "{gpu}", "GPUs claimed by gangs, by leaf switch.")
+	out.gpusUnhealthy = gauge(MetricGPUsUnhealthy, "{gpu}", "GPUs of live nodes withdrawn by their agent's health checks, by leaf switch.")
 	out.gangsRunning = gauge(MetricGangsRunning, "{gang}", "Gangs past the launch barrier (every rank running).")
 	out.nodes = gauge(MetricNodes, "{node}", "Inventoried nodes, by state: up or down.")
 	out.clusterEfficiency, e = m.Float64ObservableGauge(MetricClusterEfficiency, metric.WithUnit("1"),
@@ -227,6 +229,8 @@ func (s *Service) ObserveQueues(f func() []QueueDepth) (stop func()) {
 type LeafGPUs struct {
 	Leaf             string
 	Total, Allocated int
+	// Unhealthy counts the GPUs of live nodes their agents withdrew.
+	Unhealthy int
 }
 
 // ClusterState is what the cluster gauges report.
@@ -251,6 +255,7 @@ func (s *Service) ObserveCluster(f func() ClusterState) (stop func()) {
 			leaf := metric.WithAttributes(LabelLeaf.String(l.Leaf))
 			o.ObserveInt64(m.gpusTotal, int64(l.Total), leaf)
 			o.ObserveInt64(m.gpusAllocated, int64(l.Allocated), leaf)
+			o.ObserveInt64(m.gpusUnhealthy, int64(l.Unhealthy), leaf)
 		}
 		o.ObserveInt64(m.gangsRunning, int64(st.RunningGangs))
 		o.ObserveInt64(m.nodes, int64(st.NodesUp), metric.WithAttributes(LabelState.String("up")))
@@ -259,7 +264,7 @@ func (s *Service) ObserveCluster(f func() ClusterState) (stop func()) {
 			o.ObserveFloat64(m.clusterEfficiency, st.Efficiency)
 		}
 		return nil
-	}, m.gpusTotal, m.gpusAllocated, m.gangsRunning, m.nodes, m.clusterEfficiency)
+	}, m.gpusTotal, m.gpusAllocated, m.gpusUnhealthy, m.gangsRunning, m.nodes, m.clusterEfficiency)
 	return unregister(reg, err)
 }
 
