@@ -189,11 +189,11 @@ func (m *collector) result(e *engine) Result {
 		r.Makespan = (m.lastEnd - m.spanLo).Seconds()
 	}
 	if r.Makespan > 0 {
-		r.Utilization = m.usefInt / (m.gpus * r.Makespan)
-		r.BusyUtilization = m.heldInt / (m.gpus * r.Makespan)
+		r.Utilization = share(m.usefInt, m.gpus*r.Makespan)
+		r.BusyUtilization = share(m.heldInt, m.gpus*r.Makespan)
 	}
 	if span := (m.spanHi - m.spanLo).Seconds(); span > 0 {
-		r.ArrivalSpanUtilization = m.spanInt / (m.gpus * span)
+		r.ArrivalSpanUtilization = share(m.spanInt, m.gpus*span)
 	}
 	if m.multi > 0 {
 		r.MinLeavesShare = float64(m.minLv) / float64(m.multi)
@@ -209,8 +209,8 @@ func (m *collector) result(e *engine) Result {
 		if time.Duration(b)*m.bucket >= m.lastEnd {
 			break
 		}
-		r.UsefulUtil = append(r.UsefulUtil, m.usefulB[b]/(m.gpus*m.bucket.Seconds()))
-		r.BusyUtil = append(r.BusyUtil, m.busyB[b]/(m.gpus*m.bucket.Seconds()))
+		r.UsefulUtil = append(r.UsefulUtil, share(m.usefulB[b], m.gpus*m.bucket.Seconds()))
+		r.BusyUtil = append(r.BusyUtil, share(m.busyB[b], m.gpus*m.bucket.Seconds()))
 	}
 	return r
 }
