@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/loadtest/stats"
+	"github.com/lockstep-dev/lockstep/loadtest/trace"
 )
 
 // The same makespan and utilisations that differ only in the 14th digit
@@ -59,5 +60,26 @@ func TestColumnsShareOneUnit(t *testing.T) {
 				t.Errorf("row %d column %d = %q, want %q", i, k, rows[i][k], want[i][k])
 			}
 		}
+	}
+}
+
+// The hand-computed stream of TestHandComputed: 1,840 GPU-seconds on 16
+// GPUs is 115 s, more than the latest submission + run time (a: 100 s),
+// so no schedule ends before 115 s; Lockstep's 150 s is 1.304 × that.
+// Its one multi-node job runs on one leaf; its gang starts (p50) are 0 s
+// for 1-node jobs and 90 s for the 2-node one.
+func TestLowerBoundAndPackingLine(t *testing.T) {
+	jobs := []trace.Job{
+		{ID: "a", Submit: 0, Duration: 100 * s, Nodes: 1, GPUsPerNode: 8},
+		{ID: "b", Submit: 10 * s, Duration: 50 * s, Nodes: 2, GPUsPerNode: 8},
+		{ID: "c", Submit: 20 * s, Duration: 30 * s, Nodes: 1, GPUsPerNode: 8},
+	}
+	_, r := run(t, Config{Cluster: cluster(t, 2, 2, 1), Jobs: jobs, Policy: Lockstep})
+	if !near(r.MakespanLowerBound, 115) {
+		t.Errorf("lower bound %g s, want 115", r.MakespanLowerBound)
+	}
+	want := "- lockstep: 0 of 1 multi-node jobs on extra leaves; makespan 1.304 × its lower bound (115.0 s); gang start p50 by nodes 1: 0.0 s, 2: 90.0 s\n"
+	if got := r.packing(); got != want {
+		t.Errorf("packing line\n got %q\nwant %q", got, want)
 	}
 }

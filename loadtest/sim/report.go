@@ -2,7 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -74,6 +76,10 @@ func (r Report) Summary() string {
 		t.Add(row...)
 	}
 	b.WriteString(t.String())
+	b.WriteString("\n")
+	for _, x := range r.Results {
+		b.WriteString(x.packing())
+	}
 	b.WriteString("\nPolicies:\n\n")
 	for _, x := range r.Results {
 		fmt.Fprintf(&b, "- **%s**: %s\n", x.Policy, x.Description)
@@ -162,4 +168,29 @@ func (r Report) plots(dir string) error {
 	}
 	return report.BarPlot(filepath.Join(dir, "leaves-per-job.png"), "Leaf switches per multi-node job", "leaves",
 		"% of multi-node jobs", cats, groups)
+}
+
+// packing is a result's line on placement and gang starts: multi-node
+// jobs on more leaves than they need, makespan ÷ its lower bound, and the
+// median gang start per gang size.
+func (x Result) packing() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "- %s: %d of %d multi-node jobs on extra leaves", x.Policy, x.MultiNodeJobs-x.MinLeaves, x.MultiNodeJobs)
+	if x.MakespanLowerBound > 0 {
+		fmt.Fprintf(&b, "; makespan %.3f × its lower bound (%s)", x.Makespan/x.MakespanLowerBound, report.Duration(x.MakespanLowerBound))
+	}
+	sizes := slices.Sorted(maps.Keys(x.DelayByNodes))
+	var parts []string
+	widest := 0.0
+	for _, n := range sizes {
+		widest = max(widest, x.DelayByNodes[n].P50)
+	}
+	for _, n := range sizes {
+		parts = append(parts, fmt.Sprintf("%d: %s", n, report.DurationIn(x.DelayByNodes[n].P50, report.UnitFor(widest))))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(&b, "; gang start p50 by nodes %s", strings.Join(parts, ", "))
+	}
+	b.WriteString("\n")
+	return b.String()
 }

@@ -105,8 +105,8 @@ func TestWaitsForCompactPlacement(t *testing.T) {
 // TestBackfillWaitsForCompactPlacement: as above, but behind a 5-node job
 // that holds the reservation (from when r2 ends, in 99 h). The gang could
 // backfill now, spread over a2 and b2, since it ends before that; it waits
-// for leaf la instead, without a reservation of its own. With a 2 h
-// limit it backfills spread.
+// for leaf la instead, and holds it from 15:00 (holds.go), so later jobs
+// cannot take it. With a 2 h limit it backfills spread.
 func TestBackfillWaitsForCompactPlacement(t *testing.T) {
 	snap, running := twoSpines()
 	snap = pt.MakeCluster().AddViews(snap.Nodes...).Add(pt.MakeNode("c1").Leaf("lc").Spine("sb")).Obj()
@@ -130,6 +130,9 @@ func TestBackfillWaitsForCompactPlacement(t *testing.T) {
 		}
 		if c.want == queue.Pending && d.ReasonCode != place.ReasonWaitingForSwitches {
 			t.Errorf("%s gang waits with %q, want WaitingForSwitches", c.limit, d.Reason)
+		}
+		if c.want == queue.Pending && (len(p.Holds) != 1 || p.Holds[0].JobID != "g" || !p.Holds[0].Start.Equal(now.Add(time.Hour))) {
+			t.Errorf("%s gang: holds %+v, want g's from 15:00", c.limit, p.Holds)
 		}
 		if c.want == queue.Start && !d.Backfilled {
 			t.Errorf("%s gang started without backfill: %+v", c.limit, d)
