@@ -115,7 +115,7 @@ func maxY(series []Series) float64 {
 }
 
 // headroom raises the Y axis above the data by the legend's height (a
-// line per entry, in the top 8 % of the axis each) plus a margin, so the
+// line per entry, about 6 % of the axis each) plus a margin, so the
 // legend sits above the lines and the tallest bar is drawn whole, not cut
 // by the frame or hidden under the legend.
 func headroom(p *plot.Plot, top float64, entries int) {
@@ -127,6 +127,6 @@ func headroom(p *plot.Plot, top float64, entries int) {
 	if span <= 0 {
 		span = 1
 	}
-	frac := 0.05 + 0.08*float64(entries)
+	frac := 0.03 + 0.06*float64(entries)
 	p.Y.Max = max(p.Y.Max, top+span*frac/(1-frac))
 }
