@@ -155,6 +155,11 @@ func (pl *planner) tryReserve(j PendingJob, now place.Result) bool {
 	if pl.spread(j, res.relaxed, res.leaves) && res.Known() && pl.waitsForCompact(j, res.Start, res.Placement) {
 		return true
 	}
+	if pl.plan.Reservation != nil && (!res.Known() || pl.spread(j, res.relaxed, res.leaves)) {
+		// A hold is for the leaves a gang waits for: one that would start
+		// spread anyway, or at an unknown time, holds nothing.
+		return false
+	}
 	pl.hold(res)
 	detail := fmt.Sprintf("%s; reserved %s from %s", now.Detail, summary(res.Placement), startPhrase(*res, pl.in.Now))
 	switch len(res.Waits) {

@@ -44,6 +44,8 @@ func TestSwitchWaitingGangHolds(t *testing.T) {
 	g := job("g", 2, 2*time.Hour, -3*time.Hour)
 	g.Request.Topology = place.Constraints{MaxSwitches: 1, WaitForSwitches: time.Hour}
 	g.Request.WaitSince = now
+	shortWait := g
+	shortWait.Request.Topology.WaitForSwitches = 30 * time.Minute
 	for _, c := range []struct {
 		name  string
 		gang  queue.PendingJob
@@ -65,6 +67,14 @@ func TestSwitchWaitingGangHolds(t *testing.T) {
 			name: "a job ending before the hold starts may use its leaf", gang: g,
 			after: []queue.PendingJob{job("s", 1, 5*time.Hour, -2*time.Hour), job("short", 1, 30*time.Minute, -time.Hour)},
 			want:  map[string]string{"s": "b2", "short": "a2"}, holds: true,
+		},
+		{
+			// Its wait ends at 14:30, before la is whole: it will start
+			// spread then (×1.05 ends 16:36, sooner than 17:00 on la), so
+			// there is no leaf to hold for it.
+			name: "a gang that will start spread holds nothing", gang: shortWait,
+			after: []queue.PendingJob{job("s", 1, 5*time.Hour, -2*time.Hour)},
+			want:  map[string]string{"g": place.ReasonWaitingForSwitches},
 		},
 		{
 			name: "a gang short of resources holds nothing", gang: job("g", 3, 2*time.Hour, -3*time.Hour),
