@@ -6,23 +6,12 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/core/place"
-	pt "github.com/lockstep-dev/lockstep/shared/core/place/placetest"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 )
 
 // oneSpine: a1, a2 on leaf la and b1, b2 on leaf lb, one spine. r1 holds
 // a1 until 15:00, r2 holds b1 until midnight; a2 and b2 are free.
-func oneSpine() (*place.Snapshot, []queue.RunningJob) {
-	running := []queue.RunningJob{hold("r1", 2*time.Hour, "a1"), hold("r2", 11*time.Hour, "b1")}
-	snap := pt.MakeCluster().Add(
-		pt.MakeNode("a1").Leaf("la").Spine("s"), pt.MakeNode("a2").Leaf("la").Spine("s"),
-		pt.MakeNode("b1").Leaf("lb").Spine("s"), pt.MakeNode("b2").Leaf("lb").Spine("s"),
-	).Obj()
-	for _, r := range running {
-		snap.Take(r.Placement)
-	}
-	return snap, running
-}
+func oneSpine() (*place.Snapshot, []queue.RunningJob) { return leavesUnder("s", "s", 11*time.Hour) }
 
 func nodesOf(r queue.Reservation) []string {
 	var out []string

@@ -13,11 +13,15 @@ import (
 
 // twoSpines: a1, a2 on leaf la under spine sa; b1, b2 on leaf lb under
 // spine sb. r1 holds a1 until 15:00, r2 holds b1 for days.
-func twoSpines() (*place.Snapshot, []queue.RunningJob) {
-	running := []queue.RunningJob{hold("r1", 2*time.Hour, "a1"), hold("r2", 100*time.Hour, "b1")}
+func twoSpines() (*place.Snapshot, []queue.RunningJob) { return leavesUnder("sa", "sb", 100*time.Hour) }
+
+// leavesUnder: a1, a2 on leaf la under spine sa; b1, b2 on leaf lb under
+// spine sb; r1 holds a1 until 15:00, r2 holds b1 for r2Limit from 13:00.
+func leavesUnder(sa, sb string, r2Limit time.Duration) (*place.Snapshot, []queue.RunningJob) {
+	running := []queue.RunningJob{hold("r1", 2*time.Hour, "a1"), hold("r2", r2Limit, "b1")}
 	snap := pt.MakeCluster().Add(
-		pt.MakeNode("a1").Leaf("la").Spine("sa"), pt.MakeNode("a2").Leaf("la").Spine("sa"),
-		pt.MakeNode("b1").Leaf("lb").Spine("sb"), pt.MakeNode("b2").Leaf("lb").Spine("sb"),
+		pt.MakeNode("a1").Leaf("la").Spine(sa), pt.MakeNode("a2").Leaf("la").Spine(sa),
+		pt.MakeNode("b1").Leaf("lb").Spine(sb), pt.MakeNode("b2").Leaf("lb").Spine(sb),
 	).Obj()
 	for _, r := range running {
 		snap.Take(r.Placement)
