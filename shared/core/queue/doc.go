@@ -55,7 +55,7 @@
 //     leaves that free soonest, that never counts on what earlier
 //     reservations hold. A later job may use a reservation's or hold's
 //     resources only if it ends before that one starts (holds.go): EASY
-//     backfill, topology-aware. At most maxHolds holds per plan.
+//     backfill, topology-aware. At most maxHolds (1) hold per plan.
 //
 // Starting jobs never moves the reservation later, so a big gang is
 // delayed at most until the jobs running when it reached the head of the
