@@ -39,9 +39,8 @@ func (c constraint) withMaxLeaves(n int) constraint {
 type candidate struct {
 	scope int32 // tree search: the switch whose leaves are used
 	block int32 // block search: the block, else -1
-	// picks are the chosen leaves and how many nodes each gives, when the
-	// candidate spans several leaves or is confined to a block; nil means
-	// the eligible nodes of scope, a single leaf.
+	// picks are the chosen leaves and how many nodes each gives; nil
+	// means greedyLeaves over scope's leaves, chosen when materialized.
 	leaves    int   // leaf switches used
 	level     int32 // highest switch level crossed (0 within one leaf)
 	frag      frag
@@ -193,28 +192,30 @@ func (s *searcher) leafCandOf(leaf int32) leafCand {
 		tie: mix(s.seed, s.x.sw[leaf].hash)}
 }
 
-// oneLeaf places the whole gang on leaf c.
+// oneLeaf places the whole gang on leaf c. It leaves picks nil (no
+// allocation per leaf the search looks at); bestAmong sets them.
 func (s *searcher) oneLeaf(c leafCand) candidate {
-	picks := []leafTake{{leaf: c.leaf, take: s.n, cnt: c.cnt, eidle: c.eidle}}
-	return candidate{scope: c.leaf, block: -1, leaves: 1, frag: s.fragOf(picks),
-		cnt: c.cnt, gpus: c.gpus, tie: c.tie, picks: picks}
+	e := s.e
+	f := frag{nodes: max(0, int32(s.n)-(c.cnt-c.eidle)), idle: c.eidle}
+	if c.whole {
+		f.leaves = 1
+	}
+	if sp := s.x.spineOf[c.leaf]; sp > 0 && sp != c.leaf && e.whole(sp) {
+		f.spines = 1
+	}
+	return candidate{scope: c.leaf, block: -1, leaves: 1, frag: f, cnt: c.cnt, gpus: c.gpus, tie: c.tie}
 }
 
-// scopeCandidate places the gang on k leaves beneath switch sw, chosen
-// greedily (greedyLeaves).
+// scopeCandidate places the gang on k leaves beneath switch sw. Its
+// leaves are chosen when it is materialized (greedyLeaves, which takes
+// partly used leaves before whole ones): choosing them for every switch
+// the search visits doubled a decision's time at 10,000 nodes, so scopes
+// of several leaves are ranked without frag.
 func (s *searcher) scopeCandidate(sw int32, k int) candidate {
-	e, x := s.e, s.x
-	info := &x.sw[sw]
-	var cands []leafCand
-	for _, leaf := range x.leafSeq[info.lo:info.hi] {
-		if e.cnt[leaf] > 0 {
-			cands = append(cands, s.leafCandOf(leaf))
-		}
-	}
-	picks := greedyLeaves(cands, s.n, k)
+	info := &s.x.sw[sw]
 	return candidate{
-		scope: sw, block: -1, leaves: k, level: info.level, frag: s.fragOf(picks),
-		cnt: e.cnt[sw], gpus: e.gpus[sw], tie: mix(s.seed, info.hash), picks: picks,
+		scope: sw, block: -1, leaves: k, level: info.level,
+		cnt: s.e.cnt[sw], gpus: s.e.gpus[sw], tie: mix(s.seed, info.hash),
 	}
 }
 
@@ -377,6 +378,7 @@ func (s *searcher) bestAmong(cands []leafCand) (candidate, bool) {
 			}
 			if cand := s.oneLeaf(c); !found || better(cand, best) {
 				best, found = cand, true
+				best.picks = []leafTake{{leaf: c.leaf, take: s.n, cnt: c.cnt, eidle: c.eidle}}
 			}
 		}
 		return best, found
@@ -480,6 +482,16 @@ func greedyLeaves(cands []leafCand, n, k int) []leafTake {
 func (s *searcher) materialize(c candidate) choice {
 	e, x := s.e, s.x
 	picks := c.picks
+	if picks == nil {
+		info := &x.sw[c.scope]
+		var cands []leafCand
+		for _, leaf := range x.leafSeq[info.lo:info.hi] {
+			if e.cnt[leaf] > 0 {
+				cands = append(cands, s.leafCandOf(leaf))
+			}
+		}
+		picks = greedyLeaves(cands, s.n, c.leaves)
+	}
 	out := choice{leaves: len(picks), level: c.level}
 	for _, pk := range picks {
 		var nodes []int32
