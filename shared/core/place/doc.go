@@ -29,7 +29,9 @@
 //     eligible nodes or needing more than k leaves;
 //     c. best fit by domain (frag): the placement that breaks the fewest
 //     whole domains — leaves whose every node is idle, then such spines,
-//     then idle nodes — then whose leaves have the fewest idle nodes;
+//     then idle nodes — then whose leaves have the fewest idle nodes
+//     (single-leaf placements, and those within a spine or block domain;
+//     switches spanning several leaves skip it, for speed);
 //     d. best fit: among equal switches, the one with the fewest eligible
 //     nodes, then fewest free GPUs; within it, leaves chosen slot by slot
 //     as the smallest (most used, not whole) leaf that still lets the
