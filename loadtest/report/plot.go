@@ -54,6 +54,7 @@ func LinePlot(path, title, xLabel, yLabel string, series []Series, logX bool) er
 		p.Add(l)
 		p.Legend.Add(s.Name, l)
 	}
+	headroom(p, maxY(series), len(series))
 	if logX && !math.IsInf(minPos, 1) {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -93,5 +94,39 @@ func BarPlot(path, title, xLabel, yLabel string, categories []string, groups []B
 	p.NominalX(categories...)
 	p.Legend.ThumbnailWidth = vg.Points(12)
 	p.Y.Min = 0
+	top := 0.0
+	for _, g := range groups {
+		for _, v := range g.Values {
+			top = max(top, v)
+		}
+	}
+	headroom(p, top, len(groups))
 	return errors.Wrapf(p.Save(8*vg.Inch, 4.5*vg.Inch, path), "save %s", path)
+}
+
+func maxY(series []Series) float64 {
+	top := math.Inf(-1)
+	for _, s := range series {
+		for _, y := range s.Y {
+			top = max(top, y)
+		}
+	}
+	return top
+}
+
+// headroom raises the Y axis above the data by the legend's height (a
+// line per entry, about 6 % of the axis each) plus a margin, so the
+// legend sits above the lines and the tallest bar is drawn whole, not cut
+// by the frame or hidden under the legend.
+func headroom(p *plot.Plot, top float64, entries int) {
+	if math.IsInf(top, -1) || math.IsNaN(top) {
+		return
+	}
+	lo := min(p.Y.Min, 0)
+	span := top - lo
+	if span <= 0 {
+		span = 1
+	}
+	frac := 0.03 + 0.06*float64(entries)
+	p.Y.Max = max(p.Y.Max, top+span*frac/(1-frac))
 }

@@ -102,18 +102,34 @@ func (t Table) String() string {
 }
 
 // Duration renders seconds compactly: 850 ms, 12.3 s, 4.2 min, 3.1 h, 2.4 d.
-func Duration(sec float64) string {
+func Duration(sec float64) string { return DurationIn(sec, UnitFor(sec)) }
+
+// TimeUnit is a unit Duration renders in.
+type TimeUnit struct {
+	Name    string
+	Seconds float64 // seconds per unit
+	Prec    int     // decimals shown
+}
+
+// UnitFor is the unit Duration uses for sec; a table column that shares
+// one unit takes UnitFor of its largest value.
+func UnitFor(sec float64) TimeUnit {
 	switch {
 	case sec < 1:
-		return fmt.Sprintf("%.0f ms", sec*1000)
+		return TimeUnit{"ms", 0.001, 0}
 	case sec < 120:
-		return fmt.Sprintf("%.1f s", sec)
+		return TimeUnit{"s", 1, 1}
 	case sec < 7200:
-		return fmt.Sprintf("%.1f min", sec/60)
+		return TimeUnit{"min", 60, 1}
 	case sec < 2*86400:
-		return fmt.Sprintf("%.1f h", sec/3600)
+		return TimeUnit{"h", 3600, 1}
 	}
-	return fmt.Sprintf("%.1f d", sec/86400)
+	return TimeUnit{"d", 86400, 1}
+}
+
+// DurationIn renders seconds in unit u.
+func DurationIn(sec float64, u TimeUnit) string {
+	return fmt.Sprintf("%.*f %s", u.Prec, sec/u.Seconds, u.Name)
 }
 
 // Pct renders a share as a percentage.

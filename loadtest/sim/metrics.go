@@ -16,8 +16,12 @@ type Result struct {
 	// cluster and were left out.
 	Completed     int `json:"completed"`
 	Unschedulable int `json:"unschedulable"`
-	// Makespan is from the first submission to the last end.
-	Makespan float64 `json:"makespanS"`
+	// Makespan is from the first submission to the last end;
+	// MakespanLowerBound is what no schedule beats: the larger of the
+	// stream's GPU time ÷ the cluster's GPUs and the latest submission +
+	// run time (both from the first submission, unstretched).
+	Makespan           float64 `json:"makespanS"`
+	MakespanLowerBound float64 `json:"makespanLowerBoundS"`
 	// Utilization is useful GPU time ÷ (GPUs × makespan); Busy counts GPUs
 	// held (stretched runs and idle pods of incomplete gangs included);
 	// ArrivalSpan is Utilization over the span of submissions only.
@@ -30,6 +34,8 @@ type Result struct {
 	MultiNodeQueueDelay   float64    `json:"multiNodeQueueDelayMeanS"`
 	GPUWeightedQueueDelay float64    `json:"gpuWeightedQueueDelayMeanS"`
 	JCT                   stats.Dist `json:"jctS"`
+	// DelayByNodes is the queueing delay (gang start) per gang node count.
+	DelayByNodes map[int]stats.Dist `json:"queueDelayByNodesS"`
 	// MultiNodeJobs of the completed; MinLeaves of those on as few leaves
 	// as the idle cluster allows; MinLeavesShare = MinLeaves/MultiNodeJobs.
 	MultiNodeJobs  int     `json:"multiNodeJobs"`
@@ -89,6 +95,7 @@ type collector struct {
 	lastEnd  time.Duration
 	// Σ delay of multi-node jobs; Σ GPUs·delay and Σ GPUs.
 	multiDelay, gpuDelay, gpuSum float64
+	byNodes                      map[int][]float64
 }
 
 func newCollector(e *engine) *collector {
@@ -151,6 +158,10 @@ func (m *collector) finished(j *job, held int, stretch float64) {
 	delay := (j.start - j.Submit).Seconds()
 	jct := (j.end - j.Submit).Seconds()
 	m.delays = append(m.delays, delay)
+	if m.byNodes == nil {
+		m.byNodes = map[int][]float64{}
+	}
+	m.byNodes[j.Nodes] = append(m.byNodes[j.Nodes], delay)
 	m.jcts = append(m.jcts, jct)
 	m.gpuDelay += float64(j.GPUs()) * delay
 	m.gpuSum += float64(j.GPUs())
@@ -188,12 +199,17 @@ func (m *collector) result(e *engine) Result {
 	if m.done > 0 {
 		r.Makespan = (m.lastEnd - m.spanLo).Seconds()
 	}
+	r.MakespanLowerBound = m.lowerBound(e)
+	r.DelayByNodes = map[int]stats.Dist{}
+	for n, d := range m.byNodes {
+		r.DelayByNodes[n] = stats.Summarize(d)
+	}
 	if r.Makespan > 0 {
-		r.Utilization = m.usefInt / (m.gpus * r.Makespan)
-		r.BusyUtilization = m.heldInt / (m.gpus * r.Makespan)
+		r.Utilization = share(m.usefInt, m.gpus*r.Makespan)
+		r.BusyUtilization = share(m.heldInt, m.gpus*r.Makespan)
 	}
 	if span := (m.spanHi - m.spanLo).Seconds(); span > 0 {
-		r.ArrivalSpanUtilization = m.spanInt / (m.gpus * span)
+		r.ArrivalSpanUtilization = share(m.spanInt, m.gpus*span)
 	}
 	if m.multi > 0 {
 		r.MinLeavesShare = float64(m.minLv) / float64(m.multi)
@@ -209,8 +225,21 @@ func (m *collector) result(e *engine) Result {
 		if time.Duration(b)*m.bucket >= m.lastEnd {
 			break
 		}
-		r.UsefulUtil = append(r.UsefulUtil, m.usefulB[b]/(m.gpus*m.bucket.Seconds()))
-		r.BusyUtil = append(r.BusyUtil, m.busyB[b]/(m.gpus*m.bucket.Seconds()))
+		r.UsefulUtil = append(r.UsefulUtil, share(m.usefulB[b], m.gpus*m.bucket.Seconds()))
+		r.BusyUtil = append(r.BusyUtil, share(m.busyB[b], m.gpus*m.bucket.Seconds()))
 	}
 	return r
+}
+
+// lowerBound is Result.MakespanLowerBound over the jobs that ran.
+func (m *collector) lowerBound(e *engine) float64 {
+	var work, last float64
+	for _, j := range e.jobs {
+		if j.state != stDone {
+			continue
+		}
+		work += float64(j.GPUs()) * j.Duration.Seconds()
+		last = max(last, (j.Submit + j.Duration - m.spanLo).Seconds())
+	}
+	return max(work/m.gpus, last)
 }

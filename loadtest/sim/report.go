@@ -2,7 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,7 +52,7 @@ func (r Report) Summary() string {
 	fmt.Fprintf(&b, "# Simulation: %s on %s\n\n", filepath.Base(r.Trace), r.Cluster)
 	b.WriteString(r.Markdown())
 	fmt.Fprintf(&b, "- stream: %s jobs over %s, %s GPU-hours, %s multi-node\n", report.Thousands(r.Stream.Jobs),
-		report.Duration(r.Stream.Span.Seconds()), report.Thousands(int(r.Stream.GPUHours)), report.Thousands(r.Stream.MultiNodeJobs))
+		report.Duration(r.Stream.Span.Seconds()), report.Thousands(roundInt(r.Stream.GPUHours)), report.Thousands(r.Stream.MultiNodeJobs))
 	fmt.Fprintf(&b, "- cluster: %d nodes, %s GPUs, %d leaves, %d spines\n", r.Nodes, report.Thousands(r.GPUs), r.Leaves, r.Spines)
 	fmt.Fprintf(&b, "- model: run time ×(1 + %.2f per extra leaf + %.2f per extra spine); time limits = duration × %g; window %d jobs per shape; Lockstep switch wait %s; Slurm bf_interval %s\n\n",
 		r.LeafPenalty, r.SpinePenalty, r.LimitFactor, r.Window, r.SwitchWait, r.BackfillInterval)
@@ -58,14 +60,26 @@ func (r Report) Summary() string {
 	t := report.Table{Header: []string{"policy", "sim time (wall / CPU)", "utilization", "busy", "util. (arrival span)",
 		"queue delay mean", "p50", "p99", "multi-node mean", "GPU-weighted mean", "JCT mean", "makespan",
 		"min-leaves share", "partial-gang GPU-h", "stretch GPU-h", "η"}}
-	for _, x := range r.Results {
-		t.Add(x.Policy, report.Duration(x.Wall)+" / "+report.Duration(x.CPU), report.Pct(x.Utilization), report.Pct(x.BusyUtilization),
-			report.Pct(x.ArrivalSpanUtilization), report.Duration(x.QueueDelay.Mean), report.Duration(x.QueueDelay.P50),
-			report.Duration(x.QueueDelay.P99), report.Duration(x.MultiNodeQueueDelay), report.Duration(x.GPUWeightedQueueDelay),
-			report.Duration(x.JCT.Mean), report.Duration(x.Makespan), report.Pct(x.MinLeavesShare),
-			report.Thousands(int(x.PartialGangGPUHours+0.5)), report.Thousands(int(x.StretchGPUHours+0.5)), fmt.Sprintf("%.3f", x.Eta))
+	// Each time column in one unit, so rows compare at a glance.
+	times := columns(r.Results, func(x Result) []float64 {
+		return []float64{x.QueueDelay.Mean, x.QueueDelay.P50, x.QueueDelay.P99, x.MultiNodeQueueDelay,
+			x.GPUWeightedQueueDelay, x.JCT.Mean, x.Makespan}
+	})
+	for i, x := range r.Results {
+		row := []any{x.Policy, report.Duration(x.Wall) + " / " + report.Duration(x.CPU), report.Pct(x.Utilization),
+			report.Pct(x.BusyUtilization), report.Pct(x.ArrivalSpanUtilization)}
+		for _, c := range times[i] {
+			row = append(row, c)
+		}
+		row = append(row, report.Pct(x.MinLeavesShare), report.Thousands(roundInt(x.PartialGangGPUHours)),
+			report.Thousands(roundInt(x.StretchGPUHours)), fmt.Sprintf("%.3f", x.Eta))
+		t.Add(row...)
 	}
 	b.WriteString(t.String())
+	b.WriteString("\n")
+	for _, x := range r.Results {
+		b.WriteString(x.packing())
+	}
 	b.WriteString("\nPolicies:\n\n")
 	for _, x := range r.Results {
 		fmt.Fprintf(&b, "- **%s**: %s\n", x.Policy, x.Description)
@@ -103,8 +117,8 @@ func (r Report) targets() string {
 		if x.Policy == Lockstep {
 			continue
 		}
-		util = util && ls.Utilization >= x.Utilization
-		delay = delay && ls.QueueDelay.Mean <= x.QueueDelay.Mean
+		util = util && atLeast(ls.Utilization, x.Utilization)
+		delay = delay && atLeast(x.QueueDelay.Mean, ls.QueueDelay.Mean)
 	}
 	fmt.Fprintf(&b, "- utilization ≥ every baseline: %s\n", yes(util))
 	fmt.Fprintf(&b, "- mean queueing delay ≤ every baseline: %s\n", yes(delay))
@@ -154,4 +168,29 @@ func (r Report) plots(dir string) error {
 	}
 	return report.BarPlot(filepath.Join(dir, "leaves-per-job.png"), "Leaf switches per multi-node job", "leaves",
 		"% of multi-node jobs", cats, groups)
+}
+
+// packing is a result's line on placement and gang starts: multi-node
+// jobs on more leaves than they need, makespan ÷ its lower bound, and the
+// median gang start per gang size.
+func (x Result) packing() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "- %s: %d of %d multi-node jobs on extra leaves", x.Policy, x.MultiNodeJobs-x.MinLeaves, x.MultiNodeJobs)
+	if x.MakespanLowerBound > 0 {
+		fmt.Fprintf(&b, "; makespan %.3f × its lower bound (%s)", x.Makespan/x.MakespanLowerBound, report.Duration(x.MakespanLowerBound))
+	}
+	sizes := slices.Sorted(maps.Keys(x.DelayByNodes))
+	var parts []string
+	widest := 0.0
+	for _, n := range sizes {
+		widest = max(widest, x.DelayByNodes[n].P50)
+	}
+	for _, n := range sizes {
+		parts = append(parts, fmt.Sprintf("%d: %s", n, report.DurationIn(x.DelayByNodes[n].P50, report.UnitFor(widest))))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(&b, "; gang start p50 by nodes %s", strings.Join(parts, ", "))
+	}
+	b.WriteString("\n")
+	return b.String()
 }

@@ -27,12 +27,17 @@
 //     b. lowest level crossed: the lowest switch whose subtree also needs
 //     only k leaves, found top-down, skipping subtrees with fewer than N
 //     eligible nodes or needing more than k leaves;
-//     c. best fit: among equal switches, the one with the fewest eligible
+//     c. best fit by domain (frag): the placement that breaks the fewest
+//     whole domains — leaves whose every node is idle, then such spines,
+//     then idle nodes — then whose leaves have the fewest idle nodes
+//     (single-leaf placements, and those within a spine or block domain;
+//     switches spanning several leaves skip it, for speed);
+//     d. best fit: among equal switches, the one with the fewest eligible
 //     nodes, then fewest free GPUs; within it, leaves chosen slot by slot
-//     as the smallest (most used) leaf that still lets the remaining slots
-//     be filled, so large whole leaves stay free for large gangs; within a
-//     leaf, the nodes with the fewest free GPUs;
-//     d. the seed breaks remaining ties.
+//     as the smallest (most used, not whole) leaf that still lets the
+//     remaining slots be filled, so large whole leaves stay free for large
+//     gangs; within a leaf, the nodes with the fewest free GPUs;
+//     e. the seed breaks remaining ties.
 //     A required or preferred level restricts the search to one domain at a
 //     time (each leaf, each spine = a leaf's parent, each block) and keeps
 //     the best domain by the same order. No combinations are enumerated:

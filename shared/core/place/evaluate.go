@@ -15,12 +15,17 @@ func keyOf(r Request) shapeKey {
 // eligible nodes (nodes that can host one member) are beneath it and how
 // many free GPUs they have. It is read-only once built.
 type evaluation struct {
-	cs       *cycleState
-	elig     []bool
-	free     []int32 // per node: free GPUs, the best-fit key
-	cnt      []int32 // per switch: eligible nodes beneath
-	gpus     []int32 // per switch: free GPUs on those nodes
-	rejected []int32 // per stack filter: nodes it rejected first
+	cs   *cycleState
+	elig []bool
+	free []int32 // per node: free GPUs, the best-fit key
+	cnt  []int32 // per switch: eligible nodes beneath
+	gpus []int32 // per switch: free GPUs on those nodes
+	// idle counts, per switch, the nodes beneath that are up with every
+	// GPU free, eligible or not (whether a leaf is whole does not depend
+	// on the request); eidle those of them that are eligible.
+	idle, eidle []int32
+	idleNode    []bool
+	rejected    []int32 // per stack filter: nodes it rejected first
 }
 
 func evaluate(cs *cycleState) *evaluation {
@@ -33,6 +38,9 @@ func evaluate(cs *cycleState) *evaluation {
 			free:     make([]int32, n),
 			cnt:      make([]int32, len(x.sw)),
 			gpus:     make([]int32, len(x.sw)),
+			idle:     make([]int32, len(x.sw)),
+			eidle:    make([]int32, len(x.sw)),
+			idleNode: make([]bool, n),
 			rejected: make([]int32, len(stack)),
 		}
 	} else {
@@ -40,11 +48,20 @@ func evaluate(cs *cycleState) *evaluation {
 		clear(e.free)
 		clear(e.cnt)
 		clear(e.gpus)
+		clear(e.idle)
+		clear(e.eidle)
+		clear(e.idleNode)
 		clear(e.rejected)
 	}
 	e.cs = cs
 nodes:
 	for i := range n {
+		nv := &cs.snap.Nodes[i]
+		idle := cs.capacity || (nv.Up && !nv.Drained && len(nv.Free) >= nv.Node.GPUs)
+		if idle {
+			e.idleNode[i] = true
+			e.idle[x.leafOf[i]]++
+		}
 		for f, flt := range stack {
 			if !flt.Filter(cs, i) {
 				e.rejected[f]++
@@ -59,6 +76,9 @@ nodes:
 		leaf := x.leafOf[i]
 		e.cnt[leaf]++
 		e.gpus[leaf] += free
+		if idle {
+			e.eidle[leaf]++
+		}
 	}
 	// Switches are numbered parents first, so one backward sweep sums
 	// every subtree.
@@ -66,6 +86,8 @@ nodes:
 		p := x.sw[s].parent
 		e.cnt[p] += e.cnt[s]
 		e.gpus[p] += e.gpus[s]
+		e.idle[p] += e.idle[s]
+		e.eidle[p] += e.eidle[s]
 	}
 	return e
 }
@@ -98,4 +120,11 @@ func capacityEval(snap *Snapshot, x *index, req Request) *evaluation {
 		x.capCache[k] = e
 	}
 	return e
+}
+
+// whole reports whether every node beneath switch sw is idle: breaking it
+// costs a gang that needs the whole domain.
+func (e *evaluation) whole(sw int32) bool {
+	t := e.cs.idx.total[sw]
+	return t > 0 && e.idle[sw] == t
 }

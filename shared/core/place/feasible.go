@@ -25,3 +25,25 @@ func Feasible(empty *Snapshot, jobID string, spec jobspec.Spec) (detail string, 
 
 // farFuture is a "now" past every wait started at the epoch.
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// FewestLeaves is the fewest leaf switches req's gang could span on snap's
+// nodes all up and idle, within its required level; 0 when it could never
+// be placed (or the snapshot's topology is inconsistent). The queue
+// policy compares a placement's leaves with it: a gang placed on more
+// than this is spread by circumstance, not by necessity.
+func FewestLeaves(snap *Snapshot, req Request) int {
+	req, err := req.normalized()
+	if err != nil {
+		return 0
+	}
+	x := snap.prepared()
+	if x.err != nil {
+		return 0
+	}
+	s := newSearcher(capacityEval(snap, x, req), req.Nodes, 0)
+	c, ok := s.best(constraint{}.with(req.Topology.Required))
+	if !ok {
+		return 0
+	}
+	return c.leaves
+}

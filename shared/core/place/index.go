@@ -35,8 +35,11 @@ type index struct {
 	spineDoms []int32   // distinct spine domains, depth-first order
 	spineLvs  [][]int32 // per spine domain: the leaves whose domain it is
 	blockOf   []int32   // node -> block, or -1
-	blocks    []blockInfo
-	nodes     []nodeStatic
+	// total is, per switch, the nodes beneath it: a domain is whole (every
+	// node idle) when that many of its nodes are (evaluation.idle).
+	total  []int32
+	blocks []blockInfo
+	nodes  []nodeStatic
 
 	mu       sync.Mutex
 	capCache map[shapeKey]*evaluation
@@ -241,6 +244,14 @@ func (x *index) buildTree() {
 		x.leafOf[i] = id
 	}
 	x.sw[0].lo, x.sw[0].hi = 0, int32(len(x.leafSeq))
+
+	x.total = make([]int32, len(x.sw))
+	for s := len(x.sw) - 1; s >= 0; s-- {
+		x.total[s] += int32(len(x.sw[s].nodes))
+		if p := x.sw[s].parent; p >= 0 {
+			x.total[p] += x.total[s]
+		}
+	}
 
 	x.spineOf = make([]int32, len(x.sw))
 	seen := make(map[int32]int)

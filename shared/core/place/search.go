@@ -39,29 +39,52 @@ func (c constraint) withMaxLeaves(n int) constraint {
 type candidate struct {
 	scope int32 // tree search: the switch whose leaves are used
 	block int32 // block search: the block, else -1
-	// picks are the chosen leaves when the candidate is not a whole
-	// subtree (spine and block searches); nil means greedy over scope.
+	// picks are the chosen leaves and how many nodes each gives; nil
+	// means greedyLeaves over scope's leaves, chosen when materialized.
 	leaves    int   // leaf switches used
 	level     int32 // highest switch level crossed (0 within one leaf)
+	frag      frag
 	cnt, gpus int32 // eligible nodes and their free GPUs in the scope
 	tie       uint64
 	picks     []leafTake
 }
 
+// frag is what a placement costs the cluster's whole domains, fewer
+// first: the idle leaves, idle spines and idle nodes it breaks into (a
+// gang that needs a whole leaf or node then finds one fewer), and the
+// idle eligible nodes of the domains it uses (when it must break one,
+// break the leaf that has the fewest, keeping the others whole). This is
+// best fit by domain, as Slurm's topology/tree and KAI's bin-packing do.
+type frag struct {
+	leaves, spines, nodes, idle int32
+}
+
+func (a frag) compare(b frag) int {
+	return cmp.Or(cmp.Compare(a.leaves, b.leaves), cmp.Compare(a.spines, b.spines),
+		cmp.Compare(a.nodes, b.nodes), cmp.Compare(a.idle, b.idle))
+}
+
 type leafTake struct {
 	leaf int32
 	take int
+	// cnt and eidle are the leaf's eligible and idle eligible nodes (in
+	// the candidate's block, for block candidates), for fragOf.
+	cnt, eidle int32
 }
 
 // better ranks candidates: fewest leaves, then lowest level crossed, then
-// best fit (the tightest scope: fewest eligible nodes, fewest free GPUs),
-// then the seeded tie-break.
+// the fewest whole domains broken (frag), then best fit (the tightest
+// scope: fewest eligible nodes, fewest free GPUs), then the seeded
+// tie-break.
 func better(a, b candidate) bool {
 	if a.leaves != b.leaves {
 		return a.leaves < b.leaves
 	}
 	if a.level != b.level {
 		return a.level < b.level
+	}
+	if c := a.frag.compare(b.frag); c != 0 {
+		return c < 0
 	}
 	if a.cnt != b.cnt {
 		return a.cnt < b.cnt
@@ -70,6 +93,27 @@ func better(a, b candidate) bool {
 		return a.gpus < b.gpus
 	}
 	return a.tie < b.tie
+}
+
+// fragOf is the frag of picks: within a leaf the nodes with the fewest
+// free GPUs go first (materialize), so a pick breaks into idle nodes only
+// past the leaf's busy eligible ones.
+func (s *searcher) fragOf(picks []leafTake) frag {
+	e, x := s.e, s.x
+	var f frag
+	var spines []int32
+	for _, pk := range picks {
+		if e.whole(pk.leaf) {
+			f.leaves++
+		}
+		if sp := x.spineOf[pk.leaf]; sp > 0 && sp != pk.leaf && e.whole(sp) && !slices.Contains(spines, sp) {
+			spines = append(spines, sp)
+			f.spines++
+		}
+		f.nodes += max(0, int32(pk.take)-(pk.cnt-pk.eidle))
+		f.idle += pk.eidle
+	}
+	return f
 }
 
 // searcher runs searches over one evaluation.
@@ -128,7 +172,7 @@ func (s *searcher) best(con constraint) (candidate, bool) {
 	case con.tree == LevelLeaf:
 		for _, leaf := range x.leafSeq {
 			if int(e.cnt[leaf]) >= s.n {
-				consider(s.scopeCandidate(leaf, 1), true)
+				consider(s.oneLeaf(s.leafCandOf(leaf)), true)
 			}
 		}
 	case con.tree == LevelSpine:
@@ -141,14 +185,37 @@ func (s *searcher) best(con constraint) (candidate, bool) {
 	return best, found
 }
 
-func (s *searcher) scopeCandidate(sw int32, leaves int) candidate {
-	level := s.x.sw[sw].level
-	if leaves == 1 {
-		level = 0
+// leafCandOf is a leaf as the tree search sees it.
+func (s *searcher) leafCandOf(leaf int32) leafCand {
+	e := s.e
+	return leafCand{leaf: leaf, cnt: e.cnt[leaf], gpus: e.gpus[leaf], eidle: e.eidle[leaf], whole: e.whole(leaf),
+		tie: mix(s.seed, s.x.sw[leaf].hash)}
+}
+
+// oneLeaf places the whole gang on leaf c. It leaves picks nil (no
+// allocation per leaf the search looks at); bestAmong sets them.
+func (s *searcher) oneLeaf(c leafCand) candidate {
+	e := s.e
+	f := frag{nodes: max(0, int32(s.n)-(c.cnt-c.eidle)), idle: c.eidle}
+	if c.whole {
+		f.leaves = 1
 	}
+	if sp := s.x.spineOf[c.leaf]; sp > 0 && sp != c.leaf && e.whole(sp) {
+		f.spines = 1
+	}
+	return candidate{scope: c.leaf, block: -1, leaves: 1, frag: f, cnt: c.cnt, gpus: c.gpus, tie: c.tie}
+}
+
+// scopeCandidate places the gang on k leaves beneath switch sw. Its
+// leaves are chosen when it is materialized (greedyLeaves, which takes
+// partly used leaves before whole ones): choosing them for every switch
+// the search visits doubled a decision's time at 10,000 nodes, so scopes
+// of several leaves are ranked without frag.
+func (s *searcher) scopeCandidate(sw int32, k int) candidate {
+	info := &s.x.sw[sw]
 	return candidate{
-		scope: sw, block: -1, leaves: leaves, level: level,
-		cnt: s.e.cnt[sw], gpus: s.e.gpus[sw], tie: mix(s.seed, s.x.sw[sw].hash),
+		scope: sw, block: -1, leaves: k, level: info.level,
+		cnt: s.e.cnt[sw], gpus: s.e.gpus[sw], tie: mix(s.seed, info.hash),
 	}
 }
 
@@ -196,7 +263,7 @@ func (s *searcher) bestInSubtree(root int32) (candidate, bool) {
 			if int(e.cnt[leaf]) < s.n {
 				continue
 			}
-			if c := s.scopeCandidate(leaf, 1); !found || better(c, best) {
+			if c := s.oneLeaf(s.leafCandOf(leaf)); !found || better(c, best) {
 				best, found = c, true
 			}
 		}
@@ -223,11 +290,10 @@ func (s *searcher) bestInSubtree(root int32) (candidate, bool) {
 // spineCandidate places the gang on the given leaves, all children of the
 // spine d (or d itself, a parentless leaf).
 func (s *searcher) spineCandidate(d int32, leaves []int32) (candidate, bool) {
-	e, x := s.e, s.x
 	var cands []leafCand
 	for _, leaf := range leaves {
-		if c := e.cnt[leaf]; c > 0 {
-			cands = append(cands, leafCand{leaf: leaf, cnt: c, gpus: e.gpus[leaf], tie: mix(s.seed, x.sw[leaf].hash)})
+		if s.e.cnt[leaf] > 0 {
+			cands = append(cands, s.leafCandOf(leaf))
 		}
 	}
 	return s.bestAmong(cands)
@@ -238,7 +304,7 @@ func (s *searcher) spineCandidate(d int32, leaves []int32) (candidate, bool) {
 // spine, when the tree level is constrained too).
 func (s *searcher) blockCandidates(b int32, tree Level, consider func(candidate, bool)) {
 	e, x := s.e, s.x
-	type agg struct{ cnt, gpus int32 }
+	type agg struct{ cnt, gpus, eidle int32 }
 	perLeaf := map[int32]*agg{}
 	var leaves []int32
 	for _, i := range x.blocks[b].nodes {
@@ -254,6 +320,9 @@ func (s *searcher) blockCandidates(b int32, tree Level, consider func(candidate,
 		}
 		a.cnt++
 		a.gpus += e.free[i]
+		if e.idleNode[i] {
+			a.eidle++
+		}
 	}
 	part := func(leaf int32) int32 {
 		switch tree {
@@ -273,7 +342,8 @@ func (s *searcher) blockCandidates(b int32, tree Level, consider func(candidate,
 			parts = append(parts, p)
 		}
 		a := perLeaf[leaf]
-		byPart[p] = append(byPart[p], leafCand{leaf: leaf, cnt: a.cnt, gpus: a.gpus, tie: mix(s.seed, x.sw[leaf].hash)})
+		byPart[p] = append(byPart[p], leafCand{leaf: leaf, cnt: a.cnt, gpus: a.gpus, eidle: a.eidle,
+			whole: e.whole(leaf), tie: mix(s.seed, x.sw[leaf].hash)})
 	}
 	for _, p := range parts {
 		if c, ok := s.bestAmong(byPart[p]); ok {
@@ -299,19 +369,19 @@ func (s *searcher) bestAmong(cands []leafCand) (candidate, bool) {
 		return candidate{}, false
 	}
 	k := minLeavesOf(cands, s.n)
+	var best candidate
+	found := false
 	if k == 1 {
-		var best leafCand
-		found := false
 		for _, c := range cands {
 			if int(c.cnt) < s.n {
 				continue
 			}
-			if !found || cmp.Or(cmp.Compare(c.cnt, best.cnt), cmp.Compare(c.gpus, best.gpus), cmp.Compare(c.tie, best.tie)) < 0 {
-				best, found = c, true
+			if cand := s.oneLeaf(c); !found || better(cand, best) {
+				best, found = cand, true
+				best.picks = []leafTake{{leaf: c.leaf, take: s.n, cnt: c.cnt, eidle: c.eidle}}
 			}
 		}
-		return candidate{block: -1, leaves: 1, cnt: best.cnt, gpus: best.gpus, tie: best.tie,
-			picks: []leafTake{{leaf: best.leaf, take: s.n}}}, true
+		return best, found
 	}
 	under := map[int32][]leafCand{}
 	var ancestors []int32
@@ -324,31 +394,29 @@ func (s *searcher) bestAmong(cands []leafCand) (candidate, bool) {
 		}
 	}
 	slices.Sort(ancestors)
-	var best candidate
-	var bestSet []leafCand
-	found := false
 	for _, a := range ancestors {
 		set := under[a]
 		if minLeavesOf(set, s.n) != k {
 			continue
 		}
-		c := candidate{block: -1, leaves: k, level: x.sw[a].level, tie: mix(s.seed, x.sw[a].hash)}
+		picks := greedyLeaves(set, s.n, k)
+		c := candidate{block: -1, leaves: k, level: x.sw[a].level, frag: s.fragOf(picks), tie: mix(s.seed, x.sw[a].hash), picks: picks}
 		for _, l := range set {
 			c.cnt += l.cnt
 			c.gpus += l.gpus
 		}
 		if !found || better(c, best) {
-			best, bestSet, found = c, set, true
+			best, found = c, true
 		}
 	}
-	best.picks = greedyLeaves(bestSet, s.n, k)
 	return best, found
 }
 
 type leafCand struct {
-	leaf      int32
-	cnt, gpus int32
-	tie       uint64
+	leaf             int32
+	cnt, gpus, eidle int32
+	whole            bool // every node of the leaf idle (not only the eligible)
+	tie              uint64
 }
 
 func minLeavesOf(cands []leafCand, n int) int {
@@ -368,14 +436,15 @@ func minLeavesOf(cands []leafCand, n int) int {
 }
 
 // greedyLeaves picks k leaves holding n eligible nodes, best fit: slot by
-// slot, the smallest (then most used) leaf that still lets the remaining
-// slots be filled by the largest leaves left. Small, partly used leaves
-// are emptied first; large whole leaves stay free for large gangs. Each
-// pick says how many nodes to take from it: all, except from the last.
+// slot, the smallest (then not whole, then most used) leaf that still lets
+// the remaining slots be filled by the largest leaves left. Small, partly
+// used leaves are emptied first; large whole leaves stay free for large
+// gangs. Each pick says how many nodes to take from it: all, except from
+// the last.
 func greedyLeaves(cands []leafCand, n, k int) []leafTake {
 	cands = slices.Clone(cands)
 	slices.SortFunc(cands, func(a, b leafCand) int {
-		return cmp.Or(cmp.Compare(b.cnt, a.cnt), cmp.Compare(b.gpus, a.gpus), cmp.Compare(b.tie, a.tie))
+		return cmp.Or(cmp.Compare(b.cnt, a.cnt), compareBool(b.whole, a.whole), cmp.Compare(b.gpus, a.gpus), cmp.Compare(b.tie, a.tie))
 	})
 	var picks []leafTake
 	need := n
@@ -401,14 +470,14 @@ func greedyLeaves(cands []leafCand, n, k int) []leafTake {
 			}
 		}
 		take := min(int(cands[pick].cnt), need)
-		picks = append(picks, leafTake{leaf: cands[pick].leaf, take: take})
+		picks = append(picks, leafTake{leaf: cands[pick].leaf, take: take, cnt: cands[pick].cnt, eidle: cands[pick].eidle})
 		need -= take
 		cands = slices.Delete(cands, pick, pick+1)
 	}
 	return picks
 }
 
-// materialize turns a candidate into nodes: its leaves (greedy best fit),
+// materialize turns a candidate into nodes: its leaves (picks),
 // and in each leaf the eligible nodes with the fewest free GPUs first.
 func (s *searcher) materialize(c candidate) choice {
 	e, x := s.e, s.x
@@ -418,7 +487,7 @@ func (s *searcher) materialize(c candidate) choice {
 		var cands []leafCand
 		for _, leaf := range x.leafSeq[info.lo:info.hi] {
 			if e.cnt[leaf] > 0 {
-				cands = append(cands, leafCand{leaf: leaf, cnt: e.cnt[leaf], gpus: e.gpus[leaf], tie: mix(s.seed, x.sw[leaf].hash)})
+				cands = append(cands, s.leafCandOf(leaf))
 			}
 		}
 		picks = greedyLeaves(cands, s.n, c.leaves)
@@ -446,4 +515,14 @@ func (s *searcher) materialize(c candidate) choice {
 		out.level = -1
 	}
 	return out
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

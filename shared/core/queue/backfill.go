@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"math/bits"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
@@ -21,15 +22,21 @@ func PlanBackfill(in Input) Plan {
 
 // planner is one PlanBackfill run.
 type planner struct {
-	in      Input
-	real    *placer // the free resources now, as the plan takes them
-	shadow  *placer // real minus the reservation; nil before it exists
+	in   Input
+	real *placer // the free resources now, as the plan takes them
+	// shadows are real minus some of the plan's reservations (shadowFor),
+	// by the set they subtract (a bit per entry of reservations()).
+	shadows map[uint64]*placer
+	// resv are the plan's reservation and its holds, in the order given.
+	resv    []*Reservation
 	quotas  *quotas
 	users   *userGPUs
 	running []RunningJob // input's, plus the jobs this plan starts
 	plan    Plan
 	// noReserve remembers shapes for which no reservation exists.
 	noReserve map[memoKey]bool
+	// fewest remembers fewestLeaves per request shape.
+	fewest map[place.Request]int
 }
 
 func newPlanner(in Input) *planner {
@@ -40,6 +47,8 @@ func newPlanner(in Input) *planner {
 		users:     newUserGPUs(in.Config, in.Running),
 		running:   append([]RunningJob(nil), in.Running...),
 		noReserve: map[memoKey]bool{},
+		fewest:    map[place.Request]int{},
+		shadows:   map[uint64]*placer{},
 	}
 }
 
@@ -61,7 +70,7 @@ func (pl *planner) decide(j PendingJob) {
 	if res == nil {
 		r := pl.real.place(j, now)
 		switch {
-		case r.Code == place.Placed && r.Relaxed && pl.waitsForCompact(j, now, *r.Placement):
+		case r.Code == place.Placed && pl.spread(j, r.Relaxed, r.Leaves) && pl.waitsForCompact(j, now, *r.Placement):
 		case r.Code == place.Placed:
 			pl.start(j, r, "")
 		case r.Code == place.Wait:
@@ -73,36 +82,34 @@ func (pl *planner) decide(j PendingJob) {
 		}
 		return
 	}
-	// Behind the reservation: start only what cannot delay it: a job that
-	// ends before the reserved start may use anything free; any other job
-	// only what the reservation does not use (the shadow, a subset of the
+	// Behind the reservation: start only what cannot delay it, or the
+	// switch-waiting gangs holding resources too (holds.go): a job may use
+	// what a reservation holds only when it ends (by its time limit)
+	// before that reservation's start; so it is placed on the free
+	// resources minus every reservation it would overlap (a subset of the
 	// free resources, so a fit there is a fit now).
 	end, limited := endOf(j, now)
-	if limited && res.Known() && !end.After(res.Start) {
-		r := pl.real.place(j, now)
-		if r.Code != place.Placed {
-			pl.add(fromResult(j, r))
-			return
-		}
+	mask := pl.overlapped(end, limited)
+	if r := pl.shadowFor(mask).place(j, now); r.Code == place.Placed {
 		if pl.waitsRatherThanSpread(j, r) {
 			return
 		}
-		pl.start(j, r, fmt.Sprintf("backfilled: ends by %s, before %s's reserved start ≈ %s",
-			clock(end, now), res.JobID, clock(res.Start, now)))
+		why := fmt.Sprintf("backfilled on resources %s does not use", pl.holders(mask))
+		if mask == 0 {
+			why = fmt.Sprintf("backfilled: ends by %s, before %s's reserved start ≈ %s", clock(end, now), res.JobID, clock(res.Start, now))
+		}
+		pl.start(j, r, why)
 		return
-	}
-	if r := pl.shadow.place(j, now); r.Code == place.Placed {
-		if pl.waitsRatherThanSpread(j, r) {
-			return
-		}
-		pl.start(j, r, fmt.Sprintf("backfilled on resources %s's reservation does not use", res.JobID))
+	} else if mask == 0 {
+		pl.waitOrHold(j, r)
 		return
 	}
 	r := pl.real.probe(j, now)
 	if r.Code != place.Placed {
-		pl.add(fromResult(j, r))
+		pl.waitOrHold(j, r)
 		return
 	}
+	first := pl.resv[bits.TrailingZeros64(mask)]
 	why := "it has no time limit"
 	if limited {
 		why = "it would run until " + clock(end, now)
@@ -110,7 +117,7 @@ func (pl *planner) decide(j PendingJob) {
 	pl.add(Decision{
 		JobID: j.ID, Queue: j.Queue, Action: Pending, ReasonCode: ReasonPriority, Reason: ReasonPriority,
 		Detail: fmt.Sprintf("fits now but would delay %s, reserved from %s: %s and needs resources the reservation holds",
-			res.JobID, startPhrase(*res, now), why),
+			first.JobID, startPhrase(*first, now), why),
 	})
 }
 
@@ -118,8 +125,8 @@ func (pl *planner) decide(j PendingJob) {
 func (pl *planner) start(j PendingJob, r place.Result, backfill string) {
 	p := *r.Placement
 	pl.real.take(p)
-	if pl.shadow != nil {
-		pl.shadow.take(p)
+	for _, sh := range pl.shadows {
+		sh.take(p)
 	}
 	pl.quotas.add(j)
 	pl.users.add(j)
@@ -145,8 +152,13 @@ func (pl *planner) tryReserve(j PendingJob, now place.Result) bool {
 		pl.noReserve[k] = true
 		return false
 	}
-	if res.relaxed && res.Known() && pl.waitsForCompact(j, res.Start, res.Placement) {
+	if pl.spread(j, res.relaxed, res.leaves) && res.Known() && pl.waitsForCompact(j, res.Start, res.Placement) {
 		return true
+	}
+	if pl.plan.Reservation != nil && (!res.Known() || pl.spread(j, res.relaxed, res.leaves)) {
+		// A hold is for the leaves a gang waits for: one that would start
+		// spread anyway, or at an unknown time, holds nothing.
+		return false
 	}
 	pl.hold(res)
 	detail := fmt.Sprintf("%s; reserved %s from %s", now.Detail, summary(res.Placement), startPhrase(*res, pl.in.Now))
@@ -168,15 +180,6 @@ func (pl *planner) tryReserve(j PendingJob, now place.Result) bool {
 	}
 	pl.add(Decision{JobID: j.ID, Queue: j.Queue, Action: Pending, ReasonCode: code, Reason: reason, Detail: detail})
 	return true
-}
-
-// hold makes res the plan's reservation: from now on only what cannot
-// delay it starts.
-func (pl *planner) hold(res *Reservation) {
-	pl.plan.Reservation = res
-	shadow := pl.real.snap.Clone()
-	shadow.Take(res.Placement)
-	pl.shadow = newPlacer(shadow, pl.in.Seed)
 }
 
 func fromResult(j PendingJob, r place.Result) Decision {

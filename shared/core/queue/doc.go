@@ -46,7 +46,16 @@
 //     a compact placement that running jobs will free would finish it
 //     sooner by the stretch model (stretch.go), and holds the reservation
 //     on that placement; behind the reservation, a job that could backfill
-//     only spread keeps waiting the same way, holding nothing.
+//     only spread keeps waiting the same way. A multi-node gang without any
+//     topology limit that could start now only on more leaves than the
+//     idle cluster needs is weighed the same way (compact by default).
+//  6. Behind the reservation, a gang waiting by its own choice (a switch
+//     or preferred-level wait still running, or a compact placement
+//     preferred by step 5) gets a hold: a reservation of its own, on the
+//     leaves that free soonest, that never counts on what earlier
+//     reservations hold. A later job may use a reservation's or hold's
+//     resources only if it ends before that one starts (holds.go): EASY
+//     backfill, topology-aware. At most maxHolds (1) hold per plan.
 //
 // Starting jobs never moves the reservation later, so a big gang is
 // delayed at most until the jobs running when it reached the head of the

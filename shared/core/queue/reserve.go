@@ -54,6 +54,12 @@ func (pl *planner) reserve(j PendingJob) (*Reservation, bool) {
 			future.take(finite[released-1].job.Placement)
 		}
 	}
+	// placeAt places j at time at, on what is free then minus what the
+	// plan's reservations hold that j, started then, would overlap.
+	placeAt := func(j PendingJob, at time.Time) place.Result {
+		moveTo(at)
+		return pl.without(future, pl.heldAt(j, at)).place(j, at)
+	}
 	waits := func() []string {
 		ids := make([]string, released)
 		for i := range released {
@@ -61,19 +67,33 @@ func (pl *planner) reserve(j PendingJob) (*Reservation, bool) {
 		}
 		return ids
 	}
-	// first is the index of the first of times at which j places.
+	// first is the index of the first of times at which j places. Within
+	// a run of times with the same reservations in j's way, whether j fits
+	// only grows with time (more released, waits nearer their end), so a
+	// binary search finds the first; the runs are few (one per
+	// reservation at most, as heldAt only grows with time).
 	first := func(j PendingJob, times []time.Time) int {
-		lo, hi := 0, len(times)
-		for lo < hi {
-			mid := (lo + hi) / 2
-			moveTo(times[mid])
-			if future.place(j, times[mid]).Code == place.Placed {
-				hi = mid
-			} else {
-				lo = mid + 1
+		for lo := 0; lo < len(times); {
+			mask := pl.heldAt(j, times[lo])
+			end := lo
+			for end < len(times) && pl.heldAt(j, times[end]) == mask {
+				end++
 			}
+			a, b := lo, end
+			for a < b {
+				mid := (a + b) / 2
+				if placeAt(j, times[mid]).Code == place.Placed {
+					b = mid
+				} else {
+					a = mid + 1
+				}
+			}
+			if a < end {
+				return a
+			}
+			lo = end
 		}
-		return lo
+		return len(times)
 	}
 	ends := []time.Time{now}
 	for _, e := range finite {
@@ -103,9 +123,8 @@ func (pl *planner) reserve(j PendingJob) (*Reservation, bool) {
 	times = slices.CompactFunc(times, time.Time.Equal)
 
 	if k := first(j, times); k < len(times) {
-		moveTo(times[k])
-		r := future.place(j, times[k])
-		return &Reservation{JobID: j.ID, Start: times[k], Placement: *r.Placement, Waits: waits(), relaxed: r.Relaxed}, true
+		r := placeAt(j, times[k])
+		return &Reservation{JobID: j.ID, Start: times[k], Placement: *r.Placement, Waits: waits(), relaxed: r.Relaxed, leaves: r.Leaves}, true
 	}
 	last := times[len(times)-1]
 	moveTo(last)
@@ -114,14 +133,40 @@ func (pl *planner) reserve(j PendingJob) (*Reservation, bool) {
 		future.release(r.Placement)
 		ids = append(ids, r.ID)
 	}
-	// When the start is unknown, so is when the wait would end: assume it
-	// has.
+	// When the start is unknown, it overlaps every reservation; and so is
+	// when the wait would end unknown: assume it has.
+	unknown := pl.without(future, 1<<len(pl.resv)-1)
 	for _, c := range []PendingJob{j, over} {
-		if r := future.place(c, last); r.Code == place.Placed {
-			return &Reservation{JobID: j.ID, Placement: *r.Placement, Waits: ids}, true
+		if r := unknown.place(c, last); r.Code == place.Placed {
+			return &Reservation{JobID: j.ID, Placement: *r.Placement, Waits: ids, relaxed: r.Relaxed, leaves: r.Leaves}, true
 		}
 	}
 	return nil, false
+}
+
+// heldAt is the set of the plan's reservations (a bit per entry of
+// pl.resv) that j, started at at, would overlap: those that start before
+// it ends, or whose start is unknown. A reservation held for a later job
+// never counts on an earlier one's resources while that one may need them,
+// so it cannot delay it.
+func (pl *planner) heldAt(j PendingJob, at time.Time) uint64 {
+	end, limited := endOf(j, at)
+	return pl.overlapped(end, limited)
+}
+
+// without is p minus the placements of the reservations in mask, on a
+// copy; p itself when mask is empty.
+func (pl *planner) without(p *placer, mask uint64) *placer {
+	if mask == 0 {
+		return p
+	}
+	snap := p.snap.Clone()
+	for i, r := range pl.resv {
+		if mask&(1<<i) != 0 {
+			snap.Take(r.Placement)
+		}
+	}
+	return newPlacer(snap, p.seed)
 }
 
 func later(a, b time.Time) time.Time {

@@ -82,12 +82,49 @@ func (pl *planner) expectedEnd(j PendingJob, start time.Time, p domain.Placement
 // forever stands for a topology wait that never runs out.
 const forever = 100 * 365 * 24 * time.Hour
 
+// spreadNeedlessly reports whether j, placed on leaves leaf switches,
+// spans more than its fewest possible although it set no topology limit:
+// a multi-node gang without constraints is compact by default, so it is
+// weighed as one whose switch wait ran out (compactSooner): it waits for
+// its fewest leaves when, and only when, the stretch model says that ends
+// it sooner.
+func (pl *planner) spreadNeedlessly(j PendingJob, leaves int) bool {
+	t := j.Request.Topology
+	if j.Request.Nodes < 2 || t.MaxSwitches > 0 || t.Required != place.LevelNone || t.Preferred != place.LevelNone {
+		return false
+	}
+	k := pl.fewestLeaves(j.Request)
+	return k > 0 && leaves > k
+}
+
+// fewestLeaves is place.FewestLeaves, remembered per request shape: it
+// depends on the nodes and labels only, which a plan does not change.
+func (pl *planner) fewestLeaves(r place.Request) int {
+	r.JobID, r.WaitSince = "", time.Time{}
+	if k, ok := pl.fewest[r]; ok {
+		return k
+	}
+	k := place.FewestLeaves(pl.real.snap, r)
+	pl.fewest[r] = k
+	return k
+}
+
+// spread reports whether a placement on leaves leaf switches is one the
+// stretch model should weigh against waiting: relaxed after a topology
+// wait, or needlessly spread (spreadNeedlessly).
+func (pl *planner) spread(j PendingJob, relaxed bool, leaves int) bool {
+	return relaxed || pl.spreadNeedlessly(j, leaves)
+}
+
 // compactReservation is j's earliest reservation on a placement that keeps
-// its topology limits, as if its waits never ran out; false when there is
-// none with a known start.
+// its topology limits, as if its waits never ran out (for a gang without
+// limits: its fewest leaves); false when there is none with a known start.
 func (pl *planner) compactReservation(j PendingJob) (*Reservation, bool) {
 	c := j
 	t := &c.Request.Topology
+	if t.MaxSwitches == 0 && t.Required == place.LevelNone && t.Preferred == place.LevelNone {
+		t.MaxSwitches, t.WaitForSwitches = pl.fewestLeaves(j.Request), forever
+	}
 	if t.WaitForSwitches > 0 {
 		t.WaitForSwitches = forever
 	}
@@ -146,16 +183,19 @@ func (pl *planner) waitsForCompact(j PendingJob, start time.Time, spread domain.
 }
 
 // waitsRatherThanSpread is compactSooner for a job behind the reservation that
-// could backfill now only spread (r relaxed): it keeps waiting when a
+// could backfill now only spread (r relaxed, or needlessly spread): it keeps waiting when a
 // compact placement would end it sooner. It holds nothing (the plan has
 // one reservation), so it is reconsidered on every plan, and gets the
 // reservation once it is first in line.
 func (pl *planner) waitsRatherThanSpread(j PendingJob, r place.Result) bool {
-	if !r.Relaxed {
+	if !pl.spread(j, r.Relaxed, r.Leaves) {
 		return false
 	}
-	_, d, ok := pl.compactSooner(j, pl.in.Now, *r.Placement)
+	compact, d, ok := pl.compactSooner(j, pl.in.Now, *r.Placement)
 	if ok {
+		if pl.mayHold() {
+			pl.hold(compact)
+		}
 		pl.add(d)
 	}
 	return ok

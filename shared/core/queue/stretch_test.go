@@ -13,11 +13,15 @@ import (
 
 // twoSpines: a1, a2 on leaf la under spine sa; b1, b2 on leaf lb under
 // spine sb. r1 holds a1 until 15:00, r2 holds b1 for days.
-func twoSpines() (*place.Snapshot, []queue.RunningJob) {
-	running := []queue.RunningJob{hold("r1", 2*time.Hour, "a1"), hold("r2", 100*time.Hour, "b1")}
+func twoSpines() (*place.Snapshot, []queue.RunningJob) { return leavesUnder("sa", "sb", 100*time.Hour) }
+
+// leavesUnder: a1, a2 on leaf la under spine sa; b1, b2 on leaf lb under
+// spine sb; r1 holds a1 until 15:00, r2 holds b1 for r2Limit from 13:00.
+func leavesUnder(sa, sb string, r2Limit time.Duration) (*place.Snapshot, []queue.RunningJob) {
+	running := []queue.RunningJob{hold("r1", 2*time.Hour, "a1"), hold("r2", r2Limit, "b1")}
 	snap := pt.MakeCluster().Add(
-		pt.MakeNode("a1").Leaf("la").Spine("sa"), pt.MakeNode("a2").Leaf("la").Spine("sa"),
-		pt.MakeNode("b1").Leaf("lb").Spine("sb"), pt.MakeNode("b2").Leaf("lb").Spine("sb"),
+		pt.MakeNode("a1").Leaf("la").Spine(sa), pt.MakeNode("a2").Leaf("la").Spine(sa),
+		pt.MakeNode("b1").Leaf("lb").Spine(sb), pt.MakeNode("b2").Leaf("lb").Spine(sb),
 	).Obj()
 	for _, r := range running {
 		snap.Take(r.Placement)
@@ -105,8 +109,8 @@ func TestWaitsForCompactPlacement(t *testing.T) {
 // TestBackfillWaitsForCompactPlacement: as above, but behind a 5-node job
 // that holds the reservation (from when r2 ends, in 99 h). The gang could
 // backfill now, spread over a2 and b2, since it ends before that; it waits
-// for leaf la instead, without a reservation of its own. With a 2 h
-// limit it backfills spread.
+// for leaf la instead, and holds it from 15:00 (holds.go), so later jobs
+// cannot take it. With a 2 h limit it backfills spread.
 func TestBackfillWaitsForCompactPlacement(t *testing.T) {
 	snap, running := twoSpines()
 	snap = pt.MakeCluster().AddViews(snap.Nodes...).Add(pt.MakeNode("c1").Leaf("lc").Spine("sb")).Obj()
@@ -130,6 +134,9 @@ func TestBackfillWaitsForCompactPlacement(t *testing.T) {
 		}
 		if c.want == queue.Pending && d.ReasonCode != place.ReasonWaitingForSwitches {
 			t.Errorf("%s gang waits with %q, want WaitingForSwitches", c.limit, d.Reason)
+		}
+		if c.want == queue.Pending && (len(p.Holds) != 1 || p.Holds[0].JobID != "g" || !p.Holds[0].Start.Equal(now.Add(time.Hour))) {
+			t.Errorf("%s gang: holds %+v, want g's from 15:00", c.limit, p.Holds)
 		}
 		if c.want == queue.Start && !d.Backfilled {
 			t.Errorf("%s gang started without backfill: %+v", c.limit, d)

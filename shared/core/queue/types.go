@@ -210,8 +210,10 @@ type Reservation struct {
 	Placement domain.Placement `json:"placement"`
 	// Waits lists the running jobs that must end first, by expected end.
 	Waits []string `json:"waits,omitempty"`
-	// relaxed: the placement drops a soft topology constraint.
+	// relaxed: the placement drops a soft topology constraint; leaves:
+	// the leaf switches it spans.
 	relaxed bool
+	leaves  int
 }
 
 // Known reports whether the start time is known.
@@ -221,6 +223,9 @@ func (r Reservation) Known() bool { return !r.Start.IsZero() }
 type Plan struct {
 	Decisions   []Decision   `json:"decisions"`
 	Reservation *Reservation `json:"reservation,omitempty"`
+	// Holds are the reservations of gangs behind Reservation that wait by
+	// choice for few switches (holds.go), in the order given.
+	Holds []Reservation `json:"holds,omitempty"`
 }
 
 // Starts returns the Start decisions, in order.
