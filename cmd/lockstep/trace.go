@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -34,14 +33,14 @@ func (a *app) trace(cmd *cobra.Command) runE {
 		if err != nil {
 			return errors.WithHint(err, "spans are recorded by `lockstep dev`; give its --data-dir")
 		}
-		traces := jobTraces(all, id)
+		traces := telemetry.JobTraces(all, id)
 		if len(traces) == 0 {
 			return &exitError{code: 1, msg: fmt.Sprintf("no spans of job %s in %s (spans are written about a second after they end)", id, file)}
 		}
 		if a.structured() {
 			var spans []telemetry.SpanRecord
 			for _, t := range traces {
-				spans = append(spans, t.spans...)
+				spans = append(spans, t.Spans...)
 			}
 			return a.writeData(spans)
 		}
@@ -55,98 +54,20 @@ func (a *app) trace(cmd *cobra.Command) runE {
 	}
 }
 
-// jobTrace is the spans of one trace that involves the job.
-type jobTrace struct {
-	id    string
-	spans []telemetry.SpanRecord
-}
-
-// jobTraces finds the traces with a span tagged with the job's ID (one,
-// unless the trace was cut, e.g. a sampler dropped part of it), each with
-// every span of that trace, oldest trace first.
-func jobTraces(all []telemetry.SpanRecord, jobID string) []jobTrace {
-	ids := map[string]bool{}
-	for _, s := range all {
-		if s.Attr(string(telemetry.AttrJobID)) == jobID {
-			ids[s.TraceID] = true
-		}
-	}
-	byTrace := map[string][]telemetry.SpanRecord{}
-	seen := map[string]bool{}
-	for _, s := range all {
-		if ids[s.TraceID] && !seen[s.SpanID] {
-			seen[s.SpanID] = true
-			byTrace[s.TraceID] = append(byTrace[s.TraceID], s)
-		}
-	}
-	out := make([]jobTrace, 0, len(byTrace))
-	for id, spans := range byTrace {
-		sort.SliceStable(spans, func(i, j int) bool { return spans[i].Start.Before(spans[j].Start) })
-		out = append(out, jobTrace{id: id, spans: spans})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].spans[0].Start.Before(out[j].spans[0].Start) })
-	return out
-}
-
-// row is one line of the waterfall.
-type row struct {
-	span  telemetry.SpanRecord
-	depth int
-}
-
-// treeRows orders spans depth-first, children by start time. Spans whose
-// parent is not in the trace (the submitter's own span) are roots.
-func treeRows(spans []telemetry.SpanRecord) []row {
-	present := map[string]bool{}
-	for _, s := range spans {
-		present[s.SpanID] = true
-	}
-	children := map[string][]telemetry.SpanRecord{}
-	var roots []telemetry.SpanRecord
-	for _, s := range spans {
-		if s.ParentSpanID == "" || !present[s.ParentSpanID] {
-			roots = append(roots, s)
-			continue
-		}
-		children[s.ParentSpanID] = append(children[s.ParentSpanID], s)
-	}
-	var rows []row
-	var walk func(s telemetry.SpanRecord, depth int)
-	walk = func(s telemetry.SpanRecord, depth int) {
-		rows = append(rows, row{span: s, depth: depth})
-		for _, c := range children[s.SpanID] {
-			walk(c, depth+1)
-		}
-	}
-	for _, r := range roots {
-		walk(r, 0)
-	}
-	return rows
-}
-
-func printWaterfall(w io.Writer, jobID string, t jobTrace, all []telemetry.SpanRecord, width int) {
-	rows := treeRows(t.spans)
-	t0, t1 := t.spans[0].Start, t.spans[0].End
-	for _, s := range t.spans {
-		if s.Start.Before(t0) {
-			t0 = s.Start
-		}
-		if s.End.After(t1) {
-			t1 = s.End
-		}
-	}
-	total := max(t1.Sub(t0), time.Microsecond)
+func printWaterfall(w io.Writer, jobID string, t telemetry.JobTrace, all []telemetry.SpanRecord, width int) {
+	rows := t.Rows()
+	t0, total := t.Bounds()
 	byID := map[string]telemetry.SpanRecord{}
 	for _, s := range all {
 		byID[s.SpanID] = s
 	}
-	fmt.Fprintf(w, "trace %s  job %s  %d spans  %s\n\n", clean(t.id), clean(jobID), len(t.spans), fmtDur(total))
+	fmt.Fprintf(w, "trace %s  job %s  %d spans  %s\n\n", clean(t.ID), clean(jobID), len(t.Spans), fmtDur(total))
 
 	type line struct{ svc, name, start, dur, bar string }
 	lines := []line{{"SERVICE", "SPAN", "START", "DURATION", ""}}
 	for _, r := range rows {
-		s := r.span
-		name := strings.Repeat("  ", r.depth) + s.Name + spanNote(s)
+		s := r.Span
+		name := strings.Repeat("  ", r.Depth) + s.Name + spanNote(s)
 		if s.Status == "error" {
 			name += " ✗"
 		}
@@ -154,7 +75,7 @@ func printWaterfall(w io.Writer, jobID string, t jobTrace, all []telemetry.SpanR
 			dur: fmtDur(s.End.Sub(s.Start)), bar: bar(s.Start.Sub(t0), s.End.Sub(s.Start), total, width)})
 		for _, l := range s.Links {
 			if ls, ok := byID[l.SpanID]; ok {
-				lines = append(lines, line{svc: clean(serviceOf(ls)), name: clean(strings.Repeat("  ", r.depth+1) + "↔ link: " + ls.Name + " (trace " + short(l.TraceID) + ")"),
+				lines = append(lines, line{svc: clean(serviceOf(ls)), name: clean(strings.Repeat("  ", r.Depth+1) + "↔ link: " + ls.Name + " (trace " + short(l.TraceID) + ")"),
 					start: "+" + fmtDur(ls.Start.Sub(t0)), dur: fmtDur(ls.End.Sub(ls.Start))})
 			}
 		}

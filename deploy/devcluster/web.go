@@ -34,6 +34,9 @@ func (c *Cluster) startWeb(addr string) error {
 		}
 		// A restarted instance listens again where the first one did.
 		cfg := web.Config{Base: b, Listen: c.webAddr, Listener: first, Queues: c.cfg.Queues}
+		if !c.cfg.NoSpanFile {
+			cfg.SpanFile = SpanFile(c.cfg.DataDir)
+		}
 		first = nil
 		return web.Run(ctx, cfg)
 	})

@@ -3,6 +3,8 @@ package web
 import (
 	"net"
 	"net/netip"
+	"net/url"
+	"strings"
 
 	"github.com/cockroachdb/errors"
 
@@ -31,6 +33,13 @@ type Config struct {
 	// CollapseAbove folds the fabric page's leaves above this many nodes
 	// (0: view.DefaultCollapseAbove).
 	CollapseAbove int
+	// SpanFile is a span file (`lockstep dev`'s spans.jsonl) the job page
+	// draws the job's trace from; "" for none.
+	SpanFile string
+	// TraceURL links a job's trace in a collector's UI, "{trace}" standing
+	// for the trace ID (Jaeger: http://HOST:16686/trace/{trace}); "" for
+	// none.
+	TraceURL string
 }
 
 // Validate checks the settings: the common ones, then the address.
@@ -39,7 +48,22 @@ func (c *Config) Validate() error {
 	if c.Listener != nil {
 		addr = c.Listener.Addr().String()
 	}
-	return c.ValidateWith(CheckListen(addr, c.Creds != "", c.AllowRemote))
+	return c.ValidateWith(CheckListen(addr, c.Creds != "", c.AllowRemote), CheckTraceURL(c.TraceURL))
+}
+
+// CheckTraceURL accepts "" or an http(s) URL with a "{trace}" placeholder.
+func CheckTraceURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(strings.ReplaceAll(raw, "{trace}", "0"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.Newf("--trace-url %q: want an http(s) URL", raw)
+	}
+	if !strings.Contains(raw, "{trace}") {
+		return errors.Newf("--trace-url %q: want {trace} where the trace ID goes", raw)
+	}
+	return nil
 }
 
 // Defaults fills in the address.

@@ -10,6 +10,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 // The page models, each from what the replica follows now.
@@ -46,7 +47,26 @@ func (s *server) jobModel(ctx context.Context, id string, v view.Viewer) (p view
 			return p, true, err
 		}
 	}
-	return view.BuildJob(view.JobInput{Job: j, Events: evs, Now: s.cfg.Now(), Viewer: v}), true, nil
+	in := view.JobInput{Job: j, Events: evs, Now: s.cfg.Now(), Viewer: v, TraceURL: s.cfg.TraceURL}
+	if v.MayRead(j.Owner) {
+		in.Traces = s.jobTraces(id)
+	}
+	return view.BuildJob(in), true, nil
+}
+
+// jobTraces reads the job's traces from the span file, if there is one.
+// A file not written yet, or unreadable, leaves the page without its
+// waterfall rather than failing it: the trace is an extra.
+func (s *server) jobTraces(id string) []telemetry.JobTrace {
+	if s.cfg.SpanFile == "" {
+		return nil
+	}
+	all, err := telemetry.ReadSpanFile(s.cfg.SpanFile)
+	if err != nil {
+		s.Log.Debug("no spans for the job page", "file", s.cfg.SpanFile, "err", err)
+		return nil
+	}
+	return telemetry.JobTraces(all, id)
 }
 
 // reader is a client on the replica's own connection acting as user (""

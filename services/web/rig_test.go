@@ -31,6 +31,12 @@ type rig struct {
 // connected as admin when the cluster has auth.
 func startRig(t *testing.T, opts ...testenv.Option) *rig {
 	t.Helper()
+	return startRigWith(t, func(*Config) {}, opts...)
+}
+
+// startRigWith is startRig with the replica's config adjusted by set.
+func startRigWith(t *testing.T, set func(*Config), opts ...testenv.Option) *rig {
+	t.Helper()
 	e := testenv.Start(t, opts...)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -40,7 +46,9 @@ func startRig(t *testing.T, opts ...testenv.Option) *rig {
 	if e.Auth != nil {
 		b.Credentials = e.Auth.Credentials(t, auth.Identity{Name: "admin", Role: auth.RoleAdmin})
 	}
-	testenv.Serve(t, func(ctx context.Context) error { return Run(ctx, Config{Base: b, Listener: ln}) })
+	cfg := Config{Base: b, Listener: ln}
+	set(&cfg)
+	testenv.Serve(t, func(ctx context.Context) error { return Run(ctx, cfg) })
 	r := &rig{env: e, url: "http://" + ln.Addr().String(), jobs: e.Jobs(t)}
 	testenv.Eventually(t, 10*time.Second, func() error {
 		resp, err := http.Get(r.url + "/static/app.js")

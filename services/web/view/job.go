@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 // JobInput is what a job's page is built from.
@@ -18,6 +20,12 @@ type JobInput struct {
 	Events []events.Event
 	Now    time.Time
 	Viewer Viewer
+	// Traces are the job's traces where the dashboard has its spans (a
+	// dev cluster's span file); TraceURL links the job's trace in a
+	// collector's UI, "{trace}" standing for its ID (e.g. Jaeger's
+	// http://jaeger:16686/trace/{trace}); either may be empty.
+	Traces   []telemetry.JobTrace
+	TraceURL string
 }
 
 // JobPage is one job's page.
@@ -44,6 +52,10 @@ type JobPage struct {
 	Readable                 bool
 	CanCancel, CanCheckpoint bool
 	LogRanks                 []int
+	// Waterfall is the trace drawn on the page, TraceLink the trace in the
+	// collector's UI; only for viewers who read the job's events.
+	Waterfall *Waterfall
+	TraceLink string
 }
 
 // RankRow is one rank of the placement.
@@ -105,6 +117,10 @@ func BuildJob(in JobInput) JobPage {
 	}
 	if p.Readable {
 		p.Timeline = timeline(j.SubmittedAt, in.Events)
+		p.Waterfall = BuildWaterfall(in.Traces)
+		if in.TraceURL != "" && j.TraceID != "" {
+			p.TraceLink = strings.ReplaceAll(in.TraceURL, "{trace}", url.PathEscape(j.TraceID))
+		}
 	}
 	p.Phases = phases(j, in.Now)
 	act := in.Viewer.MayAct(j.Owner)

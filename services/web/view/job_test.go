@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 func TestViewerAccess(t *testing.T) {
@@ -93,5 +94,47 @@ func TestBuildJob(t *testing.T) {
 	pending := BuildJob(JobInput{Job: job("p", domain.StatePending, 0, 1, 1, t0), Now: t0.Add(time.Minute), Viewer: Viewer{AuthOn: true, Name: "a", Role: "admin"}})
 	if !pending.CanCancel || pending.CanCheckpoint || pending.Efficiency != "—" || len(pending.Phases) != 1 || pending.Phases[0].W != 100 {
 		t.Errorf("pending job: %+v", pending)
+	}
+}
+
+// The waterfall lays out the latest trace, nested, with bars in percent of
+// the whole; a viewer who may not read the job's events gets none.
+func TestBuildJobWaterfall(t *testing.T) {
+	span := func(trace, id, parent, name string, from, to time.Duration) telemetry.SpanRecord {
+		return telemetry.SpanRecord{TraceID: trace, SpanID: id, ParentSpanID: parent, Name: name, Service: "lockstep-placement",
+			Start: t0.Add(from), End: t0.Add(to)}
+	}
+	traces := []telemetry.JobTrace{
+		{ID: "old", Spans: []telemetry.SpanRecord{span("old", "o", "", "first attempt", 0, time.Second)}},
+		{ID: "new", Spans: []telemetry.SpanRecord{
+			span("new", "a", "", "submit", 0, 4*time.Second),
+			span("new", "c", "a", "late", 3*time.Second, 4*time.Second),
+			span("new", "b", "a", "early", time.Second, 2*time.Second),
+		}},
+	}
+	j := job("w", domain.StateRunning, 0, 1, 1, t0)
+	j.Owner, j.TraceID = "alice", "new"
+	in := JobInput{Job: j, Now: t0, Viewer: Viewer{AuthOn: true, Name: "alice", Role: "user"}, Traces: traces, TraceURL: "http://j/trace/{trace}"}
+	p := BuildJob(in)
+	w := p.Waterfall
+	if w == nil || w.TraceID != "new" || w.Total != "4s" || len(w.Bars) != 3 {
+		t.Fatalf("waterfall %+v", w)
+	}
+	want := []SpanBar{
+		{Service: "placement", Name: "submit", Depth: 0, Offset: "+0s", Took: "4s", X: 0, W: 100},
+		{Service: "placement", Name: "early", Depth: 1, Offset: "+1s", Took: "1s", X: 25, W: 25},
+		{Service: "placement", Name: "late", Depth: 1, Offset: "+3s", Took: "1s", X: 75, W: 25},
+	}
+	for i, b := range w.Bars {
+		if b != want[i] {
+			t.Errorf("bar %d = %+v, want %+v", i, b, want[i])
+		}
+	}
+	if p.TraceLink != "http://j/trace/new" {
+		t.Errorf("trace link %q", p.TraceLink)
+	}
+	in.Viewer = Viewer{AuthOn: true, Name: "bob", Role: "user"}
+	if other := BuildJob(in); other.Waterfall != nil || other.TraceLink != "" {
+		t.Errorf("another user sees the trace: %+v %q", other.Waterfall, other.TraceLink)
 	}
 }
