@@ -160,12 +160,14 @@ func TestCLIHistoryWithAuthIsTheUsersOwn(t *testing.T) {
 		return cli(t, append(args, "--nats", c.NATSURL, "--creds", filepath.Join(c.CredsDir, who+".creds"))...)
 	}
 	for _, who := range []string{"alice", "bob"} {
-		// No id and no --wait: a user's submit with either reads the jobs
-		// KV through a consumer, which a user may not create (a limit of
-		// submit's, not of history's).
+		// --wait and queue read the jobs KV through a consumer, which a
+		// user may create (they failed with a permissions violation).
 		spec := writeFile(t, who+".json", `{"name":"`+who+`-job","gang":{"nodes":1,"gpusPerNode":8},"command":["true"]}`)
-		if _, errOut, code := as(who, "submit", spec); code != 0 {
-			t.Fatalf("%s's submit: %s", who, errOut)
+		if _, errOut, code := as(who, "submit", "--wait", spec); code != 0 {
+			t.Fatalf("%s's submit --wait: %s", who, errOut)
+		}
+		if out, errOut, code := as(who, "queue", "-a"); code != 0 || !strings.Contains(out, who+"-job") {
+			t.Fatalf("%s's queue -a = %d %q %s", who, code, out, errOut)
 		}
 	}
 	ids := func(out string) []string {

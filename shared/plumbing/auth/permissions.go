@@ -52,6 +52,12 @@ func Permissions(id Identity) Rules {
 			subjects.TestOnly, subjects.TopologyView, subjects.NodeList,
 			jsInfo, jsStreamInfo, jsConsumerInfo, jsConsumerNext, jsConsumerDel, jsAck, jsFlowControl,
 			jsDirectGetKV, jsMsgGetKV,
+			// Job records are readable by key already (direct get); a
+			// consumer on them is what watching one (`submit --wait`) and
+			// listing them (`queue`) take, as in squeue, which shows every
+			// job. Events and logs, which carry what a job did and
+			// printed, stay the owner's.
+			consumerOn(kvJobsStream, "$KV."+subjects.BucketJobs+".>"),
 		},
 		Sub: []string{inbox},
 	}
