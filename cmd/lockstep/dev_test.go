@@ -65,7 +65,7 @@ func TestDevBannerRepeatsNonDefaultNATS(t *testing.T) {
 		done <- runDevCluster(ctx, env, devcluster.Config{
 			DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
 			Nodes: 1, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: slog.New(slog.DiscardHandler),
-		})
+		}, "")
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(out.String(), "Ctrl-C") {

@@ -24,12 +24,15 @@ type command struct {
 type runE = func(*cobra.Command, []string) error
 
 // The global flag groups commands take.
+// Whatever reaches the cluster reads the config file's contexts.
 var (
-	onNATS        = []string{groupNATS}
-	onNATSOut     = []string{groupNATS, groupOutput}
-	onNATSEtcd    = []string{groupNATS, groupEtcd}
-	onNATSEtcdOut = []string{groupNATS, groupEtcd, groupOutput}
+	onNATS        = []string{groupNATS, groupConfig}
+	onNATSOut     = []string{groupNATS, groupConfig, groupOutput}
+	onNATSEtcd    = []string{groupNATS, groupEtcd, groupConfig}
+	onNATSEtcdOut = []string{groupNATS, groupEtcd, groupConfig, groupOutput}
 	outOnly       = []string{groupOutput}
+	onConfig      = []string{groupConfig}
+	onConfigOut   = []string{groupConfig, groupOutput}
 )
 
 // groups are the root's help sections, in order.
@@ -61,7 +64,7 @@ var commands = []command{
 	{"cluster", "stats", "cluster totals: jobs by state, cluster η, mean gang wait", args(0, ""), onNATSOut, (*app).stats},
 	{"cluster", "check", "verify the scheduler's safety invariants (exit 1 on violation)", args(0, ""), onNATSEtcdOut, (*app).check},
 	{"cluster", "auth", "make credentials: init an authority, issue identities, enroll nodes", unknownSubcommand, nil, (*app).auth},
-	{"run", "dev", "run the whole system in one process (embedded NATS and etcd, simulated nodes)", args(0, ""), nil, (*app).dev},
+	{"run", "dev", "run the whole system in one process (embedded NATS and etcd, simulated nodes)", args(0, ""), onConfig, (*app).dev},
 	{"run", "admission", "run the admission service", args(0, ""), onNATSEtcd, (*app).admission},
 	{"run", "placement", "run the placement service", args(0, ""), onNATSEtcd, (*app).placement},
 	{"run", "gang", "run the gang reservation service", args(0, ""), onNATSEtcd, (*app).gang},
@@ -69,6 +72,7 @@ var commands = []command{
 	{"run", "agent", "run a node agent", args(0, ""), onNATSEtcd, (*app).agent},
 	{"run", "healthcheck [--url URL] [--nats URL] [--etcd URL [--node NAME]] [--timeout D]",
 		"exit 0 if NATS, etcd or an HTTP endpoint answers (container health checks)", args(0, ""), nil, (*app).healthcheck},
+	{"tools", "config", "contexts of the config file: get-contexts|current-context|use-context|set-context|delete-context", unknownSubcommand, nil, (*app).config},
 	{"tools", "ckpt-done", "acknowledge a checkpoint (run by a training rank)", args(0, ""), nil, (*app).ckptDone},
 	{"tools", "loadtest", "load-test the real services with thousands of simulated nodes (see docs/loadtest.md)", args(0, ""), onNATSEtcd, (*app).loadtest},
 	{"tools", "simulate", "replay a job trace through the scheduling policy and baselines in virtual time", args(0, ""), nil, (*app).simulate},

@@ -29,12 +29,14 @@ func SetContext(path, name string, ctx Context) (current bool, err error) {
 }
 
 // UpdateContext changes context name with change (a new context starts
-// empty) and leaves the current context as it is (`lockstep config
-// set-context`).
-func UpdateContext(path, name string, change func(*Context)) error {
+// empty; an error from change writes nothing) and leaves the current
+// context as it is (`lockstep config set-context`).
+func UpdateContext(path, name string, change func(*Context) error) error {
 	return editCLIConfig(path, func(existing CLIConfig, root *yaml.Node) error {
 		ctx := existing.Contexts[name]
-		change(&ctx)
+		if err := change(&ctx); err != nil {
+			return err
+		}
 		return putContext(root, name, ctx)
 	})
 }

@@ -25,20 +25,20 @@ func TestConfigFileEdits(t *testing.T) {
 	}
 
 	// set-context on no file: created, and no context becomes current.
-	if err := UpdateContext(path, "lab", func(c *Context) { c.NATS = "nats://lab:4222"; c.Creds = "/lab.creds" }); err != nil {
+	if err := UpdateContext(path, "lab", func(c *Context) error { c.NATS = "nats://lab:4222"; c.Creds = "/lab.creds"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if cfg := load(); cfg.CurrentContext != "" || cfg.Contexts["lab"] != (Context{NATS: "nats://lab:4222", Creds: "/lab.creds"}) {
 		t.Fatalf("after set-context lab: %+v", cfg)
 	}
 	// A second set-context changes only what it is given.
-	if err := UpdateContext(path, "lab", func(c *Context) { c.NATS = "nats://lab2:4222" }); err != nil {
+	if err := UpdateContext(path, "lab", func(c *Context) error { c.NATS = "nats://lab2:4222"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if c := load().Contexts["lab"]; c != (Context{NATS: "nats://lab2:4222", Creds: "/lab.creds"}) {
 		t.Fatalf("set-context merged into %+v", c)
 	}
-	if err := UpdateContext(path, "prod", func(c *Context) { c.NATS = "tls://prod:4222" }); err != nil {
+	if err := UpdateContext(path, "prod", func(c *Context) error { c.NATS = "tls://prod:4222"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 
@@ -60,7 +60,7 @@ func TestConfigFileEdits(t *testing.T) {
 	if _, err := DeleteContext(path, "prod"); err == nil {
 		t.Fatal("deleting a missing context succeeded")
 	}
-	if err := UpdateContext(path, "no/slash", func(*Context) {}); err == nil || !strings.Contains(err.Error(), "context name") {
+	if err := UpdateContext(path, "no/slash", func(*Context) error { return nil }); err == nil || !strings.Contains(err.Error(), "context name") {
 		t.Fatalf("bad name: %v", err)
 	}
 
