@@ -1,18 +1,12 @@
 package main
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/lockstep-dev/lockstep/deploy/devcluster"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 // The config commands: set-context creates and merges, use-context
@@ -127,32 +121,11 @@ func TestCLIBadConfigFile(t *testing.T) {
 // banner's suggested commands carry the --config they need.
 func TestDevWritesItsContextToConfigFlag(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dev.yaml")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out testenv.LockedBuffer
-	env := &cliEnv{stdout: &out, stderr: io.Discard, stdin: strings.NewReader("")}
-	done := make(chan error, 1)
-	go func() {
-		done <- runDevCluster(ctx, env, devcluster.Config{
-			DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
-			Nodes: 1, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: slog.New(slog.DiscardHandler),
-		}, path)
-	}()
-	testenv.Eventually(t, 30*time.Second, func() error {
-		if !strings.Contains(out.String(), "Ctrl-C") {
-			return os.ErrNotExist
-		}
-		return nil
-	})
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	banner := devBanner(t, path)
 	cfg, err := config.LoadCLIConfig(path)
 	if err != nil || cfg.CurrentContext != "dev" || !strings.HasPrefix(cfg.Contexts["dev"].NATS, "nats://127.0.0.1:") {
 		t.Fatalf("config after dev: %+v, %v", cfg, err)
 	}
-	banner := out.String()
 	for _, want := range []string{`context "dev" in ` + path + " is current", "lockstep queue --config " + path + "\n"} {
 		if !strings.Contains(banner, want) {
 			t.Errorf("banner lacks %q:\n%s", want, banner)
