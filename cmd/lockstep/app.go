@@ -31,6 +31,14 @@ func (a *app) connection() (config.Connection, error) {
 	return a.globals.conn.Resolve(os.Getenv)
 }
 
+// configFlag is --config as cmd's command line gave it, "" when not.
+func (a *app) configFlag(cmd *cobra.Command) string {
+	if f := cmd.Flags().Lookup("config"); f != nil && f.Changed {
+		return f.Value.String()
+	}
+	return ""
+}
+
 // dial connects to the cluster's NATS with the connection's credentials.
 func (a *app) dial(ctx context.Context) (*client.Client, error) {
 	conn, err := a.connection()

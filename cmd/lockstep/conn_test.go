@@ -56,7 +56,7 @@ func TestCLIWithDevContextActsAsAdmin(t *testing.T) {
 
 	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
 	t.Setenv("LOCKSTEP_CONFIG", cfgPath)
-	line, _, err := writeDevContext(os.Getenv, c)
+	line, _, err := writeDevContext(cfgPath, c)
 	if err != nil || !strings.Contains(line, "is current") {
 		t.Fatalf("writeDevContext: %q, %v", line, err)
 	}
@@ -100,15 +100,9 @@ func TestCLIWithDevContextActsAsAdmin(t *testing.T) {
 // dev writes its context but never makes it current over the user's own.
 func TestDevContextKeepsTheUsersCurrentContext(t *testing.T) {
 	cfgPath := writeFile(t, "config.yaml", "current-context: prod\ncontexts:\n  prod: {nats: 'tls://prod:4222', creds: /p.creds}\n")
-	getenv := func(k string) string {
-		if k == "LOCKSTEP_CONFIG" {
-			return cfgPath
-		}
-		return ""
-	}
 	c := &devcluster.Cluster{NATSURL: "nats://127.0.0.1:4222", CredsDir: "/data/creds"}
 	c.Admin.Creds = "/data/creds/admin.creds"
-	line, _, err := writeDevContext(getenv, c)
+	line, _, err := writeDevContext(cfgPath, c)
 	if err != nil || !strings.Contains(line, "unchanged") || !strings.Contains(line, "--context dev") {
 		t.Fatalf("writeDevContext: %q, %v", line, err)
 	}

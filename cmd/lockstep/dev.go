@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -65,25 +66,30 @@ func (a *app) dev(cmd *cobra.Command) runE {
 		if *insecure {
 			fmt.Fprintln(env.stderr, "WARNING: --insecure: authentication is OFF. Anyone who can reach this NATS or etcd can submit, cancel and drain anything, and forge any service's messages.")
 		}
-		return runDevCluster(ctx, env, cfg)
+		return runDevCluster(ctx, env, cfg, a.configFlag(cmd))
 	}
 }
 
 // runDevCluster starts the dev cluster, says how to use it and runs it
-// until ctx ends or a part of it fails.
-func runDevCluster(ctx context.Context, env *cliEnv, cfg devcluster.Config) error {
+// until ctx ends or a part of it fails. configFile is --config ("" when
+// not given: the environment's choice).
+func runDevCluster(ctx context.Context, env *cliEnv, cfg devcluster.Config, configFile string) error {
 	c, err := devcluster.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	// Its own error: the cluster runs, only the convenience is missing, and
 	// dev's exit status is the cluster's.
-	cliLine, current, ctxErr := writeDevContext(os.Getenv, c)
+	configPath := cmp.Or(configFile, config.ConfigPath(os.Getenv))
+	cliLine, current, ctxErr := writeDevContext(configPath, c)
 	written := ctxErr == nil
 	if ctxErr != nil {
 		cliLine = "not configured: " + ctxErr.Error()
 	}
 	flags := devCommandFlags(os.Getenv, c, written, current)
+	if written && configFile != "" { // commands find it only through the flag
+		flags = " --config " + configFile + flags
+	}
 	authLine := "OFF (--insecure)"
 	if c.CredsDir != "" {
 		authLine = "on; creds for admin, alice and bob in " + c.CredsDir
@@ -140,8 +146,7 @@ const devContext = "dev"
 // admin, so that the README tour works with no flag. It becomes the
 // current context only when the file has no other: a user's choice of
 // cluster is never switched. It returns what it did, for the banner.
-func writeDevContext(getenv func(string) string, c *devcluster.Cluster) (line string, current bool, err error) {
-	path := config.ConfigPath(getenv)
+func writeDevContext(path string, c *devcluster.Cluster) (line string, current bool, err error) {
 	a := c.Admin
 	ctx := config.Context{NATS: c.NATSURL, Creds: a.Creds, TLSCA: a.TLSCA, TLSCert: a.TLSCert, TLSKey: a.TLSKey,
 		Etcd: c.EtcdEndpoint, EtcdCA: a.EtcdCA, EtcdCert: a.EtcdCert, EtcdKey: a.EtcdKey}

@@ -56,6 +56,23 @@ func TestDevBannerCommandFlags(t *testing.T) {
 func TestDevBannerRepeatsNonDefaultNATS(t *testing.T) {
 	// A config path under a file cannot be written.
 	t.Setenv("LOCKSTEP_CONFIG", filepath.Join(writeFile(t, "not-a-dir", ""), "config.yaml"))
+	banner := devBanner(t, "")
+	m := regexp.MustCompile(`NATS +(nats://\S+)`).FindStringSubmatch(banner)
+	if m == nil || m[1] == config.DefaultNATS {
+		t.Fatalf("banner names no non-default NATS:\n%s", banner)
+	}
+	for _, want := range []string{"lockstep submit docs/examples/hello.json --wait --nats " + m[1] + "\n", "lockstep queue --nats " + m[1] + "\n",
+		"1 node × 8 GPUs over 1 leaf switch"} {
+		if !strings.Contains(banner, want) {
+			t.Errorf("banner lacks %q:\n%s", want, banner)
+		}
+	}
+}
+
+// devBanner runs a one-node dev cluster (configFile: its --config) until
+// it has printed its banner, stops it, and returns what it printed.
+func devBanner(t *testing.T, configFile string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out testenv.LockedBuffer
@@ -65,7 +82,7 @@ func TestDevBannerRepeatsNonDefaultNATS(t *testing.T) {
 		done <- runDevCluster(ctx, env, devcluster.Config{
 			DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
 			Nodes: 1, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: slog.New(slog.DiscardHandler),
-		})
+		}, configFile)
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(out.String(), "Ctrl-C") {
@@ -78,15 +95,5 @@ func TestDevBannerRepeatsNonDefaultNATS(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	banner := out.String()
-	m := regexp.MustCompile(`NATS +(nats://\S+)`).FindStringSubmatch(banner)
-	if m == nil || m[1] == config.DefaultNATS {
-		t.Fatalf("banner names no non-default NATS:\n%s", banner)
-	}
-	for _, want := range []string{"lockstep submit docs/examples/hello.json --wait --nats " + m[1] + "\n", "lockstep queue --nats " + m[1] + "\n",
-		"1 node × 8 GPUs over 1 leaf switch"} {
-		if !strings.Contains(banner, want) {
-			t.Errorf("banner lacks %q:\n%s", want, banner)
-		}
-	}
+	return out.String()
 }

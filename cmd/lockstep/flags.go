@@ -13,7 +13,7 @@ import (
 
 // Global flags are the root command's persistent flags, declared once
 // here: the connection (--nats, --creds, --tls-*, --context; --etcd,
-// --etcd-*) and the output format (-o). Each belongs to a group, and each
+// --etcd-*), the config file (--config) and the output format (-o). Each belongs to a group, and each
 // command names the groups it takes (takes): a global flag given to a
 // command outside its groups is refused, as an undefined flag, and left
 // out of that command's help. `lockstep dev --nats URL` or `lockstep queue
@@ -22,6 +22,7 @@ const (
 	groupNATS   = "nats"   // reaches NATS: --nats, --creds, --tls-*, --context
 	groupEtcd   = "etcd"   // reaches etcd too: --etcd, --etcd-ca, --etcd-cert, --etcd-key
 	groupOutput = "output" // prints a table or JSON: -o
+	groupConfig = "config" // reads or writes the config file: --config
 
 	groupAnnotation = "lockstep/group"  // on a global flag: its group
 	takesAnnotation = "lockstep/groups" // on a command: the groups it takes
@@ -48,6 +49,9 @@ func (g *globals) register(root *cobra.Command) {
 		group := groupEtcd
 		if natsSide.Lookup(f.Name) != nil {
 			group = groupNATS
+		}
+		if f.Name == "config" { // dev and the config commands read it too
+			group = groupConfig
 		}
 		_ = pfs.SetAnnotation(f.Name, groupAnnotation, []string{group})
 	})

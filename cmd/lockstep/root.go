@@ -24,12 +24,15 @@ type command struct {
 type runE = func(*cobra.Command, []string) error
 
 // The global flag groups commands take.
+// Whatever reaches the cluster reads the config file's contexts.
 var (
-	onNATS        = []string{groupNATS}
-	onNATSOut     = []string{groupNATS, groupOutput}
-	onNATSEtcd    = []string{groupNATS, groupEtcd}
-	onNATSEtcdOut = []string{groupNATS, groupEtcd, groupOutput}
+	onNATS        = []string{groupNATS, groupConfig}
+	onNATSOut     = []string{groupNATS, groupConfig, groupOutput}
+	onNATSEtcd    = []string{groupNATS, groupEtcd, groupConfig}
+	onNATSEtcdOut = []string{groupNATS, groupEtcd, groupConfig, groupOutput}
 	outOnly       = []string{groupOutput}
+	onConfig      = []string{groupConfig}
+	onConfigOut   = []string{groupConfig, groupOutput}
 )
 
 // groups are the root's help sections, in order.
@@ -63,7 +66,7 @@ var commands = []command{
 	{"cluster", "usage", "GPU-hours, jobs, mean gang wait and η per user and queue over a window, like sreport", args(0, ""), onNATSOut, (*app).usage},
 	{"cluster", "check", "verify the scheduler's safety invariants (exit 1 on violation)", args(0, ""), onNATSEtcdOut, (*app).check},
 	{"cluster", "auth", "make credentials: init an authority, issue identities, enroll nodes", unknownSubcommand, nil, (*app).auth},
-	{"run", "dev", "run the whole system in one process (embedded NATS and etcd, simulated nodes)", args(0, ""), nil, (*app).dev},
+	{"run", "dev", "run the whole system in one process (embedded NATS and etcd, simulated nodes)", args(0, ""), onConfig, (*app).dev},
 	{"run", "admission", "run the admission service", args(0, ""), onNATSEtcd, (*app).admission},
 	{"run", "placement", "run the placement service", args(0, ""), onNATSEtcd, (*app).placement},
 	{"run", "gang", "run the gang reservation service", args(0, ""), onNATSEtcd, (*app).gang},
@@ -72,6 +75,7 @@ var commands = []command{
 	{"run", "web", "serve the dashboard (fabric, queue, jobs, cluster); web token: sign-in token", args(0, ""), onNATSEtcd, (*app).web},
 	{"run", "healthcheck [--url URL] [--nats URL] [--etcd URL [--node NAME]] [--timeout D]",
 		"exit 0 if NATS, etcd or an HTTP endpoint answers (container health checks)", args(0, ""), nil, (*app).healthcheck},
+	{"tools", "config", "contexts of the config file: get-contexts|current-context|use-context|set-context|delete-context", unknownSubcommand, nil, (*app).config},
 	{"tools", "ckpt-done", "acknowledge a checkpoint (run by a training rank)", args(0, ""), nil, (*app).ckptDone},
 	{"tools", "loadtest", "load-test the real services with thousands of simulated nodes (see docs/loadtest.md)", args(0, ""), onNATSEtcd, (*app).loadtest},
 	{"tools", "simulate", "replay a job trace through the scheduling policy and baselines in virtual time", args(0, ""), nil, (*app).simulate},

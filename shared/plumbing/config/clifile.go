@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 
 	"github.com/cockroachdb/errors"
@@ -57,18 +58,24 @@ func ConfigPath(getenv func(string) string) string {
 	return ""
 }
 
+// maxConfigFile bounds the config file read: a few contexts are a few
+// hundred bytes, and a file is hostile input like any other.
+const maxConfigFile = 1 << 20
+
 // LoadCLIConfig reads the config file at path; a missing file (or "") is an
-// empty config.
+// empty config. The file is checked as strictly as a job spec: one YAML
+// document, no field this code does not know (the error names it), no
+// duplicate key, context names that ValidContextName accepts.
 func LoadCLIConfig(path string) (CLIConfig, error) {
 	if path == "" {
 		return CLIConfig{}, nil
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := readConfigFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return CLIConfig{}, nil
 	}
 	if err != nil {
-		return CLIConfig{}, errors.Wrap(err, "config file")
+		return CLIConfig{}, err
 	}
 	cfg := CLIConfig{}
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
@@ -76,10 +83,16 @@ func LoadCLIConfig(path string) (CLIConfig, error) {
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
 		return CLIConfig{}, errors.Wrapf(err, "config file %s", path)
 	}
+	if err := dec.Decode(new(yaml.Node)); !errors.Is(err, io.EOF) {
+		return CLIConfig{}, errors.Newf("config file %s: more than one YAML document", path)
+	}
 	cfg.Path = path
 	for name, c := range cfg.Contexts {
-		for _, p := range []*string{&c.Creds, &c.TLSCA, &c.TLSCert, &c.TLSKey, &c.EtcdCA, &c.EtcdCert, &c.EtcdKey} {
-			if *p != "" && !filepath.IsAbs(*p) {
+		if err := ValidContextName(name); err != nil {
+			return CLIConfig{}, errors.Wrapf(err, "config file %s: contexts", path)
+		}
+		for _, s := range settings {
+			if p := s.file(&c); s.path && *p != "" && !filepath.IsAbs(*p) {
 				*p = filepath.Join(filepath.Dir(path), *p)
 			}
 		}
@@ -87,6 +100,39 @@ func LoadCLIConfig(path string) (CLIConfig, error) {
 	}
 	return cfg, nil
 }
+
+// readConfigFile reads at most maxConfigFile bytes of path, and refuses a
+// longer file or something that is not a file.
+func readConfigFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errors.Wrap(err, "config file")
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, errors.Newf("config file %s: not a regular file", path)
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, maxConfigFile+1))
+	if err != nil {
+		return nil, errors.Wrapf(err, "config file %s", path)
+	}
+	if len(raw) > maxConfigFile {
+		return nil, errors.Newf("config file %s: larger than %d bytes", path, maxConfigFile)
+	}
+	return raw, nil
+}
+
+// ValidContextName checks a context's name: 1 to 63 letters, digits, '.',
+// '_' or '-', starting with a letter or digit. Names are printed in tables
+// and typed on command lines, so nothing else is needed or allowed.
+func ValidContextName(name string) error {
+	if !contextName.MatchString(name) {
+		return errors.Newf("context name %q: want 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+var contextName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
 // Use returns the context called name, or the current context when name
 // is "". No context at all is the zero Context (defaults apply); naming
@@ -105,12 +151,13 @@ func (c CLIConfig) Use(name string) (Context, error) {
 		if where == "" {
 			where = "no config file"
 		}
-		return Context{}, errors.Newf("%s %q: no such context in %s (contexts: %v)", field, name, where, c.names())
+		return Context{}, errors.Newf("%s %q: no such context in %s (contexts: %v)", field, name, where, c.Names())
 	}
 	return ctx, nil
 }
 
-func (c CLIConfig) names() []string {
+// Names are the file's contexts, sorted.
+func (c CLIConfig) Names() []string {
 	out := make([]string, 0, len(c.Contexts))
 	for n := range c.Contexts {
 		out = append(out, n)

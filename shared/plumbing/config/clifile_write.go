@@ -15,23 +15,82 @@ import (
 // switched behind their back. Everything else in the file, comments
 // included, is kept. It reports whether name is now current.
 func SetContext(path, name string, ctx Context) (current bool, err error) {
+	err = editCLIConfig(path, func(existing CLIConfig, root *yaml.Node) error {
+		if err := putContext(root, name, ctx); err != nil {
+			return err
+		}
+		current = existing.CurrentContext == "" || existing.CurrentContext == name
+		if current {
+			mapSet(root, "current-context", scalar(name))
+		}
+		return nil
+	})
+	return current, err
+}
+
+// UpdateContext changes context name with change (a new context starts
+// empty; an error from change writes nothing) and leaves the current
+// context as it is (`lockstep config set-context`).
+func UpdateContext(path, name string, change func(*Context) error) error {
+	return editCLIConfig(path, func(existing CLIConfig, root *yaml.Node) error {
+		ctx := existing.Contexts[name]
+		if err := change(&ctx); err != nil {
+			return err
+		}
+		return putContext(root, name, ctx)
+	})
+}
+
+// UseContext makes name, which the file must have, the current context.
+func UseContext(path, name string) error {
+	return editCLIConfig(path, func(existing CLIConfig, root *yaml.Node) error {
+		if _, err := existing.Use(name); err != nil {
+			return err
+		}
+		mapSet(root, "current-context", scalar(name))
+		return nil
+	})
+}
+
+// DeleteContext removes context name, which the file must have; when it
+// was the current context the file is left with none (defaults apply)
+// rather than some other cluster chosen for the user. It reports whether
+// it was current.
+func DeleteContext(path, name string) (wasCurrent bool, err error) {
+	err = editCLIConfig(path, func(existing CLIConfig, root *yaml.Node) error {
+		if _, err := existing.Use(name); err != nil {
+			return err
+		}
+		mapDelete(mapGet(root, "contexts"), name)
+		if wasCurrent = existing.CurrentContext == name; wasCurrent {
+			mapDelete(root, "current-context")
+		}
+		return nil
+	})
+	return wasCurrent, err
+}
+
+// editCLIConfig reads the config file at path (missing: empty), lets edit
+// change its YAML tree, and writes it back. The file is read and checked
+// (LoadCLIConfig) first, so a file this code does not understand is never
+// rewritten; edit gets that checked reading too. The tree, not the
+// decoded struct, is what is written: comments and layout survive.
+func editCLIConfig(path string, edit func(existing CLIConfig, root *yaml.Node) error) error {
 	if path == "" {
-		return false, errors.New("config file: no path (set LOCKSTEP_CONFIG or HOME)")
+		return errors.New("config file: no path (set --config, LOCKSTEP_CONFIG, XDG_CONFIG_HOME or HOME)")
 	}
-	// Reading it first checks that the file is one we understand before
-	// anything in it is changed.
 	existing, err := LoadCLIConfig(path)
 	if err != nil {
-		return false, err
+		return err
 	}
 	var doc yaml.Node
 	if existing.Path != "" {
 		raw, err := os.ReadFile(path)
 		if err != nil {
-			return false, errors.Wrap(err, "config file")
+			return errors.Wrap(err, "config file")
 		}
 		if err := yaml.Unmarshal(raw, &doc); err != nil {
-			return false, errors.Wrapf(err, "config file %s", path)
+			return errors.Wrapf(err, "config file %s", path)
 		}
 	}
 	if doc.Kind == 0 {
@@ -39,11 +98,28 @@ func SetContext(path, name string, ctx Context) (current bool, err error) {
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return false, errors.Newf("config file %s: not a mapping", path)
+		return errors.Newf("config file %s: not a mapping", path)
+	}
+	if err := edit(existing, root); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return errors.Wrapf(err, "encode config file %s", path)
+	}
+	return writeFileAtomic(path, buf.Bytes())
+}
+
+// putContext sets contexts.<name> in root to ctx.
+func putContext(root *yaml.Node, name string, ctx Context) error {
+	if err := ValidContextName(name); err != nil {
+		return err
 	}
 	var val yaml.Node
 	if err := val.Encode(ctx); err != nil {
-		return false, errors.Wrap(err, "encode context")
+		return errors.Wrap(err, "encode context")
 	}
 	contexts := mapGet(root, "contexts")
 	if contexts == nil || contexts.Kind != yaml.MappingNode {
@@ -51,26 +127,41 @@ func SetContext(path, name string, ctx Context) (current bool, err error) {
 		mapSet(root, "contexts", contexts)
 	}
 	mapSet(contexts, name, &val)
-	current = existing.CurrentContext == "" || existing.CurrentContext == name
-	if current {
-		mapSet(root, "current-context", &yaml.Node{Kind: yaml.ScalarNode, Value: name})
-	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return false, errors.Wrapf(err, "encode config file %s", path)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return false, errors.Wrapf(err, "create %s", filepath.Dir(path))
-	}
-	// Through a temporary file: a reader never sees half a config.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
-		return false, errors.Wrapf(err, "write %s", tmp)
-	}
-	return current, errors.Wrapf(os.Rename(tmp, path), "rename %s", tmp)
+	return nil
 }
+
+// writeFileAtomic replaces path with data, readable by its owner only (a
+// context names credentials): through a temporary file of its own in the
+// same directory and a rename, so a reader never sees half a config and
+// two writers never share a temporary file.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return errors.Wrapf(err, "create %s", dir)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return errors.Wrapf(err, "write config file %s", path)
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	// CreateTemp makes it 0600 already; say so, whatever the umask.
+	err = tmp.Chmod(0o600)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return errors.Wrapf(err, "write %s", tmp.Name())
+	}
+	return errors.Wrapf(os.Rename(tmp.Name(), path), "replace config file %s", path)
+}
+
+func scalar(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v} }
 
 // mapGet is the value of key in a YAML mapping, nil when absent.
 func mapGet(m *yaml.Node, key string) *yaml.Node {
@@ -90,5 +181,18 @@ func mapSet(m *yaml.Node, key string, val *yaml.Node) {
 			return
 		}
 	}
-	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, val)
+	m.Content = append(m.Content, scalar(key), val)
+}
+
+// mapDelete removes key from a YAML mapping (m nil: nothing to do).
+func mapDelete(m *yaml.Node, key string) {
+	if m == nil {
+		return
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content = append(m.Content[:i], m.Content[i+2:]...)
+			return
+		}
+	}
 }

@@ -1,6 +1,9 @@
 package config
 
 import (
+	"path/filepath"
+
+	"github.com/cockroachdb/errors"
 	"github.com/spf13/pflag"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
@@ -46,6 +49,7 @@ type setting struct {
 	flag  string
 	env   []string // first set wins
 	etcd  bool     // only for processes that reach etcd
+	path  bool     // a file: in a config file, relative to the file
 	usage string
 	field func(*Connection) *string
 	file  func(*Context) *string
@@ -54,23 +58,23 @@ type setting struct {
 // settings lists every connection field once, so the flag, the variable
 // and the file key of one field cannot drift apart.
 var settings = []setting{
-	{"nats", []string{"LOCKSTEP_NATS", "NATS_URL"}, false, "NATS server URL(s), comma-separated (default " + DefaultNATS + ")",
+	{"nats", []string{"LOCKSTEP_NATS", "NATS_URL"}, false, false, "NATS server URL(s), comma-separated (default " + DefaultNATS + ")",
 		func(c *Connection) *string { return &c.NATS }, func(c *Context) *string { return &c.NATS }},
-	{"creds", []string{"LOCKSTEP_CREDS", "NATS_CREDS"}, false, "NATS creds file to connect with (none: anonymous)",
+	{"creds", []string{"LOCKSTEP_CREDS", "NATS_CREDS"}, false, true, "NATS creds file to connect with (none: anonymous)",
 		func(c *Connection) *string { return &c.Creds }, func(c *Context) *string { return &c.Creds }},
-	{"tls-ca", []string{"LOCKSTEP_TLS_CA"}, false, "CA certificate to verify the NATS server with (turns TLS on)",
+	{"tls-ca", []string{"LOCKSTEP_TLS_CA"}, false, true, "CA certificate to verify the NATS server with (turns TLS on)",
 		func(c *Connection) *string { return &c.TLSCA }, func(c *Context) *string { return &c.TLSCA }},
-	{"tls-cert", []string{"LOCKSTEP_TLS_CERT"}, false, "client certificate for NATS TLS",
+	{"tls-cert", []string{"LOCKSTEP_TLS_CERT"}, false, true, "client certificate for NATS TLS",
 		func(c *Connection) *string { return &c.TLSCert }, func(c *Context) *string { return &c.TLSCert }},
-	{"tls-key", []string{"LOCKSTEP_TLS_KEY"}, false, "key of --tls-cert",
+	{"tls-key", []string{"LOCKSTEP_TLS_KEY"}, false, true, "key of --tls-cert",
 		func(c *Connection) *string { return &c.TLSKey }, func(c *Context) *string { return &c.TLSKey }},
-	{"etcd", []string{"LOCKSTEP_ETCD"}, true, "etcd endpoint(s), comma-separated (default " + DefaultEtcd + ")",
+	{"etcd", []string{"LOCKSTEP_ETCD"}, true, false, "etcd endpoint(s), comma-separated (default " + DefaultEtcd + ")",
 		func(c *Connection) *string { return &c.Etcd }, func(c *Context) *string { return &c.Etcd }},
-	{"etcd-ca", []string{"LOCKSTEP_ETCD_CA"}, true, "CA certificate to verify etcd with",
+	{"etcd-ca", []string{"LOCKSTEP_ETCD_CA"}, true, true, "CA certificate to verify etcd with",
 		func(c *Connection) *string { return &c.EtcdCA }, func(c *Context) *string { return &c.EtcdCA }},
-	{"etcd-cert", []string{"LOCKSTEP_ETCD_CERT"}, true, "client certificate for etcd (its common name is the etcd user)",
+	{"etcd-cert", []string{"LOCKSTEP_ETCD_CERT"}, true, true, "client certificate for etcd (its common name is the etcd user)",
 		func(c *Connection) *string { return &c.EtcdCert }, func(c *Context) *string { return &c.EtcdCert }},
-	{"etcd-key", []string{"LOCKSTEP_ETCD_KEY"}, true, "key of --etcd-cert",
+	{"etcd-key", []string{"LOCKSTEP_ETCD_KEY"}, true, true, "key of --etcd-cert",
 		func(c *Connection) *string { return &c.EtcdKey }, func(c *Context) *string { return &c.EtcdKey }},
 }
 
@@ -80,12 +84,13 @@ type ConnFlags struct {
 	fs      *pflag.FlagSet
 	vals    Connection
 	context string
+	config  string
 	etcd    bool
 }
 
 // RegisterConnection adds the connection flags to fs: the NATS ones
-// always, the etcd ones when withEtcd (services, agents, check), and
-// --context.
+// always, the etcd ones when withEtcd (services, agents, check), --context
+// and --config.
 func RegisterConnection(fs *pflag.FlagSet, withEtcd bool) *ConnFlags {
 	f := &ConnFlags{fs: fs, etcd: withEtcd}
 	for _, s := range settings {
@@ -95,7 +100,40 @@ func RegisterConnection(fs *pflag.FlagSet, withEtcd bool) *ConnFlags {
 		fs.StringVar(s.field(&f.vals), s.flag, "", s.usage+"; env "+s.env[0])
 	}
 	fs.StringVar(&f.context, "context", "", "context of the config file to use (env LOCKSTEP_CONTEXT; default: its current-context)")
+	fs.StringVar(&f.config, "config", "", "config file of contexts (env LOCKSTEP_CONFIG; default $XDG_CONFIG_HOME/lockstep/config.yaml, else ~/.config/lockstep/config.yaml)")
 	return f
+}
+
+// ConfigPath is the config file this command line reads: --config, else
+// ConfigPath's choice from the environment.
+func (f *ConnFlags) ConfigPath(getenv func(string) string) string {
+	if f.fs.Changed("config") {
+		return f.config
+	}
+	return ConfigPath(getenv)
+}
+
+// CopyTo sets in ctx every connection field whose flag the command line
+// set (an explicit "" clears it), leaving the others as they are: what
+// `lockstep config set-context NAME --nats URL` stores. A relative path is
+// made absolute, since the file reads relative paths from its own
+// directory, not the directory the command ran in.
+func (f *ConnFlags) CopyTo(ctx *Context) error {
+	for _, s := range settings {
+		if !f.fs.Changed(s.flag) || s.etcd && !f.etcd {
+			continue
+		}
+		v := *s.field(&f.vals)
+		if s.path && v != "" && !filepath.IsAbs(v) {
+			abs, err := filepath.Abs(v)
+			if err != nil {
+				return errors.Wrapf(err, "--%s", s.flag)
+			}
+			v = abs
+		}
+		*s.file(ctx) = v
+	}
+	return nil
 }
 
 // Resolve fills the connection from, in order of precedence, the flags set
@@ -112,7 +150,7 @@ func (f *ConnFlags) Resolve(getenv func(string) string) (Connection, error) {
 	if name == "" {
 		name = getenv("LOCKSTEP_CONTEXT")
 	}
-	file, err := LoadCLIConfig(ConfigPath(getenv))
+	file, err := LoadCLIConfig(f.ConfigPath(getenv))
 	if err != nil {
 		return Connection{}, err
 	}

@@ -87,6 +87,13 @@ contexts:
 		t.Fatalf("--context lab over LOCKSTEP_CONTEXT: got %+v", got)
 	}
 
+	// --config beats LOCKSTEP_CONFIG.
+	flagFile := writeConfig(t, "current-context: f\ncontexts:\n  f: {nats: nats://flagfile:4222}\n")
+	got, _ = resolve(t, true, map[string]string{"LOCKSTEP_CONFIG": file}, "--config", flagFile)
+	if got.NATS != "nats://flagfile:4222" {
+		t.Fatalf("--config over LOCKSTEP_CONFIG: got %+v", got)
+	}
+
 	// Client commands take no etcd settings.
 	got, _ = resolve(t, false, env)
 	if got.Etcd != "" {
@@ -100,6 +107,12 @@ func TestConfigFileErrorsNameFileAndField(t *testing.T) {
 		{"current-context: gone\ncontexts:\n  a: {nats: x}\n", "", `current-context "gone": no such context`},
 		{"contexts:\n  a: {nats: x}\n", "b", `--context "b": no such context`},
 		{"currentContext: a\n", "", "currentContext"},
+		{"contexts:\n  a: {nats: x}\n  a: {nats: y}\n", "", "already defined"},
+		{"contexts:\n  a: {nats: x}\n---\ncontexts: {}\n", "", "more than one YAML document"},
+		{"contexts:\n  'bad name!': {nats: x}\n", "", `context name "bad name!"`},
+		{"contexts:\n  a: {nats: [x]}\n", "", "line 2"},
+		{"- a\n", "", "cannot unmarshal"},
+		{"contexts:\n  a: {nats: x}\n#" + strings.Repeat("x", maxConfigFile), "", "larger than"},
 	} {
 		file := writeConfig(t, tc.body)
 		var args []string
