@@ -56,8 +56,8 @@ func (a *app) getContexts(*cobra.Command) runE {
 		for _, name := range cfg.Names() {
 			rows = append(rows, contextRow{Name: name, Current: name == cfg.CurrentContext, Context: cfg.Contexts[name]})
 		}
-		if a.wantJSON() {
-			return writeJSON(a.env, rows)
+		if a.structured() {
+			return a.writeData(rows)
 		}
 		if len(rows) == 0 {
 			fmt.Fprintf(a.env.stderr, "no contexts in %s (lockstep config set-context NAME --nats URL adds one)\n", clean(path))

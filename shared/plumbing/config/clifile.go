@@ -31,15 +31,15 @@ type CLIConfig struct {
 // Context is one named cluster and the credentials to reach it. Relative
 // paths are relative to the config file.
 type Context struct {
-	NATS     string `yaml:"nats,omitempty"`
-	Creds    string `yaml:"creds,omitempty"`
-	TLSCA    string `yaml:"tlsCA,omitempty"`
-	TLSCert  string `yaml:"tlsCert,omitempty"`
-	TLSKey   string `yaml:"tlsKey,omitempty"`
-	Etcd     string `yaml:"etcd,omitempty"`
-	EtcdCA   string `yaml:"etcdCA,omitempty"`
-	EtcdCert string `yaml:"etcdCert,omitempty"`
-	EtcdKey  string `yaml:"etcdKey,omitempty"`
+	NATS     string `yaml:"nats,omitempty" json:"nats,omitempty"`
+	Creds    string `yaml:"creds,omitempty" json:"creds,omitempty"`
+	TLSCA    string `yaml:"tlsCA,omitempty" json:"tlsCA,omitempty"`
+	TLSCert  string `yaml:"tlsCert,omitempty" json:"tlsCert,omitempty"`
+	TLSKey   string `yaml:"tlsKey,omitempty" json:"tlsKey,omitempty"`
+	Etcd     string `yaml:"etcd,omitempty" json:"etcd,omitempty"`
+	EtcdCA   string `yaml:"etcdCA,omitempty" json:"etcdCA,omitempty"`
+	EtcdCert string `yaml:"etcdCert,omitempty" json:"etcdCert,omitempty"`
+	EtcdKey  string `yaml:"etcdKey,omitempty" json:"etcdKey,omitempty"`
 }
 
 // ConfigPath is the config file to read: $LOCKSTEP_CONFIG, else
