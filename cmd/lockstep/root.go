@@ -114,6 +114,7 @@ func newRoot(a *app) *cobra.Command {
 	a.globals.register(root)
 	root.AddGroup(groups...)
 	a.add(root, commands)
+	a.registerCompletions(root)
 	root.SetGlobalNormalizationFunc(normalize)
 	return root
 }
