@@ -17,6 +17,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // jobRequest is the RunE of a request about one job (the argument): it
@@ -132,15 +133,39 @@ var nodeCommands = []command{
 	{"", "drain NODE", "no new work on NODE; its running gangs checkpoint and move elsewhere", args(1, "NODE"), onNATS, (*app).nodeDrain},
 	{"", "resume NODE", "return NODE to service", args(1, "NODE"), onNATS, (*app).nodeResume},
 	{"", "list [NODE...]", "every node's (or the named nodes') state and GPU use", cobra.ArbitraryArgs, onNATSOut, (*app).nodeList},
+	{"", "remove NODE", "forget a node that is gone for good (only when down and idle; admin, through etcd)", args(1, "NODE"), onNATSEtcd, (*app).nodeRemove},
 }
 
 func (a *app) node(cmd *cobra.Command) runE {
 	cmd.Long = "drain: no new work on NODE; its running gangs checkpoint and move elsewhere.\n" +
 		"resume: return NODE to service. list [NODE...]: every node's (or the named nodes')\n" +
-		"state and GPU use."
+		"state and GPU use. remove NODE: forget a node that is down and idle."
 	a.add(cmd, nodeCommands)
 	return func(*cobra.Command, []string) error {
-		return usagef("node needs a subcommand: drain NODE --reason TEXT | resume NODE | list [NODE...] [-o json]")
+		return usagef("node needs a subcommand: drain NODE --reason TEXT | resume NODE | list [NODE...] [-o json] | remove NODE")
+	}
+}
+
+// nodeRemove deletes a dead node's inventory record and admin state, so
+// that it leaves node list, topology and the GPU totals. etcd decides, in
+// one Txn, that the node is down and idle: an agent that comes back
+// registers it again.
+func (a *app) nodeRemove(cmd *cobra.Command) runE {
+	cmd.Long = "Forget a node that is gone for good: its inventory record and admin state are\n" +
+		"deleted, so it leaves node list, topology and the GPU totals. Only a node that\n" +
+		"is down (its agent's lease ended) and idle (no GPU claim, assignment or running\n" +
+		"rank) is removed, checked in the same etcd transaction. Needs etcd's admin\n" +
+		"credentials. A node whose agent starts again registers anew."
+	return func(cmd *cobra.Command, args []string) error {
+		cli, err := a.dialEtcd(cmd.Context())
+		if err != nil {
+			return err
+		}
+		if err := store.RemoveNode(cmd.Context(), cli, args[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.env.stdout, "node %s removed\n", clean(args[0]))
+		return nil
 	}
 }
 

@@ -76,11 +76,17 @@ func (s *scheduler) renderTopology() []byte {
 	}
 	gpus := map[string][2]int{}
 	for _, nv := range snap.Nodes {
-		free := 0
-		if nv.Up && !nv.Drained {
-			free = len(nv.Free)
+		// A down node's GPUs are in neither count: they are not there to
+		// run anything until its agent registers again (node list shows it
+		// down; node remove forgets it).
+		free, total := 0, 0
+		if nv.Up {
+			total = nv.Node.GPUs
+			if !nv.Drained {
+				free = len(nv.Free)
+			}
 		}
-		gpus[nv.Node.Name] = [2]int{free, nv.Node.GPUs}
+		gpus[nv.Node.Name] = [2]int{free, total}
 	}
 	var buf bytes.Buffer
 	if err := topo.Render(&buf, func(node string) (int, int) { g := gpus[node]; return g[0], g[1] }); err != nil {

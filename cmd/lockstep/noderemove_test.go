@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/deploy/devcluster"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
+)
+
+// A dead node leaves the topology's totals at once and node list once
+// removed; a live one is refused removal, saying why.
+func TestCLINodeRemove(t *testing.T) {
+	c, err := devcluster.Start(context.Background(), devcluster.Config{
+		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
+		Nodes: 2, GPUsPerNode: 8, Leaves: 1, NoFsync: true, NodeTTL: 2 * time.Second, Log: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	conn := []string{"--nats", c.NATSURL, "--etcd", c.EtcdEndpoint}
+	if _, errOut, code := cli(t, append([]string{"node", "remove", "node-01"}, conn...)...); code != 1 || !strings.Contains(errOut, "node-01 is up") {
+		t.Errorf("removing a live node: %d %q", code, errOut)
+	}
+	c.Kill(devcluster.AgentName("node-02"))
+	testenv.Eventually(t, 30*time.Second, func() error {
+		out, _, _ := cli(t, "topology", "--nats", c.NATSURL)
+		if !strings.Contains(out, "8/8") || strings.Contains(out, "/16") {
+			return errString(fmt.Sprintf("topology still counts the dead node: %s", out))
+		}
+		return nil
+	})
+	if _, errOut, code := cli(t, append([]string{"node", "remove", "node-02"}, conn...)...); code != 0 {
+		t.Fatalf("removing a dead, idle node: %d %q", code, errOut)
+	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		out, _, _ := cli(t, "node", "list", "--nats", c.NATSURL)
+		if strings.Contains(out, "node-02") || !strings.Contains(out, "node-01") {
+			return errString(fmt.Sprintf("node list after the removal:\n%s", out))
+		}
+		return nil
+	})
+}
