@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockstep-dev/lockstep/services/agent"
+	"github.com/lockstep-dev/lockstep/services/web/view"
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
@@ -214,11 +216,18 @@ func (a *app) nodeList(*cobra.Command) runE {
 		if a.structured() {
 			return a.writeData(nodes)
 		}
+		wide := a.format() == "wide"
 		tw := tabwriter.NewWriter(a.env.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NODE\tSTATE\tGPUS USED/TOTAL\tLEAF\tJOBS\tHARDWARE\tREASON\tUNHEALTHY")
+		fmt.Fprint(tw, "NODE\tSTATE\tGPUS USED/TOTAL\tLEAF\tJOBS\tHARDWARE\tREASON\tUNHEALTHY")
+		if wide {
+			fmt.Fprint(tw, "\tSPINE\tSINCE\tJOB IDS")
+		}
+		fmt.Fprintln(tw)
 		for _, n := range nodes {
 			state := "up"
 			switch {
+			case !n.Up && !n.DownSince.IsZero():
+				state = "down " + view.Age(time.Since(n.DownSince))
 			case !n.Up:
 				state = "down"
 			case n.State.Drained && n.GPUsUsed > 0:
@@ -226,10 +235,27 @@ func (a *app) nodeList(*cobra.Command) runE {
 			case n.State.Drained:
 				state = "drained"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%d\t%s\t%s\t%s\n", clean(n.Node.Name), state, n.GPUsUsed, n.Node.GPUs, clean(n.Node.Leaf), len(n.Jobs), hardware(n.Node), clean(n.State.Reason), unhealthyColumn(n.Node))
+			fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%d\t%s\t%s\t%s", clean(n.Node.Name), state, n.GPUsUsed, n.Node.GPUs, clean(n.Node.Leaf), len(n.Jobs), hardware(n.Node), clean(n.State.Reason), unhealthyColumn(n.Node))
+			if wide {
+				fmt.Fprintf(tw, "\t%s\t%s\t%s", orDash(clean(n.Node.Spine)), orDash(stateSince(n)), orDash(clean(strings.Join(n.Jobs, ","))))
+			}
+			fmt.Fprintln(tw)
 		}
 		return tw.Flush()
 	})
+}
+
+// stateSince is when a node went into the state node list shows: down,
+// or drained or resumed (RFC 3339, UTC); "" when not known.
+func stateSince(n domain.NodeInfo) string {
+	t := n.State.Since
+	if !n.Up {
+		t = n.DownSince
+	}
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // knownNode refuses a node the inventory does not have (a typo would

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
-// A dead node leaves the topology's totals at once and node list once
+// A dead node is shown down with since when, leaves the topology's totals at once and node list once
 // removed; a live one is refused removal, saying why.
 func TestCLINodeRemove(t *testing.T) {
 	c, err := devcluster.Start(context.Background(), devcluster.Config{
@@ -32,6 +33,17 @@ func TestCLINodeRemove(t *testing.T) {
 		out, _, _ := cli(t, "topology", "--nats", c.NATSURL)
 		if !strings.Contains(out, "8/8") || strings.Contains(out, "/16") {
 			return errString(fmt.Sprintf("topology still counts the dead node: %s", out))
+		}
+		return nil
+	})
+	testenv.Eventually(t, 30*time.Second, func() error {
+		out, _, _ := cli(t, "node", "list", "node-02", "--nats", c.NATSURL)
+		if !regexp.MustCompile(`node-02\s+down \d+s\s`).MatchString(out) {
+			return errString("node list does not say since when node-02 is down:\n" + out)
+		}
+		wide, _, _ := cli(t, "node", "list", "node-02", "-o", "wide", "--nats", c.NATSURL)
+		if !strings.Contains(wide, "SINCE") || !regexp.MustCompile(`node-02 .* \d{4}-\d\d-\d\dT`).MatchString(wide) {
+			return errString("node list -o wide lacks the time it went down:\n" + wide)
 		}
 		return nil
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go"
@@ -44,10 +45,39 @@ func (s *service) handleNodeRequest(ctx context.Context, msg jetstream.Msg, req 
 	return s.Bus.PublishEvent(ctx, ev)
 }
 
-// handleNodeList answers `lockstep node list` from the watch caches.
+// handleNodeList answers `lockstep node list` from the watch caches, and
+// says since when each down node is down.
 func (s *service) handleNodeList(msg *nats.Msg) {
-	data, _ := json.Marshal(nodeList(s.inventory.Snapshot(), s.live.Snapshot(), s.nodeState.Snapshot(), s.allocs.Snapshot()))
+	list := nodeList(s.inventory.Snapshot(), s.live.Snapshot(), s.nodeState.Snapshot(), s.allocs.Snapshot())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for i := range list {
+		if !list[i].Up {
+			list[i].DownSince = s.downSince(ctx, list[i].Node.Name)
+		}
+	}
+	data, _ := json.Marshal(list)
 	_ = msg.Respond(data)
+}
+
+// downSince is the time of the node's last node-down event (gang
+// publishes one when it sees the node's lease end): zero when the events
+// stream no longer holds one, or it does not decode as that event.
+func (s *service) downSince(ctx context.Context, node string) time.Time {
+	stream, err := s.Bus.JS.Stream(ctx, subjects.StreamEvents)
+	if err != nil {
+		return time.Time{}
+	}
+	subject := subjects.NodeEvent(node, string(events.NodeDown))
+	m, err := stream.GetLastMsgForSubject(ctx, subject)
+	if err != nil {
+		return time.Time{}
+	}
+	ev, err := events.DecodeFrom(subject, m.Data)
+	if err != nil || ev.Node != node {
+		return time.Time{}
+	}
+	return ev.Time
 }
 
 // nodeList joins inventory, liveness, admin state and allocations.

@@ -92,6 +92,9 @@ type NodeInfo struct {
 	State    NodeState `json:"state"`
 	GPUsUsed int       `json:"gpusUsed"`
 	Jobs     []string  `json:"jobs,omitempty"`
+	// DownSince is when a down node was last seen going down (zero when up,
+	// or when the events stream no longer says).
+	DownSince time.Time `json:"downSince,omitzero"`
 }
 
 // Link distances of Node.GPUDistance, closest first, as `nvidia-smi topo
