@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
 // completionTimeout bounds what a shell's Tab waits for the cluster: an
@@ -51,16 +53,29 @@ func (a *app) completeFromCluster(list func(context.Context, *app) ([]string, er
 }
 
 func (a *app) jobIDs(ctx context.Context) ([]string, error) {
+	return a.fromJobs(ctx, func(j domain.Job) string { return j.ID })
+}
+
+// queueNames are the queues the job records name: the policy file lives
+// with the services, not on the bus.
+func (a *app) queueNames(ctx context.Context) ([]string, error) {
+	return a.fromJobs(ctx, func(j domain.Job) string { return j.Spec.Queue })
+}
+
+// fromJobs is what of reads from each job record ("" left out).
+func (a *app) fromJobs(ctx context.Context, of func(domain.Job) string) ([]string, error) {
 	c, err := a.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
 	jobs, _, err := c.Jobs(ctx)
-	var ids []string
+	var out []string
 	for _, j := range jobs {
-		ids = append(ids, j.ID)
+		if v := of(j); v != "" {
+			out = append(out, v)
+		}
 	}
-	return ids, err
+	return out, err
 }
 
 func (a *app) nodeNames(ctx context.Context) ([]string, error) {
@@ -74,21 +89,4 @@ func (a *app) nodeNames(ctx context.Context) ([]string, error) {
 		names = append(names, n.Node.Name)
 	}
 	return names, err
-}
-
-// queueNames are the queues the job records name: the policy file lives
-// with the services, not on the bus.
-func (a *app) queueNames(ctx context.Context) ([]string, error) {
-	c, err := a.dial(ctx)
-	if err != nil {
-		return nil, err
-	}
-	jobs, _, err := c.Jobs(ctx)
-	var qs []string
-	for _, j := range jobs {
-		if j.Spec.Queue != "" {
-			qs = append(qs, j.Spec.Queue)
-		}
-	}
-	return qs, err
 }
