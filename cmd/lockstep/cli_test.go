@@ -21,16 +21,28 @@ func startDevCluster(t *testing.T) string {
 // startDevClusterC is startDevCluster for a test that reads etcd too.
 func startDevClusterC(t *testing.T) *devcluster.Cluster {
 	t.Helper()
-	c, err := devcluster.Start(context.Background(), devcluster.Config{
+	return startDevClusterWith(t, func(*devcluster.Config) {})
+}
+
+// startDevClusterWith starts a 2-node dev cluster on free ports, its
+// config adjusted by set first (auth, one node, a short TTL, …).
+func startDevClusterWith(t *testing.T, set func(*devcluster.Config)) *devcluster.Cluster {
+	t.Helper()
+	cfg := devcluster.Config{
 		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
 		Nodes: 2, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: slog.New(slog.DiscardHandler),
-	})
+	}
+	set(&cfg)
+	c, err := devcluster.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Stop)
 	return c
 }
+
+// oneNodeWithAuth is startDevClusterWith's set for one node with auth on.
+func oneNodeWithAuth(c *devcluster.Config) { c.Nodes, c.Auth = 1, true }
 
 func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,14 +36,7 @@ func TestMain(m *testing.M) {
 // admin with no flag; without it the server refuses the connection and the
 // CLI says what to pass; a flag beats the context.
 func TestCLIWithDevContextActsAsAdmin(t *testing.T) {
-	c, err := devcluster.Start(context.Background(), devcluster.Config{
-		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
-		Nodes: 1, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: slog.New(slog.DiscardHandler), Auth: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
+	c := startDevClusterWith(t, oneNodeWithAuth)
 	spec := writeFile(t, "job.yaml", "name: tour\ngang: {nodes: 1, gpusPerNode: 8}\ncommand: [sleep, '300']\n")
 
 	// No context, no creds: refused, with the way out in the message.

@@ -5,14 +5,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/deploy/devcluster"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/core/accounting"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
@@ -148,14 +146,7 @@ func TestCLIHistoryAndUsage(t *testing.T) {
 // With auth, a user's history is their own jobs' (the server lets them
 // read no other); --all-users is refused them, and an admin reads all.
 func TestCLIHistoryWithAuthIsTheUsersOwn(t *testing.T) {
-	c, err := devcluster.Start(context.Background(), devcluster.Config{
-		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
-		Nodes: 1, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: slog.New(slog.DiscardHandler), Auth: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
+	c := startDevClusterWith(t, oneNodeWithAuth)
 	as := func(who string, args ...string) (string, string, int) {
 		return cli(t, append(args, "--nats", c.NATSURL, "--creds", filepath.Join(c.CredsDir, who+".creds"))...)
 	}

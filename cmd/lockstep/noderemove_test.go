@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,14 +14,7 @@ import (
 // A dead node is shown down with since when, leaves the topology's totals at once and node list once
 // removed; a live one is refused removal, saying why.
 func TestCLINodeRemove(t *testing.T) {
-	c, err := devcluster.Start(context.Background(), devcluster.Config{
-		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
-		Nodes: 2, GPUsPerNode: 8, Leaves: 1, NoFsync: true, NodeTTL: 2 * time.Second, Log: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
+	c := startDevClusterWith(t, func(c *devcluster.Config) { c.NodeTTL = 2 * time.Second })
 	conn := []string{"--nats", c.NATSURL, "--etcd", c.EtcdEndpoint}
 	if _, errOut, code := cli(t, append([]string{"node", "remove", "node-01"}, conn...)...); code != 1 || !strings.Contains(errOut, "node-01 is up") {
 		t.Errorf("removing a live node: %d %q", code, errOut)
