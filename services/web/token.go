@@ -80,14 +80,18 @@ func IssueToken(creds []byte, ttl time.Duration, now time.Time) (string, error) 
 	return strings.Join([]string{tokenPrefix, b64.EncodeToString([]byte(userJWT)), b64.EncodeToString(claim), b64.EncodeToString(sig)}, "."), nil
 }
 
-// verifier checks tokens against the account that signs the cluster's
-// user JWTs.
+// verifier checks tokens against the key that signs the cluster's user
+// JWTs. A JWT's signature is checked against the issuer the JWT itself
+// names, so the issuer must be that key: an issuer_account naming the
+// cluster's account proves nothing (anyone can write it and sign with a
+// key of their own, posing as one of the account's signing keys).
 type verifier struct {
-	account string
+	signer string
 }
 
-// newVerifier trusts the account that issued the web service's own
-// credentials (a creds file's contents).
+// newVerifier trusts the key that signed the web service's own
+// credentials (a creds file's contents), which lockstep auth signs every
+// identity's with.
 func newVerifier(creds []byte) (*verifier, error) {
 	userJWT, err := jwt.ParseDecoratedJWT(creds)
 	if err != nil {
@@ -97,15 +101,9 @@ func newVerifier(creds []byte) (*verifier, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "web credentials")
 	}
-	account := claims.Issuer
-	if claims.IssuerAccount != "" {
-		account = claims.IssuerAccount
-	}
-	return &verifier{account: account}, nil
+	return &verifier{signer: claims.Issuer}, nil
 }
 
-// ErrBadToken: a token that does not check out. Why is in the message, for
-// the log; the viewer is only told to sign in again.
 var ErrBadToken = errors.New("sign-in token refused")
 
 // Verify checks a token and returns who it names.
@@ -127,13 +125,9 @@ func (v *verifier) Verify(token string, now time.Time) (Identity, error) {
 	if err != nil {
 		return Identity{}, errors.Mark(errors.Wrap(err, "token JWT"), ErrBadToken)
 	}
-	issuer := claims.Issuer
-	if claims.IssuerAccount != "" {
-		issuer = claims.IssuerAccount
-	}
 	switch {
-	case issuer != v.account:
-		return Identity{}, errors.Mark(errors.New("token JWT: not issued by this cluster's account"), ErrBadToken)
+	case claims.Issuer != v.signer || (claims.IssuerAccount != "" && claims.IssuerAccount != v.signer):
+		return Identity{}, errors.Mark(errors.New("token JWT: not signed by this cluster's account"), ErrBadToken)
 	case claims.Expires != 0 && now.Unix() >= claims.Expires:
 		return Identity{}, errors.Mark(errors.New("token JWT: expired"), ErrBadToken)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nkeys"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 )
@@ -78,10 +80,12 @@ func TestTokenRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	forged := selfSigned(t, v.signer)
 	cases := map[string]struct {
 		token string
 		at    time.Time
 	}{
+		"self-signed, naming the cluster's account": {forged, now},
 		"empty":                          {"", now},
 		"garbage":                        {"lst1.a.b.c", now},
 		"other prefix":                   {"lst0." + strings.Join(parts[1:], "."), now},
@@ -146,4 +150,38 @@ func TestSafeNext(t *testing.T) {
 			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// selfSigned is an admin token whose user JWT is signed by a key of the
+// forger's own that claims to sign for account (as an account's signing
+// keys do): the JWT's signature checks out against its own issuer, so
+// only the issuer tells it apart.
+func selfSigned(t *testing.T, account string) string {
+	t.Helper()
+	signer, err := nkeys.CreateAccount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := user.PublicKey()
+	seed, _ := user.Seed()
+	claims := jwt.NewUserClaims(pub)
+	claims.Name, claims.IssuerAccount = "mallory", account
+	claims.Tags.Add("role:admin")
+	userJWT, err := claims.Encode(signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, err := jwt.FormatUserConfig(userJWT, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := IssueToken(creds, time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
 }
