@@ -101,6 +101,12 @@ func (c *ctrRank) finish() int {
 	return code
 }
 
+// noEngine is why a node without a container engine runs no container
+// job (its pull fails with it, and so would its ranks).
+func (e *executor) noEngine() error {
+	return errors.Newf("node %s runs no container jobs: its agent was started without --container-runtime docker", e.cfg.Node.Name)
+}
+
 // startContainers starts each rank of g in its own container: the image
 // is made present first (verified, when the gang's pull phase made it
 // present; else as container.pullPolicy says), then the ranks start with
@@ -109,7 +115,7 @@ func (e *executor) startContainers(g *localGang, setup rankSetup, dir, note stri
 	as := g.as
 	spec := as.Container.WithDefaults()
 	if e.engine == nil {
-		return errors.Newf("node %s runs no container jobs: its agent was started without --container-runtime docker", e.cfg.Node.Name)
+		return e.noEngine()
 	}
 	user, err := containerUser(spec.User, g.acct, e.self)
 	if err != nil {

@@ -85,7 +85,7 @@ func (e *executor) beginPull(ctx context.Context, tr trace.Tracer, as domain.Ass
 // (container.pullTimeout).
 func (e *executor) pullNow(ctx context.Context, spec jobspec.Container) (containers.Pulled, error) {
 	if e.engine == nil {
-		return containers.Pulled{}, errors.Newf("node %s runs no container jobs: its agent was started without --container-runtime docker", e.cfg.Node.Name)
+		return containers.Pulled{}, e.noEngine()
 	}
 	res, err := e.engine.Pull(ctx, spec.Image, spec.PullPolicy)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
