@@ -74,6 +74,11 @@ func TestContainerGang(t *testing.T) {
 	if j.State != domain.StateSucceeded {
 		t.Fatalf("ended %s: %s", j.State, j.Reason)
 	}
+	// Each rank's memory limit is its GPU's share of this machine's.
+	host, err := containers.HostMemory("/proc/meminfo")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ranks := 0
 	for _, np := range j.Placement.Nodes {
 		for _, r := range np.Ranks {
@@ -88,7 +93,8 @@ func TestContainerGang(t *testing.T) {
 				t.Logf("rank 1 on %s (GPUs %v, cores %v):\n%s", np.Node, r.GPUs, r.CPUs, out)
 			}
 			want := []string{`marker="` + containers.ProbeMarker + `"`, fmt.Sprintf("RANK=%d\n", r.Rank),
-				"CUDA_VISIBLE_DEVICES=" + joinInts(r.GPUs) + "\n", "LOCKSTEP_CPUS=" + joinInts(r.CPUs) + "\n", "PROBE_EXTRA=from-container-env"}
+				"CUDA_VISIBLE_DEVICES=" + joinInts(r.GPUs) + "\n", "LOCKSTEP_CPUS=" + joinInts(r.CPUs) + "\n", "PROBE_EXTRA=from-container-env",
+				fmt.Sprintf("memory-limit=%d\n", containers.MemoryShare(host, len(r.GPUs), 4))}
 			for _, w := range want {
 				if !strings.Contains(out, w) {
 					t.Errorf("rank %d on %s: output lacks %q:\n%s", r.Rank, np.Node, w, out)

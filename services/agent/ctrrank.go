@@ -166,7 +166,8 @@ func (e *executor) startContainers(g *localGang, setup rankSetup, dir, note stri
 		}
 		cr := containers.Rank{Job: as.JobID, Attempt: as.Attempt, Rank: r.Rank, Node: e.cfg.Node.Name, Scope: e.cfg.DataDir, Image: spec.Image,
 			Command: as.Command, Env: env, Workdir: spec.Workdir, Mounts: mounts, CPUs: cpus, Mems: mems, GPUs: gpus, User: user, ShmSize: spec.ShmSize,
-			Devices: containers.RDMADevices("/", place.ClosestNICs(setup.hw, r.GPUs))}
+			MemoryBytes: containers.MemoryShare(e.hostMemory, len(r.GPUs), e.cfg.Node.GPUs),
+			Devices:     containers.RDMADevices("/", place.ClosestNICs(setup.hw, r.GPUs))}
 		logFile := dir + "/rank-" + strconv.Itoa(r.Rank) + ".log"
 		stdout, stderr := e.newSink(as, r.Rank, "stdout", logFile), e.newSink(as, r.Rank, "stderr", logFile)
 		if note != "" {

@@ -48,6 +48,9 @@ type executor struct {
 
 	// engine runs container jobs' ranks (nil: this node refuses them).
 	engine *containers.Docker
+	// hostMemory is the machine's memory in bytes, shared among rank
+	// containers by their GPUs (containers.MemoryShare); 0: unknown.
+	hostMemory int64
 	// pulls are the container gangs' pull phases on this node, by job
 	// (pull.go); guarded by mu.
 	pulls map[string]*imagePull

@@ -18,6 +18,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/lockstep-dev/lockstep/services/agent/containers"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
@@ -213,6 +214,9 @@ func Run(ctx context.Context, cfg Config) error {
 			}
 			defer d.Close()
 			a.exec.engine = d
+			if a.exec.hostMemory, err = containers.HostMemory("/proc/meminfo"); err != nil {
+				log.Warn("rank containers get no memory limit", "err", err)
+			}
 		}
 		if l, path, err := listenAcks(cfg.DataDir); err != nil {
 			// Ack files still work; only `lockstep ckpt-done` needs the socket.

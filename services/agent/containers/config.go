@@ -59,6 +59,8 @@ type Rank struct {
 	// User is uid:gid inside the container.
 	User    string
 	ShmSize int64
+	// MemoryBytes is the container's memory limit (MemoryShare; 0: none).
+	MemoryBytes int64
 }
 
 // Name is the container's name: unique per agent (node and scope) and
@@ -97,6 +99,7 @@ func CreateOptions(r Rank) client.ContainerCreateOptions {
 		Resources: container.Resources{
 			CpusetCpus: cpuList(r.CPUs),
 			CpusetMems: cpuList(r.Mems),
+			Memory:     r.MemoryBytes,
 		},
 	}
 	for _, m := range r.Mounts {

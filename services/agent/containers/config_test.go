@@ -26,6 +26,9 @@ func TestCreateOptions(t *testing.T) {
 			if hc.NetworkMode != "host" || hc.IpcMode != "host" || hc.Init == nil || !*hc.Init {
 				t.Errorf("network %q ipc %q init %v", hc.NetworkMode, hc.IpcMode, hc.Init)
 			}
+			if hc.Memory != 0 {
+				t.Errorf("memory limit %d with no share given", hc.Memory)
+			}
 			if hc.CpusetCpus != "" || hc.DeviceRequests != nil || hc.Mounts != nil || hc.Devices != nil || hc.Ulimits != nil {
 				t.Errorf("unpinned rank got cpuset %q device requests %v mounts %v devices %v ulimits %v", hc.CpusetCpus, hc.DeviceRequests, hc.Mounts, hc.Devices, hc.Ulimits)
 			}
@@ -43,6 +46,11 @@ func TestCreateOptions(t *testing.T) {
 		{"pinned", func(r *Rank) { r.CPUs, r.Mems = []int{8, 9, 10, 11}, []int{1} }, func(t *testing.T, _ *container.Config, hc *container.HostConfig) {
 			if hc.CpusetCpus != "8,9,10,11" || hc.CpusetMems != "1" {
 				t.Errorf("cpuset %q mems %q", hc.CpusetCpus, hc.CpusetMems)
+			}
+		}},
+		{"memory share", func(r *Rank) { r.MemoryBytes = 256 << 30 }, func(t *testing.T, _ *container.Config, hc *container.HostConfig) {
+			if hc.Memory != 256<<30 {
+				t.Errorf("memory limit %d, want %d", hc.Memory, int64(256<<30))
 			}
 		}},
 		{"gpus by uuid", func(r *Rank) { r.GPUs = []string{"GPU-aaa", "GPU-bbb"} }, func(t *testing.T, _ *container.Config, hc *container.HostConfig) {

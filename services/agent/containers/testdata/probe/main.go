@@ -1,7 +1,8 @@
 // Command probe is the rank of the container tests: it prints the marker
 // file only its image has, its environment's RANK, CUDA_VISIBLE_DEVICES
-// and LOCKSTEP_CPUS, its CPU affinity and the GPU devices it has; then it waits for SIGTERM when
-// its first argument is "wait", or exits with the code it names.
+// and LOCKSTEP_CPUS, its CPU affinity, memory limit and the GPU devices it
+// has; then it waits for SIGTERM when its first argument is "wait", or
+// exits with the code it names.
 package main
 
 import (
@@ -32,6 +33,13 @@ func main() {
 		fmt.Printf("affinity=%v\n", cpus)
 	}
 	fmt.Printf("uid=%d gid=%d\n", os.Getuid(), os.Getgid())
+	// The container's memory limit, as its own cgroup says (v2, else v1).
+	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		if max, err := os.ReadFile(f); err == nil {
+			fmt.Printf("memory-limit=%s\n", strings.TrimSpace(string(max)))
+			break
+		}
+	}
 	// The GPUs the engine passed in: /dev/nvidiaN, one per GPU.
 	var gpus []string
 	ents, _ := os.ReadDir("/dev")
