@@ -140,6 +140,15 @@ func TestPullPhaseOnTheAgent(t *testing.T) {
 	env := testenv.Start(t)
 	epoch, dataDir := inProcessAgent(t, env, "ctr-node", RuntimeDocker)
 	reports := reportsOf(t, env, "ctr-node")
+	// The registration says the node runs container jobs (placement sends
+	// them only to such nodes).
+	resp, err := env.Etcd.Get(context.Background(), store.NodeKey("ctr-node"))
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("node record: %v (%d)", err, len(resp.Kvs))
+	}
+	if n, err := domain.DecodeNode(resp.Kvs[0].Value); err != nil || n.ContainerRuntime != domain.ContainerRuntimeDocker {
+		t.Errorf("registration's containerRuntime %q (%v), want %q", n.ContainerRuntime, err, domain.ContainerRuntimeDocker)
+	}
 
 	as := containerAssignment("ctr-node", epoch, tag, jobspec.PullIfNotPresent)
 	putAssignment(t, env, as)

@@ -80,7 +80,7 @@ type Config struct {
 // Container runtimes.
 const (
 	RuntimeNone   = "none"
-	RuntimeDocker = "docker"
+	RuntimeDocker = domain.ContainerRuntimeDocker
 )
 
 // VisibleDevices is how CUDA_VISIBLE_DEVICES names GPUs.
@@ -268,6 +268,11 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 	node := a.cfg.Node
 	node.Epoch = int64(lease.ID)
 	node.Unhealthy = a.health.withdrawn()
+	if a.exec.engine != nil {
+		// Only an engine that answered: placement sends container jobs
+		// here on the strength of it.
+		node.ContainerRuntime = a.cfg.ContainerRuntime
+	}
 	inv := node
 	inv.Epoch = 0
 	if _, err := a.Etcd.Txn(ectx).Then(

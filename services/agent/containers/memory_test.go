@@ -18,10 +18,10 @@ func TestMemoryShare(t *testing.T) {
 		{2048 * gib, 8, 8, 2048 * gib},
 		{2048 * gib, 3, 8, 768 * gib},
 		{24*gib + 12345, 1, 8, 3 * gib}, // whole MiB only
-		{2048 * gib, 0, 8, 0}, // a rank without GPUs: no limit
-		{0, 1, 8, 0},          // host memory unknown
-		{2048 * gib, 1, 0, 0}, // a node without GPUs
-		{2048 * gib, 9, 8, 0}, // more GPUs than the node: not a share
+		{2048 * gib, 0, 8, 0},           // a rank without GPUs: no limit
+		{0, 1, 8, 0},                    // host memory unknown
+		{2048 * gib, 1, 0, 0},           // a node without GPUs
+		{2048 * gib, 9, 8, 0},           // more GPUs than the node: not a share
 	} {
 		if got := MemoryShare(c.host, c.rank, c.node); got != c.want {
 			t.Errorf("MemoryShare(%d, %d, %d) = %d, want %d", c.host, c.rank, c.node, got, c.want)

@@ -141,6 +141,9 @@ func DecodeNode(data []byte) (Node, error) {
 		c.label("block", n.Block)
 		c.epoch("epoch", n.Epoch)
 		c.text("gpuModel", n.GPUModel, MaxNameBytes)
+		if n.ContainerRuntime != "" && n.ContainerRuntime != ContainerRuntimeDocker {
+			c.fail("containerRuntime", "%q is not a runtime (%q or none)", n.ContainerRuntime, ContainerRuntimeDocker)
+		}
 		if n.GPUMemoryMiB < 0 || n.GPUMemoryMiB > maxMemoryMiB {
 			c.fail("gpuMemoryMiB", "%d is not between 0 and %d", n.GPUMemoryMiB, maxMemoryMiB)
 		}

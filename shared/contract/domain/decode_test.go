@@ -52,7 +52,7 @@ func valid() map[string]any {
 			Pull: &domain.PullPhase{Image: "nvcr.io/nvidia/pytorch:24.10-py3", Timeout: 10 * time.Minute, Deadline: at.Add(10 * time.Minute),
 				Nodes:  map[string]domain.NodePull{"n1": {Took: 1200 * time.Millisecond, Bytes: 12 << 20, Pulled: true}, "n2": {Took: 3 * time.Millisecond, Bytes: 12 << 20}},
 				DoneAt: at.Add(1300 * time.Millisecond)}},
-		"Node": domain.Node{Name: "n1", Addr: "10.0.0.1", GPUs: 8, CPUs: 64, Leaf: "leaf-1", Spine: "spine-1", Epoch: 5,
+		"Node": domain.Node{Name: "n1", Addr: "10.0.0.1", GPUs: 8, CPUs: 64, Leaf: "leaf-1", Spine: "spine-1", Epoch: 5, ContainerRuntime: domain.ContainerRuntimeDocker,
 			GPUModel: "NVIDIA H100 80GB HBM3", GPUMemoryMiB: 81559, GPUDistance: pairedGPUs(8),
 			Unhealthy: []domain.GPUFault{{GPU: 3, Reason: "uncorrectable ECC errors: 2", Since: time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)}},
 			NUMA: []domain.NUMANode{{ID: 0, GPUs: []int{0, 1, 2, 3}, CPUs: []int{0, 1, 2, 3}, MemoryMiB: 1031000, NICs: []string{"mlx5_0"}},
@@ -212,6 +212,7 @@ func badCases(t *testing.T) []badCase {
 		{"Allocation", patch(t, "Allocation", map[string]any{"pull": map[string]any{"image": "Bad Image", "timeout": int64(time.Minute)}}), "pull.image"},
 		{"Allocation", patch(t, "Allocation", map[string]any{"pull": map[string]any{"image": "p", "timeout": int64(time.Minute), "nodes": map[string]any{"n1": map[string]any{"bytes": -1}}}}), "pull.nodes.n1.bytes: -1"},
 		{"Assignment", patch(t, "Assignment", map[string]any{"pullOnly": true}), "pullOnly: set on an assignment without a container"},
+		{"Node", patch(t, "Node", map[string]any{"containerRuntime": "rkt"}), `containerRuntime: "rkt" is not a runtime`},
 	}
 }
 

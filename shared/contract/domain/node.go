@@ -20,6 +20,10 @@ type Node struct {
 	// Simulated marks a node whose GPUs are declared (agent --gpus N), not
 	// discovered: fine for development, never for a real job.
 	Simulated bool `json:"simulated,omitempty"`
+	// ContainerRuntime names the engine the agent runs container jobs'
+	// ranks through (ContainerRuntimeDocker); empty on a node that runs
+	// none, so placement never sends it one.
+	ContainerRuntime string `json:"containerRuntime,omitempty"`
 	// Leaf, Spine and Block are the node's topology labels as the agent
 	// reports them; a topology file, where configured, wins.
 	Leaf  string `json:"leaf,omitempty"`
@@ -39,6 +43,10 @@ type Node struct {
 	// written for another epoch is stale and never started.
 	Epoch int64 `json:"epoch"`
 }
+
+// ContainerRuntimeDocker is the Docker Engine API (Docker, or Podman's
+// compatible service).
+const ContainerRuntimeDocker = "docker"
 
 // NUMANode is one NUMA domain of a node.
 type NUMANode struct {

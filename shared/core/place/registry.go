@@ -19,4 +19,5 @@ var registry = map[string]func() filter{
 	filterGPUs:    func() filter { return gpusFilter{} },
 	filterBinding: func() filter { return bindingFilter{} },
 	filterModel:   func() filter { return gpuModelFilter{} },
+	filterRuntime: func() filter { return runtimeFilter{} },
 }

@@ -83,9 +83,12 @@ type Request struct {
 	// GPUType, when set, is a GPU model the node's must match
 	// (GPUTypeMatches); MinGPUMemoryMiB, when > 0, the least memory each
 	// of its GPUs must have.
-	GPUType         string      `json:"gpuType,omitempty"`
-	MinGPUMemoryMiB int64       `json:"minGPUMemoryMiB,omitempty"`
-	Topology        Constraints `json:"topology,omitzero"`
+	GPUType         string `json:"gpuType,omitempty"`
+	MinGPUMemoryMiB int64  `json:"minGPUMemoryMiB,omitempty"`
+	// Container says the job's ranks run from an image: only nodes whose
+	// agent runs a container engine take it.
+	Container bool        `json:"container,omitempty"`
+	Topology  Constraints `json:"topology,omitzero"`
 	// WaitSince is when the bounded topology waits (WaitForSwitches,
 	// PreferredWait) started: the first decision that found the gang
 	// placeable only by relaxing a soft constraint, as Slurm's
@@ -120,6 +123,7 @@ func RequestFor(jobID string, s jobspec.Spec) Request {
 		CPUsPerTask:     s.Gang.CPUsPerTask,
 		GPUType:         s.Gang.GPUType,
 		MinGPUMemoryMiB: s.Gang.MinGPUMemoryMiB,
+		Container:       s.Container != nil,
 		Topology: Constraints{
 			MaxSwitches:     s.Topology.MaxSwitches,
 			WaitForSwitches: s.Topology.WaitForSwitches.Duration(),

@@ -11,7 +11,8 @@ var stackOrder = []string{
 	filterHealthy,
 	// The cheap, most selective check: enough free GPUs.
 	filterGPUs,
-	filterModel, // static: the GPU model and memory the gang asks for
+	filterModel,   // static: the GPU model and memory the gang asks for
+	filterRuntime, // static: a container engine for a container job
 	// Last, the per-NUMA arithmetic: the gang's per-node shape (ranks,
 	// GPUs and cores per rank, closest binding) must fit the free layout.
 	filterBinding,

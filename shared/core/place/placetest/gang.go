@@ -25,6 +25,10 @@ func (b *GangBuilder) Tasks(n int) *GangBuilder { b.r.TasksPerNode = n; return b
 // CPUs sets cores per rank.
 func (b *GangBuilder) CPUs(n int) *GangBuilder { b.r.CPUsPerTask = n; return b }
 
+// Container marks the gang as a container job (its ranks run from an
+// image).
+func (b *GangBuilder) Container() *GangBuilder { b.r.Container = true; return b }
+
 // GPUType asks for a GPU model and at least memoryMiB per GPU.
 func (b *GangBuilder) GPUType(model string, memoryMiB int64) *GangBuilder {
 	b.r.GPUType, b.r.MinGPUMemoryMiB = model, memoryMiB
