@@ -40,7 +40,7 @@ func loadCredentials(path string) (config.Credentials, error) {
 // (the server requires TLS, so there is no plain text), TLS without a
 // client certificate and a client certificate without creds; etcd refuses
 // a client without a certificate, and plain text.
-func authRefused(t *testing.T, c *cluster, _ string) string {
+func authRefused(t testing.TB, c *cluster, _ string) string {
 	a := c.admin
 	natsCases := []struct {
 		name string

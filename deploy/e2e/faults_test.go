@@ -39,12 +39,20 @@ var allNodes = []string{"node-01", "node-02", "node-03", "node-04", "node-05", "
 // is clean and nothing is left claimed. It logs each fault's recovery time.
 func TestComposeFaults(t *testing.T) {
 	began := time.Now()
-	c := startCluster(t)
-	stop := c.sampleInvariants(t)
+	var failed failures
+	// Registered before the cluster's teardown, so it runs after it: the
+	// failures are the last lines before the verdict.
+	t.Cleanup(func() {
+		if s := failed.summary(); s != "" {
+			t.Log(s)
+		}
+	})
+	c := startCluster(failed.recording(t, "start"))
+	stop := c.sampleInvariants(failed.recording(t, "mid-run"))
 	var summary []string
 	phases := []struct {
 		name string
-		run  func(t *testing.T, c *cluster, name string) string
+		run  func(t testing.TB, c *cluster, name string) string
 	}{
 		{"smoke", smoke},
 		{"auth", authRefused},
@@ -56,7 +64,8 @@ func TestComposeFaults(t *testing.T) {
 		{"pause-etcd", pauseEtcd},
 	}
 	for i, p := range phases {
-		t.Run(p.name, func(t *testing.T) {
+		t.Run(p.name, func(tt *testing.T) {
+			t := failed.recording(tt, p.name)
 			if i > 0 {
 				c.heal(t) // undo whatever a failed phase left broken
 			}
@@ -76,7 +85,7 @@ func TestComposeFaults(t *testing.T) {
 }
 
 // startLoad submits the load for a phase and waits until it all runs.
-func startLoad(t *testing.T, c *cluster, name string) []string {
+func startLoad(t testing.TB, c *cluster, name string) []string {
 	t.Helper()
 	var ids []string
 	for i, s := range load {
@@ -87,7 +96,7 @@ func startLoad(t *testing.T, c *cluster, name string) []string {
 }
 
 // attempts records each job's current attempt.
-func attempts(t *testing.T, c *cluster, ids []string) map[string]int {
+func attempts(t testing.TB, c *cluster, ids []string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for _, id := range ids {
@@ -98,7 +107,7 @@ func attempts(t *testing.T, c *cluster, ids []string) map[string]int {
 }
 
 // restarted lists the jobs whose attempt moved on.
-func restarted(t *testing.T, c *cluster, before map[string]int) []string {
+func restarted(t testing.TB, c *cluster, before map[string]int) []string {
 	t.Helper()
 	var out []string
 	for id, a := range before {
@@ -114,7 +123,7 @@ func restarted(t *testing.T, c *cluster, before map[string]int) []string {
 func runningOrDone(j domain.Job) bool { return j.State == domain.StateRunning || j.State.Terminal() }
 
 // runProbe submits a probe job and returns how long after the fault it ran.
-func runProbe(t *testing.T, c *cluster, name string, fault time.Time) time.Duration {
+func runProbe(t testing.TB, c *cluster, name string, fault time.Time) time.Duration {
 	t.Helper()
 	id := c.submit(t, name+"-probe", probe, domain.StateSucceeded)
 	d := c.waitJobs(t, []string{id}, fault, 90*time.Second, runningOrDone)[id]
@@ -122,7 +131,7 @@ func runProbe(t *testing.T, c *cluster, name string, fault time.Time) time.Durat
 	return d
 }
 
-func smoke(t *testing.T, c *cluster, name string) string {
+func smoke(t testing.TB, c *cluster, name string) string {
 	ids := startLoad(t, c, name)
 	p := runProbe(t, c, name, time.Now())
 	if !c.jaeger {
@@ -172,7 +181,7 @@ func jaegerServices() ([]string, error) {
 
 // killNATS kills the NATS server that leads the job records' stream, then
 // restarts it. Streams are R3: the other two keep a quorum.
-func killNATS(t *testing.T, c *cluster, name string) string {
+func killNATS(t testing.TB, c *cluster, name string) string {
 	ids := startLoad(t, c, name)
 	before := attempts(t, c, ids)
 	victim := c.natsJobsLeader(t)
@@ -187,7 +196,7 @@ func killNATS(t *testing.T, c *cluster, name string) string {
 }
 
 // killEtcd kills the etcd leader, then restarts it.
-func killEtcd(t *testing.T, c *cluster, name string) string {
+func killEtcd(t testing.TB, c *cluster, name string) string {
 	ids := startLoad(t, c, name)
 	before := attempts(t, c, ids)
 	victim := c.etcdLeader(t)
@@ -208,7 +217,7 @@ func killEtcd(t *testing.T, c *cluster, name string) string {
 // killServices kills one replica of each service — admission, the placement
 // leader, gang, drain — while a load is being scheduled and a cancel is in
 // flight, then restarts them.
-func killServices(t *testing.T, c *cluster, name string) string {
+func killServices(t testing.TB, c *cluster, name string) string {
 	leader := c.placementLeader(t)
 	victims := []string{"admission-1", leader, "gang-1", "drain-1"}
 	long := c.submit(t, name+"-cancel", spec{1, 4, 300}, domain.StateCancelled)
@@ -249,7 +258,7 @@ func killServices(t *testing.T, c *cluster, name string) string {
 
 // victimOf picks a running 2-node gang of the load and the node to lose:
 // its second node, so the first survives and must stop its ranks.
-func victimOf(t *testing.T, c *cluster, ids []string) (job domain.Job, lost, survivor string) {
+func victimOf(t testing.TB, c *cluster, ids []string) (job domain.Job, lost, survivor string) {
 	t.Helper()
 	for _, id := range ids {
 		j := c.mustJob(t, id)
@@ -262,7 +271,7 @@ func victimOf(t *testing.T, c *cluster, ids []string) (job domain.Job, lost, sur
 }
 
 // onNode lists the jobs whose current placement uses node.
-func onNode(t *testing.T, c *cluster, ids []string, node string) []string {
+func onNode(t testing.TB, c *cluster, ids []string, node string) []string {
 	t.Helper()
 	var out []string
 	for _, id := range ids {
@@ -282,7 +291,7 @@ func onNode(t *testing.T, c *cluster, ids []string, node string) []string {
 // killAgent kills a node's container: its gangs must stop on every node and
 // be requeued elsewhere, and the node must show down within the lease TTL.
 // The node then comes back and must get no stale work.
-func killAgent(t *testing.T, c *cluster, name string) string {
+func killAgent(t testing.TB, c *cluster, name string) string {
 	ids := startLoad(t, c, name)
 	before := attempts(t, c, ids)
 	victim, lost, survivor := victimOf(t, c, ids)
@@ -331,7 +340,7 @@ func killAgent(t *testing.T, c *cluster, name string) string {
 // disconnectAgent cuts a node off the network: once its lease is gone its
 // ranks must stop (no split brain: the requeued gang must not run while the
 // old ranks still do), and when it returns it must get no stale work.
-func disconnectAgent(t *testing.T, c *cluster, name string) string {
+func disconnectAgent(t testing.TB, c *cluster, name string) string {
 	ids := startLoad(t, c, name)
 	before := attempts(t, c, ids)
 	victim, lost, _ := victimOf(t, c, ids)
@@ -437,7 +446,7 @@ func disconnectAgent(t *testing.T, c *cluster, name string) string {
 // pauseDuration is how long the etcd leader stays frozen: twice an agent's
 // lease TTL, so a client stuck on the frozen member shows.
 // LOCKSTEP_E2E_PAUSE (a Go duration) changes it.
-func pauseDuration(t *testing.T) time.Duration {
+func pauseDuration(t testing.TB) time.Duration {
 	if v := os.Getenv("LOCKSTEP_E2E_PAUSE"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -452,7 +461,7 @@ func pauseDuration(t *testing.T) time.Duration {
 // answers: a hung VM, a stalled disk), then thaws it. The other two keep a
 // quorum and elect a leader within seconds, so the cluster should keep
 // scheduling; every job must still end succeeded and the invariants hold.
-func pauseEtcd(t *testing.T, c *cluster, name string) string {
+func pauseEtcd(t testing.TB, c *cluster, name string) string {
 	pauseDuration := pauseDuration(t)
 	ids := startLoad(t, c, name)
 	before := attempts(t, c, ids)
@@ -547,7 +556,7 @@ func pauseEtcd(t *testing.T, c *cluster, name string) string {
 
 // stuckJobs waits for jobs to end and returns those that cannot: running
 // past their command's end with no rank of theirs left on any node.
-func (c *cluster) stuckJobs(t *testing.T, ids []string) map[string]string {
+func (c *cluster) stuckJobs(t testing.TB, ids []string) map[string]string {
 	t.Helper()
 	stuck := map[string]string{}
 	poll(jobSecs*time.Second+time.Minute, time.Second, func() bool {
@@ -587,7 +596,7 @@ func (c *cluster) stuckJobs(t *testing.T, ids []string) map[string]string {
 // knownIssue reports a service bug this test has found and that is
 // reported but not yet fixed: logged, so the run stays useful, or a
 // failure with LOCKSTEP_E2E_STRICT=1 (set it once the bug is fixed).
-func knownIssue(t *testing.T, format string, args ...any) {
+func knownIssue(t testing.TB, format string, args ...any) {
 	t.Helper()
 	if v := os.Getenv("LOCKSTEP_E2E_STRICT"); v != "" && v != "0" {
 		t.Errorf("KNOWN ISSUE (strict): "+format, args...)
