@@ -163,6 +163,27 @@ func TestContainerCancel(t *testing.T) {
 	})
 }
 
+// A node's only rank (a per-node launcher) gets its own /dev/shm of the
+// spec's shmSize.
+func TestContainerLauncherShm(t *testing.T) {
+	h, _ := containerCluster(t)
+	id := h.submit(`{"id":"ctr-shm","gang":{"nodes":2,"gpusPerNode":4,"tasksPerNode":1},"command":["/probe"],
+		"container":{"image":"` + probeImage + `","pullPolicy":"Never","shmSize":268435456}}`)
+	j := h.waitFor(id, 90*time.Second, func(j domain.Job) bool { return j.State.Terminal() })
+	if j.State != domain.StateSucceeded {
+		t.Fatalf("ended %s: %s", j.State, j.Reason)
+	}
+	for _, np := range j.Placement.Nodes {
+		raw, err := os.ReadFile(filepath.Join(h.nodeDir(np.Node), "jobs", id, "1", fmt.Sprintf("rank-%d.log", np.Ranks[0].Rank)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(raw), "shm-bytes=268435456\n") {
+			t.Errorf("%s: the launcher's /dev/shm is not 256 MiB:\n%s", np.Node, raw)
+		}
+	}
+}
+
 // pullPolicy Never with an image the nodes lack fails the job with a
 // reason naming the image.
 func TestContainerNeverMissingImage(t *testing.T) {

@@ -146,6 +146,14 @@ func (e *executor) startContainers(g *localGang, setup rankSetup, dir, note stri
 		setup.uuids = e.cfg.GPUUUIDs // renumbered inside: only UUIDs name them there
 	}
 	rctx := context.WithoutCancel(g.regCtx)
+	shm := int64(0)
+	if len(as.Ranks) == 1 {
+		// A node's only rank may have its own /dev/shm: no other rank of
+		// the job needs its IPC namespace (containers.Rank.ShmSize).
+		shm = spec.ShmSize
+	} else if spec.ShmSize > 0 {
+		e.log.Info("container.shmSize not applied: the node's ranks share the host's IPC namespace", "job", as.JobID, "ranks", len(as.Ranks))
+	}
 	for _, r := range as.Ranks {
 		env := containerEnv(setup, r, spec.Env)
 		cpus, mems := place.Pin(e.cfg.Node, r, as.GPUBind == "closest")
@@ -165,7 +173,7 @@ func (e *executor) startContainers(g *localGang, setup rankSetup, dir, note stri
 			}
 		}
 		cr := containers.Rank{Job: as.JobID, Attempt: as.Attempt, Rank: r.Rank, Node: e.cfg.Node.Name, Scope: e.cfg.DataDir, Image: spec.Image,
-			Command: as.Command, Env: env, Workdir: spec.Workdir, Mounts: mounts, CPUs: cpus, Mems: mems, GPUs: gpus, User: user, ShmSize: spec.ShmSize,
+			Command: as.Command, Env: env, Workdir: spec.Workdir, Mounts: mounts, CPUs: cpus, Mems: mems, GPUs: gpus, User: user, ShmSize: shm,
 			MemoryBytes: containers.MemoryShare(e.hostMemory, len(r.GPUs), e.cfg.Node.GPUs),
 			Devices:     containers.RDMADevices("/", place.ClosestNICs(setup.hw, r.GPUs))}
 		logFile := dir + "/rank-" + strconv.Itoa(r.Rank) + ".log"

@@ -57,7 +57,13 @@ type Rank struct {
 	// closest NICs' RDMA devices (RDMADevices); nil: none.
 	Devices []string
 	// User is uid:gid inside the container.
-	User    string
+	User string
+	// ShmSize, when > 0, gives the container its own IPC namespace with a
+	// /dev/shm of this many bytes. Only for a node's only rank of the job
+	// (a per-node launcher such as torchrun, whose workers share the
+	// container): ranks of one job in separate containers share the
+	// host's IPC namespace, which NCCL and CUDA IPC between them need,
+	// and whose /dev/shm the engine cannot size.
 	ShmSize int64
 	// MemoryBytes is the container's memory limit (MemoryShare; 0: none).
 	MemoryBytes int64
@@ -84,18 +90,23 @@ func Labels(r Rank) map[string]string {
 // CreateOptions is the engine request that makes r's container.
 //
 // Host network and IPC: NCCL's sockets and shared-memory transports, and
-// CUDA IPC between the node's ranks, need them. Init: the engine's init is
+// CUDA IPC between the node's ranks, need them (IPC is private only for
+// a node's only rank with a shmSize, see Rank.ShmSize). Init: the engine's init is
 // PID 1 and forwards the checkpoint and stop signals to the rank, which
 // as PID 1 would ignore any it has no handler for. RDMA devices come with
 // an unlimited memlock limit: verbs pin the buffers they register, and the
 // engine's default (64 KiB) fails the first registration.
 func CreateOptions(r Rank) client.ContainerCreateOptions {
 	init := true
+	ipc, shm := container.IpcMode("host"), int64(0)
+	if r.ShmSize > 0 {
+		ipc, shm = "private", r.ShmSize
+	}
 	hc := &container.HostConfig{
 		NetworkMode: "host",
-		IpcMode:     "host",
+		IpcMode:     ipc,
 		Init:        &init,
-		ShmSize:     r.ShmSize,
+		ShmSize:     shm,
 		Resources: container.Resources{
 			CpusetCpus: cpuList(r.CPUs),
 			CpusetMems: cpuList(r.Mems),
@@ -164,7 +175,11 @@ func (s Sharing) Apply(opts *client.ContainerCreateOptions) {
 	}
 	hc := opts.HostConfig
 	hc.NetworkMode = container.NetworkMode("container:" + s.Container)
-	hc.IpcMode = container.IpcMode("container:" + s.Container)
+	if hc.IpcMode.IsHost() {
+		// The host's IPC namespace is the agent's there; a private one
+		// (a per-node launcher's shmSize) stays private.
+		hc.IpcMode = container.IpcMode("container:" + s.Container)
+	}
 	hc.VolumesFrom = []string{s.Container}
 	var kept []mount.Mount
 	for _, m := range hc.Mounts {

@@ -74,8 +74,8 @@ func TestCreateOptions(t *testing.T) {
 			r.Workdir, r.ShmSize = "/workspace", 1<<30
 		}, func(t *testing.T, cfg *container.Config, hc *container.HostConfig) {
 			want := []mount.Mount{{Type: mount.TypeBind, Source: "/data", Target: "/data", ReadOnly: true}, {Type: mount.TypeBind, Source: "/scratch/a", Target: "/out"}}
-			if !reflect.DeepEqual(hc.Mounts, want) || cfg.WorkingDir != "/workspace" || hc.ShmSize != 1<<30 {
-				t.Errorf("mounts %+v workdir %q shm %d", hc.Mounts, cfg.WorkingDir, hc.ShmSize)
+			if !reflect.DeepEqual(hc.Mounts, want) || cfg.WorkingDir != "/workspace" || hc.ShmSize != 1<<30 || hc.IpcMode != "private" {
+				t.Errorf("mounts %+v workdir %q shm %d ipc %q: want a private 1 GiB /dev/shm", hc.Mounts, cfg.WorkingDir, hc.ShmSize, hc.IpcMode)
 			}
 		}},
 	} {
@@ -151,5 +151,12 @@ func TestSharingApply(t *testing.T) {
 	want := []mount.Mount{{Type: mount.TypeBind, Source: "/var/lib/lockstep2", Target: "/x"}, {Type: mount.TypeBind, Source: "/datasets", Target: "/data", ReadOnly: true}}
 	if !reflect.DeepEqual(hc.Mounts, want) {
 		t.Errorf("mounts %+v, want %+v", hc.Mounts, want)
+	}
+	// A per-node launcher's private IPC (its shmSize) stays private.
+	r.ShmSize = 1 << 30
+	opts = CreateOptions(r)
+	Sharing{Container: "lockstep-node-01"}.Apply(&opts)
+	if opts.HostConfig.IpcMode != "private" || opts.HostConfig.ShmSize != 1<<30 {
+		t.Errorf("shared launcher container: ipc %q shm %d, want private with 1 GiB", opts.HostConfig.IpcMode, opts.HostConfig.ShmSize)
 	}
 }

@@ -28,9 +28,10 @@ type Container struct {
 	// Env is added to the rank environment (over the spec's env; what
 	// Lockstep sets still wins).
 	Env map[string]string `json:"env,omitempty"`
-	// ShmSize is the size of a private /dev/shm in bytes. Ranks share the
-	// host's IPC namespace (NCCL needs it), whose /dev/shm the engine does
-	// not resize; it is kept for per-node launcher containers.
+	// ShmSize is the size in bytes of a private /dev/shm for a node's
+	// only rank (a per-node launcher such as torchrun, its workers in one
+	// container). Where a node runs several ranks of the job they share
+	// the host's IPC namespace (NCCL needs it) and it does not apply.
 	ShmSize int64 `json:"shmSize,omitempty"`
 	// User is who the ranks run as inside: empty or the job's owner (by
 	// name, uid or uid:gid). Nothing else: a container is never a way to

@@ -36,7 +36,10 @@ func (b *NodeBuilder) GPUModel(name string, memoryMiB int64) *NodeBuilder {
 }
 
 // Runtime says the node's agent runs container jobs through engine.
-func (b *NodeBuilder) Runtime(engine string) *NodeBuilder { b.nv.Node.ContainerRuntime = engine; return b }
+func (b *NodeBuilder) Runtime(engine string) *NodeBuilder {
+	b.nv.Node.ContainerRuntime = engine
+	return b
+}
 
 // PairedGPUs links GPUs 2k and 2k+1 by an NVLink bridge and every other
 // pair across the host (SYS), as on a PCIe server with NVLink bridges.

@@ -1,8 +1,8 @@
 // Command probe is the rank of the container tests: it prints the marker
 // file only its image has, its environment's RANK, CUDA_VISIBLE_DEVICES
-// and LOCKSTEP_CPUS, its CPU affinity, memory limit and the GPU devices it
-// has; then it waits for SIGTERM when its first argument is "wait", or
-// exits with the code it names.
+// and LOCKSTEP_CPUS, its CPU affinity, memory limit, /dev/shm size and
+// the GPU devices it has; then it waits for SIGTERM when its first
+// argument is "wait", or exits with the code it names.
 package main
 
 import (
@@ -39,6 +39,11 @@ func main() {
 			fmt.Printf("memory-limit=%s\n", strings.TrimSpace(string(max)))
 			break
 		}
+	}
+	// The size of /dev/shm (a private one's is the container's shmSize).
+	var shm unix.Statfs_t
+	if unix.Statfs("/dev/shm", &shm) == nil {
+		fmt.Printf("shm-bytes=%d\n", int64(shm.Blocks)*shm.Bsize)
 	}
 	// The GPUs the engine passed in: /dev/nvidiaN, one per GPU.
 	var gpus []string
