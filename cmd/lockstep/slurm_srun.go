@@ -31,12 +31,13 @@ func (a *app) srun(cmd *cobra.Command) runE {
 	label := fs.BoolP("label", "l", false, "prefix each output line with its task ID")
 	export := fs.String("export", "ALL", "what of this environment the tasks get: ALL, NONE, or NAME[=value],... (ALL,… adds to all)")
 	fs.StringP("job-name", "J", "", "ignored (steps have no names of their own)")
-	// pyxis's options: a step runs where its batch script does, never in a
-	// container of its own (yet); refused by name rather than as unknown.
+	// pyxis's options: a step runs where its batch script does (in the
+	// batch job's image when sbatch had --container-image), never in a
+	// container of its own; refused by name rather than as unknown.
 	var ctrOpts []string
 	for _, name := range []string{"container-image", "container-mounts", "container-workdir", "container-env"} {
 		ctrOpts = append(ctrOpts, name)
-		fs.String(name, "", "not supported: steps run in the batch job's own environment (docs/containers.md)")
+		fs.String(name, "", "not supported: steps run in the batch job's environment, its image with sbatch --container-image (docs/containers.md)")
 	}
 	return a.slurmCommand(cmd, fs, "Run a step of tasks across the batch job's allocation, as Slurm's srun does\n"+
 		"inside an sbatch script: by default on every node with the job's tasks per\n"+
@@ -48,7 +49,7 @@ func (a *app) srun(cmd *cobra.Command) runE {
 		}
 		for _, name := range ctrOpts {
 			if fs.Changed(name) {
-				return usagef("srun: --%s: a step cannot run in a container; submit the command as a container job of its own (lockstep submit --image, docs/containers.md)", name)
+				return usagef("srun: --%s: a step cannot run in a container of its own; steps run in the batch job's image (sbatch --container-image, docs/containers.md)", name)
 			}
 		}
 		sock, token := os.Getenv(rankenv.AgentSocket), os.Getenv(rankenv.AckToken)

@@ -44,7 +44,7 @@ func TestSrunOutsideAJob(t *testing.T) {
 	}
 	// pyxis's options name themselves and what to do instead.
 	if _, errOut, code := cli(t, "srun", "--container-image=nvcr.io#nvidia/pytorch:24.10-py3", "python", "t.py"); code != 2 ||
-		!strings.Contains(errOut, "srun: --container-image: a step cannot run in a container; submit the command as a container job of its own") {
+		!strings.Contains(errOut, "srun: --container-image: a step cannot run in a container of its own; steps run in the batch job's image") {
 		t.Errorf("srun --container-image = %d %q", code, errOut)
 	}
 }

@@ -32,7 +32,11 @@ func lockstepBinary(t *testing.T) string {
 			return
 		}
 		lockstepBin = filepath.Join(dir, "lockstep")
-		out, err := exec.Command("go", "build", "-o", lockstepBin, "../../cmd/lockstep").CombinedOutput()
+		// Static, as released: container batch jobs mount it into images
+		// that have no C library.
+		build := exec.Command("go", "build", "-o", lockstepBin, "../../cmd/lockstep")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := build.CombinedOutput()
 		if err != nil {
 			lockstepErr = &buildError{string(out)}
 		}

@@ -5,15 +5,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/deploy/devcluster"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
 // A container job asking to run as root is rejected by admission in a
 // queue without allowRoot (every queue, with no policy file), with a
-// reason naming the rule; it never reaches a node. No engine is needed.
+// reason naming the rule; it never reaches a node. The nodes run an
+// engine: on a cluster without one, admission rejects every container
+// job as unschedulable before its queue's policy is asked.
 func TestContainerRootRefusedOnDefaultQueue(t *testing.T) {
-	h := newHarness(t, devcluster.Config{Nodes: 1, GPUsPerNode: 2})
+	h, _ := containerCluster(t)
 	for _, user := range []string{"root", "0:0"} {
 		id := h.submit(`{"gang":{"nodes":1,"gpusPerNode":1},"command":["/probe"],
 			"container":{"image":"` + probeImage + `","pullPolicy":"Never","user":"` + user + `"}}`)

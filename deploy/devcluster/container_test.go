@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -30,6 +31,13 @@ const probeImage = "lockstep-probe:devcluster"
 // to exporters); the test skips when no engine answers.
 func containerCluster(t *testing.T, exporters ...sdktrace.SpanExporter) (*harness, *containers.Docker) {
 	t.Helper()
+	return containerClusterWith(t, devcluster.Config{SpanExporters: exporters})
+}
+
+// containerClusterWith is containerCluster with more of cfg (2 nodes of 4
+// GPUs running docker, always).
+func containerClusterWith(t *testing.T, cfg devcluster.Config) (*harness, *containers.Docker) {
+	t.Helper()
 	d, err := containers.ProbeEngine(t.Context(), probeImage)
 	if errors.Is(err, containers.ErrNoEngine) {
 		t.Skipf("%v", err)
@@ -38,8 +46,8 @@ func containerCluster(t *testing.T, exporters ...sdktrace.SpanExporter) (*harnes
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close() })
-	h := newHarness(t, devcluster.Config{Nodes: 2, GPUsPerNode: 4, ContainerRuntime: agent.RuntimeDocker, SpanExporters: exporters})
-	return h, d
+	cfg.Nodes, cfg.GPUsPerNode, cfg.ContainerRuntime = 2, 4, agent.RuntimeDocker
+	return newHarness(t, cfg), d
 }
 
 // nodeDir is a node's agent data directory (the containers' scope).
@@ -158,6 +166,44 @@ func TestContainerCancel(t *testing.T) {
 	testenv.Eventually(t, 30*time.Second, func() error {
 		if n := jobContainers(t, h, d, id); n != 0 {
 			return fmt.Errorf("%d containers left after cancel", n)
+		}
+		return nil
+	})
+}
+
+// A batch job with an image (sbatch --container-image) runs its script
+// in the image, where srun is found, and the tasks of the script's srun
+// steps in the image on every node, each with its own RANK and GPUs.
+func TestContainerBatch(t *testing.T) {
+	h, d := containerClusterWith(t, devcluster.Config{ShimTarget: lockstepBinary(t)})
+	work := t.TempDir()
+	id := h.submit(`{"id":"ctr-batch","gang":{"nodes":2,"gpusPerNode":4,"tasksPerNode":2},"command":["job.sh"],"workdir":"` + work + `",
+		"batch":{"script":"#!/probe\nsrun -l /probe\n","output":"%j.out"},
+		"container":{"image":"` + probeImage + `","pullPolicy":"Never"}}`)
+	j := h.waitFor(id, 90*time.Second, func(j domain.Job) bool { return j.State.Terminal() })
+	raw, _ := os.ReadFile(filepath.Join(work, id+".out"))
+	out := string(raw)
+	if j.State != domain.StateSucceeded {
+		t.Fatalf("ended %s: %s\noutput:\n%s", j.State, j.Reason, out)
+	}
+	marker := `marker="` + containers.ProbeMarker + `"`
+	// The script's own lines (unlabelled), then each task's, labelled.
+	if !strings.Contains(out, "\n"+marker) && !strings.HasPrefix(out, marker) {
+		t.Errorf("the script did not run in the image:\n%s", out)
+	}
+	for task := range 4 {
+		for _, want := range []string{fmt.Sprintf("%d: %s", task, marker), fmt.Sprintf("%d: RANK=%d\n", task, task)} {
+			if !strings.Contains(out, want) {
+				t.Errorf("task %d: output lacks %q:\n%s", task, want, out)
+			}
+		}
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d: CUDA_VISIBLE_DEVICES=\d,\d$`, task)).MatchString(out) {
+			t.Errorf("task %d has not its two GPUs:\n%s", task, out)
+		}
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if n := jobContainers(t, h, d, id); n != 0 {
+			return fmt.Errorf("%d containers left", n)
 		}
 		return nil
 	})

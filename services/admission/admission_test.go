@@ -19,12 +19,16 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
-// start runs admission against a cluster inventory of two 8-GPU nodes.
+// start runs admission against a cluster inventory of two 8-GPU nodes,
+// n1 of which runs container jobs.
 func start(t *testing.T, opts ...func(*admission.Config)) (*testenv.Env, *jobs.Store) {
 	t.Helper()
 	env := testenv.Start(t)
 	for _, n := range []string{"n1", "n2"} {
 		node := domain.Node{Name: n, Addr: "127.0.0.1", GPUs: 8}
+		if n == "n1" {
+			node.ContainerRuntime = domain.ContainerRuntimeDocker
+		}
 		if _, err := env.Etcd.Put(context.Background(), store.InventoryKey(n), store.MustJSON(node)); err != nil {
 			t.Fatal(err)
 		}
@@ -190,4 +194,16 @@ func TestAGangTooBigIsAdmittedOnceTheInventoryGrows(t *testing.T) {
 	}
 	publish(t, env, "three-after", big)
 	waitEvent(t, env, "three-after", events.Admitted)
+}
+
+// A container job needing more nodes with an engine than the cluster has
+// is rejected at once, naming what the other nodes lack.
+func TestAContainerGangNeedsNodesWithAnEngine(t *testing.T) {
+	env, _ := start(t)
+	publish(t, env, "ctr-one", []byte(`{"gang":{"nodes":1,"gpusPerNode":8},"command":["x"],"container":{"image":"probe"}}`))
+	waitEvent(t, env, "ctr-one", events.Admitted)
+	publish(t, env, "ctr-two", []byte(`{"gang":{"nodes":2,"gpusPerNode":8},"command":["x"],"container":{"image":"probe"}}`))
+	if ev := waitEvent(t, env, "ctr-two", events.Rejected); !strings.Contains(ev.Reason, "1 without a container runtime") {
+		t.Fatalf("reason = %q", ev.Reason)
+	}
 }

@@ -40,9 +40,6 @@ func checkAssignment(key string, as domain.Assignment, node domain.Node) error {
 		if fes := as.Container.Check("container"); len(fes) > 0 {
 			return errors.Newf("%s", validate.Join(fes))
 		}
-		if as.Batch != nil {
-			return errors.New("container: a batch job cannot run in a container")
-		}
 	}
 	used := map[int]bool{}
 	cores := map[int]bool{}

@@ -29,9 +29,19 @@ import (
 // scriptName is the script's file in the attempt's directory.
 const scriptName = "batch-script"
 
-// startBatch starts the script on node rank 0 and nothing elsewhere.
+// startBatch starts the script on node rank 0 and nothing elsewhere. A
+// container batch job's script runs in the image, and so do its steps'
+// tasks on every node (g.img).
 func (e *executor) startBatch(g *localGang, setup rankSetup, workdir, dir, note string) error {
 	as, acct := g.as, g.acct
+	if as.Container != nil {
+		img, err := e.prepareContainers(g, dir)
+		if err != nil {
+			return err
+		}
+		g.img = &img
+		setup = g.setup
+	}
 	if as.NodeRank != 0 {
 		return nil
 	}
@@ -45,15 +55,9 @@ func (e *executor) startBatch(g *localGang, setup rankSetup, workdir, dir, note 
 	if !strings.HasPrefix(as.Batch.Script, "#!") {
 		argv = append([]string{"/bin/sh"}, argv...)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = workdir
 	whole := wholeNode(as.Ranks)
 	env := rankEnvOf(setup, whole)
 	env.Task = rankenv.SlurmTask{} // the batch script: task 0 of node 0, no step
-	cmd.Env = env.List()
-	if acct.Cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: acct.Cred}
-	}
 	out, errOut, err := openBatchOutput(as, acct, e.cfg.Node.Name, workdir)
 	if err != nil {
 		return err
@@ -61,16 +65,33 @@ func (e *executor) startBatch(g *localGang, setup rankSetup, workdir, dir, note 
 	// The script's output goes to its files and, as a rank's does, to the
 	// job's log stream and the attempt's rank log.
 	logFile := filepath.Join(dir, "rank-0.log")
-	cmd.Stdout = teeTo(out, e.newSink(as, 0, "stdout", logFile))
-	cmd.Stderr = teeTo(errOut, e.newSink(as, 0, "stderr", logFile))
+	stdout := teeTo(out, e.newSink(as, 0, "stdout", logFile))
+	stderr := teeTo(errOut, e.newSink(as, 0, "stderr", logFile))
 	if note != "" {
-		_, _ = io.WriteString(cmd.Stderr, note)
+		_, _ = io.WriteString(stderr, note)
 	}
+	if g.img != nil {
+		// The script is in the attempt's directory, mounted at its own path.
+		c, err := e.startContainer(g, *g.img, ctrTask{name: "batch", share: whole, argv: argv, env: env, stdout: stdout, stderr: stderr})
+		if err != nil {
+			closeAll([]io.Writer{stdout, stderr})
+			return errors.Wrapf(err, "start the batch script of job %s in image %s", as.JobID, g.img.spec.Image)
+		}
+		g.procs = append(g.procs, c)
+		return nil
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = workdir
+	cmd.Env = env.List()
+	if acct.Cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: acct.Cred}
+	}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	var pin rankPin
 	pin.cpus, pin.mems = place.Pin(e.cfg.Node, whole, as.GPUBind == "closest")
 	p, pinErr, err := e.box.start(cmd, pin)
 	if err != nil {
-		_, _ = out.Close(), errOut.Close()
+		closeAll([]io.Writer{stdout, stderr})
 		return errors.Wrapf(err, "start the batch script of job %s", as.JobID)
 	}
 	g.procs = append(g.procs, p)

@@ -10,15 +10,9 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
-	"go.opentelemetry.io/otel/attribute"
 	"golang.org/x/sys/unix"
 
 	"github.com/lockstep-dev/lockstep/services/agent/containers"
-	"github.com/lockstep-dev/lockstep/shared/contract/domain"
-	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
-	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
-	"github.com/lockstep-dev/lockstep/shared/core/place"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 // startEngine connects to the container engine and removes what an
@@ -70,6 +64,8 @@ func (c *ctrRank) signal(sig syscall.Signal) {
 	_ = c.d.Signal(ctx, c.id, unix.SignalName(sig))
 }
 
+func (c *ctrRank) ended() bool { return isClosed(c.exited) }
+
 func (c *ctrRank) kill() {
 	if isClosed(c.exited) {
 		return
@@ -105,108 +101,6 @@ func (c *ctrRank) finish() int {
 // job (its pull fails with it, and so would its ranks).
 func (e *executor) noEngine() error {
 	return errors.Newf("node %s runs no container jobs: its agent was started without --container-runtime docker", e.cfg.Node.Name)
-}
-
-// startContainers starts each rank of g in its own container: the image
-// is made present first (verified, when the gang's pull phase made it
-// present; else as container.pullPolicy says), then the ranks start with
-// the environment, pinning and GPUs bare ranks get.
-func (e *executor) startContainers(g *localGang, setup rankSetup, dir, note string) error {
-	as := g.as
-	spec := as.Container.WithDefaults()
-	if e.engine == nil {
-		return e.noEngine()
-	}
-	user, err := containerUser(spec.User, g.acct, e.self)
-	if err != nil {
-		return err
-	}
-	policy := spec.PullPolicy
-	if e.pulledFor(as.JobID, as.Attempt) {
-		// The gang's pull phase made it present here: only verify.
-		policy = jobspec.PullNever
-	}
-	ctx, span := telemetry.StartChild(g.regCtx, telemetry.SpanImage, attribute.String("lockstep.image", spec.Image))
-	t0 := time.Now()
-	pulled, err := e.engine.Ensure(ctx, spec.Image, policy)
-	took := time.Since(t0)
-	span.SetAttributes(attribute.Bool("lockstep.image.pulled", pulled), attribute.Int64("lockstep.image.ensure_ms", took.Milliseconds()))
-	span.End()
-	if err != nil {
-		return errors.Wrapf(err, "container image for job %s", as.JobID)
-	}
-	e.log.Info("container image ready", "job", as.JobID, "image", spec.Image, "policy", spec.PullPolicy, "pulled", pulled, "took", took)
-	mounts := append([]jobspec.Mount{{Source: dir, Target: dir}}, spec.Mounts...)
-	if setup.sock != "" {
-		mounts = append(mounts, jobspec.Mount{Source: setup.sock, Target: setup.sock})
-	}
-	setup.shimDir = "" // the Slurm shims are host binaries
-	var gpus []string
-	if len(e.cfg.GPUUUIDs) == e.cfg.Node.GPUs && e.cfg.Node.GPUs > 0 {
-		setup.uuids = e.cfg.GPUUUIDs // renumbered inside: only UUIDs name them there
-	}
-	rctx := context.WithoutCancel(g.regCtx)
-	shm := int64(0)
-	if len(as.Ranks) == 1 {
-		// A node's only rank may have its own /dev/shm: no other rank of
-		// the job needs its IPC namespace (containers.Rank.ShmSize).
-		shm = spec.ShmSize
-	} else if spec.ShmSize > 0 {
-		e.log.Info("container.shmSize not applied: the node's ranks share the host's IPC namespace", "job", as.JobID, "ranks", len(as.Ranks))
-	}
-	for _, r := range as.Ranks {
-		env := containerEnv(setup, r, spec.Env)
-		cpus, mems := place.Pin(e.cfg.Node, r, as.GPUBind == "closest")
-		if have := onlineCPUs(cpus); len(have) < len(cpus) {
-			// As for a bare rank: pinned to those of its cores this machine
-			// has (a simulated node claims more), unpinned if none.
-			e.log.Warn("rank pinned to fewer cores: not all of its cores are on this machine", "job", as.JobID, "rank", r.Rank, "cores", have)
-			cpus = have
-			if len(have) == 0 {
-				mems = nil
-			}
-		}
-		if setup.uuids != nil {
-			gpus = nil
-			for _, i := range r.GPUs {
-				gpus = append(gpus, setup.uuids[i])
-			}
-		}
-		cr := containers.Rank{Job: as.JobID, Attempt: as.Attempt, Rank: r.Rank, Node: e.cfg.Node.Name, Scope: e.cfg.DataDir, Image: spec.Image,
-			Command: as.Command, Env: env, Workdir: spec.Workdir, Mounts: mounts, CPUs: cpus, Mems: mems, GPUs: gpus, User: user, ShmSize: shm,
-			MemoryBytes: containers.MemoryShare(e.hostMemory, len(r.GPUs), e.cfg.Node.GPUs),
-			Devices:     containers.RDMADevices("/", place.ClosestNICs(setup.hw, r.GPUs))}
-		logFile := dir + "/rank-" + strconv.Itoa(r.Rank) + ".log"
-		stdout, stderr := e.newSink(as, r.Rank, "stdout", logFile), e.newSink(as, r.Rank, "stderr", logFile)
-		if note != "" {
-			_, _ = io.WriteString(stderr, note)
-		}
-		id, copied, err := e.engine.Start(rctx, containers.CreateOptions(cr), stdout, stderr)
-		if err != nil {
-			closeAll([]io.Writer{stdout, stderr})
-			return errors.Wrapf(err, "start rank %d in image %s", r.Rank, spec.Image)
-		}
-		g.procs = append(g.procs, &ctrRank{d: e.engine, id: id, ctx: rctx, outs: []io.Writer{stdout, stderr}, copied: copied, exited: make(chan struct{})})
-	}
-	return nil
-}
-
-// containerEnv is a bare rank's environment, with container.env over the
-// spec's env, and PATH the image's usual one, not the node's.
-func containerEnv(s rankSetup, r domain.Rank, extra map[string]string) []string {
-	env := rankEnvOf(s, r)
-	env.Path = rankenv.DefaultPath
-	if len(extra) > 0 {
-		spec := make(map[string]string, len(env.Spec)+len(extra))
-		for k, v := range env.Spec {
-			spec[k] = v
-		}
-		for k, v := range extra {
-			spec[k] = v
-		}
-		env.Spec = spec
-	}
-	return lastWins(env.List())
 }
 
 // lastWins keeps one entry per name, the last, as os/exec does: an engine

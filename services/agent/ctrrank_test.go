@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
 )
 
 func TestContainerUser(t *testing.T) {
@@ -43,13 +45,24 @@ func TestContainerEnv(t *testing.T) {
 	as := domain.Assignment{JobID: "j", Attempt: 1, Node: "n1", NNodes: 1, WorldSize: 2, MasterAddr: "n1", MasterPort: 29500,
 		Env: map[string]string{"A": "spec", "B": "spec"}}
 	s := rankSetup{as: as, node: "n1", acct: account{Name: "ada", Cred: &syscall.Credential{Uid: 1}}, shimDir: ""}
-	env := containerEnv(s, domain.Rank{Rank: 1, GPUs: []int{1}}, map[string]string{"B": "ctr", "RANK": "7"})
-	for _, want := range []string{"A=spec", "B=ctr", "RANK=1", "CUDA_VISIBLE_DEVICES=1"} {
+	img := ctrImage{spec: jobspec.Container{Env: map[string]string{"B": "ctr", "RANK": "7"}}}
+	env := containerEnv(rankEnvOf(s, domain.Rank{Rank: 1, GPUs: []int{1}}), img)
+	for _, want := range []string{"A=spec", "B=ctr", "RANK=1", "CUDA_VISIBLE_DEVICES=1", "PATH=" + rankenv.DefaultPath} {
 		if !slices.Contains(env, want) {
 			t.Errorf("env lacks %s: %v", want, env)
 		}
 	}
 	if slices.Contains(env, "RANK=7") {
 		t.Error("container.env overrode RANK")
+	}
+	// A batch job's containers find the Slurm commands first, on the
+	// image's PATH and on one the spec carries (sbatch --export=ALL).
+	img.shims = true
+	if env := containerEnv(rankEnvOf(s, domain.Rank{Rank: 1}), img); !slices.Contains(env, "PATH="+containerShimDir+":"+rankenv.DefaultPath) {
+		t.Errorf("shims not first on PATH: %v", env)
+	}
+	s.as.Env = map[string]string{"PATH": "/opt/conda/bin:/usr/bin"}
+	if env := containerEnv(rankEnvOf(s, domain.Rank{Rank: 1}), img); !slices.Contains(env, "PATH="+containerShimDir+":/opt/conda/bin:/usr/bin") {
+		t.Errorf("shims not first on the spec's PATH: %v", env)
 	}
 }

@@ -103,6 +103,9 @@ type localGang struct {
 	setup   rankSetup
 	workdir string
 	steps   gangSteps
+	// img is a container batch job's image and mounts, for its script
+	// and step tasks (nil: they run bare).
+	img *ctrImage
 }
 
 func newExecutor(cfg Config, b *bus.Bus, box *container, log *slog.Logger, report func(context.Context, domain.Report)) *executor {
@@ -257,7 +260,11 @@ type rank interface {
 	// finish waits for the rank's end, flushes and closes its output, lets
 	// go of what it held, and returns its exit code (128+n for signal n).
 	finish() int
+	// ended reports whether the rank has exited.
+	ended() bool
 }
+
+func (p *rankProc) ended() bool { return isClosed(p.exited) }
 
 // finish is rank.finish for a process tree.
 func (p *rankProc) finish() int {

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,9 +38,9 @@ import (
 // gangSteps are the step tasks of one gang attempt on this node.
 type gangSteps struct {
 	mu      sync.Mutex
-	next    int                 // the next step ID (the script's node numbers them)
-	running map[int][]*rankProc // by step
-	ended   bool                // the gang ended: no step starts any more
+	next    int            // the next step ID (the script's node numbers them)
+	running map[int][]rank // by step
+	ended   bool           // the gang ended: no step starts any more
 	// killed are the steps the script's node has killed: a task of one
 	// that starts after the kill arrived (srun -K's first failure can come
 	// before the other nodes have started theirs) is ended at once.
@@ -190,7 +192,7 @@ func (e *executor) runStep(g *localGang, to string, l domain.StepLaunch, idx int
 		return
 	}
 	if g.steps.running == nil {
-		g.steps.running = map[int][]*rankProc{}
+		g.steps.running = map[int][]rank{}
 	}
 	g.steps.wg.Add(k)
 	g.steps.mu.Unlock()
@@ -215,30 +217,8 @@ func (e *executor) runStep(g *localGang, to string, l domain.StepLaunch, idx int
 			e.sendOutput(to, domain.StepOutput{JobID: l.JobID, Attempt: l.Attempt, Step: l.Step, Task: task, Kind: domain.StepExit, Code: code})
 			g.steps.wg.Done()
 		}
-		vars := env.List()
-		// The task's PATH is the job's or srun's when they carry one (it
-		// wins over the account's in vars): the program is looked up there,
-		// as the task's shell would.
-		taskPath := env.Path
-		if p, ok := env.Spec[rankenv.Path]; ok {
-			taskPath = p
-		}
-		path, err := lookPathIn(l.Argv[0], taskPath, g.workdir)
-		if err != nil {
-			exit(127, "srun: "+err.Error())
-			continue
-		}
-		cmd := exec.Command(path, l.Argv[1:]...)
-		cmd.Args[0] = l.Argv[0]
-		cmd.Dir, cmd.Env = g.workdir, vars
-		if g.acct.Cred != nil {
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: g.acct.Cred}
-		}
 		stdout, stderr := out(domain.StepStdout), out(domain.StepStderr)
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		var pin rankPin
-		pin.cpus, pin.mems = place.Pin(e.cfg.Node, share, g.as.GPUBind == "closest")
-		p, _, err := e.box.start(cmd, pin)
+		p, err := e.startTask(g, l, task, share, env, stdout, stderr)
 		if err != nil {
 			exit(127, "srun: "+err.Error())
 			continue
@@ -251,16 +231,49 @@ func (e *executor) runStep(g *localGang, to string, l domain.StepLaunch, idx int
 			p.signal(syscall.SIGTERM) // the gang or step ended while this task started
 		}
 		go func() {
-			err := p.wait()
+			code := p.finish()
 			stdout.flush()
 			stderr.flush()
 			g.steps.mu.Lock()
-			g.steps.running[l.Step] = slices.DeleteFunc(g.steps.running[l.Step], func(q *rankProc) bool { return q == p })
+			g.steps.running[l.Step] = slices.DeleteFunc(g.steps.running[l.Step], func(q rank) bool { return q == p })
 			g.steps.mu.Unlock()
-			exit(exitCode(p.cmd, err), "")
+			exit(code, "")
 		}()
 	}
 	e.log.Info("step started", "job", l.JobID, "step", l.Step, "tasks", k, "from", to)
+}
+
+// startTask starts one task of a step: in the job's image for a
+// container batch job, else as a process, its program looked up on the
+// task's PATH (the job's or srun's when they carry one, as its shell
+// would).
+func (e *executor) startTask(g *localGang, l domain.StepLaunch, task int, share domain.Rank, env rankenv.Env, stdout, stderr io.Writer) (rank, error) {
+	if g.img != nil {
+		name := "s" + strconv.Itoa(l.Step) + "t" + strconv.Itoa(task)
+		return e.startContainer(g, *g.img, ctrTask{name: name, share: share, argv: l.Argv, env: env, stdout: stdout, stderr: stderr})
+	}
+	taskPath := env.Path
+	if p, ok := env.Spec[rankenv.Path]; ok {
+		taskPath = p
+	}
+	path, err := lookPathIn(l.Argv[0], taskPath, g.workdir)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(path, l.Argv[1:]...)
+	cmd.Args[0] = l.Argv[0]
+	cmd.Dir, cmd.Env = g.workdir, env.List()
+	if g.acct.Cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: g.acct.Cred}
+	}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	var pin rankPin
+	pin.cpus, pin.mems = place.Pin(e.cfg.Node, share, g.as.GPUBind == "closest")
+	p, _, err := e.box.start(cmd, pin)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // killStep ends a step's tasks here, on the word of the job's first node.
@@ -296,7 +309,7 @@ func (e *executor) killStep(from string, k domain.StepKill) {
 func (e *executor) endSteps(g *localGang) {
 	g.steps.mu.Lock()
 	g.steps.ended = true
-	var procs []*rankProc
+	var procs []rank
 	for _, ps := range g.steps.running {
 		procs = append(procs, ps...)
 	}
@@ -306,7 +319,7 @@ func (e *executor) endSteps(g *localGang) {
 }
 
 // terminate sends SIGTERM, then SIGKILL after the stop grace.
-func (e *executor) terminate(procs []*rankProc) {
+func (e *executor) terminate(procs []rank) {
 	for _, p := range procs {
 		p.signal(syscall.SIGTERM)
 	}
@@ -315,7 +328,7 @@ func (e *executor) terminate(procs []*rankProc) {
 	}
 	time.AfterFunc(e.cfg.StopGrace, func() {
 		for _, p := range procs {
-			if !isClosed(p.exited) {
+			if !p.ended() {
 				p.kill()
 			}
 		}

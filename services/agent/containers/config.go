@@ -36,7 +36,10 @@ type Rank struct {
 	Job     string
 	Attempt int
 	Rank    int
-	Node    string
+	// Task names a container that is not a rank's: a batch job's script
+	// ("batch") or one task of an srun step ("s2t5"); "" for a rank.
+	Task string
+	Node string
 	// Scope is the agent's data directory (LabelScope).
 	Scope   string
 	Image   string
@@ -74,7 +77,11 @@ type Rank struct {
 func Name(r Rank) string {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(r.Scope))
-	return fmt.Sprintf("lockstep-%s-a%d-r%d-%s-%08x", nameSafe(r.Job), r.Attempt, r.Rank, nameSafe(r.Node), h.Sum32())
+	what := "r" + strconv.Itoa(r.Rank)
+	if r.Task != "" {
+		what = nameSafe(r.Task)
+	}
+	return fmt.Sprintf("lockstep-%s-a%d-%s-%s-%08x", nameSafe(r.Job), r.Attempt, what, nameSafe(r.Node), h.Sum32())
 }
 
 var notNameChar = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)

@@ -65,9 +65,6 @@ func DecodeAssignment(data []byte) (Assignment, error) {
 			for _, fe := range ct.Check("container") {
 				c.fail(fe.Field, "%s", fe.Message)
 			}
-			if a.Batch != nil {
-				c.fail("container", "a batch job cannot run in a container")
-			}
 		}
 		if a.PullOnly && a.Container == nil {
 			c.fail("pullOnly", "set on an assignment without a container")

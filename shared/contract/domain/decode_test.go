@@ -199,7 +199,6 @@ func badCases(t *testing.T) []badCase {
 		{"StepOutput", patch(t, "StepOutput", map[string]any{"code": 300}), "code: 300 is not between 0 and 255"},
 		{"StepKill", patch(t, "StepKill", map[string]any{"step": -1}), "step: -1 is not between"},
 		{"StepKill", patch(t, "StepKill", map[string]any{"signal": "SIGKILL"}), `signal: "SIGKILL" is not one of`},
-		{"Assignment", patch(t, "Assignment", map[string]any{"container": map[string]any{"image": "probe"}}), "container: a batch job cannot run in a container"},
 		{"Assignment", patch(t, "Assignment", map[string]any{"batch": nil, "container": map[string]any{"image": "Probe:latest"}}), `container.image: "Probe:latest" is not an image reference`},
 		{"Assignment", patch(t, "Assignment", map[string]any{"batch": nil, "container": map[string]any{"image": "probe", "mounts": []any{map[string]any{"source": "data", "target": "/data"}}}}), `container.mounts.0.source: "data" is relative`},
 		{"Assignment", patch(t, "Assignment", map[string]any{"batch": nil, "container": map[string]any{"image": "probe", "pullPolicy": "Sometimes"}}), `container.pullPolicy: "Sometimes" is not one of`},

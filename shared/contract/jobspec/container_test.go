@@ -101,9 +101,10 @@ func TestContainerCheckWithoutSchema(t *testing.T) {
 	}
 }
 
-func TestParseRejectsBatchContainer(t *testing.T) {
-	_, err := Parse([]byte(`{"gang":{"nodes":1,"gpusPerNode":1},"command":["job.sh"],"batch":{"script":"#!/bin/sh\nsrun x\n"},"container":{"image":"p"}}`))
-	if err == nil || !strings.Contains(err.Error(), "container: batch jobs cannot run in a container yet") {
-		t.Fatalf("got %v", err)
+// A batch job may run in a container (its script and steps do).
+func TestParseBatchContainer(t *testing.T) {
+	s, err := Parse([]byte(`{"gang":{"nodes":1,"gpusPerNode":1},"command":["job.sh"],"batch":{"script":"#!/bin/sh\nsrun x\n"},"container":{"image":"p"}}`))
+	if err != nil || s.Container == nil || s.Batch == nil {
+		t.Fatalf("got %+v, %v", s, err)
 	}
 }

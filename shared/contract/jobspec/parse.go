@@ -118,9 +118,6 @@ func (s Spec) semanticChecks() []validate.FieldError {
 	out = append(out, s.arrayChecks()...)
 	if s.Container != nil {
 		out = append(out, s.Container.Check("container")...)
-		if s.Batch != nil {
-			out = append(out, validate.Errorf("container", "batch jobs cannot run in a container yet (docs/containers.md); submit the ranks' command as a job of its own"))
-		}
 	}
 	if s.Topology.MaxSwitches > s.Gang.Nodes {
 		out = append(out, validate.Errorf("topology.maxSwitches", "%d is more than the gang's %d nodes", s.Topology.MaxSwitches, s.Gang.Nodes))

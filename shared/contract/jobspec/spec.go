@@ -32,7 +32,8 @@ type Spec struct {
 	// expands it into one job per index (Slurm --array).
 	Array *Array `json:"array,omitempty"`
 	// Container, when set, runs every rank in a container made from an
-	// image (container.go). Not yet for batch jobs.
+	// image (container.go); a batch job's script and its srun steps' tasks
+	// too.
 	Container *Container `json:"container,omitempty"`
 }
 

@@ -2,12 +2,14 @@
 // file only its image has, its environment's RANK, CUDA_VISIBLE_DEVICES
 // and LOCKSTEP_CPUS, its CPU affinity, memory limit, /dev/shm size and
 // the GPU devices it has; then it waits for SIGTERM when its first
-// argument is "wait", or exits with the code it names.
+// argument is "wait", runs a script when it is one's interpreter
+// (runScript), or exits with the code it names.
 package main
 
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -54,6 +56,11 @@ func main() {
 		}
 	}
 	fmt.Printf("gpu-devices=%v\n", gpus)
+	if len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "/") {
+		if script, err := os.ReadFile(os.Args[1]); err == nil && strings.HasPrefix(string(script), "#!/probe") {
+			os.Exit(runScript(string(script)))
+		}
+	}
 	if len(os.Args) > 1 && os.Args[1] == "wait" {
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, syscall.SIGTERM, syscall.SIGUSR1)
@@ -75,4 +82,27 @@ func main() {
 		code, _ := strconv.Atoi(os.Args[1])
 		os.Exit(code)
 	}
+}
+
+// runScript is the probe as a batch script's interpreter ("#!/probe";
+// its image has no shell): each line that is not a comment is a command,
+// its words split on spaces, run in turn; the first that fails ends the
+// script with its code.
+func runScript(script string) int {
+	for _, line := range strings.Split(script, "\n") {
+		argv := strings.Fields(line)
+		if len(argv) == 0 || strings.HasPrefix(argv[0], "#") {
+			continue
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Printf("script: %s: %v\n", line, err)
+			if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() > 0 {
+				return cmd.ProcessState.ExitCode()
+			}
+			return 127
+		}
+	}
+	return 0
 }
