@@ -35,7 +35,7 @@ func containerCluster(t *testing.T, exporters ...sdktrace.SpanExporter) (*harnes
 }
 
 // containerClusterWith is containerCluster with more of cfg (2 nodes of 4
-// GPUs running docker, always).
+// GPUs running docker, with the static lockstep binary, always).
 func containerClusterWith(t *testing.T, cfg devcluster.Config) (*harness, *containers.Docker) {
 	t.Helper()
 	d, err := containers.ProbeEngine(t.Context(), probeImage)
@@ -47,6 +47,9 @@ func containerClusterWith(t *testing.T, cfg devcluster.Config) (*harness, *conta
 	}
 	t.Cleanup(func() { _ = d.Close() })
 	cfg.Nodes, cfg.GPUsPerNode, cfg.ContainerRuntime = 2, 4, agent.RuntimeDocker
+	// The released binary (static): rank containers hold their lifeline
+	// through it, and container batch jobs find srun in it.
+	cfg.ShimTarget = lockstepBinary(t)
 	return newHarness(t, cfg), d
 }
 
@@ -175,7 +178,7 @@ func TestContainerCancel(t *testing.T) {
 // in the image, where srun is found, and the tasks of the script's srun
 // steps in the image on every node, each with its own RANK and GPUs.
 func TestContainerBatch(t *testing.T) {
-	h, d := containerClusterWith(t, devcluster.Config{ShimTarget: lockstepBinary(t)})
+	h, d := containerClusterWith(t, devcluster.Config{})
 	work := t.TempDir()
 	id := h.submit(`{"id":"ctr-batch","gang":{"nodes":2,"gpusPerNode":4,"tasksPerNode":2},"command":["job.sh"],"workdir":"` + work + `",
 		"batch":{"script":"#!/probe\nsrun -l /probe\n","output":"%j.out"},

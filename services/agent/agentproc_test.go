@@ -31,6 +31,9 @@ type testAgentSpec struct {
 	NATS, Etcd, Node, DataDir string
 	Containment               Containment
 	ContainerRuntime          string
+	// ShimTarget is the lockstep binary for the Slurm shims and rank
+	// containers' lifelines ("" the test binary, which is not static).
+	ShimTarget string
 }
 
 func TestMain(m *testing.M) {
@@ -52,6 +55,7 @@ func runTestAgent(raw string) int {
 		Base:    config.Base{NATSURL: s.NATS, Etcd: s.Etcd, StreamReplicas: 1, Log: slog.New(slog.NewTextHandler(os.Stderr, nil))},
 		Node:    domain.Node{Name: s.Node, Addr: "127.0.0.1", GPUs: 1},
 		DataDir: s.DataDir, LeaseTTL: 2 * time.Second, Containment: s.Containment, ContainerRuntime: s.ContainerRuntime,
+		ShimTarget: s.ShimTarget,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

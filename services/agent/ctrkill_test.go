@@ -1,13 +1,17 @@
 package agent
 
 import (
-	"github.com/cockroachdb/errors"
-
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/errors"
 
 	"github.com/lockstep-dev/lockstep/services/agent/containers"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
@@ -18,10 +22,10 @@ import (
 
 const ctrKillProbe = "lockstep-probe:agent"
 
-// The issue's containment case for containers: `kill -9` of an agent
-// running a container gang leaves the rank containers running (nothing
-// of the agent is left to stop them), and the agent, started again,
-// removes every container of that attempt before it registers.
+// The containment rule for containers: `kill -9` of an agent running a
+// container gang ends the rank containers too, as it ends bare ranks —
+// their lifelines to the dead agent are cut — and the agent, started
+// again, removes what is left of them before it registers.
 func TestAgentKilledWithContainersLeavesNoneAfterRestart(t *testing.T) {
 	d, err := containers.ProbeEngine(t.Context(), ctrKillProbe)
 	if errors.Is(err, containers.ErrNoEngine) {
@@ -31,9 +35,13 @@ func TestAgentKilledWithContainersLeavesNoneAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close() })
+	bin := staticLockstep(t)
+	if !staticBinary(bin) {
+		t.Fatalf("%s built with CGO_ENABLED=0 is not static", bin)
+	}
 	env := testenv.Start(t)
 	spec := testAgentSpec{NATS: env.NATSURL, Etcd: env.EtcdEndpoint, Node: "ck1", DataDir: t.TempDir(),
-		Containment: ContainProcess, ContainerRuntime: RuntimeDocker}
+		Containment: ContainProcess, ContainerRuntime: RuntimeDocker, ShimTarget: bin}
 	agent, epoch := startAgentProcess(t, env, spec, 0)
 	ctx := context.Background()
 	t.Cleanup(func() {
@@ -45,34 +53,74 @@ func TestAgentKilledWithContainersLeavesNoneAfterRestart(t *testing.T) {
 	if _, err := env.Etcd.Put(ctx, store.AssignKey(spec.Node, as.JobID), store.MustJSON(as)); err != nil {
 		t.Fatal(err)
 	}
-	attempt := func() (n int) {
+	attempt := func() (all, running int) {
 		owned, err := d.Owned(ctx, spec.Node, spec.DataDir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, o := range owned {
 			if o.Job == as.JobID && o.Attempt == as.Attempt {
-				n++
+				all++
+				if o.Running {
+					running++
+				}
 			}
 		}
-		return n
+		return all, running
 	}
 	testenv.Eventually(t, 60*time.Second, func() error {
-		if n := attempt(); n != 2 {
-			return fmt.Errorf("%d containers of the attempt, want 2", n)
+		if _, n := attempt(); n != 2 {
+			return fmt.Errorf("%d containers of the attempt running, want 2", n)
 		}
 		return nil
 	})
+	killed := time.Now()
 	if err := agent.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = agent.Wait()
-	if n := attempt(); n != 2 {
-		t.Fatalf("%d containers left running by the killed agent, want 2: the test set up nothing to reap", n)
+	testenv.Eventually(t, 20*time.Second, func() error {
+		if _, n := attempt(); n != 0 {
+			return fmt.Errorf("%d containers of the attempt still running after the agent was killed", n)
+		}
+		return nil
+	})
+	t.Logf("rank containers ended %s after the agent's kill -9", time.Since(killed).Round(10*time.Millisecond))
+	if all, _ := attempt(); all != 2 {
+		t.Fatalf("%d containers of the attempt after the kill, want the 2 exited ones: the test set up nothing to reap", all)
 	}
 	startAgentProcess(t, env, spec, epoch)
 	// Registered: the restarted agent reaped before it registered.
-	if n := attempt(); n != 0 {
-		t.Fatalf("%d containers of attempt %d left after the agent's restart", n, as.Attempt)
+	if all, _ := attempt(); all != 0 {
+		t.Fatalf("%d containers of attempt %d left after the agent's restart", all, as.Attempt)
 	}
+}
+
+var (
+	lockstepOnce sync.Once
+	lockstepBin  string
+	lockstepErr  error
+)
+
+// staticLockstep builds the lockstep binary as released (CGO_ENABLED=0),
+// once per test binary.
+func staticLockstep(t *testing.T) string {
+	t.Helper()
+	lockstepOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "lockstep-bin")
+		if err != nil {
+			lockstepErr = err
+			return
+		}
+		lockstepBin = filepath.Join(dir, "lockstep")
+		build := exec.Command("go", "build", "-o", lockstepBin, "../../cmd/lockstep")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			lockstepErr = errors.Newf("build lockstep: %v: %s", err, out)
+		}
+	})
+	if lockstepErr != nil {
+		t.Fatal(lockstepErr)
+	}
+	return lockstepBin
 }

@@ -33,7 +33,14 @@ type ctrImage struct {
 	mounts []jobspec.Mount
 	// shims says the Slurm commands are mounted at containerShimDir.
 	shims bool
+	// lifeline is the agent's lifeline socket every container's command
+	// holds ("" for none: the containers outlive a killed agent).
+	lifeline string
 }
+
+// containerLifeline is the agent's binary inside a container, run as the
+// lifeline (lifeline.go).
+const containerLifeline = containerShimDir + "/" + lifelineArg0
 
 // prepareContainers makes the attempt's image present (only verified when
 // the gang's pull phase made it present; else as container.pullPolicy
@@ -73,6 +80,11 @@ func (e *executor) prepareContainers(g *localGang, dir string) (ctrImage, error)
 			img.mounts = append(img.mounts, jobspec.Mount{Source: bin, Target: containerShimDir + "/" + name, ReadOnly: true})
 		}
 		img.shims = true
+	}
+	if e.lifeline != "" {
+		img.mounts = append(img.mounts, jobspec.Mount{Source: e.lifelineBin, Target: containerLifeline, ReadOnly: true},
+			jobspec.Mount{Source: e.lifeline, Target: e.lifeline})
+		img.lifeline = e.lifeline
 	}
 	g.setup.shimDir = "" // the host's shim links mean nothing inside
 	if len(e.cfg.GPUUUIDs) == e.cfg.Node.GPUs && e.cfg.Node.GPUs > 0 {
@@ -134,8 +146,12 @@ func (e *executor) startContainer(g *localGang, img ctrImage, t ctrTask) (*ctrRa
 		// the job needs its IPC namespace (containers.Rank.ShmSize).
 		shm = img.spec.ShmSize
 	}
+	argv := t.argv
+	if img.lifeline != "" {
+		argv = lifelineArgv(containerLifeline, img.lifeline, argv)
+	}
 	cr := containers.Rank{Job: as.JobID, Attempt: as.Attempt, Rank: t.share.Rank, Task: t.name, Node: e.cfg.Node.Name, Scope: e.cfg.DataDir,
-		Image: img.spec.Image, Command: t.argv, Env: containerEnv(t.env, img), Workdir: img.spec.Workdir, Mounts: img.mounts,
+		Image: img.spec.Image, Command: argv, Env: containerEnv(t.env, img), Workdir: img.spec.Workdir, Mounts: img.mounts,
 		CPUs: cpus, Mems: mems, GPUs: gpus, User: img.user, ShmSize: shm,
 		MemoryBytes: containers.MemoryShare(e.hostMemory, len(t.share.GPUs), e.cfg.Node.GPUs),
 		Devices:     containers.RDMADevices("/", place.ClosestNICs(g.setup.hw, t.share.GPUs))}

@@ -48,6 +48,10 @@ type executor struct {
 
 	// engine runs container jobs' ranks (nil: this node refuses them).
 	engine *containers.Docker
+	// lifeline is the socket rank containers hold a connection to, and
+	// lifelineBin the static binary that holds it in each (lifeline.go);
+	// "" when containers run without.
+	lifeline, lifelineBin string
 	// hostMemory is the machine's memory in bytes, shared among rank
 	// containers by their GPUs (containers.MemoryShare); 0: unknown.
 	hostMemory int64

@@ -230,6 +230,13 @@ func Run(ctx context.Context, cfg Config) error {
 			// Jobs still run; Slurm scripts calling srun or scontrol do not.
 			log.Warn("no Slurm command shims on jobs' PATH", "err", err)
 		}
+		if a.exec.engine != nil {
+			if err := a.exec.openLifelines(ctx); err != nil {
+				log.Warn("rank containers have no lifeline: they outlive an agent killed until it starts again", "err", err)
+			} else {
+				defer os.Remove(a.exec.lifeline)
+			}
+		}
 		if err := a.subscribeSteps(ctx); err != nil {
 			return err
 		}

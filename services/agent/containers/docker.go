@@ -159,7 +159,7 @@ func (d *Docker) Owned(ctx context.Context, node, scope string) ([]Owned, error)
 	out := make([]Owned, 0, len(res.Items))
 	for _, c := range res.Items {
 		attempt, _ := strconv.Atoi(c.Labels[LabelAttempt])
-		out = append(out, Owned{ID: c.ID, Job: c.Labels[LabelJob], Attempt: attempt})
+		out = append(out, Owned{ID: c.ID, Job: c.Labels[LabelJob], Attempt: attempt, Running: c.State == container.StateRunning})
 	}
 	return out, nil
 }
@@ -169,6 +169,8 @@ type Owned struct {
 	ID      string
 	Job     string
 	Attempt int
+	// Running is false for one that has exited (and not been removed).
+	Running bool
 }
 
 // Reap removes the node's containers whose attempt keep does not claim:
