@@ -163,6 +163,16 @@ func args(n int, what string) cobra.PositionalArgs {
 	}
 }
 
+// minArgs wants at least n arguments.
+func minArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usagef("%s takes at least %d %s, got %d", verb(cmd), n, what, len(args))
+		}
+		return nil
+	}
+}
+
 // jobIDArg checks a command's one argument is a job ID (jobspec.ValidID:
 // a lowercase DNS label, or an array task's ID_INDEX) before anything is
 // dialled: a bad one would reach the server as a key it refuses.

@@ -44,7 +44,7 @@ var groups = []*cobra.Group{
 
 // commands are the root's commands; node and auth list their own.
 var commands = []command{
-	{"jobs", "submit FILE", "submit a job spec (JSON or YAML file, - for stdin)", args(1, "FILE"), onNATS, (*app).submit},
+	{"jobs", "submit FILE|DIR|-...", "submit job specs (JSON or YAML files, a directory of them, - for stdin)", minArgs(1, "FILE, DIR or -"), onNATS, (*app).submit},
 	{"jobs", "queue", "list jobs, like squeue", args(0, ""), onNATSOut, (*app).queue},
 	{"jobs", "describe ID", "show a job: spec, placement per rank, event timeline", jobIDArg, onNATSOut, (*app).describe},
 	{"jobs", "logs ID", "print a job's rank output", jobIDArg, onNATS, (*app).logs},

@@ -23,7 +23,12 @@ func (a *app) submit(cmd *cobra.Command) runE {
 	cmd.Long = "Submit a job spec (JSON, or YAML for .yaml/.yml files; FILE - reads either from stdin).\n" +
 		"Prints the job ID, and exits 1 if admission rejects the job (within a few\n" +
 		"seconds). With --wait, follows the job's events and exits 0 if it succeeds,\n" +
-		"1 if it fails, is cancelled or rejected."
+		"1 if it fails, is cancelled or rejected.\n\n" +
+		"Many specs at once (a sweep): several FILEs, a directory (its *.json, *.yaml\n" +
+		"and *.yml files), or - with many specs on stdin (JSON values one after another,\n" +
+		"or YAML documents separated by ---). All are checked before any is sent, then\n" +
+		"published together; their IDs are printed in order, and it exits 1 if any was\n" +
+		"rejected (each rejection on stderr)."
 	fs := cmd.Flags()
 	wait := fs.Bool("wait", false, "follow the job's events until it ends")
 	testOnly := fs.Bool("test-only", false, "print where and when the job would start, without submitting it (like sbatch --test-only)")
@@ -32,15 +37,28 @@ func (a *app) submit(cmd *cobra.Command) runE {
 	image := fs.String("image", "", "run every rank in a container of this OCI image (sets container.image; see docs/containers.md)")
 	return func(cmd *cobra.Command, args []string) error {
 		ctx, env := cmd.Context(), a.env
-		raw, err := readSpec(env, args[0])
+		specs, err := readSpecs(env, args)
 		if err != nil {
 			return err
 		}
 		if *image != "" {
-			if raw, err = withImage(raw, *image); err != nil {
-				return err
+			for i := range specs {
+				if specs[i].raw, err = withImage(specs[i].raw, *image); err != nil {
+					return errors.Wrap(err, specs[i].name)
+				}
 			}
 		}
+		if len(specs) > 1 {
+			if *wait || *testOnly {
+				return usagef("--wait and --test-only take one job spec; %d given", len(specs))
+			}
+			c, err := a.dial(ctx)
+			if err != nil {
+				return err
+			}
+			return submitMany(ctx, env, c, specs, client.SubmitOptions{Workdir: *workdir})
+		}
+		raw := specs[0].raw
 		// Validate before connecting: a bad spec is the user's to fix first.
 		spec, err := jobspec.Parse(raw)
 		if err != nil {
@@ -56,14 +74,27 @@ func (a *app) submit(cmd *cobra.Command) runE {
 		if err := refuseExisting(ctx, c, spec); err != nil {
 			return err
 		}
+		// Watching before publishing: admission's verdict cannot be
+		// written unseen, and arrives as it is written.
+		vctx, cancel := context.WithTimeout(ctx, verdictWait)
+		defer cancel()
+		records, werr := c.NewRecords(vctx)
 		id, err := c.Submit(ctx, raw, client.SubmitOptions{Workdir: *workdir})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(env.stdout, clean(id))
 		if !*wait {
-			return admissionVerdict(ctx, c, id, spec)
+			if werr != nil {
+				return admissionVerdict(ctx, c, id, spec)
+			}
+			why, _ := awaitVerdicts(vctx, records, map[string]bool{id: true})
+			if reason, ok := why[id]; ok {
+				return &exitError{code: 1, msg: fmt.Sprintf("job %s rejected: %s", clean(id), clean(reason))}
+			}
+			return nil
 		}
+		cancel()
 		// A record that is someone else's is not this submission's outcome:
 		// admission refused it, and the wait would follow their job.
 		if j, err := waitJob(ctx, c, id); err == nil && c.User != "" && j.Owner != c.User {

@@ -79,18 +79,79 @@ type SubmitOptions struct {
 // when it has none, and publishes it. The returned ID is the job's ID; the
 // publish ack means the submission is durably accepted.
 func (c *Client) Submit(ctx context.Context, raw []byte, opts ...SubmitOptions) (string, error) {
-	spec, err := jobspec.Parse(raw)
-	if err != nil {
-		return "", err
-	}
 	var o SubmitOptions
 	for _, opt := range opts {
 		o = opt
 	}
+	msg, id, err := c.submission(ctx, raw, o)
+	if err != nil {
+		return "", err
+	}
+	ack, err := c.bus.JS.PublishMsg(ctx, msg)
+	if err != nil {
+		return "", errors.Wrap(err, "publish submission")
+	}
+	if ack.Duplicate {
+		if err := c.checkDuplicate(ctx, id); err != nil {
+			return "", err
+		}
+	}
+	return id, nil
+}
+
+// Submitted is one submission of SubmitMany: its job ID, or why it was
+// not accepted.
+type Submitted struct {
+	ID  string
+	Err error
+}
+
+// SubmitMany is Submit for many specs at once, as a pipeline submitting a
+// sweep does: every spec is checked first (one that fails is not sent,
+// the others are), then all are published without waiting for each ack
+// in turn, then the acks are collected. Results are in the order of raws.
+func (c *Client) SubmitMany(ctx context.Context, raws [][]byte, o SubmitOptions) []Submitted {
+	out := make([]Submitted, len(raws))
+	futures := make([]jetstream.PubAckFuture, len(raws))
+	for i, raw := range raws {
+		msg, id, err := c.submission(ctx, raw, o)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		out[i].ID = id
+		if futures[i], err = c.bus.JS.PublishMsgAsync(msg); err != nil {
+			out[i].Err = errors.Wrap(err, "publish submission")
+		}
+	}
+	for i, f := range futures {
+		if f == nil {
+			continue
+		}
+		select {
+		case ack := <-f.Ok():
+			if ack.Duplicate {
+				out[i].Err = c.checkDuplicate(ctx, out[i].ID)
+			}
+		case err := <-f.Err():
+			out[i].Err = errors.Wrap(err, "publish submission")
+		case <-ctx.Done():
+			out[i].Err = ctx.Err()
+		}
+	}
+	return out
+}
+
+// submission checks a spec and makes its message: the ID filled in when
+// the spec has none (so the caller can follow the job before admission
+// has seen it), the working directory when the spec has none and o has.
+func (c *Client) submission(ctx context.Context, raw []byte, o SubmitOptions) (*nats.Msg, string, error) {
+	spec, err := jobspec.Parse(raw)
+	if err != nil {
+		return nil, "", err
+	}
 	fill := map[string]any{}
 	if spec.ID == "" {
-		// Give the job its ID here so the caller can follow its events
-		// before admission has seen it.
 		spec.ID = NewID(spec.Name)
 		fill["id"] = spec.ID
 	}
@@ -100,16 +161,18 @@ func (c *Client) Submit(ctx context.Context, raw []byte, opts ...SubmitOptions) 
 	if len(fill) > 0 {
 		var m map[string]any
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return "", errors.Wrap(err, "re-encode spec")
+			return nil, "", errors.Wrap(err, "re-encode spec")
 		}
 		for k, v := range fill {
 			m[k] = v
 		}
 		if raw, err = json.Marshal(m); err != nil {
-			return "", errors.Wrap(err, "re-encode spec")
+			return nil, "", errors.Wrap(err, "re-encode spec")
 		}
+		// The filled fields are checked as they will reach admission (a
+		// workdir the spec's rules refuse).
 		if _, err := jobspec.Parse(raw); err != nil {
-			return "", err
+			return nil, "", err
 		}
 	}
 	msg := nats.NewMsg(c.subject(subjects.Submit, subjects.SubmitAs))
@@ -117,16 +180,7 @@ func (c *Client) Submit(ctx context.Context, raw []byte, opts ...SubmitOptions) 
 	msg.Header.Set(subjects.HeaderMsgID, spec.ID)
 	// A caller tracing its pipeline gets its trace continued by the job.
 	telemetry.Inject(ctx, msg.Header)
-	ack, err := c.bus.JS.PublishMsg(ctx, msg)
-	if err != nil {
-		return "", errors.Wrap(err, "publish submission")
-	}
-	if ack.Duplicate {
-		if err := c.checkDuplicate(ctx, spec.ID); err != nil {
-			return "", err
-		}
-	}
-	return spec.ID, nil
+	return msg, spec.ID, nil
 }
 
 // ErrIDTaken: a submission's ID belongs to another user's job.

@@ -97,3 +97,10 @@ func (w *JobsWatch) notify() {
 	default:
 	}
 }
+
+// NewRecords follows the job records written from now on (see
+// jobs.Store.NewRecords): started before a submission, it delivers
+// admission's verdict on it as soon as it is written.
+func (c *Client) NewRecords(ctx context.Context) (<-chan domain.Job, error) {
+	return c.jobs.NewRecords(ctx)
+}

@@ -51,3 +51,44 @@ func (s *Store) WatchUntilEnded(ctx context.Context, id string, seen func(domain
 		}
 	}
 }
+
+// NewRecords follows the records written from the moment it returns (not
+// those already there), decoded; one that does not decode or names
+// another job is skipped. The channel closes when ctx ends or the watch
+// does. A caller that starts it before publishing submissions sees
+// admission's verdict on each (its first record) as it is written, with
+// no polling.
+func (s *Store) NewRecords(ctx context.Context) (<-chan domain.Job, error) {
+	w, err := s.kv.WatchAll(ctx, jetstream.UpdatesOnly())
+	if err != nil {
+		return nil, errors.Wrap(err, "watch the job records")
+	}
+	out := make(chan domain.Job, 64)
+	go func() {
+		defer close(out)
+		defer func() { _ = w.Stop() }()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+				if e == nil || e.Operation() != jetstream.KeyValuePut {
+					continue
+				}
+				j, err := decode(e.Value())
+				if err != nil || j.ID != e.Key() {
+					continue
+				}
+				select {
+				case out <- j:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
