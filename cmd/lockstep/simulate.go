@@ -37,8 +37,14 @@ func (a *app) simulate(cmd *cobra.Command) runE {
 	bf := fs.Duration("bf-interval", sim.DefaultBackfillInterval, "Slurm-like: backfill interval")
 	queues := queuesFlag(fs, "as the placement service's --queues (quotas, weights, sizeHandicap)")
 	out := fs.String("out", "", "report folder (default loadtest/reports/<time>)")
+	scenario := fs.String("scenario", "", "preset stream and cluster (flags given win): burst, burst-switches, poisson (docs/loadtest.md)")
 	return func(cmd *cobra.Command, _ []string) error {
 		ctx, env := cmd.Context(), a.env
+		if *scenario != "" {
+			if err := applyScenario(fs, *scenario); err != nil {
+				return err
+			}
+		}
 		pols, err := parsePolicies(*policies)
 		if err != nil {
 			return usagef("--policies: %v", err)

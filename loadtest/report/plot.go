@@ -17,7 +17,8 @@ type Series struct {
 }
 
 // LinePlot writes a PNG line chart. logX puts the X axis on a log scale
-// (non-positive X values are moved to the smallest positive one).
+// (non-positive X values are moved to the smallest positive one; with
+// none positive, as when no job waited, the axis stays linear).
 func LinePlot(path, title, xLabel, yLabel string, series []Series, logX bool) error {
 	p := plot.New()
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xLabel, yLabel
@@ -39,8 +40,8 @@ func LinePlot(path, title, xLabel, yLabel string, series []Series, logX bool) er
 		xys := make(plotter.XYs, len(s.X))
 		for k := range s.X {
 			x := s.X[k]
-			if logX && x <= 0 {
-				x = minPos
+			if logX && x <= 0 && !math.IsInf(minPos, 1) {
+				x = minPos // with no positive X at all the axis stays linear
 			}
 			xys[k] = plotter.XY{X: x, Y: s.Y[k]}
 		}

@@ -16,7 +16,12 @@ func TestPlotsAndTables(t *testing.T) {
 		[]BarGroup{{Name: "a", Values: []float64{1, 2}}, {Name: "b", Values: []float64{3, 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"cdf.png", "bars.png"} {
+	// No job waited: every delay 0, nothing to put on a log axis.
+	if err := LinePlot(filepath.Join(dir, "zero.png"), "t", "x", "y",
+		[]Series{{Name: "a", X: []float64{0, 0}, Y: []float64{0.5, 1}}}, true); err != nil {
+		t.Fatalf("a log-X plot of zeros: %v", err)
+	}
+	for _, f := range []string{"cdf.png", "bars.png", "zero.png"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s not written: %v", f, err)
 		}
