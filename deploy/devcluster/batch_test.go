@@ -3,53 +3,20 @@ package devcluster_test
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
-var (
-	lockstepOnce sync.Once
-	lockstepBin  string
-	lockstepErr  error
-)
-
-// lockstepBinary builds cmd/lockstep once per test run: the Slurm shims
-// on a job's PATH must be the real binary, not this test's.
-func lockstepBinary(t *testing.T) string {
-	t.Helper()
-	lockstepOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "lockstep-bin")
-		if err != nil {
-			lockstepErr = err
-			return
-		}
-		lockstepBin = filepath.Join(dir, "lockstep")
-		// Static, as released: container batch jobs mount it into images
-		// that have no C library.
-		build := exec.Command("go", "build", "-o", lockstepBin, "../../cmd/lockstep")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		out, err := build.CombinedOutput()
-		if err != nil {
-			lockstepErr = &buildError{string(out)}
-		}
-	})
-	if lockstepErr != nil {
-		t.Fatalf("build lockstep: %v", lockstepErr)
-	}
-	return lockstepBin
-}
-
-type buildError struct{ out string }
-
-func (e *buildError) Error() string { return e.out }
+// lockstepBinary is the released binary: the Slurm shims on a job's PATH
+// must be the real lockstep, not this test's binary.
+func lockstepBinary(t *testing.T) string { return testenv.LockstepBinary(t) }
 
 // A batch job as sbatch submits one: its script runs once, on the first
 // node, finds srun and scontrol on PATH, and its srun steps run on both

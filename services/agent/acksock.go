@@ -56,9 +56,15 @@ const ackIOTimeout = 60 * time.Second
 // listenAcks opens the ack socket. Anyone on the node may connect (a
 // rank runs as its owner): the token is what admits an ack.
 func listenAcks(dataDir string) (net.Listener, string, error) {
-	path, err := filepath.Abs(filepath.Join(dataDir, ackSocketName))
+	return listenOpen(dataDir, ackSocketName, "ranks")
+}
+
+// listenOpen listens on a unix socket in the data directory (replacing a
+// previous agent's), mode 0666: ranks run as their owners.
+func listenOpen(dataDir, name, users string) (net.Listener, string, error) {
+	path, err := filepath.Abs(filepath.Join(dataDir, name))
 	if err != nil {
-		return nil, "", errors.Wrap(err, "ack socket path")
+		return nil, "", errors.Wrapf(err, "%s path", name)
 	}
 	_ = os.Remove(path) // a previous agent's
 	l, err := net.Listen("unix", path)
@@ -67,13 +73,22 @@ func listenAcks(dataDir string) (net.Listener, string, error) {
 	}
 	if err := os.Chmod(path, 0o666); err != nil {
 		_ = l.Close()
-		return nil, "", errors.Wrapf(err, "open %s to ranks", path)
+		return nil, "", errors.Wrapf(err, "open %s to %s", path, users)
 	}
 	return l, path, nil
 }
 
 // serveAcks answers ack requests on l until ctx ends.
 func (a *agent) serveAcks(ctx context.Context, l net.Listener) {
+	err := acceptUntil(ctx, l, func(c net.Conn) { a.answerAck(ctx, c.(*net.UnixConn)) })
+	if ctx.Err() == nil {
+		a.Log.Warn("ack socket closed", "err", err)
+	}
+}
+
+// acceptUntil hands each connection to handle, in its own goroutine,
+// until ctx ends (which closes l) or l fails.
+func acceptUntil(ctx context.Context, l net.Listener, handle func(net.Conn)) error {
 	go func() {
 		<-ctx.Done()
 		_ = l.Close()
@@ -81,12 +96,9 @@ func (a *agent) serveAcks(ctx context.Context, l net.Listener) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
-			if ctx.Err() == nil {
-				a.Log.Warn("ack socket closed", "err", err)
-			}
-			return
+			return err
 		}
-		go a.answerAck(ctx, c.(*net.UnixConn))
+		go handle(c)
 	}
 }
 

@@ -3,10 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,7 +31,7 @@ func TestAgentKilledWithContainersLeavesNoneAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close() })
-	bin := staticLockstep(t)
+	bin := testenv.LockstepBinary(t)
 	if !staticBinary(bin) {
 		t.Fatalf("%s built with CGO_ENABLED=0 is not static", bin)
 	}
@@ -94,33 +90,4 @@ func TestAgentKilledWithContainersLeavesNoneAfterRestart(t *testing.T) {
 	if all, _ := attempt(); all != 0 {
 		t.Fatalf("%d containers of attempt %d left after the agent's restart", all, as.Attempt)
 	}
-}
-
-var (
-	lockstepOnce sync.Once
-	lockstepBin  string
-	lockstepErr  error
-)
-
-// staticLockstep builds the lockstep binary as released (CGO_ENABLED=0),
-// once per test binary.
-func staticLockstep(t *testing.T) string {
-	t.Helper()
-	lockstepOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "lockstep-bin")
-		if err != nil {
-			lockstepErr = err
-			return
-		}
-		lockstepBin = filepath.Join(dir, "lockstep")
-		build := exec.Command("go", "build", "-o", lockstepBin, "../../cmd/lockstep")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			lockstepErr = errors.Newf("build lockstep: %v: %s", err, out)
-		}
-	})
-	if lockstepErr != nil {
-		t.Fatal(lockstepErr)
-	}
-	return lockstepBin
 }

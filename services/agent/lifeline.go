@@ -112,41 +112,18 @@ func (e *executor) openLifelines(ctx context.Context) error {
 	return nil
 }
 
-// listenLifelines opens the lifeline socket in the data directory; mode
-// 0666, since rank containers run as their owners and a connection gives
+// listenLifelines opens the lifeline socket in the data directory, open
+// to all: rank containers run as their owners, and a connection gives
 // nothing but a wait for the agent's end.
 func listenLifelines(dataDir string) (net.Listener, string, error) {
-	path, err := filepath.Abs(filepath.Join(dataDir, lifelineSockName))
-	if err != nil {
-		return nil, "", errors.Wrap(err, "lifeline socket path")
-	}
-	_ = os.Remove(path) // a previous agent's
-	l, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, "", errors.Wrapf(err, "listen on %s", path)
-	}
-	if err := os.Chmod(path, 0o666); err != nil {
-		_ = l.Close()
-		return nil, "", errors.Wrapf(err, "open %s to rank containers", path)
-	}
-	return l, path, nil
+	return listenOpen(dataDir, lifelineSockName, "rank containers")
 }
 
 // serveLifelines accepts lifelines until ctx ends and holds each open
 // until the agent's process exits: the kernel closes them then, SIGKILL
 // included. (A closed listener ends no connection already accepted.)
 func serveLifelines(ctx context.Context, l net.Listener) {
-	go func() {
-		<-ctx.Done()
-		_ = l.Close()
-	}()
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			return
-		}
-		go func() { _, _ = io.Copy(io.Discard, c) }()
-	}
+	_ = acceptUntil(ctx, l, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
 }
 
 // staticBinary reports whether the ELF executable at path needs no
