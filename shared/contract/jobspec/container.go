@@ -3,6 +3,7 @@ package jobspec
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/validate"
@@ -63,12 +64,15 @@ const (
 
 // Bounds of a container section.
 const (
-	MaxImageRef  = 512
-	MaxMounts    = 64
-	MaxShmSize   = 1 << 40 // 1 TiB
-	maxEnv       = 256
-	maxEnvValue  = 64 << 10
-	maxUserBytes = 64
+	MaxImageRef = 512
+	MaxMounts   = 64
+	MaxShmSize  = 1 << 40 // 1 TiB
+	// ReservedTarget is where the agent mounts its own binary into rank
+	// containers (the Slurm commands, the lifeline): no mount may go there.
+	ReservedTarget = "/.lockstep"
+	maxEnv         = 256
+	maxEnvValue    = 64 << 10
+	maxUserBytes   = 64
 )
 
 // imageRef is the distribution reference grammar (docker/distribution
@@ -134,6 +138,9 @@ func (c Container) Check(prefix string) []validate.FieldError {
 		}
 		if m.Target == "/" {
 			out = append(out, validate.Errorf(p+"target", "cannot be the container's root"))
+		}
+		if m.Target == ReservedTarget || strings.HasPrefix(m.Target, ReservedTarget+"/") {
+			out = append(out, validate.Errorf(p+"target", "%s is Lockstep's own (the agent mounts srun and the rank's lifeline there)", ReservedTarget))
 		}
 		if targets[m.Target] && m.Target != "" {
 			out = append(out, validate.Errorf(p+"target", "%q is mounted twice", m.Target))

@@ -74,6 +74,7 @@ func TestParseRejectsBadContainer(t *testing.T) {
 		{`{"image":"p","mounts":[{"source":"/d","target":"/x/../etc"}]}`, `container.mounts.0.target: "/x/../etc" has a ".." element`},
 		{`{"image":"p","mounts":[{"source":"/d","target":"/"}]}`, "container.mounts.0.target: cannot be the container's root"},
 		{`{"image":"p","mounts":[{"source":"/d","target":"/a"},{"source":"/e","target":"/a"}]}`, `container.mounts.1.target: "/a" is mounted twice`},
+		{`{"image":"p","mounts":[{"source":"/opt/bin","target":"/.lockstep/bin"}]}`, `container.mounts.0.target: /.lockstep is Lockstep's own`},
 		{`{"image":"p","workdir":"work"}`, "container.workdir"},
 		{`{"image":"p","shmSize":-1}`, "container.shmSize"},
 		{`{"image":"p","shmSize":2199023255552}`, "container.shmSize"},
