@@ -112,35 +112,44 @@ type Submitted struct {
 // in turn, then the acks are collected. Results are in the order of raws.
 func (c *Client) SubmitMany(ctx context.Context, raws [][]byte, o SubmitOptions) []Submitted {
 	out := make([]Submitted, len(raws))
-	futures := make([]jetstream.PubAckFuture, len(raws))
-	for i, raw := range raws {
-		msg, id, err := c.submission(ctx, raw, o)
-		if err != nil {
-			out[i].Err = err
-			continue
-		}
-		out[i].ID = id
-		if futures[i], err = c.bus.JS.PublishMsgAsync(msg); err != nil {
-			out[i].Err = errors.Wrap(err, "publish submission")
-		}
-	}
-	for i, f := range futures {
-		if f == nil {
-			continue
-		}
-		select {
-		case ack := <-f.Ok():
-			if ack.Duplicate {
-				out[i].Err = c.checkDuplicate(ctx, out[i].ID)
+	// In chunks: the client holds at most a few thousand unacknowledged
+	// publishes before it refuses more.
+	for lo := 0; lo < len(raws); lo += submitChunk {
+		hi := min(lo+submitChunk, len(raws))
+		futures := make([]jetstream.PubAckFuture, hi-lo)
+		for i := lo; i < hi; i++ {
+			msg, id, err := c.submission(ctx, raws[i], o)
+			if err != nil {
+				out[i].Err = err
+				continue
 			}
-		case err := <-f.Err():
-			out[i].Err = errors.Wrap(err, "publish submission")
-		case <-ctx.Done():
-			out[i].Err = ctx.Err()
+			out[i].ID = id
+			if futures[i-lo], err = c.bus.JS.PublishMsgAsync(msg); err != nil {
+				out[i].Err = errors.Wrap(err, "publish submission")
+			}
+		}
+		for k, f := range futures {
+			if f == nil {
+				continue
+			}
+			i := lo + k
+			select {
+			case ack := <-f.Ok():
+				if ack.Duplicate {
+					out[i].Err = c.checkDuplicate(ctx, out[i].ID)
+				}
+			case err := <-f.Err():
+				out[i].Err = errors.Wrap(err, "publish submission")
+			case <-ctx.Done():
+				out[i].Err = ctx.Err()
+			}
 		}
 	}
 	return out
 }
+
+// submitChunk is how many submissions SubmitMany has in flight at once.
+const submitChunk = 1000
 
 // submission checks a spec and makes its message: the ID filled in when
 // the spec has none (so the caller can follow the job before admission
