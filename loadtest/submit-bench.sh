@@ -7,6 +7,10 @@
 #   BIN_OLD=/tmp/lockstep-old loadtest/submit-bench.sh
 set -euo pipefail
 D=$(mktemp -d)
+# dev writes its context into the config file and makes it current: a
+# private one, so the developer's own stays as it is.
+export XDG_CONFIG_HOME=$D/config
+unset LOCKSTEP_CONFIG
 if [[ -z ${BIN:-} ]]; then
   BIN=$D/lockstep
   (cd "$(dirname "$0")/.." && CGO_ENABLED=0 go build -o "$BIN" ./cmd/lockstep)

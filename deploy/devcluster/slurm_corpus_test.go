@@ -85,7 +85,9 @@ func (c *corpus) sbatch(dir, stdin string, env []string, args ...string) sbatchR
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(append(cmd.Env, "PATH="+c.fake+":"+os.Getenv("PATH")), env...)
+	// LOCKSTEP_CONFIG as TestMain set it: no config file of the developer's.
+	cmd.Env = append(cmd.Env, "PATH="+c.fake+":"+os.Getenv("PATH"), "LOCKSTEP_CONFIG="+os.Getenv("LOCKSTEP_CONFIG"))
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
