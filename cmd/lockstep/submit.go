@@ -74,27 +74,14 @@ func (a *app) submit(cmd *cobra.Command) runE {
 		if err := refuseExisting(ctx, c, spec); err != nil {
 			return err
 		}
-		// Watching before publishing: admission's verdict cannot be
-		// written unseen, and arrives as it is written.
-		vctx, cancel := context.WithTimeout(ctx, verdictWait)
-		defer cancel()
-		records, werr := c.NewRecords(vctx)
+		if !*wait {
+			return submitOne(ctx, env, c, raw, spec, *workdir)
+		}
 		id, err := c.Submit(ctx, raw, client.SubmitOptions{Workdir: *workdir})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(env.stdout, clean(id))
-		if !*wait {
-			if werr != nil {
-				return admissionVerdict(ctx, c, id, spec)
-			}
-			why, _ := awaitVerdicts(vctx, records, map[string]bool{id: true})
-			if reason, ok := why[id]; ok {
-				return &exitError{code: 1, msg: fmt.Sprintf("job %s rejected: %s", clean(id), clean(reason))}
-			}
-			return nil
-		}
-		cancel()
 		// A record that is someone else's is not this submission's outcome:
 		// admission refused it, and the wait would follow their job.
 		if j, err := waitJob(ctx, c, id); err == nil && c.User != "" && j.Owner != c.User {
@@ -102,6 +89,28 @@ func (a *app) submit(cmd *cobra.Command) runE {
 		}
 		return waitForEnd(ctx, env, c, id)
 	}
+}
+
+// submitOne submits one spec and waits briefly for admission's verdict,
+// read from a watch opened before publishing: it cannot be written
+// unseen, and arrives as it is written.
+func submitOne(ctx context.Context, env *cliEnv, c *client.Client, raw []byte, spec jobspec.Spec, workdir string) error {
+	vctx, cancel := context.WithTimeout(ctx, verdictWait)
+	defer cancel()
+	records, werr := c.NewRecords(vctx)
+	id, err := c.Submit(ctx, raw, client.SubmitOptions{Workdir: workdir})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(env.stdout, clean(id))
+	if werr != nil {
+		return admissionVerdict(ctx, c, id, spec)
+	}
+	why, _ := awaitVerdicts(vctx, records, map[string]bool{id: true})
+	if reason, ok := why[id]; ok {
+		return &exitError{code: 1, msg: fmt.Sprintf("job %s rejected: %s", clean(id), clean(reason))}
+	}
+	return nil
 }
 
 // withImage sets container.image in a spec, keeping the rest of a
