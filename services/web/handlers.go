@@ -27,19 +27,25 @@ func (s *server) clusterModel() view.Cluster {
 	return view.BuildCluster(view.ClusterInput{Samples: s.state.history(), Jobs: s.state.jobList(), Fabric: s.fabricModel(), Now: s.cfg.Now()})
 }
 
+// record is job id's record from the follower, or from the KV for one it
+// has not delivered yet (a job submitted a moment ago); found is false
+// when there is none.
+func (s *server) record(ctx context.Context, id string) (j domain.Job, found bool, err error) {
+	if j, ok := s.state.job(id); ok {
+		return j, true, nil
+	}
+	j, _, err = s.Jobs.Get(ctx, id)
+	if errs.IsNotFound(err) {
+		return j, false, nil
+	}
+	return j, err == nil, err
+}
+
 // jobModel is job id's page; found is false when there is no such record.
-// The record comes from the follower, or from the KV for one it has not
-// delivered yet (a job submitted a moment ago).
 func (s *server) jobModel(ctx context.Context, id string, v view.Viewer) (p view.JobPage, found bool, err error) {
-	j, ok := s.state.job(id)
-	if !ok {
-		j, _, err = s.Jobs.Get(ctx, id)
-		if errs.IsNotFound(err) {
-			return p, false, nil
-		}
-		if err != nil {
-			return p, false, err
-		}
+	j, found, err := s.record(ctx, id)
+	if !found || err != nil {
+		return p, found, err
 	}
 	var evs []events.Event
 	if v.MayRead(j.Owner) {

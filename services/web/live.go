@@ -126,8 +126,12 @@ func (s *server) logs(w http.ResponseWriter, r *http.Request, v view.Viewer) {
 		http.Error(w, "want /jobs/ID/logs?rank=N with a job ID and a rank ≥ 0", http.StatusBadRequest)
 		return
 	}
-	j, found := s.state.job(id)
-	if !found {
+	j, found, err := s.record(r.Context(), id)
+	switch {
+	case err != nil:
+		http.Error(w, "read job "+id+": "+err.Error(), http.StatusBadGateway)
+		return
+	case !found:
 		http.Error(w, "no job "+id, http.StatusNotFound)
 		return
 	}
