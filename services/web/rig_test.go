@@ -252,17 +252,6 @@ func (r *rig) mustGet(t *testing.T, path string) (int, string) {
 	return code, body
 }
 
-// stateHas asks the replica, through its job page, whether it follows a
-// record yet.
-func (r *rig) stateHas(id string) (int, bool) {
-	resp, err := http.Get(r.url + "/jobs/" + id)
-	if err != nil {
-		return 0, false
-	}
-	resp.Body.Close()
-	return resp.StatusCode, resp.StatusCode == http.StatusOK
-}
-
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 type domainJob = domain.Job
