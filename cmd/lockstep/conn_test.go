@@ -15,22 +15,7 @@ import (
 
 // TestMain keeps the developer's own config file and LOCKSTEP_* variables
 // out of the tests: every command resolves its connection from them.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "lockstep-cli-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	for _, k := range []string{"LOCKSTEP_NATS", "NATS_URL", "LOCKSTEP_CREDS", "NATS_CREDS", "LOCKSTEP_CONTEXT",
-		"LOCKSTEP_TLS_CA", "LOCKSTEP_TLS_CERT", "LOCKSTEP_TLS_KEY",
-		"LOCKSTEP_ETCD", "LOCKSTEP_ETCD_CA", "LOCKSTEP_ETCD_CERT", "LOCKSTEP_ETCD_KEY"} {
-		os.Unsetenv(k)
-	}
-	os.Setenv("LOCKSTEP_CONFIG", filepath.Join(dir, "absent.yaml"))
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.RunWithoutUserConfig(m)) }
 
 // The README tour with auth on: dev's config context lets the CLI act as
 // admin with no flag; without it the server refuses the connection and the
