@@ -46,51 +46,12 @@ func refuseExisting(ctx context.Context, c *client.Client, spec jobspec.Spec) er
 }
 
 // verdictWait bounds how long submit without --wait waits for admission's
-// verdict on the job it just submitted.
+// verdict on the job it just submitted (awaitVerdicts): a rejected job
+// (a gang no cluster of this inventory can ever hold, a quota, an invalid
+// dependency) exits 1 with admission's reason instead of leaving the user
+// to find out from a queue that hides it. A job still unrecorded after
+// the wait is left to the queue (admission is behind).
 const verdictWait = 3 * time.Second
-
-// admissionVerdict waits briefly for admission to record the job just
-// submitted and refuses a rejected one with admission's reason (a gang no
-// cluster of this inventory can ever hold, a quota, an invalid
-// dependency): submit without --wait used to print the ID, exit 0 and
-// leave the user to find out from a queue that hid it. A job still
-// unrecorded after the wait is left to the queue (admission is behind).
-//
-// An array has no record of its own once admitted (its tasks do; a
-// rejected array has one, rejected): its first task's record is the
-// verdict "admitted".
-func admissionVerdict(ctx context.Context, c *client.Client, id string, spec jobspec.Spec) error {
-	firstTask := ""
-	if spec.Array != nil {
-		if tasks, err := spec.Array.Tasks(); err == nil && len(tasks) > 0 {
-			firstTask = jobspec.TaskID(id, tasks[0])
-		}
-	}
-	deadline := time.Now().Add(verdictWait)
-	for {
-		j, err := c.Job(ctx, id)
-		switch {
-		case err == nil && j.State == domain.StateRejected:
-			return &exitError{code: 1, msg: fmt.Sprintf("job %s rejected: %s", clean(id), clean(j.Reason))}
-		case err == nil:
-			return nil
-		case !errs.IsNotFound(err):
-			return err
-		case time.Now().After(deadline):
-			return nil
-		}
-		if firstTask != "" {
-			if _, err := c.Job(ctx, firstTask); err == nil {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
 
 // wouldBeRejected is `submit --test-only`'s answer for a gang admission
 // would reject because no amount of waiting can place it: the same check

@@ -83,20 +83,11 @@ func (c *Client) Submit(ctx context.Context, raw []byte, opts ...SubmitOptions) 
 	for _, opt := range opts {
 		o = opt
 	}
-	msg, id, err := c.submission(ctx, raw, o)
-	if err != nil {
-		return "", err
+	r := c.SubmitMany(ctx, [][]byte{raw}, o)[0]
+	if r.Err != nil {
+		return "", r.Err
 	}
-	ack, err := c.bus.JS.PublishMsg(ctx, msg)
-	if err != nil {
-		return "", errors.Wrap(err, "publish submission")
-	}
-	if ack.Duplicate {
-		if err := c.checkDuplicate(ctx, id); err != nil {
-			return "", err
-		}
-	}
-	return id, nil
+	return r.ID, nil
 }
 
 // Submitted is one submission of SubmitMany: its job ID, or why it was
