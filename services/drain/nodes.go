@@ -51,33 +51,37 @@ func (s *service) handleNodeList(msg *nats.Msg) {
 	list := nodeList(s.inventory.Snapshot(), s.live.Snapshot(), s.nodeState.Snapshot(), s.allocs.Snapshot())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
+	var stream jetstream.Stream
 	for i := range list {
-		if !list[i].Up {
-			list[i].DownSince = s.downSince(ctx, list[i].Node.Name)
+		if list[i].Up {
+			continue
 		}
+		if stream == nil {
+			var err error
+			if stream, err = s.Bus.JS.Stream(ctx, subjects.StreamEvents); err != nil {
+				break // the list goes without the times
+			}
+		}
+		list[i].DownSince = downSince(ctx, stream, list[i].Node.Name)
 	}
 	data, _ := json.Marshal(list)
 	_ = msg.Respond(data)
 }
 
-// downSince is the time of the node's last node-down event (gang
-// publishes one when it sees the node's lease end): zero when the events
-// stream no longer holds one, or it does not decode as that event.
-func (s *service) downSince(ctx context.Context, node string) time.Time {
-	stream, err := s.Bus.JS.Stream(ctx, subjects.StreamEvents)
-	if err != nil {
-		return time.Time{}
-	}
+// downSince is when the events stream stored the node's last node-down
+// event (gang publishes one when it sees the node's lease end): the
+// server's time, not the publisher's; zero when the stream no longer
+// holds one, or it does not decode as that node's event.
+func downSince(ctx context.Context, stream jetstream.Stream, node string) time.Time {
 	subject := subjects.NodeEvent(node, string(events.NodeDown))
 	m, err := stream.GetLastMsgForSubject(ctx, subject)
 	if err != nil {
 		return time.Time{}
 	}
-	ev, err := events.DecodeFrom(subject, m.Data)
-	if err != nil || ev.Node != node {
+	if ev, err := events.DecodeFrom(subject, m.Data); err != nil || ev.Node != node || ev.Type != events.NodeDown {
 		return time.Time{}
 	}
-	return ev.Time
+	return m.Time
 }
 
 // nodeList joins inventory, liveness, admin state and allocations.
