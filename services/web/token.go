@@ -104,6 +104,8 @@ func newVerifier(creds []byte) (*verifier, error) {
 	return &verifier{signer: claims.Issuer}, nil
 }
 
+// ErrBadToken: a token that does not check out. Why is in the message, for
+// the log; the viewer is only told to sign in again.
 var ErrBadToken = errors.New("sign-in token refused")
 
 // Verify checks a token and returns who it names.
