@@ -247,6 +247,9 @@ func (s *service) recordProgress(ctx context.Context, a domain.Allocation, rev i
 	if !resp.Succeeded {
 		return 0, s.allocationChanged(a.JobID)
 	}
+	if barrier {
+		s.leases.Return(clientv3.LeaseID(a.Lease))
+	}
 	s.remember(a, resp.Header.Revision)
 	return resp.Header.Revision, nil
 }
@@ -366,7 +369,11 @@ func (s *service) finish(ctx context.Context, a domain.Allocation, rev int64, st
 func (s *service) release(ctx context.Context, a domain.Allocation, rev int64) error {
 	s.forget(a.JobID)
 	if rev > 0 {
-		if ok, err := store.Release(ctx, s.Etcd, a, rev); err != nil || ok {
+		ok, err := store.Release(ctx, s.Etcd, a, rev)
+		if ok {
+			s.leases.Return(clientv3.LeaseID(a.Lease))
+		}
+		if err != nil || ok {
 			return err
 		}
 	}

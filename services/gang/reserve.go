@@ -202,11 +202,10 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 		epochs[np.Node], revs[np.Node] = nodes[np.Node].Reg.Epoch, nodes[np.Node].Rev
 	}
 	now := s.cfg.Now().UTC()
-	lease := s.lease()
 	// Agents continue the job's trace from the allocation's assignments.
 	alloc := domain.Allocation{
 		JobID: job.ID, Attempt: prop.Attempt, State: domain.AllocReserved, Placement: p,
-		Lease: int64(lease), ReservedAt: now, LaunchDeadline: now.Add(s.cfg.LaunchTimeout),
+		ReservedAt: now, LaunchDeadline: now.Add(s.cfg.LaunchTimeout),
 		NodeEpochs: epochs, TraceParent: telemetry.TraceParent(ctx),
 		Batch: job.Spec.Batch != nil, Pull: pullPhaseOf(job.Spec, now),
 	}
@@ -215,8 +214,16 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 		// then); until then the pull deadline applies.
 		alloc.LaunchDeadline = alloc.Pull.Deadline.Add(s.cfg.LaunchTimeout)
 	}
+	lease, err := s.leases.Lend(ctx, alloc.LaunchDeadline)
+	if err != nil {
+		return domain.Allocation{}, nil, err
+	}
+	alloc.Lease = int64(lease)
 	start := time.Now()
 	ok, resp, err := store.Reserve(ctx, s.Etcd, alloc, assignments(job, alloc), revs, lease)
+	if !ok { // nothing of it on the lease (or, on an error, maybe a little)
+		s.leases.Return(lease)
+	}
 	result := map[bool]string{true: "reserved", false: "conflict"}[ok]
 	if err != nil {
 		result = "error"

@@ -23,8 +23,6 @@ import (
 	"sync"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
@@ -45,8 +43,8 @@ type service struct {
 	records *jobs.Active
 	// counters count refused proposals and malformed allocations.
 	counters counters
-	// lease is the reservation lease of the current etcd session.
-	lease func() clientv3.LeaseID
+	// leases lends each reservation its own etcd lease.
+	leases *store.LeasePool
 	// nodes mirrors node registrations (for reservation compares and node
 	// loss); nodeStates the operators' node drains (a drained node gets no
 	// new gang).
@@ -68,24 +66,13 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		log, cli := st.Log, st.Etcd
 		s := &service{Started: st, cfg: cfg, records: st.Jobs.Active(ctx, log, jobs.WithPending()), counters: ctrs}
-		// One session (lease) per replica holds all of its reservations until
-		// they pass the launch barrier. Losing it (a partition longer than the
-		// TTL) loses those reservations; serve again on a new one.
+		// The replica's leases hold its reservations until they pass the
+		// launch barrier, one lease per reservation (store.LeasePool says
+		// why). They all end with this replica; a lost one loses its
+		// reservations to the reconciler.
+		s.leases = store.NewLeasePool(ctx, cli, cfg.ReservationTTL, log)
 		for ctx.Err() == nil {
-			sess, err := store.OpenSessionRetrying(ctx, cli, cfg.ReservationTTL, log)
-			if err != nil {
-				return nil // ctx ended
-			}
-			s.lease = sess.Lease
-			err = s.serve(sess.Context())
-			if lost := sess.Lost(); lost != nil {
-				log.Warn("reservation lease lost; in-flight reservations will be requeued", "err", lost)
-			}
-			// Leave the lease to expire rather than revoke it: a gang about to
-			// pass its launch barrier can still be made durable by another
-			// replica meanwhile.
-			sess.Orphan()
-			if err != nil && ctx.Err() == nil {
+			if err := s.serve(ctx); err != nil && ctx.Err() == nil {
 				log.Warn("gang stopped, restarting", "err", err)
 				clock.Sleep(ctx, time.Second)
 			}
@@ -128,7 +115,7 @@ func (s *service) serve(ctx context.Context) error {
 	}
 	go s.reconcileLoop(ctx)
 	defer s.Ready(store.NodesPrefix)()
-	log.Info("gang running", "lease", int64(s.lease()))
+	log.Info("gang running")
 	<-reserveDone
 	<-reportDone
 	return nil
