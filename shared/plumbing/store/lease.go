@@ -52,15 +52,25 @@ func NewLeaseKeeper(cli *clientv3.Client, id clientv3.LeaseID, ttl time.Duration
 }
 
 // Hold keeps the lease until ctx ends (returning ctx's error) or the lease
-// is lost or could be: with no renewal heard for the TTL less FenceMargin,
-// it renews directly (for at most half the margin) and, failing that,
-// returns before etcd can expire the lease. granted is no later than etcd
-// started the lease's clock. Each renewal restarts the clock from when its
-// response arrived, which is after etcd restarted its own.
+// is lost or could be. granted is no later than etcd started the lease's
+// clock; each renewal restarts the clock from when its response arrived,
+// which is after etcd restarted its own.
+//
+// A renewal that is late (LateAfter since the last one) is tried directly,
+// again and again, up to half the FenceMargin before etcd could expire the
+// lease; failing that, Hold returns then. Starting early matters when the
+// etcd leader freezes: the client's stream may sit on the frozen member,
+// and the survivors answer renewals only once they have elected a new
+// leader, a second or two later.
 func (k LeaseKeeper) Hold(ctx context.Context, granted time.Time) error {
 	margin := FenceMargin(k.TTL)
-	fence := time.NewTimer(time.Until(granted.Add(k.TTL - margin)))
-	defer fence.Stop()
+	expires := granted.Add(k.TTL) // at the earliest, as far as we know
+	late := time.NewTimer(time.Until(expires.Add(LateAfter(k.TTL) - k.TTL)))
+	defer late.Stop()
+	renewed := func(left time.Duration) {
+		expires = time.Now().Add(min(left, k.TTL))
+		late.Reset(time.Until(expires.Add(LateAfter(k.TTL) - k.TTL)))
+	}
 	ka, err := k.KeepAlive(ctx)
 	if err != nil {
 		return errors.Wrap(err, "keep alive")
@@ -71,10 +81,16 @@ func (k LeaseKeeper) Hold(ctx context.Context, granted time.Time) error {
 			return ctx.Err()
 		case resp, ok := <-ka:
 			if ok {
-				fence.Reset(min(time.Duration(resp.TTL)*time.Second, k.TTL) - margin)
+				renewed(time.Duration(resp.TTL) * time.Second)
 				continue
 			}
-			left, err := k.renewWithin(ctx, margin/2)
+			// Not before half the margin from now: the client may close a
+			// stream that still renews.
+			giveUp := expires.Add(-margin / 2)
+			if soon := time.Now().Add(margin / 2); giveUp.Before(soon) {
+				giveUp = soon
+			}
+			left, err := k.renewUntil(ctx, giveUp)
 			if err != nil {
 				return errors.Wrap(err, "expired or revoked")
 			}
@@ -82,29 +98,39 @@ func (k LeaseKeeper) Hold(ctx context.Context, granted time.Time) error {
 				return errors.Wrap(err, "keep alive")
 			}
 			k.Log.Warn("lease keep-alive stream gave up but the lease lives; reopened it")
-			fence.Reset(min(left, k.TTL) - margin)
-		case <-fence.C:
+			renewed(left)
+		case <-late.C:
 			// The client's renewals may just be late (they are checked twice
 			// a second, a busy machine delays them, a frozen etcd leader
 			// blocks them).
-			left, err := k.renewWithin(ctx, margin/2)
+			giveUp := expires.Add(-margin / 2)
+			left, err := k.renewUntil(ctx, giveUp)
 			if err != nil {
-				return errors.Newf("not renewed for %s of its %s TTL (%v); giving it up before etcd expires it", k.TTL-margin, k.TTL, err)
+				return errors.Newf("not renewed for %s of its %s TTL (%v); giving it up before etcd expires it", k.TTL-margin/2, k.TTL, err)
 			}
-			k.Log.Warn("lease renewal was late; renewed it directly", "after", k.TTL-margin)
-			fence.Reset(min(left, k.TTL) - margin)
+			k.Log.Info("lease renewal was late; renewed it directly", "after", LateAfter(k.TTL))
+			renewed(left)
 		}
 	}
 }
 
-// renewWithin renews the lease directly, trying again until budget is
-// spent: the client spreads requests over the etcd members, so a retry
-// usually avoids the one that hangs. It stops at once if etcd says the
-// lease is gone.
-func (k LeaseKeeper) renewWithin(ctx context.Context, budget time.Duration) (time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, budget)
+// LateAfter is how long after the last renewal a holder stops waiting for
+// the client's next one and renews directly: the client renews every TTL/3
+// and checks twice a second, so a renewal is late a second after that, or
+// at half the TTL if that is later, and at the latest when FenceMargin
+// starts.
+func LateAfter(ttl time.Duration) time.Duration {
+	return min(max(ttl/2, ttl/3+time.Second), ttl-FenceMargin(ttl))
+}
+
+// renewUntil renews the lease directly, trying again until giveUp: the
+// client spreads requests over the etcd members, so a retry usually avoids
+// the one that hangs, and a member that has no leader yet may have one a
+// moment later. It stops at once if etcd says the lease is gone.
+func (k LeaseKeeper) renewUntil(ctx context.Context, giveUp time.Time) (time.Duration, error) {
+	ctx, cancel := context.WithDeadline(ctx, giveUp)
 	defer cancel()
-	attempt := max(budget/3, 100*time.Millisecond)
+	attempt := min(max(time.Until(giveUp)/4, 100*time.Millisecond), 500*time.Millisecond)
 	err := ctx.Err()
 	for ctx.Err() == nil {
 		next := time.Now().Add(attempt)

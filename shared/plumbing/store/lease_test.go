@@ -13,6 +13,64 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
+func TestLateAfterWaitsForTheClientsRenewalAndLeavesTimeToRetry(t *testing.T) {
+	for _, tc := range []struct{ ttl, want time.Duration }{
+		{2 * time.Second, 1500 * time.Millisecond}, // capped by the fence margin
+		{4 * time.Second, 4*time.Second/3 + time.Second},
+		{5 * time.Second, 5*time.Second/3 + time.Second},
+		{10 * time.Second, 5 * time.Second},
+		{time.Minute, 30 * time.Second},
+	} {
+		got := LateAfter(tc.ttl)
+		if got != tc.want {
+			t.Errorf("LateAfter(%s) = %s, want %s", tc.ttl, got, tc.want)
+		}
+		if retrying := tc.ttl - FenceMargin(tc.ttl)/2 - got; retrying < FenceMargin(tc.ttl)/2 {
+			t.Errorf("TTL %s: only %s to renew directly", tc.ttl, retrying)
+		}
+	}
+}
+
+// The etcd leader freezes with the client's keep-alive stream on it: the
+// survivors answer renewals only once they have elected a leader, and
+// slowly (a machine busy with the election). The holder renews directly
+// from LateAfter on, long enough per attempt, and keeps the lease. (With
+// attempts squeezed into the last half margin, each cut at a sixth of it,
+// every renewal would time out and the node would go down.)
+func TestLeaseKeeperKeepsTheLeaseThroughAnElection(t *testing.T) {
+	ttl := 5 * time.Second
+	ka := make(chan *clientv3.LeaseKeepAliveResponse) // stuck on the frozen member
+	start := time.Now()
+	elected := start.Add(3 * time.Second)
+	var tries, hung atomic.Int32
+	renew := func(ctx context.Context) (time.Duration, error) {
+		n := tries.Add(1)
+		switch {
+		case n%3 == 1: // the frozen member itself
+			hung.Add(1)
+			<-ctx.Done()
+			return 0, ctx.Err()
+		case time.Now().Before(elected):
+			return 0, errors.New("etcdserver: no leader")
+		}
+		select {
+		case <-time.After(300 * time.Millisecond):
+			return ttl, nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+	defer cancel()
+	err := keeper(ttl, stream(ka), renew).Hold(ctx, start)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("gave the lease up %s after the last renewal: %v", time.Since(start).Round(time.Millisecond), err)
+	}
+	if hung.Load() == 0 || tries.Load() < 2 {
+		t.Errorf("%d direct renewals (%d hung): the test did not test", tries.Load(), hung.Load())
+	}
+}
+
 func TestFenceMarginLeavesTimeToKillAndNeverOutrunsRenewals(t *testing.T) {
 	for _, tc := range []struct{ ttl, want time.Duration }{
 		{2 * time.Second, 500 * time.Millisecond},
@@ -68,9 +126,10 @@ func TestLeaseKeeperFencesWhenRenewalsStop(t *testing.T) {
 		if since := time.Since(last); since < 3*time.Second {
 			t.Errorf("fenced %s after the last renewal, before TTL-margin (3s)", since)
 		}
-		// Within half the 1s margin, one attempt per third of it.
-		if n := renewals.Load(); n < 2 || n > 3 {
-			t.Errorf("%d direct renewals tried before giving up, want 2-3", n)
+		// From LateAfter (2.33 s) to half the 1 s margin before expiry
+		// (3.5 s), one attempt per quarter of that.
+		if n := renewals.Load(); n < 3 || n > 5 {
+			t.Errorf("%d direct renewals tried before giving up, want 3-5", n)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("no fencing 30s after renewals stopped")
@@ -163,7 +222,7 @@ func TestLeaseKeeperRetriesAHangingRenewal(t *testing.T) {
 		return 10 * time.Second, nil
 	}
 	k := keeper(10*time.Second, nil, renew)
-	left, err := k.renewWithin(context.Background(), time.Second)
+	left, err := k.renewUntil(context.Background(), time.Now().Add(time.Second))
 	if err != nil || left != 10*time.Second {
 		t.Fatalf("renewWithin = %s, %v; want the second attempt's 10s", left, err)
 	}
@@ -179,7 +238,7 @@ func TestLeaseKeeperStopsAtLeaseNotFound(t *testing.T) {
 		renewals.Add(1)
 		return 0, rpctypes.ErrLeaseNotFound
 	}
-	_, err := keeper(10*time.Second, nil, renew).renewWithin(context.Background(), time.Second)
+	_, err := keeper(10*time.Second, nil, renew).renewUntil(context.Background(), time.Now().Add(time.Second))
 	if err == nil || !strings.Contains(err.Error(), "gone") {
 		t.Fatalf("err = %v, want the lease gone", err)
 	}
