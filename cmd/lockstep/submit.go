@@ -107,7 +107,7 @@ func submitOne(ctx context.Context, env *cliEnv, c *client.Client, raw []byte, w
 		fmt.Fprintf(env.stderr, "admission's verdict not awaited: %s\n", clean(werr.Error()))
 		return nil
 	}
-	why, _ := awaitVerdicts(vctx, records, map[string]bool{id: true})
+	why, _ := awaitVerdicts(vctx, records, map[string]int{id: expectedRecords(raw)})
 	if reason, ok := why[id]; ok {
 		return &exitError{code: 1, msg: fmt.Sprintf("job %s rejected: %s", clean(id), clean(reason))}
 	}

@@ -164,7 +164,7 @@ func submitMany(ctx context.Context, env *cliEnv, c *client.Client, specs []spec
 	results := c.SubmitMany(ctx, raws, o)
 	took := time.Since(start)
 	failed := 0
-	waiting := map[string]bool{}
+	waiting := map[string]int{}
 	for i, r := range results {
 		if r.Err != nil {
 			fmt.Fprintf(env.stderr, "%s: not submitted: %s\n", specs[i].name, clean(r.Err.Error()))
@@ -172,7 +172,7 @@ func submitMany(ctx context.Context, env *cliEnv, c *client.Client, specs []spec
 			continue
 		}
 		fmt.Fprintln(env.stdout, clean(r.ID))
-		waiting[r.ID] = true
+		waiting[r.ID] = expectedRecords(specs[i].raw)
 	}
 	rejected, pending := 0, 0
 	if werr != nil {
@@ -201,11 +201,15 @@ func submitMany(ctx context.Context, env *cliEnv, c *client.Client, specs []spec
 	return nil
 }
 
-// awaitVerdicts reads records until each waiting job has one (an array's
-// is its first task's) or ctx ends. It returns the rejected jobs' reasons
-// by ID, and how many jobs admission had not recorded by then.
-func awaitVerdicts(ctx context.Context, records <-chan domain.Job, waiting map[string]bool) (rejected map[string]string, pending int) {
+// awaitVerdicts reads records until each waiting job has its verdict or
+// ctx ends: its record, or for an admitted array every task's (waiting
+// holds how many records each ID awaits: expectedRecords), so that a
+// cancel or a dependency on the array right after submit finds all its
+// tasks. It returns the rejected jobs' reasons by ID, and how many jobs
+// admission had not recorded by then.
+func awaitVerdicts(ctx context.Context, records <-chan domain.Job, waiting map[string]int) (rejected map[string]string, pending int) {
 	rejected = map[string]string{}
+	seen := map[string]bool{}
 	for len(waiting) > 0 {
 		var j domain.Job
 		var ok bool
@@ -218,15 +222,34 @@ func awaitVerdicts(ctx context.Context, records <-chan domain.Job, waiting map[s
 		}
 		id := j.ID
 		if j.Array != nil {
-			id = j.Array.JobID // an admitted array's verdict: a task's record
+			id = j.Array.JobID // one of an admitted array's tasks
 		}
-		if !waiting[id] {
+		if waiting[id] == 0 || seen[j.ID] {
 			continue
 		}
-		delete(waiting, id)
+		seen[j.ID] = true
+		waiting[id]--
 		if j.State == domain.StateRejected {
 			rejected[id] = j.Reason
+			waiting[id] = 0
+		}
+		if waiting[id] == 0 {
+			delete(waiting, id)
 		}
 	}
 	return rejected, len(waiting)
+}
+
+// expectedRecords is how many records admission writes for an accepted
+// spec: one, or one per task of an array.
+func expectedRecords(raw []byte) int {
+	spec, err := jobspec.Parse(raw)
+	if err != nil || spec.Array == nil {
+		return 1
+	}
+	tasks, err := spec.Array.Tasks()
+	if err != nil || len(tasks) == 0 {
+		return 1 // rejected: one record says why
+	}
+	return len(tasks)
 }
