@@ -37,6 +37,7 @@ func (a *app) loadtest(cmd *cobra.Command) runE {
 	jobs := fs.Int("jobs", 0, "trace replay: only the first N jobs (0: all)")
 	syn := syntheticFlags(fs)
 	seed := fs.Uint64("seed", 1, "seed of the synthetic stream")
+	timeLimit := fs.Duration("time-limit", 0, "every job's timeLimit (0: none; reservations, backfill and topology holds need one, as Slurm's backfill does)")
 	perLease := fs.Int("nodes-per-lease", 250, "virtual nodes sharing one etcd lease")
 	raw := fs.Int("raw-txns", 2000, "raw etcd reservation transactions before and after the load (0: skip)")
 	rawClients := fs.Int("raw-clients", gang.DefaultWorkers, "concurrent clients of the raw etcd measurement (default: as many as the gang service's workers)")
@@ -60,6 +61,9 @@ func (a *app) loadtest(cmd *cobra.Command) runE {
 		}
 		if *compareAuth && *cpuProfile != "" {
 			return usagef("--cpuprofile profiles one run: leave out --compare-auth")
+		}
+		if *timeLimit < 0 {
+			return usagef("--time-limit: %s is negative", *timeLimit)
 		}
 		if *rounds < 1 || *rounds > 10 {
 			return usagef("--rounds: %d is outside 1..10", *rounds)
@@ -90,7 +94,7 @@ func (a *app) loadtest(cmd *cobra.Command) runE {
 			log = newLeveledLogger(env, slog.LevelWarn)
 		}
 		cfg := live.Config{
-			NoFsync: *noFsync, Auth: !*insecure, SubmitCreds: *submitCreds, Cluster: c, Jobs: stream,
+			NoFsync: *noFsync, Auth: !*insecure, SubmitCreds: *submitCreds, Cluster: c, Jobs: stream, TimeLimit: *timeLimit,
 			NodesPerLease: *perLease, RawTxns: *raw, RawWorkers: *rawClients, Drain: *drain, Deadline: *deadline, CPUProfile: *cpuProfile, Log: log,
 		}
 		if external {

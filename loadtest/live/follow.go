@@ -25,8 +25,8 @@ type timeline struct {
 	final            events.Type // succeeded, failed, cancelled, rejected
 	conflicts        int
 	requeues         int
-	requeueReason    string // the first one's reason code
-	leaves           int
+	requeueReason    string   // the first one's reason code
+	nodes            []string // the last reservation's
 	events           int
 }
 
@@ -113,7 +113,10 @@ func (f *follower) record(ev events.Event) {
 	case events.Reserved:
 		first(&tl.reserved)
 		if ev.Placement != nil {
-			tl.leaves = len(ev.Placement.Leaves)
+			tl.nodes = tl.nodes[:0]
+			for _, np := range ev.Placement.Nodes {
+				tl.nodes = append(tl.nodes, np.Node)
+			}
 		}
 	case events.Running:
 		if tl.running.IsZero() {

@@ -2,7 +2,9 @@ package live
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/lockstep-dev/lockstep/loadtest/report"
@@ -87,6 +89,7 @@ func (rep Report) Summary() string {
 	tt.Add("requeues (jobs by first reason)", requeues)
 	b.WriteString(tt.String() + "\n")
 
+	b.WriteString(packingLine(r.Packing))
 	if r.Usage.Measured {
 		fmt.Fprintf(&b, "Process (NATS + etcd + services + this harness) during the load: %.1f CPU s over %.1f s = %.2f cores; "+
 			"peak Go heap %.0f MiB, Go runtime memory %.0f MiB, peak RSS %.0f MiB; GOGC=%d.\n\n",
@@ -114,6 +117,26 @@ func (rep Report) Summary() string {
 		}
 	}
 	b.WriteString("\nPlots: `latency-cdf.png`, `throughput.png`.\n")
+	return b.String()
+}
+
+// packingLine says how the succeeded gangs were placed and when they
+// started, as the simulator's report does.
+func packingLine(p Packing) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Packing: %d of %d multi-node jobs on extra leaves", p.ExtraLeafJobs, p.MultiNodeJobs)
+	if p.LowerBoundS > 0 {
+		fmt.Fprintf(&b, "; makespan %.1f s = %.3f × its lower bound (%.1f s); GPU utilisation %s",
+			p.MakespanS, p.MakespanS/p.LowerBoundS, p.LowerBoundS, report.Pct(p.Utilization))
+	}
+	var parts []string
+	for _, n := range slices.Sorted(maps.Keys(p.StartByNodes)) {
+		parts = append(parts, fmt.Sprintf("%d: %.1f s", n, p.StartByNodes[n].P50/1000))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(&b, "; gang start p50 by nodes %s", strings.Join(parts, ", "))
+	}
+	b.WriteString(".\n\n")
 	return b.String()
 }
 

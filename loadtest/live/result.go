@@ -87,6 +87,9 @@ type Result struct {
 	// the events seen; otherwise it lists what is not.
 	Bookkeeping []string `json:"bookkeeping,omitempty"`
 
+	// Packing is how the gangs were placed and when they started.
+	Packing Packing `json:"packing"`
+
 	// RunningPerSecond counts jobs reaching running in each second since
 	// the first submission.
 	RunningPerSecond []int `json:"runningPerSecond"`
@@ -95,6 +98,63 @@ type Result struct {
 	AdmittedMs []float64 `json:"-"`
 	ReservedMs []float64 `json:"-"`
 	RunningMs  []float64 `json:"-"`
+}
+
+// Packing is the simulator's packing line measured live: multi-node jobs
+// on more leaves than the idle cluster needs for them, the makespan
+// against what no schedule beats, and the gang start by gang size.
+type Packing struct {
+	MultiNodeJobs int `json:"multiNodeJobs"`
+	ExtraLeafJobs int `json:"extraLeafJobs"`
+	// MakespanS runs from the first submission to the last job's end;
+	// LowerBoundS is the larger of the GPU time over the GPUs and the
+	// latest submission + run time (the simulator's bound).
+	MakespanS   float64 `json:"makespanS"`
+	LowerBoundS float64 `json:"makespanLowerBoundS"`
+	// Utilization is the succeeded jobs' GPU time over GPUs × makespan.
+	Utilization float64 `json:"utilization"`
+	// StartByNodes is submit → all ranks running (ms) by gang nodes.
+	StartByNodes map[int]stats.Dist `json:"startByNodesMs,omitempty"`
+}
+
+// packing measures Packing over the succeeded jobs (job i of the stream is
+// ids[i]).
+func packing(cfg Config, t0 time.Time, ids []string, tls map[string]timeline) Packing {
+	var p Packing
+	var work, last float64
+	var end time.Time
+	starts := map[int][]float64{}
+	for i, id := range ids {
+		tl, j := tls[id], cfg.Jobs[i]
+		if tl.final != events.Succeeded {
+			continue
+		}
+		gpuS := float64(j.Nodes*j.GPUsPerNode) * j.Duration.Seconds()
+		work += gpuS
+		last = max(last, (j.Submit + j.Duration).Seconds())
+		if tl.ended.After(end) {
+			end = tl.ended
+		}
+		starts[j.Nodes] = append(starts[j.Nodes], float64(tl.running.Sub(tl.submitted))/float64(time.Millisecond))
+		if j.Nodes > 1 {
+			p.MultiNodeJobs++
+			if leaves, _ := cfg.Cluster.Span(tl.nodes); leaves > cfg.Cluster.MinLeaves(j.Nodes) {
+				p.ExtraLeafJobs++
+			}
+		}
+	}
+	if gpus := float64(cfg.Cluster.GPUs()); gpus > 0 && !end.IsZero() {
+		p.MakespanS = end.Sub(t0).Seconds()
+		p.LowerBoundS = max(work/gpus, last)
+		if p.MakespanS > 0 {
+			p.Utilization = min(work/(gpus*p.MakespanS), 1)
+		}
+	}
+	p.StartByNodes = map[int]stats.Dist{}
+	for n, xs := range starts {
+		p.StartByNodes[n] = stats.Summarize(xs)
+	}
+	return p
 }
 
 // AgentStats counts the virtual agents' work.
@@ -208,6 +268,7 @@ func (r *Result) compute(cfg Config, t0 time.Time, s *submission, f *follower, r
 		note("%d events for jobs this run did not submit", seen-len(s.ids))
 	}
 	r.Bookkeeping = problems
+	r.Packing = packing(cfg, t0, s.ids, tls)
 	for _, c := range records {
 		r.ConflictsRecorded += c
 	}

@@ -59,6 +59,9 @@ type Config struct {
 	// Jobs is the stream, sorted by Submit; durations are the virtual run
 	// times.
 	Jobs []trace.Job
+	// TimeLimit is every job's timeLimit (0: none). The policy's
+	// reservations, backfill and topology holds count on it.
+	TimeLimit time.Duration
 	// NodesPerLease virtual nodes share one etcd lease of LeaseTTL.
 	NodesPerLease int
 	LeaseTTL      time.Duration
@@ -324,6 +327,8 @@ type specJSON struct {
 	Gang     map[string]int `json:"gang"`
 	Command  []string       `json:"command"`
 	Topology *topologyJSON  `json:"topology,omitempty"`
+	// TimeLimit is a Go duration ("2m0s"), as the spec takes it.
+	TimeLimit string `json:"timeLimit,omitempty"`
 }
 
 type topologyJSON struct {
@@ -349,6 +354,9 @@ func submit(ctx context.Context, b *bus.Bus, f *follower, cfg Config, runID stri
 		id := prefix + strconv.Itoa(i)
 		spec := specJSON{ID: id, Queue: cfg.Queue, Gang: map[string]int{"nodes": j.Nodes, "gpusPerNode": j.GPUsPerNode},
 			Command: []string{"sleep", strconv.FormatFloat(j.Duration.Seconds(), 'f', -1, 64)}}
+		if cfg.TimeLimit > 0 {
+			spec.TimeLimit = cfg.TimeLimit.String()
+		}
 		if j.MaxSwitches > 0 {
 			spec.Topology = &topologyJSON{MaxSwitches: j.MaxSwitches, WaitForSwitches: switchWait(j.SwitchWait)}
 		}

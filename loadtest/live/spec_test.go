@@ -27,3 +27,19 @@ func TestSwitchWaitIsASpecDuration(t *testing.T) {
 		}
 	}
 }
+
+// --time-limit reaches every spec as the time limit the schema accepts.
+func TestTimeLimitIsASpecDuration(t *testing.T) {
+	for _, d := range []time.Duration{2 * time.Minute, 90 * time.Second, time.Hour} {
+		raw, _ := json.Marshal(specJSON{ID: "j", Queue: jobspec.DefaultQueue, Gang: map[string]int{"nodes": 1, "gpusPerNode": 8},
+			Command: []string{"true"}, TimeLimit: d.String()})
+		s, err := jobspec.Parse(raw)
+		if err != nil {
+			t.Errorf("limit %v: %s refused: %v", d, raw, err)
+			continue
+		}
+		if got := s.TimeLimit.Duration(); got != d {
+			t.Errorf("limit %v: the spec says %v", d, got)
+		}
+	}
+}

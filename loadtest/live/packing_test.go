@@ -1,0 +1,64 @@
+package live
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/loadtest/fabric"
+	"github.com/lockstep-dev/lockstep/loadtest/trace"
+	"github.com/lockstep-dev/lockstep/shared/contract/events"
+)
+
+// The live packing line counts a multi-node gang on more leaves than the
+// idle cluster needs, bounds the makespan as the simulator does, and
+// leaves out jobs that did not succeed.
+func TestPackingOfALiveRun(t *testing.T) {
+	// 4 nodes × 8 GPUs, 2 nodes per leaf: n-00001,2 on leaf 1, n-00003,4 on leaf 2.
+	c, err := fabric.Generated{Nodes: 4, NodesPerLeaf: 2, LeavesPerSpine: 2, GPUs: 8}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	cfg := Config{Cluster: c, Jobs: []trace.Job{
+		{Submit: 0, Duration: 10 * time.Second, Nodes: 2, GPUsPerNode: 8},            // compact
+		{Submit: 0, Duration: 10 * time.Second, Nodes: 2, GPUsPerNode: 8},            // spread over both leaves
+		{Submit: time.Second, Duration: 4 * time.Second, Nodes: 1, GPUsPerNode: 8},   // one node
+		{Submit: time.Second, Duration: 100 * time.Second, Nodes: 4, GPUsPerNode: 8}, // failed: not counted
+	}}
+	ids := []string{"j0", "j1", "j2", "j3"}
+	tls := map[string]timeline{
+		"j0": {submitted: at(0), running: at(0.5), ended: at(10.5), final: events.Succeeded, nodes: []string{"n-00001", "n-00002"}},
+		"j1": {submitted: at(0), running: at(2), ended: at(12), final: events.Succeeded, nodes: []string{"n-00002", "n-00003"}},
+		"j2": {submitted: at(1), running: at(13), ended: at(17), final: events.Succeeded, nodes: []string{"n-00004"}},
+		"j3": {submitted: at(1), running: at(20), ended: at(21), final: events.Failed, nodes: []string{"n-00001"}},
+	}
+	p := packing(cfg, t0, ids, tls)
+	if p.MultiNodeJobs != 2 || p.ExtraLeafJobs != 1 {
+		t.Errorf("multi-node %d, extra-leaf %d; want 2, 1", p.MultiNodeJobs, p.ExtraLeafJobs)
+	}
+	// GPU time 16×10 + 16×10 + 8×4 = 352 GPU s over 32 GPUs = 11 s; the
+	// latest submit + run time is 10 s: the bound is 11 s.
+	if p.MakespanS != 17 || p.LowerBoundS != 11 {
+		t.Errorf("makespan %v s, bound %v s; want 17, 11", p.MakespanS, p.LowerBoundS)
+	}
+	if want := 352.0 / (32 * 17); p.Utilization != want {
+		t.Errorf("utilisation %v, want %v", p.Utilization, want)
+	}
+	if d := p.StartByNodes[2]; d.N != 2 || d.Max != 2000 {
+		t.Errorf("2-node starts %+v, want 2 of them, the slower 2000 ms", d)
+	}
+	if d := p.StartByNodes[1]; d.N != 1 || d.P50 != 12000 {
+		t.Errorf("1-node starts %+v, want one of 12000 ms", d)
+	}
+	if _, ok := p.StartByNodes[4]; ok {
+		t.Error("the failed 4-node job was counted")
+	}
+	line := packingLine(p)
+	for _, want := range []string{"1 of 2 multi-node jobs on extra leaves", "1.545 × its lower bound", "1: 12.0 s, 2: "} {
+		if !strings.Contains(line, want) {
+			t.Errorf("packing line %q lacks %q", line, want)
+		}
+	}
+}
