@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -280,7 +281,32 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		c.Stop()
 		return nil, err
 	}
+	if err := c.waitReady(ctx); err != nil {
+		c.Stop()
+		return nil, err
+	}
 	return c, nil
+}
+
+// waitReady returns once every service serves (its consumers and
+// request handlers are up), so a command run right after Start, such as
+// `lockstep node list` (answered by drain), finds someone to answer it.
+func (c *Cluster) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		lines, err := c.health.Status(ctx)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.Wrapf(err, "services not ready after 60s (%s)", strings.Join(lines, "; "))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // startTelemetry sets up one tracer provider per service instance (each
