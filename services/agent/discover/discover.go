@@ -182,6 +182,11 @@ func discoverGPUs(ctx context.Context, src Sources, inv *Inventory) error {
 		}
 		gpus[i].NUMANode = numa
 		switch {
+		case (!ok || numa == -1) && len(inv.NUMANodes) == 1:
+			// A VM, typically, whose kernel knows no NUMA node for the
+			// device: with one node there is no choice to make.
+			gpus[i].NUMANode = inv.NUMANodes[0].ID
+			inv.Notes = append(inv.Notes, fmt.Sprintf("GPU %d: the kernel reports no NUMA node; on node %d, the only one", gpus[i].Index, inv.NUMANodes[0].ID))
 		case !ok:
 			inv.Notes = append(inv.Notes, fmt.Sprintf("GPU %d: NUMA node unknown (no %s/%s in sysfs)", gpus[i].Index, pciDir, gpus[i].PCIBusID))
 		case numa == -1:

@@ -112,12 +112,13 @@ func TestDiscoverMissingIsANote(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := strings.Join(inv.Notes, "\n")
-	for _, want := range []string{"SMT siblings unknown", "no NUMA information", "GPU 0: NUMA node unknown", "no port 1 state", "GPU links unknown"} {
+	for _, want := range []string{"SMT siblings unknown", "no NUMA information", "GPU 0: the kernel reports no NUMA node; on node 0, the only one", "no port 1 state", "GPU links unknown"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
 	}
-	if inv.GPUs[0].NUMANode != -1 || inv.NICs[0].State != "UNKNOWN" || inv.NUMANodes[0].CPUs == nil {
+	// One NUMA node (all CPUs on node 0): the GPU can only be on it.
+	if inv.GPUs[0].NUMANode != 0 || inv.NICs[0].State != "UNKNOWN" || inv.NUMANodes[0].CPUs == nil {
 		t.Errorf("%+v", inv)
 	}
 }
@@ -179,4 +180,23 @@ func FuzzParseGPUCSV(f *testing.F) {
 			}
 		}
 	})
+}
+
+// With two NUMA nodes, a GPU whose node the kernel does not report stays
+// unknown (-1): guessing would pin its ranks to the wrong memory.
+func TestDiscoverGPUOfUnknownNodeOnTwoNodes(t *testing.T) {
+	files := smallNode()
+	files["devices/system/cpu/online"] = "0-3\n"
+	files["devices/system/cpu/cpu2/topology/thread_siblings_list"] = "2\n"
+	files["devices/system/cpu/cpu3/topology/thread_siblings_list"] = "3\n"
+	files["devices/system/node/node1/cpulist"] = "2-3\n"
+	files["devices/system/node/node1/meminfo"] = "Node 1 MemTotal:       8388608 kB\n"
+	files["bus/pci/devices/0000:18:00.0/numa_node"] = "-1\n"
+	inv, err := Discover(context.Background(), Sources{Sys: mapFS(files), SMI: smiOf(goodCSV, goodTopo)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inv.NUMANodes) != 2 || inv.GPUs[0].NUMANode != -1 || !strings.Contains(strings.Join(inv.Notes, "\n"), "GPU 0: NUMA node unknown (the kernel reports -1)") {
+		t.Errorf("%+v", inv)
+	}
 }

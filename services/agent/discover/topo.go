@@ -3,6 +3,7 @@ package discover
 import (
 	"bufio"
 	"bytes"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -20,7 +21,7 @@ func parseTopo(out []byte, n int) (LinkMatrix, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		f := strings.Fields(sc.Text())
+		f := strings.Fields(stripANSI(sc.Text()))
 		if len(f) == 0 {
 			continue
 		}
@@ -108,6 +109,20 @@ func parseTopoRow(cells []string, self, n int) ([]Link, error) {
 		row[j] = l
 	}
 	return row, nil
+}
+
+// ansiEscape matches the terminal escape sequences (CSI: ESC [ params
+// letter) that nvidia-smi puts in its output even when it is not a
+// terminal: driver 580 underlines the topo -m header ("\x1b[4mGPU0\t…
+// \x1b[0m"), which hid the header and made the GPU0 row read as one.
+var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")
+
+// stripANSI removes terminal escape sequences from a line.
+func stripANSI(s string) string {
+	if !strings.Contains(s, "\x1b") {
+		return s
+	}
+	return ansiEscape.ReplaceAllString(s, "")
 }
 
 func gpuLabel(s string) (int, bool) {
