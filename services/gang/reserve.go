@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -181,6 +182,10 @@ func (s *service) nodeViews(ctx context.Context, p domain.Placement) (map[string
 	return out, nil
 }
 
+// reserveTries bounds the reservation transactions one proposal sends
+// when etcd members do not answer: one per member of a 3-member cluster.
+const reserveTries = 3
+
 // reserve runs the all-or-nothing transaction. It returns the allocation on
 // success, or what stood in the way (non-nil).
 func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Proposal, nodes map[string]nodeView) (_ domain.Allocation, refused *refusal, err error) {
@@ -220,7 +225,19 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 	}
 	alloc.Lease = int64(lease)
 	start := time.Now()
-	ok, resp, err := store.Reserve(ctx, s.Etcd, alloc, assignments(job, alloc), revs, lease)
+	var ok bool
+	var resp *clientv3.TxnResponse
+	for try := 1; ; try++ {
+		ok, resp, err = store.Reserve(ctx, s.Etcd, alloc, assignments(job, alloc), revs, lease)
+		// A member that did not answer (frozen) is left for the next one
+		// at once rather than after a redelivery. Repeating is safe: an
+		// attempt that did commit fails this one's compares on the job's
+		// own allocation, which handleProposal then finishes.
+		if !store.Unanswered(err) || try == reserveTries || ctx.Err() != nil {
+			break
+		}
+		s.Log.WarnContext(ctx, "reservation not answered; trying the next etcd member", "job", job.ID, "try", try, "err", err)
+	}
 	if !ok { // nothing of it on the lease (or, on an error, maybe a little)
 		s.leases.Return(lease)
 	}

@@ -124,6 +124,18 @@ func attemptTimeout(d time.Duration) grpc.UnaryClientInterceptor {
 	}
 }
 
+// Unanswered reports whether err is a member that did not answer in time
+// or could not serve (codes.Unavailable: frozen, down, without a leader):
+// the client sends the next attempt to the next member, so a write that
+// is safe to repeat is worth trying again at once.
+func Unanswered(err error) bool {
+	if err == nil {
+		return false
+	}
+	var se interface{ GRPCStatus() *status.Status }
+	return errors.As(err, &se) && se.GRPCStatus().Code() == codes.Unavailable
+}
+
 // GetJSON reads one key into v; found is false when the key is absent.
 func GetJSON(ctx context.Context, kv clientv3.KV, key string, v any) (found bool, modRev int64, err error) {
 	resp, err := kv.Get(ctx, key)
