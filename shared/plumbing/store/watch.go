@@ -98,7 +98,15 @@ func Watch(ctx context.Context, cli *clientv3.Client, key string, after int64, o
 				}
 				if asked.IsZero() {
 					asked = time.Now()
-					_ = cli.RequestProgress(wctx)
+					// Not inline: the client hands the request to the
+					// stream's own loop, which a frozen member can block
+					// (a send waiting on a flow-control window it never
+					// opens), and the stall must still be noticed then.
+					go func() {
+						pctx, done := context.WithTimeout(wctx, WatchStall)
+						defer done()
+						_ = cli.RequestProgress(pctx)
+					}()
 				}
 				quiet.Reset(WatchStall / 3)
 			case <-ctx.Done():
