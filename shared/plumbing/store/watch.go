@@ -33,9 +33,14 @@ type LiveWatch struct {
 }
 
 // RequestProgress asks etcd to tell the watch how far it has seen, even
-// with nothing to deliver (a progress notification on C).
+// with nothing to deliver (a progress notification on C). It gives up
+// after WatchStall: the client hands the request to the stream's own
+// loop, which a frozen member can block (a send waiting on a flow-control
+// window it never opens).
 func (w *LiveWatch) RequestProgress() {
-	_ = w.cli.RequestProgress(w.ctx)
+	ctx, cancel := context.WithTimeout(w.ctx, WatchStall)
+	defer cancel()
+	_ = w.cli.RequestProgress(ctx)
 }
 
 // Err says why C was closed: nil if ctx ended, otherwise the watch's
@@ -98,15 +103,9 @@ func Watch(ctx context.Context, cli *clientv3.Client, key string, after int64, o
 				}
 				if asked.IsZero() {
 					asked = time.Now()
-					// Not inline: the client hands the request to the
-					// stream's own loop, which a frozen member can block
-					// (a send waiting on a flow-control window it never
-					// opens), and the stall must still be noticed then.
-					go func() {
-						pctx, done := context.WithTimeout(wctx, WatchStall)
-						defer done()
-						_ = cli.RequestProgress(pctx)
-					}()
+					// Not inline: RequestProgress can block on a frozen
+					// member, and the stall must still be noticed then.
+					go w.RequestProgress()
 				}
 				quiet.Reset(WatchStall / 3)
 			case <-ctx.Done():
