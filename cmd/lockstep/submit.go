@@ -75,7 +75,7 @@ func (a *app) submit(cmd *cobra.Command) runE {
 			return err
 		}
 		if !*wait {
-			return submitOne(ctx, env, c, raw, *workdir)
+			return submitOne(ctx, env, c, raw, spec, *workdir)
 		}
 		id, err := c.Submit(ctx, raw, client.SubmitOptions{Workdir: *workdir})
 		if err != nil {
@@ -94,7 +94,7 @@ func (a *app) submit(cmd *cobra.Command) runE {
 // submitOne submits one spec and waits briefly for admission's verdict,
 // read from a watch opened before publishing: it cannot be written
 // unseen, and arrives as it is written.
-func submitOne(ctx context.Context, env *cliEnv, c *client.Client, raw []byte, workdir string) error {
+func submitOne(ctx context.Context, env *cliEnv, c *client.Client, raw []byte, spec jobspec.Spec, workdir string) error {
 	vctx, cancel := context.WithTimeout(ctx, verdictWait)
 	defer cancel()
 	records, werr := c.NewRecords(vctx)
@@ -107,7 +107,7 @@ func submitOne(ctx context.Context, env *cliEnv, c *client.Client, raw []byte, w
 		fmt.Fprintf(env.stderr, "admission's verdict not awaited: %s\n", clean(werr.Error()))
 		return nil
 	}
-	why, _ := awaitVerdicts(vctx, records, map[string]int{id: expectedRecords(raw)})
+	why, _ := awaitVerdicts(vctx, records, map[string]int{id: expectedRecords(spec)})
 	if reason, ok := why[id]; ok {
 		return &exitError{code: 1, msg: fmt.Sprintf("job %s rejected: %s", clean(id), clean(reason))}
 	}

@@ -131,12 +131,14 @@ func specStream(r io.Reader) ([][]byte, error) {
 func submitMany(ctx context.Context, env *cliEnv, c *client.Client, specs []specSource, o client.SubmitOptions) error {
 	var bad []string
 	ids := map[string]string{}
-	for _, s := range specs {
+	parsed := make([]jobspec.Spec, len(specs))
+	for i, s := range specs {
 		spec, err := jobspec.Parse(s.raw)
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("%s: %v", s.name, err))
 			continue
 		}
+		parsed[i] = spec
 		if spec.ID == "" {
 			continue
 		}
@@ -172,7 +174,7 @@ func submitMany(ctx context.Context, env *cliEnv, c *client.Client, specs []spec
 			continue
 		}
 		fmt.Fprintln(env.stdout, clean(r.ID))
-		waiting[r.ID] = expectedRecords(specs[i].raw)
+		waiting[r.ID] = expectedRecords(parsed[i])
 	}
 	rejected, pending := 0, 0
 	if werr != nil {
@@ -240,11 +242,10 @@ func awaitVerdicts(ctx context.Context, records <-chan domain.Job, waiting map[s
 	return rejected, len(waiting)
 }
 
-// expectedRecords is how many records admission writes for an accepted
-// spec: one, or one per task of an array.
-func expectedRecords(raw []byte) int {
-	spec, err := jobspec.Parse(raw)
-	if err != nil || spec.Array == nil {
+// expectedRecords is how many records admission writes for a spec: one,
+// or one per task of an array.
+func expectedRecords(spec jobspec.Spec) int {
+	if spec.Array == nil {
 		return 1
 	}
 	tasks, err := spec.Array.Tasks()

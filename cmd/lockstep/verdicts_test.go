@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 )
 
 // An array's verdict is every task recorded, each counted once however
@@ -26,9 +27,16 @@ func TestAwaitVerdictsWaitsForEveryTaskOfAnArray(t *testing.T) {
 		records <- j
 	}
 	close(records)
+	parse := func(raw string) jobspec.Spec {
+		spec, err := jobspec.Parse([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return spec
+	}
 	waiting := map[string]int{
-		"sweep": expectedRecords([]byte(`{"id":"sweep","gang":{"nodes":1,"gpusPerNode":1},"array":{"indexes":"0-2"},"command":["true"]}`)),
-		"solo":  expectedRecords([]byte(`{"id":"solo","gang":{"nodes":1,"gpusPerNode":1},"command":["true"]}`)),
+		"sweep": expectedRecords(parse(`{"id":"sweep","gang":{"nodes":1,"gpusPerNode":1},"array":{"indexes":"0-2"},"command":["true"]}`)),
+		"solo":  expectedRecords(parse(`{"id":"solo","gang":{"nodes":1,"gpusPerNode":1},"command":["true"]}`)),
 		"bad":   1,
 	}
 	if waiting["sweep"] != 3 || waiting["solo"] != 1 {

@@ -292,18 +292,32 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 // request handlers are up), so a command run right after Start, such as
 // `lockstep node list` (answered by drain), finds someone to answer it.
 func (c *Cluster) waitReady(ctx context.Context) error {
+	return c.waitFor(ctx, "services not ready", func() string {
+		lines, err := c.health.Status(ctx)
+		if err != nil {
+			return strings.Join(lines, "; ")
+		}
+		return ""
+	})
+}
+
+// waitFor polls check until it says nothing is missing (""), a service
+// fails, ctx ends or 60 s pass; the error then says what was still missing.
+func (c *Cluster) waitFor(ctx context.Context, what string, check func() (missing string)) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		lines, err := c.health.Status(ctx)
-		if err == nil {
+		missing := check()
+		if missing == "" {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return errors.Wrapf(err, "services not ready after 60s (%s)", strings.Join(lines, "; "))
+			return errors.Newf("%s after 60s: %s", what, missing)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case err := <-c.errs:
+			return err
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -357,23 +371,16 @@ func (c *Cluster) waitNodes(ctx context.Context, n int) error {
 		return err
 	}
 	defer cli.Close()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	return c.waitFor(ctx, "nodes not registered", func() string {
 		resp, err := cli.Get(ctx, store.NodesPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
-		if err == nil && resp.Count >= int64(n) {
-			return nil
+		switch {
+		case err != nil:
+			return err.Error()
+		case resp.Count < int64(n):
+			return fmt.Sprintf("only %d of %d nodes registered", resp.Count, n)
 		}
-		if time.Now().After(deadline) {
-			return errors.Newf("only %d of %d nodes registered after 60s", resp.Count, n)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case err := <-c.errs:
-			return err
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return ""
+	})
 }
 
 func (c *Cluster) base(instance string) config.Base {

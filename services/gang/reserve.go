@@ -225,10 +225,11 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 	}
 	alloc.Lease = int64(lease)
 	start := time.Now()
+	assigns := assignments(job, alloc)
 	var ok bool
 	var resp *clientv3.TxnResponse
 	for try := 1; ; try++ {
-		ok, resp, err = store.Reserve(ctx, s.Etcd, alloc, assignments(job, alloc), revs, lease)
+		ok, resp, err = store.Reserve(ctx, s.Etcd, alloc, assigns, revs, lease)
 		// A member that did not answer (frozen) is left for the next one
 		// at once rather than after a redelivery. Repeating is safe: an
 		// attempt that did commit fails this one's compares on the job's
