@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
-
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
@@ -30,6 +28,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/invariants"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 // What deploy/docker-compose.yml publishes on the host's loopback, and the

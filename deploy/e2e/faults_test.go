@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
-
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 // jobSecs is how long the jobs of each fault's load run: long enough to be

@@ -1,8 +1,6 @@
 package containers
 
 import (
-	"github.com/cockroachdb/errors"
-
 	"bytes"
 	"context"
 	"os/exec"
@@ -11,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/errors"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"

@@ -6,12 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/contract/internal/fuzzseed"
-
 	"github.com/cockroachdb/errors"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/contract/internal/fuzzseed"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 )
 

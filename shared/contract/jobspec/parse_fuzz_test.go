@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/shared/contract/internal/fuzzseed"
-
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/contract/internal/fuzzseed"
 )
 
 // FuzzParse: no input panics; every refusal is an invalid spec (never an

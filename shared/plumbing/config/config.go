@@ -8,9 +8,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/cockroachdb/errors"
+	"github.com/spf13/pflag"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"

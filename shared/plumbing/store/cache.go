@@ -1,8 +1,6 @@
 package store
 
 import (
-	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
-
 	"context"
 	"log/slog"
 	"sync"
@@ -10,6 +8,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 )
 
 // Cache mirrors every key under a prefix, decoded as T, kept current by an

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"github.com/lockstep-dev/lockstep/shared/contract/codec"
-
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -17,6 +15,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/codec"
 )
 
 // DefaultRequestTimeout is how long one attempt at an etcd request may
