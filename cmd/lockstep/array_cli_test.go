@@ -19,9 +19,7 @@ func TestCancelAnArrayByItsID(t *testing.T) {
 	url := startDevCluster(t)
 	for _, id := range []string{"arr", "arr2"} {
 		spec := writeFile(t, id+".json", `{"id":"`+id+`","gang":{"nodes":1,"gpusPerNode":8},"array":{"indexes":"0-2"},"command":["sleep","300"]}`)
-		if _, errOut, code := cli(t, "submit", spec, "--nats", url); code != 0 {
-			t.Fatal(errOut)
-		}
+		mustSubmit(t, url, spec)
 	}
 	ctx := context.Background()
 	b, err := bus.Connect(ctx, url, "test")

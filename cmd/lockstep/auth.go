@@ -23,8 +23,9 @@ var authCommands = []command{
 }
 
 func (a *app) auth(cmd *cobra.Command) runE {
-	cmd.Long = "Make a cluster's credentials. The authority directory (--dir) holds the\n" +
-		"signing keys: keep it on an admin's machine, never on nodes."
+	cmd.Long = longHelp(`
+		Make a cluster's credentials. The authority directory (--dir) holds the
+		signing keys: keep it on an admin's machine, never on nodes.`)
 	a.add(cmd, authCommands)
 	return func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 }

@@ -30,12 +30,7 @@ func (a *app) authServerCert(cmd *cobra.Command) runE {
 		if !domain.ValidUserName(args[0]) {
 			return usagef("auth server-cert: name %q: use a-z, 0-9, '_' and '-'", args[0])
 		}
-		var hostList []string
-		for _, h := range strings.Split(*hosts, ",") {
-			if h = strings.TrimSpace(h); h != "" {
-				hostList = append(hostList, h)
-			}
-		}
+		hostList := splitList(*hosts)
 		ca, err := loadCA(*dir)
 		if err != nil {
 			return err

@@ -16,11 +16,12 @@ import (
 )
 
 func (a *app) cancel(cmd *cobra.Command) runE {
-	cmd.Long = "Cancel jobs: stop every rank, release their GPUs. Name jobs by ID (an array's\n" +
-		"ID names its unfinished tasks), or select every unfinished job of -u, --state\n" +
-		"and --queue (with IDs, the selection narrows them). More than one job is\n" +
-		"cancelled only after a confirmation, or with --yes. One line per job says\n" +
-		"what happened; the exit code is 1 if any job could not be cancelled."
+	cmd.Long = longHelp(`
+		Cancel jobs: stop every rank, release their GPUs. Name jobs by ID (an array's
+		ID names its unfinished tasks), or select every unfinished job of -u, --state
+		and --queue (with IDs, the selection narrows them). More than one job is
+		cancelled only after a confirmation, or with --yes. One line per job says
+		what happened; the exit code is 1 if any job could not be cancelled.`)
 	fs := cmd.Flags()
 	reason := fs.String("reason", "", "why (shown in describe)")
 	checkpoint := fs.Bool("checkpoint", false, "let a running job checkpoint first (its grace period), then cancel")

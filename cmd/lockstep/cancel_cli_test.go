@@ -23,9 +23,7 @@ func TestCLICancelSeveralJobs(t *testing.T) {
 	url := startDevCluster(t)
 	c := dialTest(t, url)
 	for _, j := range []struct{ id, queue string }{{"c1", "x"}, {"c2", "x"}, {"c3", "y"}, {"c4", "y"}} {
-		if _, errOut, code := cli(t, "submit", jobSpec(t, j.id, j.queue, "sleep 120"), "--nats", url); code != 0 {
-			t.Fatal(errOut)
-		}
+		mustSubmit(t, url, jobSpec(t, j.id, j.queue, "sleep 120"))
 	}
 	waitCLIState(t, c, "c1", domain.StateRunning)
 

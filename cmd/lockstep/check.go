@@ -13,13 +13,14 @@ import (
 )
 
 func (a *app) check(cmd *cobra.Command) runE {
-	cmd.Long = "Check the scheduler's safety invariants against etcd and the job records:\n" +
-		"no GPU claimed twice, no claim without a live lease or running allocation,\n" +
-		"every running job holds exactly its gang, no allocation of a finished job,\n" +
-		"every claim on a registered node, every reserved or running job holds an\n" +
-		"allocation, no assignment (or agent running ranks) outlives its allocation,\n" +
-		"every value decodes (a malformed one is named by key, never aborts the check).\n" +
-		"Exits 1 and lists violations if any."
+	cmd.Long = longHelp(`
+		Check the scheduler's safety invariants against etcd and the job records:
+		no GPU claimed twice, no claim without a live lease or running allocation,
+		every running job holds exactly its gang, no allocation of a finished job,
+		every claim on a registered node, every reserved or running job holds an
+		allocation, no assignment (or agent running ranks) outlives its allocation,
+		every value decodes (a malformed one is named by key, never aborts the check).
+		Exits 1 and lists violations if any.`)
 	settle := cmd.Flags().Duration("settle", 2*time.Second, "re-check violations after this long and report only those that persist (0: report at once)")
 	return a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
 		cli, err := a.dialEtcd(ctx)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
@@ -22,11 +21,7 @@ import (
 func TestCkptDoneGoesThroughTheAgent(t *testing.T) {
 	url := startDevCluster(t)
 	ctx := context.Background()
-	cl, err := client.Dial(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := dialTest(t, url)
 	out := filepath.Join(t.TempDir(), "rank-env")
 	script := fmt.Sprintf(`echo "$%s $%s" > %s.tmp && mv %s.tmp %s; trap 'true' USR1; while true; do sleep 0.1; done`,
 		rankenv.AgentSocket, rankenv.AckToken, out, out, out)

@@ -51,6 +51,16 @@ func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return o.String(), e.String(), code
 }
 
+// mustSubmit submits the spec file at spec to the cluster at url, with
+// any further flags (--wait) first, and ends the test if submit fails.
+func mustSubmit(t *testing.T, url, spec string, flags ...string) {
+	t.Helper()
+	args := append(append([]string{"submit", spec}, flags...), "--nats", url)
+	if _, errOut, code := cli(t, args...); code != 0 {
+		t.Fatalf("submit: exit %d: %s", code, errOut)
+	}
+}
+
 func writeFile(t *testing.T, name, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
@@ -145,9 +155,7 @@ func TestCLIUsageErrors(t *testing.T) {
 func TestCLICancelRunningJob(t *testing.T) {
 	url := startDevCluster(t)
 	spec := writeFile(t, "long.json", `{"id":"long-1","gang":{"nodes":1,"gpusPerNode":8},"command":["sleep","300"]}`)
-	if _, errOut, code := cli(t, "submit", spec, "--nats", url); code != 0 {
-		t.Fatal(errOut)
-	}
+	mustSubmit(t, url, spec)
 	if _, errOut, code := cli(t, "cancel", "long-1", "--reason", "changed my mind", "--nats", url); code != 0 {
 		t.Fatal(errOut)
 	}

@@ -10,9 +10,7 @@ import (
 func TestCLICompletesFromTheCluster(t *testing.T) {
 	url := startDevCluster(t)
 	spec := writeFile(t, "c.json", `{"id":"tab-1","queue":"default","gang":{"nodes":1,"gpusPerNode":1},"command":["true"]}`)
-	if _, errOut, code := cli(t, "submit", spec, "--wait", "--nats", url); code != 0 {
-		t.Fatalf("submit: %s", errOut)
-	}
+	mustSubmit(t, url, spec, "--wait")
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -23,12 +23,13 @@ var configCommands = []command{
 }
 
 func (a *app) config(cmd *cobra.Command) runE {
-	cmd.Long = "Named contexts in the config file: where a cluster is and the credentials to reach it.\n" +
-		"The file is --config, else $LOCKSTEP_CONFIG, else $XDG_CONFIG_HOME/lockstep/config.yaml,\n" +
-		"else ~/.config/lockstep/config.yaml. A command reaching the cluster takes each setting\n" +
-		"from its flag, else the environment (LOCKSTEP_NATS, NATS_URL, LOCKSTEP_CREDS, ...), else\n" +
-		"the context (--context, else LOCKSTEP_CONTEXT, else current-context), else the default.\n" +
-		"`lockstep dev` writes a context named dev."
+	cmd.Long = longHelp(`
+		Named contexts in the config file: where a cluster is and the credentials to reach it.
+		The file is --config, else $LOCKSTEP_CONFIG, else $XDG_CONFIG_HOME/lockstep/config.yaml,
+		else ~/.config/lockstep/config.yaml. A command reaching the cluster takes each setting
+		from its flag, else the environment (LOCKSTEP_NATS, NATS_URL, LOCKSTEP_CREDS, ...), else
+		the context (--context, else LOCKSTEP_CONTEXT, else current-context), else the default.
+		` + "`lockstep dev`" + ` writes a context named dev.`)
 	a.add(cmd, configCommands)
 	return func(*cobra.Command, []string) error {
 		return usagef("config needs a subcommand: get-contexts | current-context | use-context NAME | set-context NAME [flags] | delete-context NAME")
@@ -124,10 +125,11 @@ func (a *app) useContext(*cobra.Command) runE {
 }
 
 func (a *app) setContext(cmd *cobra.Command) runE {
-	cmd.Long = "Create context NAME, or change it: each connection flag given (--nats, --creds,\n" +
-		"--tls-ca, --tls-cert, --tls-key, --etcd, --etcd-ca, --etcd-cert, --etcd-key) sets\n" +
-		"that setting, \"\" clears it, the others are kept. Relative paths are stored\n" +
-		"absolute. The current context is not changed (use-context does that)."
+	cmd.Long = longHelp(`
+		Create context NAME, or change it: each connection flag given (--nats, --creds,
+		--tls-ca, --tls-cert, --tls-key, --etcd, --etcd-ca, --etcd-cert, --etcd-key) sets
+		that setting, "" clears it, the others are kept. Relative paths are stored
+		absolute. The current context is not changed (use-context does that).`)
 	return func(cmd *cobra.Command, args []string) error {
 		if cmd.Flags().Changed("context") {
 			return usagef("config set-context: --context does not apply (the context is NAME)")

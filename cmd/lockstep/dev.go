@@ -17,9 +17,10 @@ import (
 )
 
 func (a *app) dev(cmd *cobra.Command) runE {
-	cmd.Long = "Run the whole system in one process: embedded NATS (JetStream, on disk) and etcd,\n" +
-		"the five services, and simulated nodes whose ranks are real processes.\n" +
-		"State survives restarts on the same --data-dir."
+	cmd.Long = longHelp(`
+		Run the whole system in one process: embedded NATS (JetStream, on disk) and etcd,
+		the five services, and simulated nodes whose ranks are real processes.
+		State survives restarts on the same --data-dir.`)
 	cfg := devcluster.Config{}
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.DataDir, "data-dir", devcluster.DefaultDataDir(), "where NATS, etcd and rank logs keep their data")

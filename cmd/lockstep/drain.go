@@ -77,8 +77,9 @@ func waitJob(ctx context.Context, c *client.Client, id string) (domain.Job, erro
 }
 
 func (a *app) checkpoint(cmd *cobra.Command) runE {
-	cmd.Long = "Ask a running job to checkpoint, then requeue it to resume from that checkpoint\n" +
-		"(its GPUs are freed as soon as every rank acknowledges)."
+	cmd.Long = longHelp(`
+		Ask a running job to checkpoint, then requeue it to resume from that checkpoint
+		(its GPUs are freed as soon as every rank acknowledges).`)
 	reason := cmd.Flags().String("reason", "checkpoint requested", "why (shown in describe)")
 	return a.jobRequest("checkpoint", func(ctx context.Context, c *client.Client, id string) error {
 		return c.Drain(ctx, id, domain.DrainCheckpoint, domain.ThenRequeue, *reason)
@@ -139,9 +140,10 @@ var nodeCommands = []command{
 }
 
 func (a *app) node(cmd *cobra.Command) runE {
-	cmd.Long = "drain: no new work on NODE; its running gangs checkpoint and move elsewhere.\n" +
-		"resume: return NODE to service. list [NODE...]: every node's (or the named nodes')\n" +
-		"state and GPU use. remove NODE: forget a node that is down and idle."
+	cmd.Long = longHelp(`
+		drain: no new work on NODE; its running gangs checkpoint and move elsewhere.
+		resume: return NODE to service. list [NODE...]: every node's (or the named nodes')
+		state and GPU use. remove NODE: forget a node that is down and idle.`)
 	a.add(cmd, nodeCommands)
 	return func(*cobra.Command, []string) error {
 		return usagef("node needs a subcommand: drain NODE --reason TEXT | resume NODE | list [NODE...] [-o json] | remove NODE")
@@ -153,11 +155,12 @@ func (a *app) node(cmd *cobra.Command) runE {
 // one Txn, that the node is down and idle: an agent that comes back
 // registers it again.
 func (a *app) nodeRemove(cmd *cobra.Command) runE {
-	cmd.Long = "Forget a node that is gone for good: its inventory record and admin state are\n" +
-		"deleted, so it leaves node list, topology and the GPU totals. Only a node that\n" +
-		"is down (its agent's lease ended) and idle (no GPU claim, assignment or running\n" +
-		"rank) is removed, checked in the same etcd transaction. Needs etcd's admin\n" +
-		"credentials. A node whose agent starts again registers anew."
+	cmd.Long = longHelp(`
+		Forget a node that is gone for good: its inventory record and admin state are
+		deleted, so it leaves node list, topology and the GPU totals. Only a node that
+		is down (its agent's lease ended) and idle (no GPU claim, assignment or running
+		rank) is removed, checked in the same etcd transaction. Needs etcd's admin
+		credentials. A node whose agent starts again registers anew.`)
 	return func(cmd *cobra.Command, args []string) error {
 		cli, err := a.dialEtcd(cmd.Context())
 		if err != nil {

@@ -23,8 +23,9 @@ import (
 // --etcd are its own: the servers to check, taken as given (no
 // environment, no config file, no credentials).
 func (a *app) healthcheck(cmd *cobra.Command) runE {
-	cmd.Long = "Check that an endpoint, NATS or etcd answers; for container health checks.\n" +
-		"Exits 0 when every given check passes, 1 with a one-line reason otherwise."
+	cmd.Long = longHelp(`
+		Check that an endpoint, NATS or etcd answers; for container health checks.
+		Exits 0 when every given check passes, 1 with a one-line reason otherwise.`)
 	fs := cmd.Flags()
 	url := fs.String("url", "", "HTTP URL to GET (e.g. http://127.0.0.1:8222/healthz); healthy on a 2xx answer")
 	natsURL := fs.String("nats", "", "NATS URL(s): healthy when a server accepts a connection and answers JetStream account info")

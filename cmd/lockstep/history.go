@@ -152,11 +152,12 @@ func parseAgo(s string) (time.Duration, error) {
 }
 
 func (a *app) history(cmd *cobra.Command) runE {
-	cmd.Long = "Job accounting, like sacct: one line per job with an event in the window\n" +
-		"(--since, --until): owner, queue, submit/start/end, elapsed, nodes, GPUs,\n" +
-		"GPU-hours (GPUs × time every rank computed), state, exit code, restarts, η.\n" +
-		"Read from the accounting history (LOCKSTEP_HISTORY), kept far longer than the\n" +
-		"job records (the services' --history-retention, 90 days by default)."
+	cmd.Long = longHelp(`
+		Job accounting, like sacct: one line per job with an event in the window
+		(--since, --until): owner, queue, submit/start/end, elapsed, nodes, GPUs,
+		GPU-hours (GPUs × time every rank computed), state, exit code, restarts, η.
+		Read from the accounting history (LOCKSTEP_HISTORY), kept far longer than the
+		job records (the services' --history-retention, 90 days by default).`)
 	csvOutput(cmd)
 	w := addWindow(cmd.Flags())
 	return a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
@@ -254,8 +255,9 @@ func ownerColumn(owner string) string {
 }
 
 func (a *app) usage(cmd *cobra.Command) runE {
-	cmd.Long = "Use per user and queue over a window (--since, --until), like sreport: jobs,\n" +
-		"GPU-hours, mean gang wait and η, from the accounting history (see history)."
+	cmd.Long = longHelp(`
+		Use per user and queue over a window (--since, --until), like sreport: jobs,
+		GPU-hours, mean gang wait and η, from the accounting history (see history).`)
 	w := addWindow(cmd.Flags())
 	return a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
 		rows, err := w.read(ctx, a, c)

@@ -22,9 +22,7 @@ func TestCLISubmitWaitShowsPendingReasonsAndElapsed(t *testing.T) {
 	url := startDevCluster(t)
 	waitNodes(t, url, 2)
 	big := writeFile(t, "big.json", `{"id":"big","gang":{"nodes":2,"gpusPerNode":8},"command":["sleep","3"]}`)
-	if _, errOut, code := cli(t, "submit", big, "--nats", url); code != 0 {
-		t.Fatal(errOut)
-	}
+	mustSubmit(t, url, big)
 	waitCLIState(t, dialTest(t, url), "big", "running")
 	next := writeFile(t, "next.json", `{"id":"next","gang":{"nodes":2,"gpusPerNode":8},"command":["sleep","1"]}`)
 	_, errOut, code := cli(t, "submit", next, "--wait", "--nats", url)
@@ -49,9 +47,7 @@ func TestCLIHistoryAndUsage(t *testing.T) {
 	c := dialTest(t, url)
 	ok := writeFile(t, "ok.json", `{"id":"acct-ok","gang":{"nodes":2,"gpusPerNode":8},"command":["sleep","1"]}`)
 	bad := writeFile(t, "bad.json", `{"id":"acct-bad","queue":"q2","gang":{"nodes":1,"gpusPerNode":4},"command":["sh","-c","exit 3"]}`)
-	if _, errOut, code := cli(t, "submit", ok, "--wait", "--nats", url); code != 0 {
-		t.Fatal(errOut)
-	}
+	mustSubmit(t, url, ok, "--wait")
 	if _, _, code := cli(t, "submit", bad, "--wait", "--nats", url); code != 1 {
 		t.Fatalf("a job exiting 3 under --wait: exit %d", code)
 	}
@@ -120,9 +116,7 @@ func TestCLIHistoryAndUsage(t *testing.T) {
 	// A gang that started before the window and runs through it has no
 	// event in it, yet is in it: its record says so.
 	long := writeFile(t, "long.json", `{"id":"acct-long","gang":{"nodes":1,"gpusPerNode":8},"command":["sleep","120"]}`)
-	if _, errOut, code := cli(t, "submit", long, "--nats", url); code != 0 {
-		t.Fatal(errOut)
-	}
+	mustSubmit(t, url, long)
 	waitCLIState(t, c, "acct-long", "running")
 	since := time.Now().UTC().Add(time.Second).Format(time.RFC3339)
 	time.Sleep(2 * time.Second) // the window starts after every event of acct-long

@@ -10,7 +10,6 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
@@ -26,11 +25,7 @@ func TestCLISubmitWaitIgnoresForgedEnd(t *testing.T) {
 	url := startDevCluster(t)
 	ctx := context.Background()
 	spec := writeFile(t, "long.json", `{"id":"forged-1","gang":{"nodes":1,"gpusPerNode":8},"command":["sleep","300"]}`)
-	c, err := client.Dial(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTest(t, url)
 
 	var out, errOut syncBuffer
 	code := make(chan int, 1)
@@ -79,11 +74,7 @@ func TestCLISubmitWaitIgnoresForgedEnd(t *testing.T) {
 func TestCLIEscapesWhatRecordsSay(t *testing.T) {
 	url := startDevCluster(t)
 	ctx := context.Background()
-	c, err := client.Dial(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTest(t, url)
 	js, err := jobs.Open(ctx, c.Bus().JS)
 	if err != nil {
 		t.Fatal(err)

@@ -21,9 +21,10 @@ import (
 )
 
 func (a *app) queue(cmd *cobra.Command) runE {
-	cmd.Long = "List jobs (pending and running; -a for all), oldest first. How many rejected\n" +
-		"jobs are not shown is said on stderr. -w redraws the list whenever a job record\n" +
-		"changes, until interrupted."
+	cmd.Long = longHelp(`
+		List jobs (pending and running; -a for all), oldest first. How many rejected
+		jobs are not shown is said on stderr. -w redraws the list whenever a job record
+		changes, until interrupted.`)
 	fs := cmd.Flags()
 	all := fs.BoolP("all", "a", false, "include finished jobs")
 	watch := fs.BoolP("watch", "w", false, "redraw whenever a job changes (Ctrl-C stops)")

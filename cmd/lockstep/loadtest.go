@@ -18,14 +18,15 @@ import (
 )
 
 func (a *app) loadtest(cmd *cobra.Command) runE {
-	cmd.Long = "Load-test the real services (admission, placement, gang, drain) over real NATS and etcd with\n" +
-		"thousands of virtual nodes in this process. Without --nats, --etcd or --context it starts an\n" +
-		"embedded cluster on free loopback ports, with auth as `lockstep dev` runs it (--insecure: without);\n" +
-		"with them it adds virtual nodes and load to that cluster, connecting as every client does\n" +
-		"(flags, then LOCKSTEP_* variables, then the context; admin's credentials on a cluster with auth),\n" +
-		"and starts no services. Open-loop arrivals, bounded by --count/--span and --deadline. Writes\n" +
-		"summary.md, results.json and plots to a report folder. --compare-auth runs the stream insecure\n" +
-		"and with auth (--rounds times, alternating the order) and writes compare.md. See docs/loadtest.md."
+	cmd.Long = longHelp(`
+		Load-test the real services (admission, placement, gang, drain) over real NATS and etcd with
+		thousands of virtual nodes in this process. Without --nats, --etcd or --context it starts an
+		embedded cluster on free loopback ports, with auth as ` + "`lockstep dev`" + ` runs it (--insecure: without);
+		with them it adds virtual nodes and load to that cluster, connecting as every client does
+		(flags, then LOCKSTEP_* variables, then the context; admin's credentials on a cluster with auth),
+		and starts no services. Open-loop arrivals, bounded by --count/--span and --deadline. Writes
+		summary.md, results.json and plots to a report folder. --compare-auth runs the stream insecure
+		and with auth (--rounds times, alternating the order) and writes compare.md. See docs/loadtest.md.`)
 	fs := cmd.Flags()
 	insecure := fs.Bool("insecure", false, "embedded cluster: run it without authentication (default: NATS creds for every service and node, etcd over TLS with client certificates, jobs submitted as dev's user alice)")
 	submitCreds := fs.String("submit-creds", "", "creds file of the user to submit the jobs as, on that user's subject (default: the connection's creds; embedded with auth: alice's)")

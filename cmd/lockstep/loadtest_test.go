@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,14 +69,10 @@ func TestLoadtestExistingClusterWithAuth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
-	c, err := devcluster.Start(context.Background(), devcluster.Config{
-		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
-		Nodes: 1, GPUsPerNode: 8, Leaves: 1, NoFsync: true, NoSpanFile: true, Auth: true, Log: slog.New(slog.DiscardHandler),
+	c := startDevClusterWith(t, func(c *devcluster.Config) {
+		oneNodeWithAuth(c)
+		c.NoSpanFile = true
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
 	// Every job should land on virtual nodes.
 	c.StopService(devcluster.AgentName(devcluster.SimulatedNodes(1, 8, 1)[0].Name))
 

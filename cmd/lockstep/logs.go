@@ -20,8 +20,9 @@ import (
 const logsTail = time.Second
 
 func (a *app) logs(cmd *cobra.Command) runE {
-	cmd.Long = "Print a job's rank output (stdout and stderr), every rank prefixed, or one rank.\n" +
-		"With -f, keep following new output until the job ends."
+	cmd.Long = longHelp(`
+		Print a job's rank output (stdout and stderr), every rank prefixed, or one rank.
+		With -f, keep following new output until the job ends.`)
 	rank := cmd.Flags().Int("rank", -1, "only this rank (0 .. ranks-1; default: every rank)")
 	follow := cmd.Flags().BoolP("follow", "f", false, "keep following new output until the job ends")
 	logs := a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {

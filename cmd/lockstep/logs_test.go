@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 )
 
@@ -24,9 +23,7 @@ func cliCtx(ctx context.Context, args ...string) (stdout, stderr string, code in
 func TestCLILogsFollowEndsWithTheJob(t *testing.T) {
 	url := startDevCluster(t)
 	spec := writeFile(t, "short.json", `{"id":"short-1","gang":{"nodes":1,"gpusPerNode":8},"command":["sh","-c","echo one; sleep 2; echo two"]}`)
-	if _, errOut, code := cli(t, "submit", spec, "--nats", url); code != 0 {
-		t.Fatal(errOut)
-	}
+	mustSubmit(t, url, spec)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -46,19 +43,13 @@ func TestCLILogsRanksAndAttempts(t *testing.T) {
 	url := startDevCluster(t)
 	spec := writeFile(t, "ranks.json", `{"id":"ranks-1","gang":{"nodes":2,"gpusPerNode":1},
 		"command":["sh","-c","echo run $LOCKSTEP_ATTEMPT rank $RANK"]}`)
-	if _, errOut, code := cli(t, "submit", spec, "--wait", "--nats", url); code != 0 {
-		t.Fatal(errOut)
-	}
+	mustSubmit(t, url, spec, "--wait")
 	if out, errOut, code := cli(t, "logs", "ranks-1", "--rank", "2", "--nats", url); code != 2 || out != "" ||
 		!strings.Contains(errOut, "--rank 2: job ranks-1 has 2 ranks, 0..1") {
 		t.Errorf("logs --rank 2: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	ctx := context.Background()
-	c, err := client.Dial(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTest(t, url)
 	// The agent marks each line with its attempt.
 	cons, err := c.Logs(ctx, "ranks-1", 0)
 	if err != nil {

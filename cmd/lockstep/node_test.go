@@ -45,9 +45,7 @@ func TestCLINodeDrainOfUnknownNode(t *testing.T) {
 func TestCLIRequestOfEndedJob(t *testing.T) {
 	url := startDevCluster(t)
 	spec := writeFile(t, "quick.json", `{"id":"quick-1","gang":{"nodes":1,"gpusPerNode":8},"command":["true"]}`)
-	if _, errOut, code := cli(t, "submit", spec, "--wait", "--nats", url); code != 0 {
-		t.Fatal(errOut)
-	}
+	mustSubmit(t, url, spec, "--wait")
 	for _, verb := range []string{"cancel", "checkpoint"} {
 		out, errOut, code := cli(t, verb, "quick-1", "--nats", url)
 		if code != 1 || out != "" || !strings.Contains(errOut, "job quick-1 already ended (succeeded)") {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -49,15 +48,9 @@ func TestNodeListShowsWithdrawnGPUs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := devcluster.Start(ctx, devcluster.Config{
-		DataDir: t.TempDir(), NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
-		Nodes: 1, GPUsPerNode: 8, Leaves: 1, NoFsync: true, Log: slog.New(slog.DiscardHandler),
-		Health: map[string]agent.HealthConfig{"node-01": hc},
+	c := startDevClusterWith(t, func(c *devcluster.Config) {
+		c.Nodes, c.Health = 1, map[string]agent.HealthConfig{"node-01": hc}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
 	testenv.Eventually(t, 15*time.Second, func() error {
 		out, errOut, code := cli(t, "node", "list", "--nats", c.NATSURL)
 		if code != 0 {

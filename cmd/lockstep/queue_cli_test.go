@@ -37,12 +37,8 @@ func dialTest(t *testing.T, url string) *client.Client {
 func TestCLIQueueSelectsAndPrintsWideAndYAML(t *testing.T) {
 	url := startDevCluster(t)
 	c := dialTest(t, url)
-	if _, errOut, code := cli(t, "submit", jobSpec(t, "keep", "qa", "sleep 60"), "--nats", url); code != 0 {
-		t.Fatal(errOut)
-	}
-	if _, errOut, code := cli(t, "submit", jobSpec(t, "done", "qb", "sleep 1"), "--wait", "--nats", url); code != 0 {
-		t.Fatal(errOut)
-	}
+	mustSubmit(t, url, jobSpec(t, "keep", "qa", "sleep 60"))
+	mustSubmit(t, url, jobSpec(t, "done", "qb", "sleep 1"), "--wait")
 	waitCLIState(t, c, "keep", domain.StateRunning)
 
 	for _, tc := range []struct {
@@ -114,9 +110,7 @@ func TestCLIQueueWatchRedrawsAndStopsOnInterrupt(t *testing.T) {
 		}
 		return nil
 	})
-	if _, e, c := cli(t, "submit", jobSpec(t, "watched", "default", "true"), "--nats", url); c != 0 {
-		t.Fatal(e)
-	}
+	mustSubmit(t, url, jobSpec(t, "watched", "default", "true"))
 	testenv.Eventually(t, 30*time.Second, func() error {
 		if !strings.Contains(out.String(), "succeeded") {
 			return errString("never redrawn with the job succeeded: " + out.String())

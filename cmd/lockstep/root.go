@@ -130,10 +130,11 @@ func (a *app) add(parent *cobra.Command, commands []command) {
 }
 
 func (a *app) version(cmd *cobra.Command) runE {
-	cmd.Long = "Print the version: the one the release build set (-ldflags \"-X main.version=...\",\n" +
-		"deploy/build.sh: git describe), else the module version or the VCS revision\n" +
-		"Go recorded in the binary (go install, go build in a checkout), and the Go\n" +
-		"version it was built with."
+	cmd.Long = longHelp(`
+		Print the version: the one the release build set (-ldflags "-X main.version=...",
+		deploy/build.sh: git describe), else the module version or the VCS revision
+		Go recorded in the binary (go install, go build in a checkout), and the Go
+		version it was built with.`)
 	return func(*cobra.Command, []string) error {
 		info, _ := debug.ReadBuildInfo()
 		fmt.Fprintln(a.env.stdout, "lockstep", versionString(version, info))

@@ -18,10 +18,11 @@ import (
 )
 
 func (a *app) simulate(cmd *cobra.Command) runE {
-	cmd.Long = "Replay a job trace on a simulated cluster, in virtual time, through the same placement and\n" +
-		"queue code the services run, under Lockstep's policy and three baselines (per-pod\n" +
-		"Kubernetes default, Volcano-like gang, Slurm-like). Writes summary.md, results.json and\n" +
-		"plots to a report folder. See docs/loadtest.md."
+	cmd.Long = longHelp(`
+		Replay a job trace on a simulated cluster, in virtual time, through the same placement and
+		queue code the services run, under Lockstep's policy and three baselines (per-pod
+		Kubernetes default, Volcano-like gang, Slurm-like). Writes summary.md, results.json and
+		plots to a report folder. See docs/loadtest.md.`)
 	fs := cmd.Flags()
 	tracePath := fs.String("trace", trace.DefaultPhilly(), "Philly-format trace (.csv or .csv.gz), or \"synthetic\"")
 	jobs := fs.Int("jobs", 0, "replay only the first N jobs (0: all)")

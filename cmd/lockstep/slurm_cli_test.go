@@ -16,9 +16,7 @@ import (
 func TestSlurmCommandsSeeAndCancelAJob(t *testing.T) {
 	url := startDevCluster(t)
 	spec := writeFile(t, "long.json", `{"id":"slurm-1","name":"train","gang":{"nodes":2,"gpusPerNode":8},"command":["sleep","300"]}`)
-	if _, errOut, code := cli(t, "submit", spec, "--nats", url); code != 0 {
-		t.Fatal(errOut)
-	}
+	mustSubmit(t, url, spec)
 	testenv.Eventually(t, 30*time.Second, func() error {
 		out, errOut, code := cli(t, "squeue", "-h", "-o", "%i %t", "--nats", url)
 		if code != 0 || out != "slurm-1 R\n" {
@@ -103,9 +101,7 @@ func TestSlurmCommandsSeeAndCancelAJob(t *testing.T) {
 func TestSlurmScancelSignalCheckpoints(t *testing.T) {
 	url := startDevCluster(t)
 	spec := writeFile(t, "long.json", `{"id":"ckpt-1","gang":{"nodes":1,"gpusPerNode":8},"command":["sleep","300"]}`)
-	if _, errOut, code := cli(t, "submit", spec, "--nats", url); code != 0 {
-		t.Fatal(errOut)
-	}
+	mustSubmit(t, url, spec)
 	testenv.Eventually(t, 30*time.Second, func() error {
 		if out, _, _ := cli(t, "squeue", "-h", "-j", "ckpt-1", "-o", "%t", "--nats", url); out != "R\n" {
 			return fmt.Errorf("squeue: %q", out)

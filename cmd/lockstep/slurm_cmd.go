@@ -88,7 +88,8 @@ func (a *app) withClient(ctx context.Context, f func(c *client.Client) error) er
 	return f(c)
 }
 
-// splitList splits Slurm's comma-separated option values.
+// splitList splits a comma-separated option value (Slurm's lists, auth
+// server-cert's --hosts) into its items, blank ones dropped.
 func splitList(s string) []string {
 	var out []string
 	for _, w := range strings.Split(s, ",") {
@@ -101,10 +102,11 @@ func splitList(s string) []string {
 
 // slurmShims links the Slurm commands' names to this binary in DIR.
 func (a *app) slurmShims(cmd *cobra.Command) runE {
-	cmd.Long = "Make DIR/squeue, scancel, sinfo, sacct, scontrol, sbatch and srun links to this\n" +
-		"binary, which acts as `lockstep NAME` when run under NAME. Put DIR on PATH\n" +
-		"and Slurm scripts and users call Lockstep. Existing links are replaced;\n" +
-		"another file of one of those names is an error, and is left as it is."
+	cmd.Long = longHelp(`
+		Make DIR/squeue, scancel, sinfo, sacct, scontrol, sbatch and srun links to this
+		binary, which acts as ` + "`lockstep NAME`" + ` when run under NAME. Put DIR on PATH
+		and Slurm scripts and users call Lockstep. Existing links are replaced;
+		another file of one of those names is an error, and is left as it is.`)
 	target := cmd.Flags().String("target", "", "binary the links point at (default: this one)")
 	return func(_ *cobra.Command, args []string) error {
 		bin := *target

@@ -49,8 +49,9 @@ func (a *app) sacct(cmd *cobra.Command) runE {
 	parsable2 := fs.BoolP("parsable2", "P", false, "fields separated by '|', no trailing '|'")
 	_ = fs.BoolP("allocations", "X", false, "accepted for Slurm (Lockstep jobs have no steps)")
 	_ = fs.BoolP("allusers", "a", false, "accepted for Slurm (every user's jobs are shown)")
-	return a.slurmCommand(cmd, fs, "Show job accounting as Slurm's sacct does, from Lockstep's job records\n"+
-		"(ended jobs are kept for the cluster's retention).", func(cmd *cobra.Command, args []string) error {
+	return a.slurmCommand(cmd, fs, longHelp(`
+		Show job accounting as Slurm's sacct does, from Lockstep's job records
+		(ended jobs are kept for the cluster's retention).`), func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
 			return usagef("sacct takes no arguments, got %q (job IDs go to -j)", args)
 		}

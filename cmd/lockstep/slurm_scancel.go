@@ -31,10 +31,11 @@ func (a *app) scancel(cmd *cobra.Command) runE {
 	signal := fs.StringP("signal", "s", "", "instead of cancelling, send SIG: the job's checkpoint signal (default USR1)\n"+
 		"checkpoints and requeues it (lockstep checkpoint); KILL, TERM and INT cancel it")
 	quiet := fs.BoolP("quiet", "Q", false, "no error for a job that has already ended")
-	return a.slurmCommand(cmd, fs, "Cancel jobs as Slurm's scancel does: by ID, or every job of -u, -t, -p, -n.\n"+
-		"Lockstep does not deliver arbitrary signals: --signal with the job's\n"+
-		"checkpoint signal asks for a checkpoint (the job is requeued and resumes),\n"+
-		"with KILL, TERM or INT it cancels; any other signal is refused.", func(cmd *cobra.Command, ids []string) error {
+	return a.slurmCommand(cmd, fs, longHelp(`
+		Cancel jobs as Slurm's scancel does: by ID, or every job of -u, -t, -p, -n.
+		Lockstep does not deliver arbitrary signals: --signal with the job's
+		checkpoint signal asks for a checkpoint (the job is requeued and resumes),
+		with KILL, TERM or INT it cancels; any other signal is refused.`), func(cmd *cobra.Command, ids []string) error {
 		filter := jobFilter{users: splitList(*users), partitions: splitList(*parts), ownedOnly: true}
 		var err error
 		if *states != "" {

@@ -21,11 +21,13 @@ const scontrolUsage = "scontrol show hostnames [LIST] | show hostlist LIST | sho
 
 func (a *app) scontrol(cmd *cobra.Command) runE {
 	fs := slurmFlags("scontrol")
-	return a.slurmCommand(cmd, fs, "Slurm's scontrol, for what scripts ask of it:\n\n"+
-		"  show hostnames [LIST]  one host per line, of LIST or $SLURM_JOB_NODELIST\n"+
-		"  show hostlist LIST     LIST (names, comma-separated) as a hostlist expression\n"+
-		"  show job [ID]          a job (every job without ID) as key=value lines\n"+
-		"  show node [NAME]       a node (every node without NAME) as key=value lines",
+	return a.slurmCommand(cmd, fs, longHelp(`
+		Slurm's scontrol, for what scripts ask of it:
+
+		  show hostnames [LIST]  one host per line, of LIST or $SLURM_JOB_NODELIST
+		  show hostlist LIST     LIST (names, comma-separated) as a hostlist expression
+		  show job [ID]          a job (every job without ID) as key=value lines
+		  show node [NAME]       a node (every node without NAME) as key=value lines`),
 		func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 || !strings.EqualFold(args[0], "show") {
 				return usagef("scontrol: want %s", scontrolUsage)

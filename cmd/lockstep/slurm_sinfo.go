@@ -61,10 +61,11 @@ func (a *app) sinfo(cmd *cobra.Command) runE {
 	nodeWise := fs.BoolP("Node", "N", false, "one line per node")
 	format := fs.StringP("format", "o", "", "output format, Slurm's %-fields ("+fieldsOf(sinfoFields)+")")
 	parts := fs.StringP("partition", "p", "", "only these partitions (Lockstep queues)")
-	return a.slurmCommand(cmd, fs, "Show partitions and nodes as Slurm's sinfo does. Partitions are Lockstep's\n"+
-		"queues, which share every node: the default queue (marked *) and every\n"+
-		"other queue a job names. Node states: idle, mix, alloc (by GPUs in use),\n"+
-		"drain, drng (drained, work still on it), down (agent gone).", func(cmd *cobra.Command, args []string) error {
+	return a.slurmCommand(cmd, fs, longHelp(`
+		Show partitions and nodes as Slurm's sinfo does. Partitions are Lockstep's
+		queues, which share every node: the default queue (marked *) and every
+		other queue a job names. Node states: idle, mix, alloc (by GPUs in use),
+		drain, drng (drained, work still on it), down (agent gone).`), func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
 			return usagef("sinfo takes no arguments, got %q", args)
 		}

@@ -40,8 +40,9 @@ func (a *app) squeue(cmd *cobra.Command) runE {
 	names := fs.StringP("name", "n", "", "only jobs of these names (comma-separated)")
 	me := fs.Bool("me", false, "only $USER's jobs (-u $USER)")
 	_ = fs.BoolP("all", "a", false, "accepted for Slurm (every partition is shown)")
-	return a.slurmCommand(cmd, fs, "List jobs as Slurm's squeue does: partitions are Lockstep queues, states\n"+
-		"and reasons are Slurm's (docs/slurm.md maps them).", func(cmd *cobra.Command, args []string) error {
+	return a.slurmCommand(cmd, fs, longHelp(`
+		List jobs as Slurm's squeue does: partitions are Lockstep queues, states
+		and reasons are Slurm's (docs/slurm.md maps them).`), func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
 			return usagef("squeue takes no arguments, got %q", args)
 		}

@@ -39,11 +39,12 @@ func (a *app) srun(cmd *cobra.Command) runE {
 		ctrOpts = append(ctrOpts, name)
 		fs.String(name, "", "not supported: steps run in the batch job's environment, its image with sbatch --container-image (docs/containers.md)")
 	}
-	return a.slurmCommand(cmd, fs, "Run a step of tasks across the batch job's allocation, as Slurm's srun does\n"+
-		"inside an sbatch script: by default on every node with the job's tasks per\n"+
-		"node, each task with its share of the node's GPUs and cores. Output is\n"+
-		"relayed here; the exit code is the highest of the tasks'. Only inside a\n"+
-		"batch script (docs/slurm.md); other options are not supported.", func(cmd *cobra.Command, argv []string) error {
+	return a.slurmCommand(cmd, fs, longHelp(`
+		Run a step of tasks across the batch job's allocation, as Slurm's srun does
+		inside an sbatch script: by default on every node with the job's tasks per
+		node, each task with its share of the node's GPUs and cores. Output is
+		relayed here; the exit code is the highest of the tasks'. Only inside a
+		batch script (docs/slurm.md); other options are not supported.`), func(cmd *cobra.Command, argv []string) error {
 		if len(argv) == 0 {
 			return usagef("srun: no command given")
 		}

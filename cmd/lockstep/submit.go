@@ -20,15 +20,17 @@ import (
 )
 
 func (a *app) submit(cmd *cobra.Command) runE {
-	cmd.Long = "Submit a job spec (JSON, or YAML for .yaml/.yml files; FILE - reads either from stdin).\n" +
-		"Prints the job ID, and exits 1 if admission rejects the job (within a few\n" +
-		"seconds). With --wait, follows the job's events and exits 0 if it succeeds,\n" +
-		"1 if it fails, is cancelled or rejected.\n\n" +
-		"Many specs at once (a sweep): several FILEs, a directory (its *.json, *.yaml\n" +
-		"and *.yml files), or - with many specs on stdin (JSON values one after another,\n" +
-		"or YAML documents separated by ---). All are checked before any is sent, then\n" +
-		"published together; their IDs are printed in order, and it exits 1 if any was\n" +
-		"rejected (each rejection on stderr)."
+	cmd.Long = longHelp(`
+		Submit a job spec (JSON, or YAML for .yaml/.yml files; FILE - reads either from stdin).
+		Prints the job ID, and exits 1 if admission rejects the job (within a few
+		seconds). With --wait, follows the job's events and exits 0 if it succeeds,
+		1 if it fails, is cancelled or rejected.
+
+		Many specs at once (a sweep): several FILEs, a directory (its *.json, *.yaml
+		and *.yml files), or - with many specs on stdin (JSON values one after another,
+		or YAML documents separated by ---). All are checked before any is sent, then
+		published together; their IDs are printed in order, and it exits 1 if any was
+		rejected (each rejection on stderr).`)
 	fs := cmd.Flags()
 	wait := fs.Bool("wait", false, "follow the job's events until it ends")
 	testOnly := fs.Bool("test-only", false, "print where and when the job would start, without submitting it (like sbatch --test-only)")

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
-	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 )
 
@@ -43,11 +42,7 @@ func TestCLISubmitMany(t *testing.T) {
 	if !strings.Contains(errOut, "submitted 3 of 3 jobs in") {
 		t.Errorf("no summary on stderr: %s", errOut)
 	}
-	c, err := client.Dial(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialTest(t, url)
 	for _, id := range ids {
 		if _, err := c.Job(context.Background(), id); err != nil {
 			t.Errorf("%s: no record after submit returned: %v", id, err)

@@ -18,9 +18,10 @@ import (
 // its data dir: no collector and no running cluster needed. (With services
 // exporting over OTLP, the same trace is in the collector's UI.)
 func (a *app) trace(cmd *cobra.Command) runE {
-	cmd.Long = "Print a job's trace as a waterfall: every span of every service, from the\n" +
-		"submission to the last rank, with its start offset and duration. Reads the\n" +
-		"spans `lockstep dev` keeps in its data dir (spans.jsonl)."
+	cmd.Long = longHelp(`
+		Print a job's trace as a waterfall: every span of every service, from the
+		submission to the last rank, with its start offset and duration. Reads the
+		spans ` + "`lockstep dev`" + ` keeps in its data dir (spans.jsonl).`)
 	dataDir := cmd.Flags().String("data-dir", devcluster.DefaultDataDir(), "`DIR` where lockstep dev keeps its data (its --data-dir)")
 	width := cmd.Flags().Int("width", 40, "width of the bars")
 	return func(_ *cobra.Command, args []string) error {

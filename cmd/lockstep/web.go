@@ -18,10 +18,11 @@ var webCommands = []command{
 }
 
 func (a *app) web(cmd *cobra.Command) runE {
-	cmd.Long = "Serve the dashboard: the fabric, the queue, every job and the cluster, kept live\n" +
-		"by Server-Sent Events. Read-only and on 127.0.0.1 by default; with the cluster's\n" +
-		"credentials (auth on) every page needs a sign-in (`lockstep web token`) and\n" +
-		"cancel and checkpoint act as the signed-in identity."
+	cmd.Long = longHelp(`
+		Serve the dashboard: the fabric, the queue, every job and the cluster, kept live
+		by Server-Sent Events. Read-only and on 127.0.0.1 by default; with the cluster's
+		credentials (auth on) every page needs a sign-in (` + "`lockstep web token`" + `) and
+		cancel and checkpoint act as the signed-in identity.`)
 	var b config.Base
 	a.service(cmd, &b)
 	fs := cmd.Flags()
