@@ -439,14 +439,21 @@ func (c *Client) follow(ctx context.Context, id string, live bool, fn func(event
 			}
 			return errors.Wrap(err, "follow events")
 		}
-		var ev events.Event
-		if json.Unmarshal(msg.Data(), &ev) != nil {
-			continue
-		}
-		if !fn(ev) {
+		if !deliver(msg.Data(), fn) {
 			return nil
 		}
 	}
+}
+
+// deliver hands fn the event in data and reports whether fn wants more.
+// An event that does not decode is skipped, not an error: one bad message
+// must not end a history or a follow.
+func deliver(data []byte, fn func(events.Event) bool) bool {
+	var ev events.Event
+	if json.Unmarshal(data, &ev) != nil {
+		return true
+	}
+	return fn(ev)
 }
 
 // drain reads what the consumer has now and returns.
@@ -459,11 +466,7 @@ func drain(cons jetstream.Consumer, fn func(events.Event) bool) error {
 		n := 0
 		for msg := range batch.Messages() {
 			n++
-			var ev events.Event
-			if json.Unmarshal(msg.Data(), &ev) != nil {
-				continue
-			}
-			if !fn(ev) {
+			if !deliver(msg.Data(), fn) {
 				return nil
 			}
 		}

@@ -172,6 +172,14 @@ func (c *checker) between(field string, n, lo, hi int) {
 	}
 }
 
+// upTo checks a size or a count kept in an int64 (bytes, milliseconds,
+// MiB): not negative and at most most.
+func (c *checker) upTo(field string, n, most int64) {
+	if n < 0 || n > most {
+		c.fail(field, "%d is not between 0 and %d", n, most)
+	}
+}
+
 func (c *checker) text(field, s string, most int) {
 	if len(s) > most {
 		c.fail(field, "%d bytes, more than the %d allowed", len(s), most)

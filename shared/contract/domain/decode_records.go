@@ -16,7 +16,7 @@ func DecodeAssignment(data []byte) (Assignment, error) {
 	return decode("assignment", data, func(c *checker, a *Assignment) {
 		c.jobID("jobId", a.JobID)
 		c.attempt("attempt", a.Attempt)
-		c.epoch("epoch", a.Epoch)
+		c.notNegative("epoch", a.Epoch)
 		c.node("node", a.Node)
 		c.between("nnodes", a.NNodes, 1, MaxNodes)
 		c.between("nodeRank", a.NodeRank, 0, a.NNodes-1)
@@ -79,9 +79,7 @@ func DecodeAllocation(data []byte) (Allocation, error) {
 		c.attempt("attempt", a.Attempt)
 		c.oneOf("state", string(a.State), string(AllocReserved), string(AllocRunning))
 		c.placement("placement", a.Placement)
-		if a.Lease < 0 {
-			c.fail("lease", "%d is negative", a.Lease)
-		}
+		c.notNegative("lease", a.Lease)
 		in := map[string]bool{}
 		for _, np := range a.Placement.Nodes {
 			in[np.Node] = true
@@ -95,7 +93,7 @@ func DecodeAllocation(data []byte) (Allocation, error) {
 		}
 		for _, n := range sortedKeys(a.NodeEpochs) {
 			c.member("nodeEpochs", n, in)
-			c.epoch("nodeEpochs."+n, a.NodeEpochs[n])
+			c.notNegative("nodeEpochs."+n, a.NodeEpochs[n])
 		}
 		c.text("traceParent", a.TraceParent, 256)
 		if a.Pull != nil {
@@ -119,9 +117,7 @@ func (c *checker) pullPhase(field string, p PullPhase, in map[string]bool) {
 		if np.Took < 0 || np.Took > time.Duration(MaxPullMillis)*time.Millisecond {
 			c.fail(field+".nodes."+n+".took", "%s is not between 0 and a day", np.Took)
 		}
-		if np.Bytes < 0 || np.Bytes > MaxImageBytes {
-			c.fail(field+".nodes."+n+".bytes", "%d is not between 0 and %d", np.Bytes, int64(MaxImageBytes))
-		}
+		c.upTo(field+".nodes."+n+".bytes", np.Bytes, MaxImageBytes)
 	}
 }
 
@@ -136,14 +132,12 @@ func DecodeNode(data []byte) (Node, error) {
 		c.label("leaf", n.Leaf)
 		c.label("spine", n.Spine)
 		c.label("block", n.Block)
-		c.epoch("epoch", n.Epoch)
+		c.notNegative("epoch", n.Epoch)
 		c.text("gpuModel", n.GPUModel, MaxNameBytes)
 		if n.ContainerRuntime != "" && n.ContainerRuntime != ContainerRuntimeDocker {
 			c.fail("containerRuntime", "%q is not a runtime (%q or none)", n.ContainerRuntime, ContainerRuntimeDocker)
 		}
-		if n.GPUMemoryMiB < 0 || n.GPUMemoryMiB > maxMemoryMiB {
-			c.fail("gpuMemoryMiB", "%d is not between 0 and %d", n.GPUMemoryMiB, maxMemoryMiB)
-		}
+		c.upTo("gpuMemoryMiB", n.GPUMemoryMiB, maxMemoryMiB)
 		c.faults("unhealthy", n.Unhealthy, n.GPUs)
 		c.distances("gpuDistance", n.GPUDistance, n.GPUs)
 		if len(n.NUMA) > 1024 {
@@ -154,9 +148,7 @@ func DecodeNode(data []byte) (Node, error) {
 		for i, d := range n.NUMA {
 			f := fmt.Sprintf("numa.%d", i)
 			c.between(f+".id", d.ID, 0, 1023)
-			if d.MemoryMiB < 0 || d.MemoryMiB > maxMemoryMiB {
-				c.fail(f+".memoryMiB", "%d is not between 0 and %d", d.MemoryMiB, maxMemoryMiB)
-			}
+			c.upTo(f+".memoryMiB", d.MemoryMiB, maxMemoryMiB)
 			if len(d.NICs) > 64 {
 				c.fail(f+".nics", "%d NICs, more than 64", len(d.NICs))
 			}
@@ -246,10 +238,11 @@ func (c *checker) distances(field string, d [][]int, gpus int) {
 	}
 }
 
-// epoch is a registration's lease ID: never negative (0 before one).
-func (c *checker) epoch(field string, e int64) {
-	if e < 0 {
-		c.fail(field, "%d is negative", e)
+// notNegative checks an etcd lease ID (a registration's epoch, 0 before
+// one; a reservation's lease) or a checkpoint step.
+func (c *checker) notNegative(field string, n int64) {
+	if n < 0 {
+		c.fail(field, "%d is negative", n)
 	}
 }
 
@@ -260,9 +253,7 @@ func (c *checker) member(field, node string, in map[string]bool) {
 }
 
 func (c *checker) checkpointRef(field string, r CheckpointRef) {
-	if r.Step < 0 {
-		c.fail(field+".step", "%d is negative", r.Step)
-	}
+	c.notNegative(field+".step", r.Step)
 	c.between(field+".rank", r.Rank, 0, MaxNodes*maxRanksPerNode)
 	c.attempt(field+".attempt", r.Attempt)
 	c.ckptPath(field+".path", r.Path)

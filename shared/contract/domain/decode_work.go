@@ -56,12 +56,8 @@ func (c *checker) pulled(r *Report) {
 		}
 		return
 	}
-	if r.PullMillis < 0 || r.PullMillis > MaxPullMillis {
-		c.fail("pullMs", "%d is not between 0 and %d", r.PullMillis, MaxPullMillis)
-	}
-	if r.ImageBytes < 0 || r.ImageBytes > MaxImageBytes {
-		c.fail("imageBytes", "%d is not between 0 and %d", r.ImageBytes, int64(MaxImageBytes))
-	}
+	c.upTo("pullMs", r.PullMillis, MaxPullMillis)
+	c.upTo("imageBytes", r.ImageBytes, MaxImageBytes)
 }
 
 // DecodeCancelRequest decodes and checks a cancel request.
@@ -88,9 +84,7 @@ func DecodeCheckpointAck(data []byte) (CheckpointAck, error) {
 		c.jobID("jobId", a.JobID)
 		c.attempt("attempt", a.Attempt)
 		c.between("rank", a.Rank, 0, MaxNodes*maxRanksPerNode)
-		if a.Step < 0 {
-			c.fail("step", "%d is negative", a.Step)
-		}
+		c.notNegative("step", a.Step)
 		c.ckptPath("path", a.Path)
 	})
 }

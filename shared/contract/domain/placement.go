@@ -43,6 +43,16 @@ func (p Placement) NodeNames() []string {
 	return out
 }
 
+// Places reports whether node is one of the placement's nodes.
+func (p Placement) Places(node string) bool {
+	for _, np := range p.Nodes {
+		if np.Node == node {
+			return true
+		}
+	}
+	return false
+}
+
 // WorldSize is the number of ranks.
 func (p Placement) WorldSize() int {
 	n := 0

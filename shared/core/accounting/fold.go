@@ -39,28 +39,20 @@ type Row struct {
 	Efficiency float64       `json:"efficiency"`
 }
 
+// lifecycleStates is the state each lifecycle event leaves its job in.
+var lifecycleStates = map[events.Type]domain.State{
+	events.Admitted: domain.StatePending, events.Requeued: domain.StatePending,
+	events.Reserved: domain.StateReserved, events.Running: domain.StateRunning,
+	events.Rejected: domain.StateRejected, events.Succeeded: domain.StateSucceeded,
+	events.Failed: domain.StateFailed, events.Cancelled: domain.StateCancelled,
+	events.Timeout: domain.StateTimeout,
+}
+
 // stateOf is the state a lifecycle event leaves its job in; ok false for
 // an event that says nothing about it.
 func stateOf(t events.Type) (domain.State, bool) {
-	switch t {
-	case events.Admitted, events.Requeued:
-		return domain.StatePending, true
-	case events.Reserved:
-		return domain.StateReserved, true
-	case events.Running:
-		return domain.StateRunning, true
-	case events.Rejected:
-		return domain.StateRejected, true
-	case events.Succeeded:
-		return domain.StateSucceeded, true
-	case events.Failed:
-		return domain.StateFailed, true
-	case events.Cancelled:
-		return domain.StateCancelled, true
-	case events.Timeout:
-		return domain.StateTimeout, true
-	}
-	return "", false
+	s, ok := lifecycleStates[t]
+	return s, ok
 }
 
 // Fold makes one row per job from the jobs' events, in any order, the

@@ -122,7 +122,7 @@ func judgeUnheld(j domain.JobBrief, held map[string]domain.Allocation) Action {
 func NodeLost(allocs []domain.Allocation, node string) []Requeue {
 	var out []Requeue
 	for _, a := range allocs {
-		if OnNode(a, node) {
+		if a.Placement.Places(node) {
 			out = append(out, Requeue{Alloc: a, Reason: NodeLostReason(node)})
 		}
 	}
@@ -131,13 +131,3 @@ func NodeLost(allocs []domain.Allocation, node string) []Requeue {
 
 // NodeLostReason is the requeue reason of a gang that lost node.
 func NodeLostReason(node string) string { return "node " + node + " lost" }
-
-// OnNode reports whether a places a rank on node.
-func OnNode(a domain.Allocation, node string) bool {
-	for _, np := range a.Placement.Nodes {
-		if np.Node == node {
-			return true
-		}
-	}
-	return false
-}

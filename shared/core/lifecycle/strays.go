@@ -32,7 +32,7 @@ func StrayJobs(allocs map[string]domain.Allocation, malformed map[string]error, 
 		}
 	}
 	for _, as := range assigns {
-		if a, ok := allocs[as.Job]; !ok || !OnNode(a, as.Node) {
+		if a, ok := allocs[as.Job]; !ok || !a.Placement.Places(as.Node) {
 			stray[as.Job] = true
 		}
 	}

@@ -272,17 +272,8 @@ func unallocated(s State, job string, attempt int, node string) (why string, orp
 		return fmt.Sprintf("alloc/%s is gone", job), true
 	case a.Attempt != attempt:
 		return fmt.Sprintf("alloc/%s is of attempt %d", job, a.Attempt), true
-	case !places(a, node):
+	case !a.Placement.Places(node):
 		return fmt.Sprintf("alloc/%s does not place node %s", job, node), true
 	}
 	return "", false
-}
-
-func places(a domain.Allocation, node string) bool {
-	for _, np := range a.Placement.Nodes {
-		if np.Node == node {
-			return true
-		}
-	}
-	return false
 }

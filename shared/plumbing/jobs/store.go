@@ -70,20 +70,9 @@ type Mutator func(j *domain.Job) (changed bool, err error)
 // UpdateAt is Update starting from a record the caller already read (at
 // rev), saving a read on the common path where nobody raced.
 func (s *Store) UpdateAt(ctx context.Context, j domain.Job, rev uint64, fn Mutator) (domain.Job, bool, error) {
-	changed, err := fn(&j)
-	if err != nil || !changed {
-		return j, false, err
-	}
-	data, err := json.Marshal(j)
-	if err != nil {
-		return j, false, errors.Wrapf(err, "encode job %s", errors.Safe(j.ID))
-	}
-	_, err = s.kv.Update(ctx, j.ID, data, rev)
-	if err == nil {
-		return j, true, nil
-	}
-	if !isWrongRevision(err) {
-		return j, false, errors.Wrapf(err, "update job %s", errors.Safe(j.ID))
+	out, changed, raced, err := s.apply(ctx, j.ID, j, rev, fn)
+	if !raced {
+		return out, changed, err
 	}
 	return s.Update(ctx, j.ID, fn)
 }
@@ -96,30 +85,41 @@ func (s *Store) Update(ctx context.Context, id string, fn Mutator) (domain.Job, 
 		if err != nil {
 			return domain.Job{}, false, err
 		}
-		changed, err := fn(&j)
-		if err != nil || !changed {
-			return j, false, err
-		}
-		data, err := json.Marshal(j)
-		if err != nil {
-			return j, false, errors.Wrapf(err, "encode job %s", errors.Safe(id))
-		}
-		_, err = s.kv.Update(ctx, id, data, rev)
-		if err == nil {
-			return j, true, nil
-		}
-		if !isWrongRevision(err) {
-			return j, false, errors.Wrapf(err, "update job %s", errors.Safe(id))
+		out, changed, raced, err := s.apply(ctx, id, j, rev, fn)
+		if !raced {
+			return out, changed, err
 		}
 		if attempt > 50 {
-			return j, false, errs.MarkConflict(errors.Newf("job %s: too many concurrent updates", errors.Safe(id)))
+			return out, false, errs.MarkConflict(errors.Newf("job %s: too many concurrent updates", errors.Safe(id)))
 		}
 		select {
 		case <-ctx.Done():
-			return j, false, ctx.Err()
+			return out, false, ctx.Err()
 		case <-time.After(time.Duration(attempt) * time.Millisecond):
 		}
 	}
+}
+
+// apply is one compare-and-set: fn changes j, read from key id at rev, and
+// the result is stored if fn changed it. raced reports that another writer
+// stored the record first: nothing was written, and the caller reads it
+// again to retry.
+func (s *Store) apply(ctx context.Context, id string, j domain.Job, rev uint64, fn Mutator) (out domain.Job, changed, raced bool, err error) {
+	if changed, err = fn(&j); err != nil || !changed {
+		return j, false, false, err
+	}
+	data, err := json.Marshal(j)
+	if err != nil {
+		return j, false, false, errors.Wrapf(err, "encode job %s", errors.Safe(id))
+	}
+	_, err = s.kv.Update(ctx, id, data, rev)
+	switch {
+	case err == nil:
+		return j, true, false, nil
+	case isWrongRevision(err):
+		return j, false, true, nil
+	}
+	return j, false, false, errors.Wrapf(err, "update job %s", errors.Safe(id))
 }
 
 func isWrongRevision(err error) bool {

@@ -163,16 +163,20 @@ func queuedAt(j domain.Job) time.Time {
 
 // JobReserved records a reservation (call once, when the record changed).
 func (m *Metrics) JobReserved(ctx context.Context, j domain.Job) {
-	q := metric.WithAttributes(LabelQueue.String(j.Spec.Queue))
-	m.GangWait.Record(ctx, j.Timing.GangWait.Seconds(), q)
-	m.SchedulingLatency.Record(ctx, nonNegative(j.ReservedAt.Sub(queuedAt(j))),
-		metric.WithAttributes(LabelQueue.String(j.Spec.Queue), LabelStage.String(StageReserved)))
+	m.GangWait.Record(ctx, j.Timing.GangWait.Seconds(), metric.WithAttributes(LabelQueue.String(j.Spec.Queue)))
+	m.schedulingLatency(ctx, j, StageReserved, j.ReservedAt)
 }
 
 // JobRunning records a gang passing its launch barrier.
 func (m *Metrics) JobRunning(ctx context.Context, j domain.Job) {
-	m.SchedulingLatency.Record(ctx, nonNegative(j.RunningAt.Sub(queuedAt(j))),
-		metric.WithAttributes(LabelQueue.String(j.Spec.Queue), LabelStage.String(StageRunning)))
+	m.schedulingLatency(ctx, j, StageRunning, j.RunningAt)
+}
+
+// schedulingLatency records j's wait from its queueing until at, when it
+// reached stage; a wait that comes out negative is recorded as 0.
+func (m *Metrics) schedulingLatency(ctx context.Context, j domain.Job, stage string, at time.Time) {
+	m.SchedulingLatency.Record(ctx, max(at.Sub(queuedAt(j)), 0).Seconds(),
+		metric.WithAttributes(LabelQueue.String(j.Spec.Queue), LabelStage.String(stage)))
 }
 
 // JobFinished records a job's final state and η.
@@ -187,8 +191,6 @@ func (m *Metrics) JobFinished(ctx context.Context, j domain.Job) {
 func (m *Metrics) Drained(ctx context.Context, kind domain.DrainKind, d time.Duration) {
 	m.DrainDuration.Record(ctx, d.Seconds(), metric.WithAttributes(LabelKind.String(string(kind))))
 }
-
-func nonNegative(d time.Duration) float64 { return max(d, 0).Seconds() }
 
 // QueueDepth is one point of lockstep.queue.depth.
 type QueueDepth struct {

@@ -1,9 +1,12 @@
 // Package fuzzseed keeps a fuzz target's checked-in seed corpus
 // (testdata/fuzz/<Target>) in step with the test tables it is drawn from,
-// so `go test -fuzz` starts from every case the unit tests know.
+// so `go test -fuzz` starts from every case the unit tests know, and
+// checks the round-trip property the contract's decoders all promise.
 package fuzzseed
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -61,5 +64,24 @@ func Sync(t testing.TB, target string, seeds map[string][]byte) {
 		if err := os.Remove(path); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// RoundTrip checks what a decoder accepted: v, decoded from data, encodes;
+// decode accepts that encoding; and its value re-encodes to the same bytes,
+// so checking and defaulting are stable (applied once, not drifting on
+// each pass through a peer).
+func RoundTrip[T any](t testing.TB, data []byte, v T, decode func([]byte) (T, error)) {
+	t.Helper()
+	once, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("accepted value does not encode: %v", err)
+	}
+	v2, err := decode(once)
+	if err != nil {
+		t.Fatalf("accepted %q, but not its re-encoding %s: %v", data, once, err)
+	}
+	if twice, _ := json.Marshal(v2); !bytes.Equal(once, twice) {
+		t.Fatalf("re-encoding is unstable:\n %s\n %s", once, twice)
 	}
 }

@@ -1,14 +1,18 @@
 package fuzzseed
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
 
-// recorder is a testing.TB that keeps the errors Sync reports.
+// recorder is a testing.TB that keeps the errors Sync and RoundTrip
+// report.
 type recorder struct {
 	testing.TB
 	errs []string
@@ -16,6 +20,13 @@ type recorder struct {
 
 func (r *recorder) Errorf(format string, args ...any) {
 	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// Fatalf records like Errorf and ends the calling goroutine, as testing's
+// own does.
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
 }
 func (r *recorder) Helper() {}
 
@@ -53,6 +64,42 @@ func TestSyncWritesChecksAndPrunes(t *testing.T) {
 	for name, want := range map[string]bool{"bad-gone": false, "0123456789abcdef": true, "found-kept": true, "good-a": true} {
 		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != want {
 			t.Errorf("after an update, %s exists = %v, want %v", name, err == nil, want)
+		}
+	}
+}
+
+// RoundTrip passes a decoder that gives back what it was given, and fails
+// one that refuses its own output or changes the value on each pass.
+func TestRoundTrip(t *testing.T) {
+	type value struct{ N int }
+	decodeJSON := func(b []byte) (value, error) {
+		var v value
+		err := json.Unmarshal(b, &v)
+		return v, err
+	}
+	for _, tc := range []struct {
+		name   string
+		decode func([]byte) (value, error)
+		want   string // "": no error
+	}{
+		{"stable", decodeJSON, ""},
+		{"refuses its encoding", func([]byte) (value, error) { return value{}, errors.New("no") }, "but not its re-encoding"},
+		{"drifts", func(b []byte) (value, error) {
+			v, err := decodeJSON(b)
+			v.N++
+			return v, err
+		}, "re-encoding is unstable"},
+	} {
+		r := &recorder{TB: t}
+		done := make(chan struct{})
+		go func() { // Fatalf ends this goroutine, not the test's
+			defer close(done)
+			RoundTrip(r, []byte(`{"N":1}`), value{N: 1}, tc.decode)
+		}()
+		<-done
+		got := strings.Join(r.errs, "\n")
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: errors %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
