@@ -89,22 +89,19 @@ func (c *corpus) sbatch(dir, stdin string, env []string, args ...string) sbatchR
 	cmd.Env = append(cmd.Env, "PATH="+c.fake+":"+os.Getenv("PATH"), "LOCKSTEP_CONFIG="+os.Getenv("LOCKSTEP_CONFIG"))
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdin = strings.NewReader(stdin)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	r := sbatchRun{out: o.String(), err: e.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		c.t.Fatalf("sbatch %q: %v", args, err)
-	}
-	return r
+	return c.run(cmd)
 }
 
 // lockstep runs another lockstep command against the cluster.
 func (c *corpus) lockstep(args ...string) sbatchRun {
 	c.t.Helper()
-	cmd := exec.Command(c.bin, append(args, "--nats", c.url)...)
+	return c.run(exec.Command(c.bin, append(args, "--nats", c.url)...))
+}
+
+// run runs cmd to its end: its output and exit code, whatever the code;
+// a command that could not run at all fails the test.
+func (c *corpus) run(cmd *exec.Cmd) sbatchRun {
+	c.t.Helper()
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
@@ -112,7 +109,7 @@ func (c *corpus) lockstep(args ...string) sbatchRun {
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
-		c.t.Fatalf("lockstep %q: %v", args, err)
+		c.t.Fatalf("%q: %v", cmd.Args, err)
 	}
 	return r
 }

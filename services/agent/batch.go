@@ -110,13 +110,7 @@ func (e *executor) hold(g *localGang) {
 	g.ackMu.Lock()
 	close(g.exited)
 	g.ackMu.Unlock()
-	e.mu.Lock()
-	if e.gangs[g.as.JobID] == g {
-		delete(e.gangs, g.as.JobID)
-	}
-	e.mu.Unlock()
-	close(g.done)
-	go e.alive.drop(g.regCtx, g.as, g.runRev)
+	e.retire(g)
 	g.span.End()
 	e.log.InfoContext(g.ctx, "batch share released", "job", g.as.JobID, "attempt", g.as.Attempt)
 }

@@ -312,6 +312,15 @@ func (e *executor) supervise(g *localGang) {
 	if !failed && !isClosed(g.stopping) {
 		e.report(ctx, domain.Report{JobID: g.as.JobID, Attempt: g.as.Attempt, Kind: domain.ReportExited})
 	}
+	e.retire(g)
+	g.span.SetAttributes(attribute.Bool("lockstep.failed", failed), attribute.Bool("lockstep.stopped", isClosed(g.stopping)))
+	g.span.End()
+	e.log.InfoContext(ctx, "ranks exited", "job", g.as.JobID, "attempt", g.as.Attempt, "failed", failed)
+}
+
+// retire forgets g once nothing of it runs: its ranks (or a batch share's
+// hold) have ended and its exits are recorded.
+func (e *executor) retire(g *localGang) {
 	e.mu.Lock()
 	if e.gangs[g.as.JobID] == g {
 		delete(e.gangs, g.as.JobID)
@@ -322,9 +331,6 @@ func (e *executor) supervise(g *localGang) {
 	// job's next attempt be reserved. Not before close(done): a lost etcd
 	// must not hold up fencing, which waits for done.
 	go e.alive.drop(g.regCtx, g.as, g.runRev)
-	g.span.SetAttributes(attribute.Bool("lockstep.failed", failed), attribute.Bool("lockstep.stopped", isClosed(g.stopping)))
-	g.span.End()
-	e.log.InfoContext(ctx, "ranks exited", "job", g.as.JobID, "attempt", g.as.Attempt, "failed", failed)
 }
 
 // stop asks a gang's ranks to stop: SIGTERM, then SIGKILL after StopGrace.

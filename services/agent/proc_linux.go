@@ -3,6 +3,7 @@ package agent
 import (
 	"os/exec"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"github.com/cockroachdb/errors"
@@ -40,38 +41,31 @@ func startPinned(cmd *exec.Cmd, pin rankPin) (pinErr, err error) {
 			runtime.UnlockOSThread()
 		}
 	}()
-	var errs []error
-	if len(pin.cpus) > 0 {
-		restore, err := setAffinity(pin.cpus)
+	var restores []func() error
+	apply := func(ids []int, set func([]int) (func() error, error)) {
+		if len(ids) == 0 {
+			return
+		}
+		restore, err := set(ids)
 		if err != nil {
-			errs = append(errs, err)
-		} else {
-			defer func() {
-				if rerr := restore(); rerr != nil {
-					// Not expected: it is the mask this thread had.
-					restored = false
-					pinErr = errors.CombineErrors(pinErr, rerr)
-				}
-			}()
+			pinErr = errors.CombineErrors(pinErr, err)
+			return
+		}
+		restores = append(restores, restore)
+	}
+	apply(pin.cpus, setAffinity)
+	apply(pin.mems, bindMemory)
+	// The child takes this thread's mask and policy at the fork; then the
+	// thread gets its own back, the last one set first.
+	err = cmd.Start()
+	for _, restore := range slices.Backward(restores) {
+		if rerr := restore(); rerr != nil {
+			// Not expected: it is the mask or policy this thread had.
+			restored = false
+			pinErr = errors.CombineErrors(pinErr, rerr)
 		}
 	}
-	if len(pin.mems) > 0 {
-		restore, err := bindMemory(pin.mems)
-		if err != nil {
-			errs = append(errs, err)
-		} else {
-			defer func() {
-				if rerr := restore(); rerr != nil {
-					restored = false
-					pinErr = errors.CombineErrors(pinErr, rerr)
-				}
-			}()
-		}
-	}
-	for _, e := range errs {
-		pinErr = errors.CombineErrors(pinErr, e)
-	}
-	return pinErr, cmd.Start()
+	return pinErr, err
 }
 
 // setAffinity pins the calling (locked) thread to cpus; restore puts its

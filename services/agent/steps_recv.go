@@ -57,6 +57,17 @@ func (s *gangSteps) newStep() int {
 	return id
 }
 
+// decodeStep decodes a step message from another node; a malformed one
+// is logged and dropped (a step message is never retried).
+func decodeStep[T any](a *agent, kind, from string, data []byte, decode func([]byte) (T, error)) (T, bool) {
+	v, err := decode(data)
+	if err != nil {
+		a.Log.Warn("malformed step "+kind, "from", from, "err", err)
+		return v, false
+	}
+	return v, true
+}
+
 // subscribeSteps receives step messages addressed to this node until ctx
 // ends.
 func (a *agent) subscribeSteps(ctx context.Context) error {
@@ -65,26 +76,17 @@ func (a *agent) subscribeSteps(ctx context.Context) error {
 		kind, _, _ := strings.Cut(strings.TrimPrefix(m.Subject, subjects.Steps+"."), ".")
 		switch subjects.Steps + "." + kind {
 		case subjects.StepLaunch:
-			l, err := domain.DecodeStepLaunch(m.Data)
-			if err != nil {
-				a.Log.Warn("malformed step launch", "from", from, "err", err)
-				return
+			if l, ok := decodeStep(a, "launch", from, m.Data, domain.DecodeStepLaunch); ok {
+				go a.launchStep(ctx, from, l)
 			}
-			go a.launchStep(ctx, from, l)
 		case subjects.StepKill:
-			k, err := domain.DecodeStepKill(m.Data)
-			if err != nil {
-				a.Log.Warn("malformed step kill", "from", from, "err", err)
-				return
+			if k, ok := decodeStep(a, "kill", from, m.Data, domain.DecodeStepKill); ok {
+				a.exec.killStep(from, k)
 			}
-			a.exec.killStep(from, k)
 		case subjects.StepOutput:
-			o, err := domain.DecodeStepOutput(m.Data)
-			if err != nil {
-				a.Log.Warn("malformed step output", "from", from, "err", err)
-				return
+			if o, ok := decodeStep(a, "output", from, m.Data, domain.DecodeStepOutput); ok {
+				a.exec.relayOutput(from, o)
 			}
-			a.exec.relayOutput(from, o)
 		}
 	})
 	if err != nil {

@@ -68,13 +68,3 @@ func (s *service) refuseReport(ctx context.Context, r domain.Report, reason, det
 	s.counters.reports.Add(ctx, 1, metric.WithAttributes(telemetry.LabelReason.String(reason)))
 	return errs.MarkPermanent(errors.Newf("report of job %q attempt %d from node %q refused (%s): %s", r.JobID, r.Attempt, r.Node, reason, detail))
 }
-
-// placed reports whether node holds part of allocation a.
-func placed(a domain.Allocation, node string) bool {
-	for _, np := range a.Placement.Nodes {
-		if np.Node == node {
-			return true
-		}
-	}
-	return false
-}

@@ -39,7 +39,7 @@ func (s *service) handleReport(ctx context.Context, msg jetstream.Msg) error {
 	// The placement of an attempt never changes, so a remembered
 	// allocation of the same attempt settles it without a read; otherwise
 	// applyReports checks against etcd.
-	if a, ok := s.rememberedAllocation(r.JobID); ok && a.Attempt == r.Attempt && !placed(a, r.Node) {
+	if a, ok := s.rememberedAllocation(r.JobID); ok && a.Attempt == r.Attempt && !a.Placement.Places(r.Node) {
 		return s.refuseReport(ctx, r, refusedNotPlaced, "the node holds no part of that attempt")
 	}
 	return s.submitReport(ctx, r)
@@ -155,7 +155,7 @@ func (s *service) applyReports(ctx context.Context, batch []domain.Report, fresh
 		return errs.MarkConflict(errors.New("re-read the allocation"))
 	}
 	mine = slices.DeleteFunc(mine, func(r domain.Report) bool {
-		if placed(a, r.Node) {
+		if a.Placement.Places(r.Node) {
 			return false
 		}
 		// Batched with other messages: dropped (and acknowledged) rather

@@ -50,18 +50,7 @@ func (v *view) claimChanged(key string, val *domain.Claim) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	used := v.usedGPUs[node]
-	switch {
-	case val != nil && used == nil:
-		v.usedGPUs[node] = map[int]bool{gpu: true}
-	case val != nil:
-		used[gpu] = true
-	default:
-		delete(used, gpu)
-		if len(used) == 0 {
-			delete(v.usedGPUs, node)
-		}
-	}
+	mark(v.usedGPUs, node, gpu, val != nil)
 	v.dirty[node] = true
 }
 
@@ -73,18 +62,24 @@ func (v *view) portChanged(key string, val *domain.Claim) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if val != nil {
-		if v.ports[addr] == nil {
-			v.ports[addr] = map[int]bool{}
-		}
-		v.ports[addr][port] = true
-	} else {
-		delete(v.ports[addr], port)
-		if len(v.ports[addr]) == 0 {
-			delete(v.ports, addr)
+	mark(v.ports, addr, port, val != nil)
+	v.portsDirty = true
+}
+
+// mark adds (on) or removes i in set[key], keeping no empty inner set:
+// the view's maps of claimed GPUs and ports hold only what is claimed.
+func mark(set map[string]map[int]bool, key string, i int, on bool) {
+	switch {
+	case on && set[key] == nil:
+		set[key] = map[int]bool{i: true}
+	case on:
+		set[key][i] = true
+	default:
+		delete(set[key], i)
+		if len(set[key]) == 0 {
+			delete(set, key)
 		}
 	}
-	v.portsDirty = true
 }
 
 // allocChanged applies a change of alloc/<job>: the cores its ranks hold.
