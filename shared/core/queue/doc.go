@@ -44,7 +44,8 @@
 //  5. A job whose topology wait has run out, and that could start now
 //     only spread over more switches than it asked for, keeps waiting when
 //     a compact placement that running jobs will free would finish it
-//     sooner by the stretch model (stretch.go), and holds the reservation
+//     sooner by the stretch model (stretch.go: a spread placement's
+//     slowdown counts Stretch.Weight times), and holds the reservation
 //     on that placement; behind the reservation, a job that could backfill
 //     only spread keeps waiting the same way. A multi-node gang without any
 //     topology limit that could start now only on more leaves than the

@@ -41,6 +41,7 @@ func TestSwitchWaitingGangHolds(t *testing.T) {
 		after []queue.PendingJob
 		want  map[string]string // job -> Start node, or pending reason code
 		holds bool
+		s     queue.Stretch
 	}{
 		{
 			name: "a job outlasting the hold backfills off its leaf", gang: g,
@@ -58,10 +59,11 @@ func TestSwitchWaitingGangHolds(t *testing.T) {
 			want:  map[string]string{"s": "b2", "short": "a2"}, holds: true,
 		},
 		{
-			// Its wait ends at 14:30, before la is whole: it will start
-			// spread then (×1.05 ends 16:36, sooner than 17:00 on la), so
-			// there is no leaf to hold for it.
-			name: "a gang that will start spread holds nothing", gang: shortWait,
+			// Its wait ends at 14:30, before la is whole: weighing its
+			// own slowdown alone, it will start spread then (×1.05 ends
+			// 16:36, sooner than 17:00 on la), so there is no leaf to hold
+			// for it.
+			name: "a gang that will start spread holds nothing", gang: shortWait, s: queue.Stretch{Weight: 1},
 			after: []queue.PendingJob{job("s", 1, 5*time.Hour, -2*time.Hour)},
 			want:  map[string]string{"g": place.ReasonWaitingForSwitches},
 		},
@@ -74,7 +76,7 @@ func TestSwitchWaitingGangHolds(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			snap, running := oneSpine()
 			pending := append([]queue.PendingJob{job("big", 4, time.Hour, -4*time.Hour), c.gang}, c.after...)
-			p := queue.PlanBackfill(queue.Input{Snapshot: snap, Running: running, Now: now, Pending: pending})
+			p := queue.PlanBackfill(queue.Input{Snapshot: snap, Running: running, Now: now, Pending: pending, Config: queue.Config{Stretch: c.s}})
 			if r := p.Reservation; r == nil || r.JobID != "big" || !r.Start.Equal(now.Add(10*time.Hour)) {
 				t.Fatalf("reservation %+v, want big's from midnight", r)
 			}
@@ -109,14 +111,15 @@ func TestSwitchWaitingGangHolds(t *testing.T) {
 // topology limit could start now on a2 and b2 (two leaves, ×1.05), or on
 // la when r1 ends at 15:00. With a 24 h limit spread ends ≈ 15:12
 // tomorrow and compact ≈ 15:00: it waits, holding la. With 2 h, spread
-// ends 16:06 and compact 17:00: it starts now, spread; so it does
-// whatever its limit without the stretch model.
+// ends 16:06 and compact 17:00: weighing its own slowdown alone (weight
+// 1) it starts now, spread; with the default weight (×6 when weighed) it
+// waits; without the stretch model it starts now whatever its limit.
 func TestUnconstrainedGangPrefersFewestLeaves(t *testing.T) {
 	for _, c := range []struct {
 		limit time.Duration
 		s     queue.Stretch
 		wait  bool
-	}{{24 * time.Hour, queue.Stretch{}, true}, {2 * time.Hour, queue.Stretch{}, false}, {24 * time.Hour, queue.Stretch{Leaf: -1, Spine: -1}, false}} {
+	}{{24 * time.Hour, queue.Stretch{}, true}, {2 * time.Hour, queue.Stretch{}, true}, {2 * time.Hour, queue.Stretch{Weight: 1}, false}, {24 * time.Hour, queue.Stretch{Leaf: -1, Spine: -1}, false}} {
 		snap, running := oneSpine()
 		p := queue.PlanBackfill(queue.Input{Snapshot: snap, Running: running, Now: now, Config: queue.Config{Stretch: c.s},
 			Pending: []queue.PendingJob{job("u", 2, c.limit, -time.Hour)}})

@@ -148,6 +148,9 @@ func (c Config) Validate() error {
 			return errors.Newf("%s %v: want a slowdown per extra switch of at most 10 (0: the default, negative: none)", f.name, f.v)
 		}
 	}
+	if w := c.Stretch.Weight; math.IsNaN(w) || w < 0 || (w > 0 && w < 1) || w > 10000 {
+		return errors.Newf("stretch.weight %v: want 1 to 10000 (how many times its own slowdown a spread placement counts; 0: the default, %d)", w, DefaultSpreadWeight)
+	}
 	if c.MaxSizeHandicap < 0 {
 		return errors.Newf("maxSizeHandicap %s is negative (it bounds how long a big job yields to smaller ones)",
 			time.Duration(c.MaxSizeHandicap))

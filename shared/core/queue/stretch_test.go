@@ -63,8 +63,10 @@ func TestStretchFactor(t *testing.T) {
 // (×1.25 by default), and leaf la will be whole when r1 ends at 15:00.
 // With a 24 h limit, spread from now ends ≈ 20:00 tomorrow, compact from
 // 15:00 ≈ 15:00 tomorrow: it waits, holding the reservation on la. With a
-// 2 h limit, spread ends 16:30 and compact 17:00: it starts now, spread.
-// Without the stretch model it starts now whatever its limit.
+// 2 h limit, spread ends 16:30 and compact 17:00: weighing its own
+// slowdown alone (weight 1) it starts now, spread; with the default
+// weight (100: spread counts ×26) it waits for la too. Without the
+// stretch model it starts now whatever its limit.
 func TestWaitsForCompactPlacement(t *testing.T) {
 	snap, running := twoSpines()
 	gang := func(limit time.Duration) queue.PendingJob {
@@ -98,11 +100,14 @@ func TestWaitsForCompactPlacement(t *testing.T) {
 	for _, c := range []struct {
 		limit time.Duration
 		s     queue.Stretch
-	}{{2 * time.Hour, queue.Stretch{}}, {24 * time.Hour, queue.Stretch{Leaf: -1, Spine: -1}}} {
+	}{{2 * time.Hour, queue.Stretch{Weight: 1}}, {24 * time.Hour, queue.Stretch{Leaf: -1, Spine: -1}}} {
 		d, _ := plan(c.limit, c.s).Find("g")
 		if d.Action != queue.Start || !d.Relaxed {
 			t.Errorf("%s gang, stretch %+v: %s %q, want a relaxed start now", c.limit, c.s, d.Action, d.Reason)
 		}
+	}
+	if d, _ := plan(2*time.Hour, queue.Stretch{}).Find("g"); d.Action != queue.Pending || d.ReasonCode != place.ReasonWaitingForSwitches {
+		t.Errorf("2h gang, default weight: %s %q, want pending WaitingForSwitches", d.Action, d.Reason)
 	}
 }
 
@@ -110,7 +115,8 @@ func TestWaitsForCompactPlacement(t *testing.T) {
 // that holds the reservation (from when r2 ends, in 99 h). The gang could
 // backfill now, spread over a2 and b2, since it ends before that; it waits
 // for leaf la instead, and holds it from 15:00 (holds.go), so later jobs
-// cannot take it. With a 2 h limit it backfills spread.
+// cannot take it. With a 2 h limit, weighing its own slowdown alone
+// (weight 1), it backfills spread; with the default weight it waits.
 func TestBackfillWaitsForCompactPlacement(t *testing.T) {
 	snap, running := twoSpines()
 	snap = pt.MakeCluster().AddViews(snap.Nodes...).Add(pt.MakeNode("c1").Leaf("lc").Spine("sb")).Obj()
@@ -120,9 +126,10 @@ func TestBackfillWaitsForCompactPlacement(t *testing.T) {
 	}
 	for _, c := range []struct {
 		limit time.Duration
+		s     queue.Stretch
 		want  queue.Action
-	}{{24 * time.Hour, queue.Pending}, {2 * time.Hour, queue.Start}} {
-		p := queue.PlanBackfill(queue.Input{Snapshot: snap.Clone(), Running: running, Now: now,
+	}{{24 * time.Hour, queue.Stretch{}, queue.Pending}, {2 * time.Hour, queue.Stretch{}, queue.Pending}, {2 * time.Hour, queue.Stretch{Weight: 1}, queue.Start}} {
+		p := queue.PlanBackfill(queue.Input{Snapshot: snap.Clone(), Running: running, Now: now, Config: queue.Config{Stretch: c.s},
 			Pending: []queue.PendingJob{job("big", 5, time.Hour, -3*time.Hour), gang(c.limit)}})
 		if r := p.Reservation; r == nil || r.JobID != "big" {
 			t.Fatalf("%s: reservation %+v, want big's", c.limit, r)

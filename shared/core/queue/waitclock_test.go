@@ -93,7 +93,10 @@ func TestReservationStartsTheWaitWhenRunnable(t *testing.T) {
 	} // started an hour ago: ra ends at +10m, rb at +20m, the others at +3h
 	g := leafGang()
 	g.Request.Topology.WaitForSwitches = time.Hour
-	in := queue.Input{Snapshot: twoLeaves(running...), Running: running, Pending: []queue.PendingJob{g}, Now: now}
+	// Weighing its own slowdown alone: spread at +80m then ends before
+	// the compact placement would (this is about the wait's clock).
+	in := queue.Input{Snapshot: twoLeaves(running...), Running: running, Pending: []queue.PendingJob{g}, Now: now,
+		Config: queue.Config{Stretch: queue.Stretch{Weight: 1}}}
 	plan := queue.PlanBackfill(in)
 	d, _ := plan.Find("g")
 	res := plan.Reservation

@@ -21,6 +21,7 @@ import (
 //	maxSizeHandicap: 168h   # ... at most this much (the starvation bound)
 //	sizeHandicapBacklog: 16 # ... and at most this many times the small-job backlog (-1: no such cap)
 //	stretch: {leaf: 0.05, spine: 0.2}  # expected slowdown per extra leaf / spine (-1: none)
+//	stretch: {weight: 100}  # a spread placement counts this many times its slowdown against waiting for a compact one
 //
 // and access and per-user limits (queue.Admit, queue.Config.Limits):
 //

@@ -29,15 +29,17 @@ func TestLoadQueues(t *testing.T) {
 		"maxSizeHandicap: -1h\n":         "maxSizeHandicap -1h0m0s is negative",
 		"stretch: {spine: 12}\n":         "stretch.spine 12",
 		"stretch: {leef: 0.1}\n":         "leef",
+		"stretch: {weight: 0.5}\n":       "stretch.weight 0.5",
+		"stretch: {weight: -1}\n":        "stretch.weight -1",
 		"sizeHandicapBacklog: many\n":    "sizeHandicapBacklog",
 	} {
 		if _, err := LoadQueues(writeConfig(t, body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want one mentioning %q", body, err, want)
 		}
 	}
-	cfg, err = LoadQueues(writeConfig(t, "sizeHandicap: 90m\nmaxSizeHandicap: 48h\nsizeHandicapBacklog: 8\nstretch: {leaf: 0.1, spine: -1}\n"))
+	cfg, err = LoadQueues(writeConfig(t, "sizeHandicap: 90m\nmaxSizeHandicap: 48h\nsizeHandicapBacklog: 8\nstretch: {leaf: 0.1, spine: -1, weight: 1}\n"))
 	if err != nil || time.Duration(cfg.SizeHandicap) != 90*time.Minute || time.Duration(cfg.MaxSizeHandicap) != 48*time.Hour ||
-		cfg.SizeHandicapBacklog != 8 || cfg.Stretch != (queue.Stretch{Leaf: 0.1, Spine: -1}) {
+		cfg.SizeHandicapBacklog != 8 || cfg.Stretch != (queue.Stretch{Leaf: 0.1, Spine: -1, Weight: 1}) {
 		t.Errorf("size handicap and stretch: %+v %v", cfg, err)
 	}
 	if cfg, err := LoadQueues(""); err != nil || len(cfg.Queues) != 0 {
