@@ -75,10 +75,13 @@
 //
 // # Hostlists
 //
-// Expand implements Slurm's hostlist syntax: "n[01-04,07]" is n01 n02 n03 n04
-// n07 (zero padding follows the lower bound as written), "rack[1-2]-n[1-3]"
-// is the cartesian product rack1-n1 ... rack2-n3, and "a,b,c" lists hosts;
-// commas inside brackets do not separate hosts.
+// Node and child lists are Slurm hostlists, expanded by slurmenv (the one
+// parser of that syntax here, also behind SLURM_JOB_NODELIST and
+// `scontrol show hostnames`): "n[01-04,07]" is n01 n02 n03 n04 n07 (zero
+// padding follows the lower bound as written), "rack[1-2]-n[1-3]" is the
+// product rack1-n1 ... rack2-n3, and "a,b,c" lists hosts; commas inside
+// brackets do not separate hosts. An expression naming no host is an
+// error.
 //
 // # Alibaba Lingjun trace
 //

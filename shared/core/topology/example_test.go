@@ -76,9 +76,3 @@ BlockSizes=4,8          # accepted and ignored
 	fmt.Println(leaf, block, topo.Roots(), len(topo.Nodes("s2")))
 	// Output: s1 b2 [s2] 32
 }
-
-func ExampleExpand() {
-	hosts, _ := topology.Expand("rack[1-2]-n[08-09],login")
-	fmt.Println(hosts)
-	// Output: [rack1-n08 rack1-n09 rack2-n08 rack2-n09 login]
-}

@@ -117,12 +117,12 @@ func parseSlurmSwitch(s *Spec, name string, kv map[string]string) error {
 	sw := SwitchSpec{Name: name}
 	var err error
 	if v, ok := kv["switches"]; ok {
-		if sw.Children, err = Expand(v); err != nil {
+		if sw.Children, err = expandHostlist(v); err != nil {
 			return errors.Wrapf(err, "switch %q: Switches", name)
 		}
 	}
 	if v, ok := kv["nodes"]; ok {
-		if sw.Nodes, err = Expand(v); err != nil {
+		if sw.Nodes, err = expandHostlist(v); err != nil {
 			return errors.Wrapf(err, "switch %q: Nodes", name)
 		}
 	}
@@ -140,7 +140,7 @@ func parseSlurmBlock(s *Spec, name string, kv map[string]string) error {
 	if !ok {
 		return errors.Newf("block %q has no Nodes=", name)
 	}
-	nodes, err := Expand(v)
+	nodes, err := expandHostlist(v)
 	if err != nil {
 		return errors.Wrapf(err, "block %q: Nodes", name)
 	}

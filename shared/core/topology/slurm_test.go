@@ -59,7 +59,7 @@ func TestLoadSlurmRejects(t *testing.T) {
 		{"repeated key", "SwitchName=s0 Nodes=n1 nodes=n2\n", "key nodes given twice"},
 		{"empty value", "SwitchName=s0 Nodes=\n", "key Nodes has no value"},
 		{"bad link speed", "SwitchName=s0 Nodes=n1 LinkSpeed=fast\n", `switch "s0": LinkSpeed=fast is not a number`},
-		{"malformed hostlist", "# c\nSwitchName=s0 Nodes=n[01-04\n", `line 2: switch "s0": Nodes: hostlist "n[01-04": unclosed '['`},
+		{"malformed hostlist", "# c\nSwitchName=s0 Nodes=n[01-04\n", `line 2: switch "s0": Nodes: hostlist "n[01-04": '[' without ']'`},
 		{"malformed switches", "SwitchName=s2 Switches=s[1-0]\n", `switch "s2": Switches: hostlist "s[1-0]"`},
 		{"continuation keeps first line number", "\nSwitchName=s0 \\\n Nodes=n1 \\\n Bogus=1\n", "line 2: unknown key"},
 		{"block without nodes", "BlockName=b1\n", `block "b1" has no Nodes=`},

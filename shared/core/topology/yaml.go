@@ -101,7 +101,7 @@ func LoadYAML(r io.Reader) (*Topology, error) {
 func expandAll(exprs []string) ([]string, error) {
 	var out []string
 	for _, e := range exprs {
-		hosts, err := Expand(e)
+		hosts, err := expandHostlist(e)
 		if err != nil {
 			return nil, err
 		}
