@@ -104,10 +104,19 @@ func (s Stretch) Factor(topo interface{ Path(string) []string }, p domain.Placem
 // weighedEnd is when j, started at start on p, ends as the policy weighs
 // it: its time limit stretched by p's slowdown × the spread weight.
 func (pl *planner) weighedEnd(j PendingJob, start time.Time, p domain.Placement) time.Time {
+	return pl.endWith(j, start, p, pl.in.Config.Stretch.weight())
+}
+
+// expectedEnd is when j, started at start on p, is expected to end: its
+// time limit stretched by p's slowdown (what a user is told).
+func (pl *planner) expectedEnd(j PendingJob, start time.Time, p domain.Placement) time.Time {
+	return pl.endWith(j, start, p, 1)
+}
+
+func (pl *planner) endWith(j PendingJob, start time.Time, p domain.Placement, weight float64) time.Time {
 	f := 1.0
 	if topo, err := pl.real.snap.ResolvedTopology(); err == nil && topo != nil {
-		s := pl.in.Config.Stretch
-		f = 1 + s.weight()*(s.Factor(topo, p)-1)
+		f = 1 + weight*(pl.in.Config.Stretch.Factor(topo, p)-1)
 	}
 	// Bounded: a year-long limit × a large weight would overflow.
 	return start.Add(time.Duration(min(float64(j.TimeLimit)*f, float64(forever))))
@@ -199,8 +208,9 @@ func (pl *planner) compactSooner(j PendingJob, start time.Time, spread domain.Pl
 	now := pl.in.Now
 	return compact, Decision{JobID: j.ID, Queue: j.Queue, Action: Pending, ReasonCode: place.ReasonWaitingForSwitches,
 		Reason: fmt.Sprintf("%s (compact from %s)", place.ReasonWaitingForSwitches, clock(compact.Start, now)),
-		Detail: fmt.Sprintf("spread over more switches from %s it would end ≈ %s; %s from %s ends sooner, ≈ %s",
-			clock(start, now), clock(spreadEnd, now), summary(compact.Placement), startPhrase(*compact, now), clock(compactEnd, now))}, true
+		Detail: fmt.Sprintf("spread over more switches from %s it would end ≈ %s, weighed as ≈ %s (its slowdown counts %g×: spreading splits leaves others need); %s from %s ends ≈ %s",
+			clock(start, now), clock(pl.expectedEnd(j, start, spread), now), clock(spreadEnd, now), pl.in.Config.Stretch.weight(),
+			summary(compact.Placement), startPhrase(*compact, now), clock(pl.expectedEnd(j, compact.Start, compact.Placement), now))}, true
 }
 
 // waitsForCompact is compactSooner for the job that gets the plan's

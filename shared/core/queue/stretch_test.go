@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +84,10 @@ func TestWaitsForCompactPlacement(t *testing.T) {
 	t.Logf("24h: %s %q | %s", d.Action, d.Reason, d.Detail)
 	if d.Action != queue.Pending || d.ReasonCode != place.ReasonWaitingForSwitches {
 		t.Fatalf("24 h gang: %s %q, want pending WaitingForSwitches", d.Action, d.Reason)
+	}
+	// The user is told the expected end (×1.25), not the weighed one.
+	if !strings.Contains(d.Detail, "it would end ≈ Jun 2 20:00, weighed as") {
+		t.Errorf("24 h gang: detail %q, want the expected spread end, 20:00 tomorrow", d.Detail)
 	}
 	r := p.Reservation
 	if r == nil || !r.Start.Equal(now.Add(time.Hour)) {
