@@ -294,10 +294,13 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 func (c *Cluster) waitReady(ctx context.Context) error {
 	return c.waitFor(ctx, "services not ready", func() string {
 		lines, err := c.health.Status(ctx)
-		if err != nil {
-			return strings.Join(lines, "; ")
+		switch {
+		case err == nil:
+			return ""
+		case len(lines) == 0:
+			return err.Error() // never "": that would read as ready
 		}
-		return ""
+		return strings.Join(lines, "; ")
 	})
 }
 
