@@ -33,6 +33,7 @@ func (a *app) simulate(cmd *cobra.Command) runE {
 	leafPen := fs.Float64("leaf-penalty", sim.DefaultLeafPenalty, "run-time stretch per extra leaf switch (negative: none)")
 	spinePen := fs.Float64("spine-penalty", sim.DefaultSpinePenalty, "run-time stretch per extra spine (negative: none)")
 	limit := fs.Float64("limit-factor", 1, "time limit = duration × factor (negative: no limits)")
+	timeLimit := fs.Duration("time-limit", 0, "every job's time limit, whatever its duration (wins over --limit-factor; 0: use the factor)")
 	window := fs.Int("window", sim.DefaultWindow, "pending jobs of each gang shape one pass considers")
 	switchWait := fs.Duration("switch-wait", sim.DefaultSwitchWait, "Lockstep: how long multi-node jobs wait for their fewest leaves (negative: no constraint)")
 	bf := fs.Duration("bf-interval", sim.DefaultBackfillInterval, "Slurm-like: backfill interval")
@@ -45,6 +46,9 @@ func (a *app) simulate(cmd *cobra.Command) runE {
 			if err := applyScenario(fs, *scenario); err != nil {
 				return err
 			}
+		}
+		if *timeLimit < 0 {
+			return usagef("--time-limit: %s is negative", *timeLimit)
 		}
 		pols, err := parsePolicies(*policies)
 		if err != nil {
@@ -86,7 +90,7 @@ func (a *app) simulate(cmd *cobra.Command) runE {
 			bar := ltreport.NewProgress(env.stderr, fmt.Sprintf("%-8s", p), float64(len(stream)))
 			cfg := sim.Config{
 				Cluster: c, Jobs: stream, Policy: p, Seed: *seed, LeafPenalty: *leafPen, SpinePenalty: *spinePen,
-				Window: *window, LimitFactor: *limit, SwitchWait: *switchWait, BackfillInterval: *bf, Queues: q,
+				Window: *window, LimitFactor: *limit, TimeLimit: *timeLimit, SwitchWait: *switchWait, BackfillInterval: *bf, Queues: q,
 				Progress: func(done, _ int) { bar.Set(float64(done)) },
 			}
 			res, err := sim.Run(cfg)
@@ -96,6 +100,9 @@ func (a *app) simulate(cmd *cobra.Command) runE {
 			}
 			d := cfg.WithDefaults()
 			rep.LeafPenalty, rep.SpinePenalty, rep.LimitFactor, rep.SwitchWait = d.LeafPenalty, d.SpinePenalty, d.LimitFactor, d.SwitchWait.String()
+			if d.TimeLimit > 0 {
+				rep.TimeLimit = d.TimeLimit.String()
+			}
 			fmt.Fprintf(env.stdout, "%-8s %s: utilization %s, queue delay mean %s (p99 %s), makespan %s, min-leaves %s, partial-gang %s GPU-h\n",
 				p, ltreport.Duration(res.Wall), ltreport.Pct(res.Utilization), ltreport.Duration(res.QueueDelay.Mean),
 				ltreport.Duration(res.QueueDelay.P99), ltreport.Duration(res.Makespan), ltreport.Pct(res.MinLeavesShare),

@@ -23,10 +23,21 @@ func TestSimulateScenario(t *testing.T) {
 	}
 	sum := string(raw)
 	for _, want := range []string{"32 nodes × 8 GPUs, 8 nodes per leaf", "stream: 40 jobs", "multi-node jobs on extra leaves",
-		"× its lower bound", "gang start p50 by nodes 1: "} {
+		"× its lower bound", "gang start p50 by nodes 1: ", "time limits = 2m0s for every job"} {
 		if !strings.Contains(sum, want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum)
 		}
+	}
+	// --limit-factor on the command line wins over the preset's one limit.
+	dir = t.TempDir()
+	if out, errOut, code := cli(t, "simulate", "--scenario", "burst", "--count", "20", "--policies", "lockstep", "--limit-factor", "3", "--out", dir); code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	if raw, err := os.ReadFile(filepath.Join(dir, "summary.md")); err != nil || !strings.Contains(string(raw), "time limits = duration × 3") {
+		t.Errorf("with --limit-factor 3 the summary says (%v):\n%s", err, raw)
+	}
+	if _, errOut, code := cli(t, "simulate", "--scenario", "burst", "--time-limit", "-1s"); code != 2 || !strings.Contains(errOut, "--time-limit") {
+		t.Errorf("negative --time-limit: exit %d, %s", code, errOut)
 	}
 	if _, errOut, code := cli(t, "simulate", "--scenario", "nope"); code != 2 || !strings.Contains(errOut, "none of burst, burst-switches, poisson") {
 		t.Errorf("unknown scenario: exit %d, %s", code, errOut)

@@ -73,6 +73,10 @@ type Config struct {
 	// LimitFactor sets each job's time limit to its duration × factor; 0
 	// gives no limits (backfill then only uses what the reservation leaves).
 	LimitFactor float64
+	// TimeLimit, when positive, is every job's time limit instead, as a
+	// stream whose users all ask the same limit (issue 22's burst: 2 min
+	// for jobs of 1–10 s) gives the policy no hint of which ends first.
+	TimeLimit time.Duration
 	// SwitchWait is how long Lockstep's multi-node jobs wait for their
 	// fewest leaves; 0 asks for no topology constraint.
 	SwitchWait time.Duration
@@ -123,6 +127,8 @@ func (c Config) Validate() error {
 		return errors.Newf("simulation: window %d must be positive", c.Window)
 	case c.BackfillInterval <= 0:
 		return errors.New("simulation: backfill interval must be positive")
+	case c.TimeLimit < 0:
+		return errors.Newf("simulation: time limit %s is negative", c.TimeLimit)
 	}
 	if _, err := ParsePolicy(string(c.Policy)); err != nil {
 		return err

@@ -44,7 +44,8 @@
 // − 1) + SpinePenalty·(spines − 1)), where leaves and spines count the
 // distinct leaf switches and spine domains its nodes span. Time limits,
 // which EASY backfill needs, are the trace duration × LimitFactor (1 by
-// default: users who know their run times; the stretch is not foreseen).
+// default: users who know their run times; the stretch is not foreseen),
+// or one TimeLimit for every job (users who all ask the same limit).
 // Jobs that no node set of the cluster could ever hold are counted as
 // unschedulable and left out.
 //

@@ -123,8 +123,8 @@ func newEngine(cfg Config) *engine {
 		j := &e.jobs[i]
 		j.Job = tj
 		e.byID[tj.ID] = int32(i)
-		var limit time.Duration
-		if cfg.LimitFactor > 0 {
+		limit := cfg.TimeLimit
+		if limit <= 0 && cfg.LimitFactor > 0 {
 			limit = time.Duration(float64(tj.Duration)*cfg.LimitFactor + float64(time.Second-1)).Truncate(time.Second)
 		}
 		q := tj.Queue

@@ -27,6 +27,7 @@ type Report struct {
 	LeafPenalty      float64 `json:"leafPenalty"`
 	SpinePenalty     float64 `json:"spinePenalty"`
 	LimitFactor      float64 `json:"limitFactor"`
+	TimeLimit        string  `json:"timeLimit,omitempty"`
 	Window           int     `json:"window"`
 	SwitchWait       string  `json:"switchWait"`
 	BackfillInterval string  `json:"backfillInterval"`
@@ -54,8 +55,12 @@ func (r Report) Summary() string {
 	fmt.Fprintf(&b, "- stream: %s jobs over %s, %s GPU-hours, %s multi-node\n", report.Thousands(r.Stream.Jobs),
 		report.Duration(r.Stream.Span.Seconds()), report.Thousands(roundInt(r.Stream.GPUHours)), report.Thousands(r.Stream.MultiNodeJobs))
 	fmt.Fprintf(&b, "- cluster: %d nodes, %s GPUs, %d leaves, %d spines\n", r.Nodes, report.Thousands(r.GPUs), r.Leaves, r.Spines)
-	fmt.Fprintf(&b, "- model: run time ×(1 + %.2f per extra leaf + %.2f per extra spine); time limits = duration × %g; window %d jobs per shape; Lockstep switch wait %s; Slurm bf_interval %s\n\n",
-		r.LeafPenalty, r.SpinePenalty, r.LimitFactor, r.Window, r.SwitchWait, r.BackfillInterval)
+	limits := fmt.Sprintf("duration × %g", r.LimitFactor)
+	if r.TimeLimit != "" {
+		limits = r.TimeLimit + " for every job"
+	}
+	fmt.Fprintf(&b, "- model: run time ×(1 + %.2f per extra leaf + %.2f per extra spine); time limits = %s; window %d jobs per shape; Lockstep switch wait %s; Slurm bf_interval %s\n\n",
+		r.LeafPenalty, r.SpinePenalty, limits, r.Window, r.SwitchWait, r.BackfillInterval)
 
 	t := report.Table{Header: []string{"policy", "sim time (wall / CPU)", "utilization", "busy", "util. (arrival span)",
 		"queue delay mean", "p50", "p99", "multi-node mean", "GPU-weighted mean", "JCT mean", "makespan",

@@ -98,6 +98,27 @@ func TestHandComputed(t *testing.T) {
 	}
 }
 
+// The jobs of TestHandComputed, every one asking a 200 s limit: by its
+// limit C would run until 220, past B's reserved start (A's limit ends it
+// at 200), so it is not backfilled beside A; A ends at 100, B starts then,
+// and C after B, at 150.
+func TestOneTimeLimitForEveryJob(t *testing.T) {
+	jobs := []trace.Job{
+		{ID: "a", Submit: 0, Duration: 100 * s, Nodes: 1, GPUsPerNode: 8},
+		{ID: "b", Submit: 10 * s, Duration: 50 * s, Nodes: 2, GPUsPerNode: 8},
+		{ID: "c", Submit: 20 * s, Duration: 30 * s, Nodes: 1, GPUsPerNode: 8},
+	}
+	e, _ := run(t, Config{Cluster: cluster(t, 2, 2, 1), Jobs: jobs, Policy: Lockstep, Seed: 1, TimeLimit: 200 * s, LimitFactor: 3})
+	for i, want := range []time.Duration{0, 100 * s, 150 * s} {
+		if got := e.jobs[i].start; got != want {
+			t.Errorf("job %s started at %v, want %v", e.jobs[i].ID, got, want)
+		}
+		if got := e.jobs[i].pj.TimeLimit; got != 200*s {
+			t.Errorf("job %s has limit %v, want the stream's 200s over the factor's", e.jobs[i].ID, got)
+		}
+	}
+}
+
 // A 2-node gang on a cluster whose two nodes sit under different leaves
 // and spines runs 1 + 0.05 + 0.20 = 1.25 times longer.
 func TestStretch(t *testing.T) {
