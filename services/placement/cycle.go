@@ -42,8 +42,8 @@ func (s *scheduler) cycle(ctx context.Context) {
 			break
 		}
 		sj := seen[d.JobID]
-		if d.Action != queue.Start && sj.job.Reason == d.Reason && sj.job.Detail == d.Detail {
-			continue // nothing to record
+		if d.Action != queue.Start && !s.reasonDue(sj.job, d, now) {
+			continue // nothing to record, or not yet (reasons.go)
 		}
 		slots <- struct{}{}
 		wg.Add(1)
@@ -57,14 +57,29 @@ func (s *scheduler) cycle(ctx context.Context) {
 				s.propose(ctx, sj, *d.Placement, note, now)
 				return
 			}
-			s.explain(ctx, sj.job, d.Reason, d.Detail)
+			if s.explain(ctx, sj.job, d.Reason, d.Detail) {
+				s.reasons.wrote(waitKey{sj.job.ID, sj.job.Attempt}, d.ReasonCode, d.Reason, d.Detail, now)
+			}
 		}()
 	}
 	wg.Wait()
+	s.reasons.forget(func(k waitKey) bool {
+		sj, ok := seen[k.id]
+		return ok && sj.job.State == domain.StatePending && sj.job.Attempt == k.attempt
+	})
 	if ctx.Err() != nil {
 		return
 	}
 	s.preempt(ctx, in, plan, seen, now)
+}
+
+// reasonDue reports whether d, a pending decision for j, is to be
+// written to j's record now (reasonWrites).
+func (s *scheduler) reasonDue(j domain.Job, d queue.Decision, now time.Time) bool {
+	if j.Reason == d.Reason && j.Detail == d.Detail {
+		return false
+	}
+	return s.reasons.due(waitKey{j.ID, j.Attempt}, [2]string{j.Reason, j.Detail}, d.ReasonCode, [2]string{d.Reason, d.Detail}, now)
 }
 
 // cycleFanOut bounds the proposals and pending reasons one cycle has in
@@ -190,13 +205,15 @@ func (s *scheduler) propose(ctx context.Context, sj seenJob, p domain.Placement,
 }
 
 // explain records why a job is still pending, when the reason changed.
-func (s *scheduler) explain(ctx context.Context, j domain.Job, reason, detail string) {
+func (s *scheduler) explain(ctx context.Context, j domain.Job, reason, detail string) bool {
 	if j.Reason == reason && j.Detail == detail {
-		return
+		return false
 	}
 	if _, _, err := s.Jobs.Update(ctx, j.ID, func(cur *domain.Job) (bool, error) {
 		return cur.SetPendingReason(j.Attempt, reason, detail), nil
 	}); err != nil {
 		s.Log.Warn("pending reason not recorded", "job", j.ID, "err", err)
+		return false
 	}
+	return true
 }

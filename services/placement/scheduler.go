@@ -56,6 +56,8 @@ type scheduler struct {
 	preempting map[string]preemption
 	// waits holds the pending jobs' topology wait clocks (switchwait.go).
 	waits switchWaits
+	// reasons paces the rewrites of pending reasons (reasons.go).
+	reasons reasonWrites
 }
 
 type seenJob struct {

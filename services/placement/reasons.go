@@ -1,0 +1,79 @@
+package placement
+
+import (
+	"sync"
+	"time"
+)
+
+// reasonRefresh is how long a pending job's recorded reason stands before
+// new numbers under the same reason code replace it.
+const reasonRefresh = 5 * time.Second
+
+// reasonWrites paces the rewrites of pending jobs' reasons. A reason's
+// numbers ("5 of 8 nodes with 8 free GPUs", "reserved from ≈ 14:02")
+// change whenever any node frees or fills, so writing every change
+// rewrote nearly every waiting job's record on every cycle that followed
+// a start or an end: on issue 22's burst (200 jobs, 32 nodes) 22.5
+// jobs-KV writes per job, where its lifecycle needs about 5, each one
+// decoded by every service that follows the bucket; with thousands of jobs
+// waiting, thousands of writes a second. A new reason code, or a record
+// someone else wrote since, is written at once; new numbers under the same
+// code wait until reasonRefresh has passed since this leader last wrote
+// that job's reason, and the first cycle after that writes the latest.
+//
+// Like the switch-wait clocks, the marks live in the leader's memory: a
+// new leader writes each reason that differs on its first cycle.
+//
+// The zero value is ready to use.
+type reasonWrites struct {
+	mu   sync.Mutex
+	last map[waitKey]reasonMark
+}
+
+// reasonMark is the reason this leader last wrote for a job attempt.
+type reasonMark struct {
+	code, reason, detail string
+	at                   time.Time
+}
+
+// due reports whether a pending job attempt whose record holds recorded
+// (reason, detail) should get reason under code, decided at now. The
+// record may lag this leader's own last write: that write is not made
+// again.
+func (w *reasonWrites) due(k waitKey, recorded [2]string, code string, reason [2]string, now time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m, ok := w.last[k]
+	mine := [2]string{m.reason, m.detail}
+	switch {
+	case !ok || m.code != code:
+		return true
+	case reason == mine:
+		return false
+	case recorded != mine:
+		return true // someone else wrote it since
+	}
+	return now.Sub(m.at) >= reasonRefresh
+}
+
+// wrote records that the reason was written at now.
+func (w *reasonWrites) wrote(k waitKey, code, reason, detail string, now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.last == nil {
+		w.last = map[waitKey]reasonMark{}
+	}
+	w.last[k] = reasonMark{code: code, reason: reason, detail: detail, at: now}
+}
+
+// forget drops the marks of job attempts no longer pending (pending says
+// which are).
+func (w *reasonWrites) forget(pending func(waitKey) bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k := range w.last {
+		if !pending(k) {
+			delete(w.last, k)
+		}
+	}
+}
