@@ -204,7 +204,8 @@ func (s *scheduler) propose(ctx context.Context, sj seenJob, p domain.Placement,
 	s.mu.Unlock()
 }
 
-// explain records why a job is still pending, when the reason changed.
+// explain records why a job is still pending, when the reason changed, and
+// reports whether it wrote the record.
 func (s *scheduler) explain(ctx context.Context, j domain.Job, reason, detail string) bool {
 	if j.Reason == reason && j.Detail == detail {
 		return false
