@@ -49,10 +49,13 @@ func (w *LiveWatch) Err() error { return w.err }
 
 // Watch starts a LiveWatch of key (with opts, as for clientv3.Watch, but
 // without WithRev) that delivers the changes made after revision after (0:
-// from now on). It runs on a gRPC stream of its own (clientv3 shares one
-// stream between watches with the same context metadata, so a stalled
-// stream would take every watch on it along), and requires the member to
-// have a leader.
+// from when the member creates the watch, which may be after Watch
+// returns: a caller that must miss nothing passes the revision it read
+// at). It runs on a gRPC stream of its own (clientv3 shares one stream
+// between watches with the same context metadata, so a stalled stream
+// would take every watch on it along), and requires the member to have a
+// leader. Watch does not wait for the member: one that does not create
+// the watch within WatchStall (frozen) ends it as a stall does.
 //
 // The watch starts at after itself, not after+1, and drops the events of
 // that revision: etcd answers a progress request only once its revision
@@ -66,12 +69,18 @@ func Watch(ctx context.Context, cli *clientv3.Client, key string, after int64, o
 	if after > 0 {
 		opts = append(opts, clientv3.WithRev(after))
 	}
-	in := cli.Watch(wctx, key, opts...)
 	out := make(chan clientv3.WatchResponse)
 	w := &LiveWatch{C: out, cli: cli, ctx: wctx}
 	go func() {
 		defer close(out)
 		defer cancel()
+		in, err := open(wctx, cli, key, opts)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.err = err
+			}
+			return
+		}
 		quiet := time.NewTimer(WatchStall / 3)
 		defer quiet.Stop()
 		var asked time.Time // when progress was asked for with no answer since
@@ -114,6 +123,25 @@ func Watch(ctx context.Context, cli *clientv3.Client, key string, after int64, o
 		}
 	}()
 	return w
+}
+
+// open starts the etcd watch. etcd's client returns it only once the
+// member has answered that it created it, which a frozen member never
+// does: so it is opened aside, and given up (ctx cancelled, which unblocks
+// the client) after WatchStall.
+func open(ctx context.Context, cli *clientv3.Client, key string, opts []clientv3.OpOption) (clientv3.WatchChan, error) {
+	opened := make(chan clientv3.WatchChan, 1)
+	go func() { opened <- cli.Watch(ctx, key, opts...) }()
+	t := time.NewTimer(WatchStall)
+	defer t.Stop()
+	select {
+	case in := <-opened:
+		return in, nil
+	case <-t.C:
+		return nil, errors.Newf("etcd member gave no answer to the watch's creation in %s", WatchStall)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // eventsAfter drops the events at or before revision after (in place).

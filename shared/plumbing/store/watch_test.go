@@ -86,6 +86,44 @@ func TestLiveWatchAndRequestsGiveUpOnAFrozenMember(t *testing.T) {
 	}
 }
 
+// A watch opened on a member that is already frozen ends with an error
+// too: etcd's client returns a watch only once the member has answered
+// that it created it, and a frozen member never does (compose pause-etcd:
+// an agent whose old watch broke opened its new one on the frozen leader
+// and started nothing until the thaw).
+func TestLiveWatchOpenedOnAFrozenMemberGivesUp(t *testing.T) {
+	env := testenv.Start(t)
+	p := newFreezingProxy(t, strings.TrimPrefix(env.EtcdEndpoint, "http://"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cli, err := store.ConnectTimeout(ctx, "http://"+p.addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	p.freeze()
+	defer p.thaw()
+	opened := make(chan *store.LiveWatch, 1)
+	go func() { opened <- store.Watch(ctx, cli, "/frozen/", 0, clientv3.WithPrefix()) }()
+	var w *store.LiveWatch
+	select {
+	case w = <-opened:
+	case <-time.After(store.WatchStall):
+		t.Fatal("store.Watch blocked on a frozen member")
+	}
+	select {
+	case _, ok := <-w.C:
+		for ok {
+			_, ok = <-w.C
+		}
+		if err := w.Err(); err == nil || !strings.Contains(err.Error(), "no answer") {
+			t.Errorf("watch ended with %v, want a stall", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watch opened on a frozen member never ended")
+	}
+}
+
 // freezingProxy forwards TCP to target until frozen; then it keeps every
 // connection open and passes nothing, like a paused process.
 type freezingProxy struct {
