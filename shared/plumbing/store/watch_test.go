@@ -55,30 +55,12 @@ func TestLiveWatchOutlivesQuiet(t *testing.T) {
 // A watch whose member stops answering (frozen: the connection stays open)
 // ends with an error instead of waiting for the thaw; so does a request.
 func TestLiveWatchAndRequestsGiveUpOnAFrozenMember(t *testing.T) {
-	env := testenv.Start(t)
-	p := newFreezingProxy(t, strings.TrimPrefix(env.EtcdEndpoint, "http://"))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cli, err := store.ConnectTimeout(ctx, "http://"+p.addr, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	ctx, cli, p := clientThroughProxy(t)
 	w := store.Watch(ctx, cli, "/frozen/", 0, clientv3.WithPrefix())
 	time.Sleep(500 * time.Millisecond) // the watch is set up
 	p.freeze()
 	defer p.thaw()
-	select {
-	case _, ok := <-w.C:
-		for ok {
-			_, ok = <-w.C
-		}
-		if err := w.Err(); err == nil || !strings.Contains(err.Error(), "no answer") {
-			t.Errorf("watch ended with %v, want a stall", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the watch on a frozen member never ended")
-	}
+	awaitStall(t, w)
 	rctx, rcancel := context.WithTimeout(ctx, 4*time.Second)
 	defer rcancel()
 	if _, err := cli.Put(rctx, "/frozen/a", "1"); err == nil || !strings.Contains(err.Error(), "did not answer") {
@@ -92,35 +74,52 @@ func TestLiveWatchAndRequestsGiveUpOnAFrozenMember(t *testing.T) {
 // an agent whose old watch broke opened its new one on the frozen leader
 // and started nothing until the thaw).
 func TestLiveWatchOpenedOnAFrozenMemberGivesUp(t *testing.T) {
-	env := testenv.Start(t)
-	p := newFreezingProxy(t, strings.TrimPrefix(env.EtcdEndpoint, "http://"))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cli, err := store.ConnectTimeout(ctx, "http://"+p.addr, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	ctx, cli, p := clientThroughProxy(t)
 	p.freeze()
 	defer p.thaw()
 	opened := make(chan *store.LiveWatch, 1)
 	go func() { opened <- store.Watch(ctx, cli, "/frozen/", 0, clientv3.WithPrefix()) }()
-	var w *store.LiveWatch
 	select {
-	case w = <-opened:
+	case w := <-opened:
+		awaitStall(t, w)
 	case <-time.After(store.WatchStall):
 		t.Fatal("store.Watch blocked on a frozen member")
 	}
-	select {
-	case _, ok := <-w.C:
-		for ok {
-			_, ok = <-w.C
+}
+
+// clientThroughProxy is an etcd client (1 s attempt timeout) whose one
+// member is reached through a freezingProxy, and a context for it that
+// ends with the test.
+func clientThroughProxy(t *testing.T) (context.Context, *clientv3.Client, *freezingProxy) {
+	t.Helper()
+	env := testenv.Start(t)
+	p := newFreezingProxy(t, strings.TrimPrefix(env.EtcdEndpoint, "http://"))
+	ctx := t.Context()
+	cli, err := store.ConnectTimeout(ctx, "http://"+p.addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	return ctx, cli, p
+}
+
+// awaitStall waits for w to end, and checks that it ended for a stall.
+func awaitStall(t *testing.T, w *store.LiveWatch) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case _, ok := <-w.C:
+			if ok {
+				continue
+			}
+			if err := w.Err(); err == nil || !strings.Contains(err.Error(), "no answer") {
+				t.Errorf("watch ended with %v, want a stall", err)
+			}
+			return
+		case <-timeout:
+			t.Fatal("the watch on a frozen member never ended")
 		}
-		if err := w.Err(); err == nil || !strings.Contains(err.Error(), "no answer") {
-			t.Errorf("watch ended with %v, want a stall", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the watch opened on a frozen member never ended")
 	}
 }
 
