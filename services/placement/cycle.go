@@ -42,7 +42,8 @@ func (s *scheduler) cycle(ctx context.Context) {
 			break
 		}
 		sj := seen[d.JobID]
-		if d.Action != queue.Start && !s.reasonDue(sj.job, d, now) {
+		k, next := waitKey{sj.job.ID, sj.job.Attempt}, reasonText{d.Reason, d.Detail}
+		if d.Action != queue.Start && !s.reasons.due(k, reasonText{sj.job.Reason, sj.job.Detail}, d.ReasonCode, next, now) {
 			continue // nothing to record, or not yet (reasons.go)
 		}
 		slots <- struct{}{}
@@ -58,7 +59,7 @@ func (s *scheduler) cycle(ctx context.Context) {
 				return
 			}
 			if s.explain(ctx, sj.job, d.Reason, d.Detail) {
-				s.reasons.wrote(waitKey{sj.job.ID, sj.job.Attempt}, d.ReasonCode, d.Reason, d.Detail, now)
+				s.reasons.wrote(k, d.ReasonCode, next, now)
 			}
 		}()
 	}
@@ -71,15 +72,6 @@ func (s *scheduler) cycle(ctx context.Context) {
 		return
 	}
 	s.preempt(ctx, in, plan, seen, now)
-}
-
-// reasonDue reports whether d, a pending decision for j, is to be
-// written to j's record now (reasonWrites).
-func (s *scheduler) reasonDue(j domain.Job, d queue.Decision, now time.Time) bool {
-	if j.Reason == d.Reason && j.Detail == d.Detail {
-		return false
-	}
-	return s.reasons.due(waitKey{j.ID, j.Attempt}, [2]string{j.Reason, j.Detail}, d.ReasonCode, [2]string{d.Reason, d.Detail}, now)
 }
 
 // cycleFanOut bounds the proposals and pending reasons one cycle has in

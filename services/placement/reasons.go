@@ -30,40 +30,45 @@ type reasonWrites struct {
 	last map[waitKey]reasonMark
 }
 
+// reasonText is a pending reason as a job record holds it.
+type reasonText struct{ reason, detail string }
+
 // reasonMark is the reason this leader last wrote for a job attempt.
 type reasonMark struct {
-	code, reason, detail string
-	at                   time.Time
+	code string
+	text reasonText
+	at   time.Time
 }
 
 // due reports whether a pending job attempt whose record holds recorded
-// (reason, detail) should get reason under code, decided at now. The
-// record may lag this leader's own last write: that write is not made
-// again.
-func (w *reasonWrites) due(k waitKey, recorded [2]string, code string, reason [2]string, now time.Time) bool {
+// should get next under code, decided at now. The record may lag this
+// leader's own last write: that write is not made again.
+func (w *reasonWrites) due(k waitKey, recorded reasonText, code string, next reasonText, now time.Time) bool {
+	if next == recorded {
+		return false
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	m, ok := w.last[k]
-	mine := [2]string{m.reason, m.detail}
 	switch {
 	case !ok || m.code != code:
 		return true
-	case reason == mine:
+	case next == m.text:
 		return false
-	case recorded != mine:
+	case recorded != m.text:
 		return true // someone else wrote it since
 	}
 	return now.Sub(m.at) >= reasonRefresh
 }
 
-// wrote records that the reason was written at now.
-func (w *reasonWrites) wrote(k waitKey, code, reason, detail string, now time.Time) {
+// wrote records that next was written under code at now.
+func (w *reasonWrites) wrote(k waitKey, code string, next reasonText, now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.last == nil {
 		w.last = map[waitKey]reasonMark{}
 	}
-	w.last[k] = reasonMark{code: code, reason: reason, detail: detail, at: now}
+	w.last[k] = reasonMark{code: code, text: next, at: now}
 }
 
 // forget drops the marks of job attempts no longer pending (pending says

@@ -12,29 +12,30 @@ import (
 func TestReasonWritesPace(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	k := waitKey{"j", 1}
-	r1 := [2]string{"Resources: 5 of 8 nodes", "5 have them now"}
-	r2 := [2]string{"Resources: 6 of 8 nodes", "6 have them now"}
+	r1 := reasonText{"Resources: 5 of 8 nodes", "5 have them now"}
+	r2 := reasonText{"Resources: 6 of 8 nodes", "6 have them now"}
 	var w reasonWrites
-	if !w.due(k, [2]string{}, "Resources", r1, t0) {
+	if !w.due(k, reasonText{}, "Resources", r1, t0) {
 		t.Fatal("first reason not due")
 	}
-	w.wrote(k, "Resources", r1[0], r1[1], t0)
+	w.wrote(k, "Resources", r1, t0)
 	steps := []struct {
 		name     string
-		recorded [2]string
+		recorded reasonText
 		code     string
-		reason   [2]string
+		next     reasonText
 		at       time.Duration
 		want     bool
 	}{
-		{"the same write while the record lags", [2]string{}, "Resources", r1, time.Second, false},
+		{"the record already says it", r1, "Resources", r1, reasonRefresh, false},
+		{"the same write while the record lags", reasonText{}, "Resources", r1, time.Second, false},
 		{"new numbers, same code, soon after", r1, "Resources", r2, time.Second, false},
 		{"new numbers, same code, after the refresh", r1, "Resources", r2, reasonRefresh, true},
-		{"a new code", r1, "Priority", [2]string{"Priority", "behind x"}, time.Second, true},
-		{"the record written by someone else", [2]string{"Conflict", "n1 taken"}, "Resources", r2, time.Second, true},
+		{"a new code", r1, "Priority", reasonText{"Priority", "behind x"}, time.Second, true},
+		{"the record written by someone else", reasonText{"Conflict", "n1 taken"}, "Resources", r2, time.Second, true},
 	}
 	for _, s := range steps {
-		if got := w.due(k, s.recorded, s.code, s.reason, t0.Add(s.at)); got != s.want {
+		if got := w.due(k, s.recorded, s.code, s.next, t0.Add(s.at)); got != s.want {
 			t.Errorf("%s: due %v, want %v", s.name, got, s.want)
 		}
 	}
