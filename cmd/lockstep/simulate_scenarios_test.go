@@ -22,7 +22,7 @@ func TestSimulateScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := string(raw)
-	for _, want := range []string{"32 nodes × 8 GPUs, 8 nodes per leaf", "stream: 40 jobs", "multi-node jobs on extra leaves",
+	for _, want := range []string{"# Simulation: synthetic (100000 jobs/s, sizes 1x8:40,", "32 nodes × 8 GPUs, 8 nodes per leaf", "stream: 40 jobs", "multi-node jobs on extra leaves",
 		"× its lower bound", "gang start p50 by nodes 1: ", "time limits = 2m0s for every job"} {
 		if !strings.Contains(sum, want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum)

@@ -47,10 +47,20 @@ func (r Report) Write(dir string) error {
 	return report.WriteText(dir, "summary.md", r.Summary())
 }
 
+// traceTitle names the stream in the summary's title: a trace file by its
+// base name, a synthetic stream by its description, which holds rates such
+// as "100000 jobs/s" that are not a path.
+func (r Report) traceTitle() string {
+	if strings.HasPrefix(r.Trace, "synthetic") {
+		return r.Trace
+	}
+	return filepath.Base(r.Trace)
+}
+
 // Summary renders summary.md.
 func (r Report) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Simulation: %s on %s\n\n", filepath.Base(r.Trace), r.Cluster)
+	fmt.Fprintf(&b, "# Simulation: %s on %s\n\n", r.traceTitle(), r.Cluster)
 	b.WriteString(r.Markdown())
 	fmt.Fprintf(&b, "- stream: %s jobs over %s, %s GPU-hours, %s multi-node\n", report.Thousands(r.Stream.Jobs),
 		report.Duration(r.Stream.Span.Seconds()), report.Thousands(roundInt(r.Stream.GPUHours)), report.Thousands(r.Stream.MultiNodeJobs))
