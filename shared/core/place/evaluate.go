@@ -1,15 +1,5 @@
 package place
 
-// shapeKey is what node filtering depends on in a request.
-type shapeKey struct {
-	gpus, tasks, cpus int
-	bind              Bind
-}
-
-func keyOf(r Request) shapeKey {
-	return shapeKey{r.GPUsPerNode, r.TasksPerNode, r.CPUsPerTask, r.GPUBind}
-}
-
 // evaluation is one pass of the filter stack over every node plus the
 // per-switch aggregates the search runs on: for each switch, how many
 // eligible nodes (nodes that can host one member) are beneath it and how
@@ -109,7 +99,7 @@ func (e *evaluation) eligible() int { return int(e.cnt[0]) }
 // all were up, undrained and idle: the "could it ever fit" view. It depends
 // only on the index and the shape, so it is cached in the index.
 func capacityEval(snap *Snapshot, x *index, req Request) *evaluation {
-	k := keyOf(req)
+	k := req.Shape()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if e, ok := x.capCache[k]; ok {

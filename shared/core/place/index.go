@@ -42,7 +42,7 @@ type index struct {
 	nodes  []nodeStatic
 
 	mu       sync.Mutex
-	capCache map[shapeKey]*evaluation
+	capCache map[Shape]*evaluation
 	// evals recycles the buffers of evaluations on current state, which
 	// live for one Place call: at 10,000 nodes they are most of what a
 	// decision allocates.
@@ -138,7 +138,7 @@ func buildIndex(s *Snapshot) *index {
 		leafOf:   make([]int32, len(s.Nodes)),
 		blockOf:  make([]int32, len(s.Nodes)),
 		nodes:    make([]nodeStatic, len(s.Nodes)),
-		capCache: map[shapeKey]*evaluation{},
+		capCache: map[Shape]*evaluation{},
 	}
 	labels := make([]topology.NodeLabels, 0, len(s.Nodes))
 	for i := range s.Nodes {

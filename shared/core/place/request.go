@@ -100,6 +100,28 @@ type Request struct {
 	WaitSince time.Time `json:"waitSince,omitzero"`
 }
 
+// Shape is what the node filters read of a request: two requests of one
+// shape pass and fail the same filters on the same nodes, so results
+// cached by shape (the index's capacity view, the queue's memo of
+// failures) answer for both. A filter that reads another Request field
+// must add it here, or a cache answers one request with another's result
+// (TestShapeHoldsWhatFiltersRead).
+type Shape struct {
+	GPUsPerNode, TasksPerNode, CPUsPerTask int
+	GPUBind                                Bind
+	GPUType                                string
+	MinGPUMemoryMiB                        int64
+	Container                              bool
+}
+
+// Shape returns r's shape.
+func (r Request) Shape() Shape {
+	return Shape{
+		GPUsPerNode: r.GPUsPerNode, TasksPerNode: r.TasksPerNode, CPUsPerTask: r.CPUsPerTask, GPUBind: r.GPUBind,
+		GPUType: r.GPUType, MinGPUMemoryMiB: r.MinGPUMemoryMiB, Container: r.Container,
+	}
+}
+
 // WaitEnd is when a bounded wait of w ends for a decision at now: w after
 // WaitSince, or w after now when the wait has not started.
 func (r Request) WaitEnd(w time.Duration, now time.Time) time.Time {

@@ -20,12 +20,12 @@ type placer struct {
 }
 
 type memoKey struct {
-	nodes, gpus, tasks, cpus int
-	bind                     place.Bind
-	required, preferred      place.Level
-	maxSwitches              int
-	switchWait, prefWait     bool // whether each wait still runs
-	at                       time.Time
+	shape                place.Shape // what the node filters read
+	nodes                int
+	required, preferred  place.Level
+	maxSwitches          int
+	switchWait, prefWait bool // whether each wait still runs
+	at                   time.Time
 }
 
 func newPlacer(snap *place.Snapshot, seed uint64) *placer {
@@ -35,7 +35,7 @@ func newPlacer(snap *place.Snapshot, seed uint64) *placer {
 func keyOf(r place.Request, at time.Time) memoKey {
 	t := r.Topology
 	return memoKey{
-		nodes: r.Nodes, gpus: r.GPUsPerNode, tasks: r.TasksPerNode, cpus: r.CPUsPerTask, bind: r.GPUBind,
+		shape: r.Shape(), nodes: r.Nodes,
 		required: t.Required, preferred: t.Preferred, maxSwitches: t.MaxSwitches,
 		switchWait: at.Before(r.WaitEnd(t.WaitForSwitches, at)),
 		prefWait:   at.Before(r.WaitEnd(t.PreferredWait, at)),
