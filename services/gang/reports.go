@@ -248,7 +248,7 @@ func (s *service) recordProgress(ctx context.Context, a domain.Allocation, rev i
 		return 0, s.allocationChanged(a.JobID)
 	}
 	if barrier {
-		s.leases.Return(clientv3.LeaseID(a.Lease))
+		s.leases.Return(clientv3.LeaseID(a.Lease), borrower(a))
 	}
 	s.remember(a, resp.Header.Revision)
 	return resp.Header.Revision, nil
@@ -371,7 +371,9 @@ func (s *service) release(ctx context.Context, a domain.Allocation, rev int64) e
 	if rev > 0 {
 		ok, err := store.Release(ctx, s.Etcd, a, rev)
 		if ok {
-			s.leases.Return(clientv3.LeaseID(a.Lease))
+			// After the barrier the lease went back already and may be
+			// lent again: Return ignores a borrower it no longer lends to.
+			s.leases.Return(clientv3.LeaseID(a.Lease), borrower(a))
 		}
 		if err != nil || ok {
 			return err

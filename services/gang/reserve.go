@@ -3,6 +3,7 @@ package gang
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -219,17 +220,18 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 		// then); until then the pull deadline applies.
 		alloc.LaunchDeadline = alloc.Pull.Deadline.Add(s.cfg.LaunchTimeout)
 	}
-	lease, err := s.leases.Lend(ctx, alloc.LaunchDeadline)
+	lease, err := s.leases.Lend(ctx, borrower(alloc), alloc.LaunchDeadline)
 	if err != nil {
 		return domain.Allocation{}, nil, err
 	}
 	alloc.Lease = int64(lease)
 	start := time.Now()
 	assigns := assignments(job, alloc)
-	var ok bool
+	var ok, unanswered bool
 	var resp *clientv3.TxnResponse
 	for try := 1; ; try++ {
 		ok, resp, err = store.Reserve(ctx, s.Etcd, alloc, assigns, revs, lease)
+		unanswered = unanswered || store.Unanswered(err)
 		// A member that did not answer (frozen) is left for the next one
 		// at once rather than after a redelivery. Repeating is safe: an
 		// attempt that did commit fails this one's compares on the job's
@@ -239,8 +241,12 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 		}
 		s.Log.WarnContext(ctx, "reservation not answered; trying the next etcd member", "job", job.ID, "try", try, "err", err)
 	}
-	if !ok { // nothing of it on the lease (or, on an error, maybe a little)
-		s.leases.Return(lease)
+	if !ok && !unanswered {
+		// Nothing of it on the lease (or, on an error, maybe a little). A
+		// try nobody answered may have committed, and the next one then
+		// fails on its own allocation: that reservation is on the lease,
+		// which the pool takes back at its deadline.
+		s.leases.Return(lease, borrower(alloc))
 	}
 	result := map[bool]string{true: "reserved", false: "conflict"}[ok]
 	if err != nil {
@@ -335,4 +341,10 @@ func (s *service) conflict(ctx context.Context, job domain.Job, rev uint64, conf
 	ev := events.ForJob(events.Conflict, updated, s.cfg.Now())
 	ev.Reason, ev.Conflicts = reason, conflicts
 	return s.Bus.PublishEvent(ctx, ev)
+}
+
+// borrower names a reservation to the lease pool: the lease lent to it is
+// given back only in its name (store.LeasePool.Return).
+func borrower(a domain.Allocation) string {
+	return a.JobID + "#" + strconv.Itoa(a.Attempt)
 }

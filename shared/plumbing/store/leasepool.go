@@ -23,7 +23,9 @@ import (
 //
 // A lease goes back to the pool when its reservation failed, or its keys
 // were detached (the launch barrier) or deleted (a release), as the caller
-// says with Return — or, since another replica may launch it, by itself at
+// says with Return, naming the borrower it lent to: a gang's barrier and
+// its release both give its lease back, and by the second the lease may
+// be lent to another reservation, which must keep it. Or, since another replica may launch it, by itself at
 // the reservation's deadline (the launch deadline, after which the gang is
 // released). Lending a lease that still holds a few keys only costs time;
 // the guarantee does not depend on it: every lease is kept alive by this
@@ -39,10 +41,16 @@ type LeasePool struct {
 
 	mu   sync.Mutex
 	free []clientv3.LeaseID
-	// lent holds each lent lease's reservation deadline.
-	lent map[clientv3.LeaseID]time.Time
+	// lent holds each lent lease's loan.
+	lent map[clientv3.LeaseID]loan
 	// reclaimAt is when lent is next scanned for past deadlines.
 	reclaimAt time.Time
+}
+
+// loan is whom a lease is lent to, and until when.
+type loan struct {
+	borrower string
+	deadline time.Time
 }
 
 // maxFreeLeases bounds the idle leases a pool keeps alive; more are
@@ -52,12 +60,12 @@ const maxFreeLeases = 256
 // NewLeasePool lends leases of ttl (whole seconds, at least 1), kept alive
 // until ctx ends.
 func NewLeasePool(ctx context.Context, cli *clientv3.Client, ttl time.Duration, log *slog.Logger) *LeasePool {
-	return &LeasePool{ctx: ctx, cli: cli, ttl: ttl, log: log, lent: map[clientv3.LeaseID]time.Time{}}
+	return &LeasePool{ctx: ctx, cli: cli, ttl: ttl, log: log, lent: map[clientv3.LeaseID]loan{}}
 }
 
-// Lend returns a lease for one reservation whose keys will be detached or
-// deleted by deadline: an idle one, or a new one.
-func (p *LeasePool) Lend(ctx context.Context, deadline time.Time) (clientv3.LeaseID, error) {
+// Lend returns a lease for one reservation, named by borrower, whose keys
+// will be detached or deleted by deadline: an idle one, or a new one.
+func (p *LeasePool) Lend(ctx context.Context, borrower string, deadline time.Time) (clientv3.LeaseID, error) {
 	if err := p.ctx.Err(); err != nil {
 		return 0, errors.Wrap(err, "lease pool closed")
 	}
@@ -66,7 +74,7 @@ func (p *LeasePool) Lend(ctx context.Context, deadline time.Time) (clientv3.Leas
 	if n := len(p.free); n > 0 {
 		id := p.free[n-1]
 		p.free = p.free[:n-1]
-		p.lent[id] = deadline
+		p.lent[id] = loan{borrower, deadline}
 		p.mu.Unlock()
 		return id, nil
 	}
@@ -76,17 +84,18 @@ func (p *LeasePool) Lend(ctx context.Context, deadline time.Time) (clientv3.Leas
 		return 0, err
 	}
 	p.mu.Lock()
-	p.lent[id] = deadline
+	p.lent[id] = loan{borrower, deadline}
 	p.mu.Unlock()
 	return id, nil
 }
 
-// Return gives back a lease whose reservation holds nothing on it any more.
-// Leases the pool did not lend, or lost, are ignored.
-func (p *LeasePool) Return(id clientv3.LeaseID) {
+// Return gives back a lease whose reservation, borrower, holds nothing on
+// it any more. Leases the pool did not lend to borrower (or lent it, took
+// back and lent to another since), or lost, are ignored.
+func (p *LeasePool) Return(id clientv3.LeaseID, borrower string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, ok := p.lent[id]; !ok {
+	if l, ok := p.lent[id]; !ok || l.borrower != borrower {
 		return
 	}
 	delete(p.lent, id)
@@ -120,8 +129,8 @@ func (p *LeasePool) reclaimLocked(now time.Time) {
 		return
 	}
 	p.reclaimAt = now.Add(time.Second)
-	for id, deadline := range p.lent {
-		if now.After(deadline) {
+	for id, l := range p.lent {
+		if now.After(l.deadline) {
 			delete(p.lent, id)
 			p.idleLocked(id)
 		}

@@ -24,8 +24,8 @@ func TestLeasePoolLendsEachReservationItsOwnLease(t *testing.T) {
 	deadline := time.Now().Add(time.Minute)
 	seen := map[clientv3.LeaseID]bool{}
 	var ids []clientv3.LeaseID
-	for range 3 {
-		id, err := pool.Lend(ctx, deadline)
+	for i := range 3 {
+		id, err := pool.Lend(ctx, fmt.Sprint("r", i), deadline)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,8 +35,8 @@ func TestLeasePoolLendsEachReservationItsOwnLease(t *testing.T) {
 		seen[id] = true
 		ids = append(ids, id)
 	}
-	pool.Return(ids[1])
-	again, err := pool.Lend(ctx, deadline)
+	pool.Return(ids[1], "r1")
+	again, err := pool.Lend(ctx, "r3", deadline)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,9 +47,38 @@ func TestLeasePoolLendsEachReservationItsOwnLease(t *testing.T) {
 		t.Errorf("pool size = %d lent, %d idle; want 3, 0", lent, idle)
 	}
 	// A lease the pool never lent is not taken in.
-	pool.Return(env.Lease(t, time.Minute))
+	pool.Return(env.Lease(t, time.Minute), "r0")
 	if lent, idle := pool.Size(); lent != 3 || idle != 0 {
 		t.Errorf("after returning a stranger: %d lent, %d idle; want 3, 0", lent, idle)
+	}
+}
+
+// A gang gives its lease back at its launch barrier and again when it is
+// released; by then the lease is lent to another reservation, whose keys
+// are on it: the second return must leave that loan alone.
+func TestLeasePoolIgnoresAReturnByAFormerBorrower(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := t.Context()
+	pool := store.NewLeasePool(ctx, env.Etcd, 10*time.Second, slog.New(slog.DiscardHandler))
+	deadline := time.Now().Add(time.Minute)
+	first, err := pool.Lend(ctx, "job-1#1", deadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.Return(first, "job-1#1") // the launch barrier
+	second, err := pool.Lend(ctx, "job-2#1", deadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second != first {
+		t.Fatalf("lent %x, want the idle %x", second, first)
+	}
+	pool.Return(first, "job-1#1") // job-1's release
+	if lent, idle := pool.Size(); lent != 1 || idle != 0 {
+		t.Fatalf("after job-1 returned job-2's lease: %d lent, %d idle; want 1, 0", lent, idle)
+	}
+	if other, err := pool.Lend(ctx, "job-3#1", deadline); err != nil || other == first {
+		t.Errorf("job-3 was lent %x (%v), job-2's lease", other, err)
 	}
 }
 
@@ -59,7 +88,7 @@ func TestLeasePoolReclaimsLeasesPastTheirDeadline(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := t.Context()
 	pool := store.NewLeasePool(ctx, env.Etcd, 10*time.Second, slog.New(slog.DiscardHandler))
-	old, err := pool.Lend(ctx, time.Now().Add(-time.Second))
+	old, err := pool.Lend(ctx, "old", time.Now().Add(-time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,10 +96,10 @@ func TestLeasePoolReclaimsLeasesPastTheirDeadline(t *testing.T) {
 	// Reclaiming runs at most once a second.
 	for end := time.Now().Add(5 * time.Second); next != old && time.Now().Before(end); {
 		if next != 0 {
-			pool.Return(next)
+			pool.Return(next, "next")
 			time.Sleep(200 * time.Millisecond)
 		}
-		if next, err = pool.Lend(ctx, time.Now().Add(time.Minute)); err != nil {
+		if next, err = pool.Lend(ctx, "next", time.Now().Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -85,15 +114,15 @@ func TestLeasePoolLeasesLiveWithThePool(t *testing.T) {
 	env := testenv.Start(t)
 	ctx, stop := context.WithCancel(t.Context())
 	pool := store.NewLeasePool(ctx, env.Etcd, 2*time.Second, slog.New(slog.DiscardHandler))
-	lent, err := pool.Lend(ctx, time.Now().Add(time.Minute))
+	lent, err := pool.Lend(ctx, "lent", time.Now().Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
-	idle, err := pool.Lend(ctx, time.Now().Add(time.Minute))
+	idle, err := pool.Lend(ctx, "idle", time.Now().Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool.Return(idle)
+	pool.Return(idle, "idle")
 	time.Sleep(5 * time.Second)
 	for _, id := range []clientv3.LeaseID{lent, idle} {
 		resp, err := env.Etcd.TimeToLive(t.Context(), id)
@@ -121,7 +150,7 @@ func TestLeasePoolLeasesLiveWithThePool(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	if _, err := pool.Lend(t.Context(), time.Now().Add(time.Minute)); err == nil {
+	if _, err := pool.Lend(t.Context(), "late", time.Now().Add(time.Minute)); err == nil {
 		t.Error("a closed pool lent a lease")
 	}
 }
@@ -152,7 +181,7 @@ func BenchmarkReserveWithAuth(b *testing.B) {
 			}
 			revs := env.RegisterNodes(b, env.Lease(b, 10*time.Minute), 8, names...)
 			pool := store.NewLeasePool(b.Context(), cli, time.Minute, slog.New(slog.DiscardHandler))
-			shared, err := pool.Lend(b.Context(), time.Now().Add(time.Hour))
+			shared, err := pool.Lend(b.Context(), "shared", time.Now().Add(time.Hour))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -160,7 +189,7 @@ func BenchmarkReserveWithAuth(b *testing.B) {
 			for i := range b.N {
 				lease := shared
 				if mode == "pool" {
-					if lease, err = pool.Lend(b.Context(), time.Now().Add(time.Hour)); err != nil {
+					if lease, err = pool.Lend(b.Context(), fmt.Sprint("r", i), time.Now().Add(time.Hour)); err != nil {
 						b.Fatal(err)
 					}
 				}
