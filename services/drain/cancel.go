@@ -48,7 +48,7 @@ func (s *service) handleCancel(ctx context.Context, msg jetstream.Msg, req domai
 		if err := s.releaseJob(ctx, job.ID, attempt); err != nil {
 			return err
 		}
-		if err := s.forgetDrain(ctx, job.ID); err != nil {
+		if err := s.forgetDrain(ctx, job.ID, attempt); err != nil {
 			return err
 		}
 	}

@@ -83,7 +83,7 @@ func (s *service) startDrain(ctx context.Context, req domain.DrainRequest, actor
 	}
 	if !changed && (updated.Drain == nil || updated.Attempt != rec.Attempt) {
 		// The attempt ended meanwhile: nothing to drain.
-		return s.forgetDrain(ctx, job.ID)
+		return s.forgetDrain(ctx, job.ID, rec.Attempt)
 	}
 	s.Log.InfoContext(ctx, "draining", "job", job.ID, "attempt", rec.Attempt, "reason", reason, "then", req.Then, "grace", job.Spec.Grace(), "actor", actor)
 	ev := events.ForJob(events.Draining, updated, now)
@@ -190,7 +190,7 @@ func (s *service) completeDrain(ctx context.Context, rec domain.DrainRecord, why
 	if err := s.releaseJob(ctx, rec.JobID, rec.Attempt); err != nil {
 		return err
 	}
-	if err := s.forgetDrain(ctx, rec.JobID); err != nil {
+	if err := s.forgetDrain(ctx, rec.JobID, rec.Attempt); err != nil {
 		return err
 	}
 	if !changed {
@@ -210,8 +210,9 @@ func (s *service) completeDrain(ctx context.Context, rec domain.DrainRecord, why
 	return nil
 }
 
-// forgetDrain deletes a job's drain record.
-func (s *service) forgetDrain(ctx context.Context, jobID string) error {
-	_, err := s.Etcd.Delete(ctx, store.DrainKey(jobID))
-	return errors.Wrapf(err, "delete drain record of %s", errors.Safe(jobID))
+// forgetDrain deletes a job's drain record, if it is of attempt or an
+// earlier one: a later attempt's is another drain (store.DeleteDrain).
+func (s *service) forgetDrain(ctx context.Context, jobID string, attempt int) error {
+	err := store.DeleteDrain(ctx, s.Etcd, jobID, attempt)
+	return errors.Wrapf(err, "forget the drain record of %s", errors.Safe(jobID))
 }

@@ -55,5 +55,5 @@ func (s *service) forgetGone(ctx context.Context, rec domain.DrainRecord) error 
 	if err != nil || (found && a.Attempt == rec.Attempt) {
 		return err
 	}
-	return s.forgetDrain(ctx, rec.JobID)
+	return s.forgetDrain(ctx, rec.JobID, rec.Attempt)
 }
