@@ -121,26 +121,50 @@ func (s *service) upgradeToCancel(ctx context.Context, jobID, reason, actor stri
 	for range 10 {
 		var rec domain.DrainRecord
 		found, rev, err := store.GetJSON(ctx, s.Etcd, store.DrainKey(jobID), &rec)
-		if err != nil || !found || rec.Drain.Then == domain.ThenCancel {
-			return err
-		}
-		rec.Drain.Then = domain.ThenCancel
-		rec.Drain.Reason += "; then " + reason
-		rec.Drain.Actor = actor
-		resp, err := s.Etcd.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(store.DrainKey(jobID)), "=", rev)).
-			Then(clientv3.OpPut(store.DrainKey(jobID), store.MustJSON(rec))).Commit()
 		if err != nil {
-			return errors.Wrap(err, "upgrade drain to cancel")
-		}
-		if resp.Succeeded {
-			_, _, err = s.Jobs.Update(ctx, jobID, func(j *domain.Job) (bool, error) {
-				return j.StartDrain(rec.Attempt, rec.Drain), nil
-			})
 			return err
 		}
+		if !found {
+			// The drain ended since the job was read (requeued, say): the
+			// request is taken again from the job as it is now.
+			return drainEndedFirst(jobID)
+		}
+		upgrade := domain.Drain{Then: domain.ThenCancel, Reason: reason, Actor: actor}
+		if rec.Drain.Then != domain.ThenCancel {
+			rec.Drain.Then = domain.ThenCancel
+			rec.Drain.Reason += "; then " + reason
+			rec.Drain.Actor = actor
+			resp, err := s.Etcd.Txn(ctx).
+				If(clientv3.Compare(clientv3.ModRevision(store.DrainKey(jobID)), "=", rev)).
+				Then(clientv3.OpPut(store.DrainKey(jobID), store.MustJSON(rec))).Commit()
+			if err != nil {
+				return errors.Wrap(err, "upgrade drain to cancel")
+			}
+			if !resp.Succeeded {
+				continue
+			}
+		}
+		job, _, err := s.Jobs.Update(ctx, jobID, func(j *domain.Job) (bool, error) {
+			return j.StartDrain(rec.Attempt, upgrade), nil
+		})
+		if err != nil {
+			return err
+		}
+		if job.State == domain.StateCancelled || (job.Attempt == rec.Attempt && job.Drain != nil && job.Drain.Then == domain.ThenCancel) {
+			return nil
+		}
+		// The drain completed (as a requeue) between the two writes: the
+		// cancel must not be lost with it.
+		return drainEndedFirst(jobID)
 	}
 	return errs.MarkConflict(errors.Newf("drain record of %s kept changing", errors.Safe(jobID)))
+}
+
+// drainEndedFirst is the retryable error of a cancel that reached a drain
+// as it ended: redelivered, the request finds the job as the drain left it
+// (pending again: cancelled at once; running a new attempt: drained).
+func drainEndedFirst(jobID string) error {
+	return errs.MarkConflict(errors.Newf("the drain of %s ended before the cancel reached it; taking the cancel again", errors.Safe(jobID)))
 }
 
 // cancelNow cancels a job that has nothing to checkpoint.

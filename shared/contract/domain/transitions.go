@@ -66,6 +66,9 @@ func (j *Job) StartDrain(attempt int, d Drain) bool {
 	if j.Drain != nil {
 		if d.Then == ThenCancel && j.Drain.Then != ThenCancel {
 			j.Drain.Then, j.Drain.Reason = ThenCancel, j.Drain.Reason+"; then "+d.Reason
+			if d.Actor != "" {
+				j.Drain.Actor = d.Actor
+			}
 			return true
 		}
 		return false

@@ -47,8 +47,9 @@ func (c DrainCompletion) End(j *domain.Job) (before domain.Job, changed bool) {
 // reason and why it ended, and, for a requeue with no new checkpoint, the
 // earlier one the next attempt resumes from.
 func (c DrainCompletion) Reason(before domain.Job) string {
-	reason := c.Record.Drain.Reason + ": " + c.Why
-	if c.Checkpoint == nil && before.LastCheckpoint != nil && c.Record.Drain.Then == domain.ThenRequeue {
+	d := c.drain(before)
+	reason := d.Reason + ": " + c.Why
+	if c.Checkpoint == nil && before.LastCheckpoint != nil && d.Then == domain.ThenRequeue {
 		reason += fmt.Sprintf("; resuming from the last good checkpoint (step %d)", before.LastCheckpoint.Step)
 	}
 	return reason
@@ -69,8 +70,19 @@ func (c DrainCompletion) Events(before, after domain.Job) []events.Event {
 		ev.Checkpoint = c.Checkpoint
 		out = append(out, ev)
 	}
-	ev := events.ForJob(finalEvent[c.Record.Drain.Then], after, c.Now)
+	d := c.drain(before)
+	ev := events.ForJob(finalEvent[d.Then], after, c.Now)
 	ev.Attempt, ev.Reason, ev.Timing, ev.Checkpoint = c.Record.Attempt, c.Reason(before), &after.Timing, after.LastCheckpoint
-	ev.Actor = c.Record.Drain.Actor
+	ev.Actor = d.Actor
 	return append(out, ev)
+}
+
+// drain is the drain as the job record had it when it ended: a cancel
+// that upgraded it after the drain record was read is there, and it is
+// what EndDrain applied.
+func (c DrainCompletion) drain(before domain.Job) domain.Drain {
+	if before.Drain != nil {
+		return *before.Drain
+	}
+	return c.Record.Drain
 }

@@ -165,3 +165,22 @@ func TestEndIsSafeToRetry(t *testing.T) {
 		t.Errorf("reason after a retry = %q (events: %q), want %q", second.Reason, done.Reason(before), want)
 	}
 }
+
+// A cancel can upgrade a preemption's drain on the job record after the
+// drain record was read: the drain then ends as the job record says, as a
+// cancel announced by whoever cancelled, not as the requeue read before.
+func TestCompletionFollowsACancelThatUpgradedTheJob(t *testing.T) {
+	job, rec := draining(domain.ThenRequeue)
+	job.StartDrain(rec.Attempt, domain.Drain{Then: domain.ThenCancel, Reason: "cancelled by alice", Actor: "alice"})
+	done := lifecycle.CompleteDrain(rec, "ranks exited", now)
+	before, changed := done.End(&job)
+	if !changed || job.State != domain.StateCancelled {
+		t.Fatalf("job after the drain: changed %v, state %s; want cancelled", changed, job.State)
+	}
+	evs := done.Events(before, job)
+	last := evs[len(evs)-1]
+	want := `cancelled attempt=2 checkpoint=none actor="alice" reason="preempted by k; then cancelled by alice: ranks exited"`
+	if got := summary(last); got != want || job.Reason != last.Reason {
+		t.Errorf("final event %s (job reason %q), want %s", got, job.Reason, want)
+	}
+}
