@@ -75,3 +75,24 @@ func waitCLIState(t *testing.T, c *client.Client, id string, want domain.State) 
 		return nil
 	})
 }
+
+// submit --wait of an array waits for its tasks (the array's own ID gets
+// no record once admitted), shows each end, and exits 1 unless all of
+// them succeeded.
+func TestSubmitWaitForAnArray(t *testing.T) {
+	url := startDevCluster(t)
+	for _, tc := range []struct {
+		id, command string
+		code        int
+		want        string
+	}{
+		{"wait-ok", "true", 0, "succeeded  wait-ok_1"},
+		{"wait-bad", "false", 1, "array wait-bad: 2 of 2 tasks did not succeed"},
+	} {
+		spec := writeFile(t, tc.id+".json", `{"id":"`+tc.id+`","gang":{"nodes":1,"gpusPerNode":1},"array":{"indexes":"0-1"},"command":["`+tc.command+`"]}`)
+		out, errOut, code := cli(t, "submit", spec, "--wait", "--nats", url)
+		if code != tc.code || strings.TrimSpace(out) != tc.id || !strings.Contains(errOut, tc.want) {
+			t.Errorf("submit --wait of array %s: exit %d, out %q, err:\n%s\nwant exit %d and %q", tc.id, code, out, errOut, tc.code, tc.want)
+		}
+	}
+}

@@ -24,7 +24,8 @@ func (a *app) submit(cmd *cobra.Command) runE {
 		Submit a job spec (JSON, or YAML for .yaml/.yml files; FILE - reads either from stdin).
 		Prints the job ID, and exits 1 if admission rejects the job (within a few
 		seconds). With --wait, follows the job's events and exits 0 if it succeeds,
-		1 if it fails, is cancelled or rejected.
+		1 if it fails, is cancelled or rejected; for an array, waits for every task
+		and exits 0 only if all of them succeeded.
 
 		Many specs at once (a sweep): several FILEs, a directory (its *.json, *.yaml
 		and *.yml files), or - with many specs on stdin (JSON values one after another,
@@ -84,6 +85,10 @@ func (a *app) submit(cmd *cobra.Command) runE {
 			return err
 		}
 		fmt.Fprintln(env.stdout, clean(id))
+		if spec.Array != nil {
+			// The array's own ID has no record once admitted: its tasks do.
+			return waitForTasks(ctx, env, c, id, *spec.Array)
+		}
 		// A record that is someone else's is not this submission's outcome:
 		// admission refused it, and the wait would follow their job.
 		if j, err := waitJob(ctx, c, id); err == nil && c.User != "" && j.Owner != c.User {
@@ -216,6 +221,27 @@ func waitForEnd(ctx context.Context, env *cliEnv, c *client.Client, id string) e
 		return nil
 	}
 	return &exitError{code: 1, msg: fmt.Sprintf("job %s %s: %s", id, job.State, job.Reason)}
+}
+
+// waitForTasks waits for every task of array id, printing each one's end
+// as it comes, and exits 0 only if all of them succeeded.
+func waitForTasks(ctx context.Context, env *cliEnv, c *client.Client, id string, array jobspec.Array) error {
+	failed := 0
+	tasks, err := awaitArray(ctx, c, id, array, "submit", func(j domain.Job) {
+		line := fmt.Sprintf("%s  %-10s %s", j.EndedAt.Local().Format("15:04:05.000"), j.State, clean(j.ID))
+		if j.State != domain.StateSucceeded {
+			failed++
+			line += ": " + clean(j.Reason)
+		}
+		fmt.Fprintln(env.stderr, line)
+	})
+	if err != nil {
+		return err
+	}
+	if failed > 0 {
+		return &exitError{code: 1, msg: fmt.Sprintf("array %s: %d of %d tasks did not succeed", clean(id), failed, len(tasks))}
+	}
+	return nil
 }
 
 // finalEvent reports an event type that claims the job ended.
