@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -220,17 +221,21 @@ func (c *Client) checkDuplicate(ctx context.Context, id string) error {
 	}
 }
 
-// NewID makes a job ID from a name and a random suffix.
+// NewID makes a job ID from a name and a random suffix of 64 bits. The ID
+// is also the submission's de-duplication key, so two specs of one name
+// must not draw the same suffix: with 32 bits a sweep of 10,000 had a 1 %
+// chance of a silently dropped duplicate, with 64 it is 3e-12. The base is
+// cut so that the ID stays within the 63 characters of an ID.
 func NewID(name string) string {
-	var b [4]byte
+	var b [8]byte
 	_, _ = rand.Read(b[:])
 	suffix := hex.EncodeToString(b[:])
 	base := sanitize(name)
 	if base == "" {
 		base = "job"
 	}
-	if len(base) > 50 {
-		base = base[:50]
+	if room := 63 - 1 - len(suffix); len(base) > room {
+		base = strings.TrimRight(base[:room], "-")
 	}
 	return base + "-" + suffix
 }
