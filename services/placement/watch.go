@@ -1,6 +1,8 @@
 package placement
 
 import (
+	"time"
+
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/core/depend"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
@@ -17,6 +19,7 @@ func (s *scheduler) jobChanged(e jobs.Entry) {
 	case e.Deleted:
 		delete(s.active, e.Key)
 		delete(s.ended, e.Key)
+		delete(s.usage, e.Key)
 	case err != nil:
 		s.Log.Warn("undecodable job record", "job", e.Key, "err", err)
 	case j.State == domain.StatePending || j.State.Active():
@@ -26,7 +29,7 @@ func (s *scheduler) jobChanged(e jobs.Entry) {
 		delete(s.active, j.ID)
 		s.ended[j.ID] = depend.JobOf(j)
 	}
-	if err == nil && !j.RunningAt.IsZero() {
+	if err == nil {
 		s.recordUsage(j)
 	}
 	s.mu.Unlock()
@@ -36,7 +39,19 @@ func (s *scheduler) jobChanged(e jobs.Entry) {
 // recordUsage keeps a job's GPU use for fair share: as a record while it
 // runs, folded into the ledger once it has finished (once: a watch that
 // starts again replays every record).
+// An attempt that stopped without the job finishing (requeued, preempted)
+// is folded as it stops: left as running, it would charge its queue for
+// every hour the job then waits, and its own hours would be lost when the
+// next attempt's record replaced it.
 func (s *scheduler) recordUsage(j domain.Job) {
+	if prev, ok := s.usage[j.ID]; ok && !prev.Start.Equal(j.RunningAt) {
+		delete(s.usage, j.ID)
+		prev.End = attemptStopped(j, prev.Start)
+		s.finished.Add(prev)
+	}
+	if j.RunningAt.IsZero() {
+		return
+	}
 	rec := queue.UsageRecord{Queue: j.Spec.Queue, GPUs: j.Spec.GPUs(), Start: j.RunningAt}
 	if !j.State.Terminal() {
 		s.usage[j.ID] = rec
@@ -48,4 +63,17 @@ func (s *scheduler) recordUsage(j domain.Job) {
 		rec.End = j.EndedAt
 		s.finished.Add(rec)
 	}
+}
+
+// attemptStopped is when the attempt that started running at start
+// stopped, as far as record j tells: when the job went back to pending (a
+// requeue sets PendingSince), else when it ended, else when the next
+// attempt started; start itself (no use) when none is later.
+func attemptStopped(j domain.Job, start time.Time) time.Time {
+	for _, t := range []time.Time{j.PendingSince, j.EndedAt, j.RunningAt} {
+		if t.After(start) {
+			return t
+		}
+	}
+	return start
 }
