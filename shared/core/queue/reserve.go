@@ -40,6 +40,9 @@ func (pl *planner) reserve(j PendingJob) (*Reservation, bool) {
 	slices.SortFunc(finite, func(a, b ending) int {
 		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.job.ID, b.job.ID))
 	})
+	// By ID: Input.Running comes from maps, and a reservation's detail
+	// names the first of these, so that it reads the same every cycle.
+	slices.SortFunc(forever, func(a, b RunningJob) int { return cmp.Compare(a.ID, b.ID) })
 	future := newPlacer(pl.real.snap.Clone(), pl.in.Seed)
 	released := 0
 	moveTo := func(at time.Time) {

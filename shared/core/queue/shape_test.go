@@ -1,6 +1,7 @@
 package queue_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -25,5 +26,26 @@ func TestMemoIsPerShape(t *testing.T) {
 		if d.JobID == "plain" && d.Action != queue.Start {
 			t.Errorf("plain 1×8 gang on two idle nodes: %s %q / %s, want started", d.Action, d.Reason, d.Detail)
 		}
+	}
+}
+
+// A reservation behind jobs without a time limit names them (the first
+// three) in one order whatever order the running jobs come in: the input
+// is built from maps, and a detail that changed every cycle would be
+// rewritten every cycle.
+func TestReservationNamesItsWaitsInOneOrder(t *testing.T) {
+	running := []queue.RunningJob{hold("fd", 0, "n4"), hold("fb", 0, "n2"), hold("fa", 0, "n1"), hold("fc", 0, "n3")}
+	var details []string
+	for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {2, 0, 3, 1}} {
+		var in []queue.RunningJob
+		for _, i := range order {
+			in = append(in, running[i])
+		}
+		plan := queue.PlanBackfill(queue.Input{Snapshot: cluster(4, in...), Running: in, Now: now,
+			Pending: []queue.PendingJob{job("big", 4, time.Hour, -time.Minute)}})
+		details = append(details, plan.Decisions[0].Reason+" | "+plan.Decisions[0].Detail)
+	}
+	if details[0] != details[1] || details[0] != details[2] {
+		t.Errorf("the same plan reads differently by input order:\n%s", strings.Join(details, "\n"))
 	}
 }
