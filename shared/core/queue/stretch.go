@@ -228,9 +228,9 @@ func (pl *planner) waitsForCompact(j PendingJob, start time.Time, spread domain.
 
 // waitsRatherThanSpread is compactSooner for a job behind the reservation that
 // could backfill now only spread (r relaxed, or needlessly spread): it keeps waiting when a
-// compact placement would end it sooner. It holds nothing (the plan has
-// one reservation), so it is reconsidered on every plan, and gets the
-// reservation once it is first in line.
+// compact placement would end it sooner, and holds that placement while
+// the plan has a hold to spare (maxHolds, holds.go); it is reconsidered on
+// every plan, and gets the reservation once it is first in line.
 func (pl *planner) waitsRatherThanSpread(j PendingJob, r place.Result) bool {
 	if !pl.spread(j, r.Relaxed, r.Leaves) {
 		return false
