@@ -27,13 +27,17 @@ func (a *app) cancel(cmd *cobra.Command) runE {
 	checkpoint := fs.Bool("checkpoint", false, "let a running job checkpoint first (its grace period), then cancel")
 	yes := fs.BoolP("yes", "y", false, "cancel more than one job without asking")
 	sel := addSelection(fs)
-	return a.clientRun(func(ctx context.Context, c *client.Client, ids []string) error {
+	// Usage errors before dialling: exit 2 whether or not a server answers.
+	cmd.PreRunE = func(_ *cobra.Command, ids []string) error {
 		if err := sel.check(); err != nil {
 			return err
 		}
 		if len(ids) == 0 && !sel.selects() {
 			return usagef("cancel: name the jobs (IDs), or select them with -u, --state or --queue")
 		}
+		return nil
+	}
+	return a.clientRun(func(ctx context.Context, c *client.Client, ids []string) error {
 		targets, failed, err := a.cancelTargets(ctx, c, ids, sel)
 		if err != nil {
 			return err

@@ -54,6 +54,12 @@ func TestUsageErrorsExit2WithAHint(t *testing.T) {
 		{[]string{"stats", "-o", "xml"}, `invalid argument "xml" for "-o, --output" flag: not one of table, wide, json, yaml, csv`},
 		{[]string{"stats", "-o", "csv"}, "-o csv: stats does not print csv"},
 		{[]string{"quue"}, `unknown command "quue"`},
+		// Checked before dialling: no server is needed to be told.
+		{[]string{"cancel", "--nats", deadNATS}, "cancel: name the jobs (IDs), or select them"},
+		{[]string{"cancel", "--state", "bogus", "--nats", deadNATS}, `--state: "bogus" is not a job state`},
+		{[]string{"queue", "--state", "nope", "--nats", deadNATS}, `--state: "nope" is not a job state`},
+		{[]string{"history", "--since", "bogus", "--nats", deadNATS}, `--since: "bogus" is neither a duration`},
+		{[]string{"usage", "--since", "1m", "--until", "1h", "--nats", deadNATS}, "is before --since"},
 		// The global flags a command does not use are refused, as before
 		// they were global. (Were they not, these would fail fast anyway.)
 		{[]string{"dev", "--nats", deadNATS, "--retention", "0s"}, "unknown flag: --nats (lockstep dev does not take it)"},

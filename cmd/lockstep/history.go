@@ -38,26 +38,42 @@ func addWindow(fs *pflag.FlagSet) *window {
 	return w
 }
 
+// bounds checks the selection and reads the window's --since and
+// --until at now.
+func (w *window) bounds(now time.Time) (since, until time.Time, err error) {
+	if err := w.sel.check(); err != nil {
+		return since, until, err
+	}
+	if since, err = parseWhen("--since", w.since, now); err != nil {
+		return since, until, err
+	}
+	until = now
+	if w.until != "" {
+		if until, err = parseWhen("--until", w.until, now); err != nil {
+			return since, until, err
+		}
+	}
+	if until.Before(since) {
+		return since, until, usagef("--until %s is before --since %s", until.Format(time.RFC3339), since.Format(time.RFC3339))
+	}
+	return since, until, nil
+}
+
+// preRun refuses a bad window before anything is dialled: a usage error
+// (exit 2) whether or not a server answers.
+func (w *window) preRun(*cobra.Command, []string) error {
+	_, _, err := w.bounds(time.Now())
+	return err
+}
+
 // read checks the flags and folds the accounting history of the window
 // into one row per job, the selection's. How many messages were malformed
 // is said on stderr.
 func (w *window) read(ctx context.Context, a *app, c *client.Client) ([]accounting.Row, error) {
-	if err := w.sel.check(); err != nil {
-		return nil, err
-	}
 	now := time.Now()
-	since, err := parseWhen("--since", w.since, now)
+	since, until, err := w.bounds(now)
 	if err != nil {
 		return nil, err
-	}
-	until := now
-	if w.until != "" {
-		if until, err = parseWhen("--until", w.until, now); err != nil {
-			return nil, err
-		}
-	}
-	if until.Before(since) {
-		return nil, usagef("--until %s is before --since %s", until.Format(time.RFC3339), since.Format(time.RFC3339))
 	}
 	owner := w.owner(c)
 	read, err := c.History(ctx, owner, since, until)
@@ -160,6 +176,7 @@ func (a *app) history(cmd *cobra.Command) runE {
 		job records (the services' --history-retention, 90 days by default).`)
 	csvOutput(cmd)
 	w := addWindow(cmd.Flags())
+	cmd.PreRunE = w.preRun
 	return a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
 		rows, err := w.read(ctx, a, c)
 		if err != nil {
@@ -259,6 +276,7 @@ func (a *app) usage(cmd *cobra.Command) runE {
 		Use per user and queue over a window (--since, --until), like sreport: jobs,
 		GPU-hours, mean gang wait and η, from the accounting history (see history).`)
 	w := addWindow(cmd.Flags())
+	cmd.PreRunE = w.preRun
 	return a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
 		rows, err := w.read(ctx, a, c)
 		if err != nil {

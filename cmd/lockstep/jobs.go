@@ -29,10 +29,8 @@ func (a *app) queue(cmd *cobra.Command) runE {
 	all := fs.BoolP("all", "a", false, "include finished jobs")
 	watch := fs.BoolP("watch", "w", false, "redraw whenever a job changes (Ctrl-C stops)")
 	f := addSelection(fs)
+	cmd.PreRunE = func(*cobra.Command, []string) error { return f.check() } // before dialling
 	return a.clientRun(func(ctx context.Context, c *client.Client, _ []string) error {
-		if err := f.check(); err != nil {
-			return err
-		}
 		view := func(jobs []domain.Job, bad []string) error {
 			a.warnMalformed(bad)
 			return a.printQueue(f.apply(jobs, *all))
