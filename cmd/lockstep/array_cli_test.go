@@ -95,4 +95,16 @@ func TestSubmitWaitForAnArray(t *testing.T) {
 			t.Errorf("submit --wait of array %s: exit %d, out %q, err:\n%s\nwant exit %d and %q", tc.id, code, out, errOut, tc.code, tc.want)
 		}
 	}
+	// The array's ID names its tasks in sacct -j and scontrol show job, as
+	// in Slurm; describe, which shows one job, says which to name.
+	out, errOut, code := cli(t, "sacct", "-j", "wait-ok", "-n", "-o", "JobID", "--nats", url)
+	if ids := strings.Fields(out); code != 0 || strings.Join(ids, " ") != "wait-ok_0 wait-ok_1" {
+		t.Errorf("sacct -j wait-ok: exit %d, %q %s", code, out, errOut)
+	}
+	if out, errOut, code := cli(t, "scontrol", "show", "job", "wait-ok", "--nats", url); code != 0 || strings.Count(out, "JobId=") != 2 {
+		t.Errorf("scontrol show job wait-ok: exit %d, %q %s", code, out, errOut)
+	}
+	if _, errOut, code := cli(t, "describe", "wait-ok", "--nats", url); code != 1 || !strings.Contains(errOut, "wait-ok is an array of 2 tasks (wait-ok_0 … wait-ok_1)") {
+		t.Errorf("describe wait-ok: exit %d, %s", code, errOut)
+	}
 }

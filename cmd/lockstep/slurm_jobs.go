@@ -50,7 +50,7 @@ func (a *app) readJobs(ctx context.Context, c *client.Client) ([]slurmJob, error
 }
 
 // jobFilter is the selection squeue, scancel and sacct share: -j, -u, -t,
-// -p; an empty list selects all.
+// -p; an empty list selects all. An array's ID in -j selects its tasks.
 type jobFilter struct {
 	ids, users, states, partitions []string
 	// ownedOnly: -u selects no job without an owner. scancel sets it: on a
@@ -60,7 +60,7 @@ type jobFilter struct {
 }
 
 func (f jobFilter) match(j slurmJob) bool {
-	return (len(f.ids) == 0 || slices.Contains(f.ids, j.ID)) &&
+	return (len(f.ids) == 0 || slices.Contains(f.ids, j.ID) || (j.Array != nil && slices.Contains(f.ids, j.Array.JobID))) &&
 		(len(f.users) == 0 || (j.Owner == "" && !f.ownedOnly) || slices.Contains(f.users, j.Owner)) &&
 		(len(f.states) == 0 || slices.Contains(f.states, j.state.Name)) &&
 		(len(f.partitions) == 0 || slices.Contains(f.partitions, j.Spec.Queue))

@@ -97,11 +97,14 @@ func (a *app) showHostlist(list string) error {
 func (a *app) showJobs(ctx context.Context, c *client.Client, id string) error {
 	now := time.Now()
 	if id != "" {
-		j, err := waitJob(ctx, c, id)
+		// An array's ID shows every task, as Slurm does.
+		jobs, _, err := jobsByID(ctx, c, id)
 		if err != nil {
 			return err
 		}
-		printJobRecord(a.env.stdout, slurmJobOf(j), now)
+		for _, j := range jobs {
+			printJobRecord(a.env.stdout, slurmJobOf(j), now)
+		}
 		return nil
 	}
 	jobs, err := a.readJobs(ctx, c)
