@@ -40,10 +40,16 @@ func TestSlurmCommandsSeeAndCancelAJob(t *testing.T) {
 		{[]string{"sinfo", "-h", "-o", "%R %D %T %G"}, "default 2 allocated gpu:8\n"},
 		{[]string{"scontrol", "show", "hostnames", "node-[01-02]"}, "node-01\nnode-02\n"},
 		{[]string{"scontrol", "show", "hostlist", "node-01,node-02"}, "node-[01-02]\n"},
+		// Abbreviated as scontrol allows: five letters of host…, one of job or node.
+		{[]string{"scontrol", "show", "hostname", "node-[01-02]"}, "node-01\nnode-02\n"},
+		{[]string{"scontrol", "show", "hostl", "node-01,node-02"}, "node-[01-02]\n"},
 	} {
 		if out, errOut, code := cli(t, append(tc.args, "--nats", url)...); code != 0 || out != tc.want {
 			t.Errorf("%q = %d\n%s%s\nwant\n%s", tc.args, code, out, errOut, tc.want)
 		}
+	}
+	if out, errOut, code := cli(t, "scontrol", "show", "n", "node-02", "--nats", url); code != 0 || !strings.HasPrefix(out, "NodeName=node-02 ") {
+		t.Errorf("scontrol show n node-02 = %d %q %s", code, out, errOut)
 	}
 	out, _, _ = cli(t, "scontrol", "show", "job", "slurm-1", "--nats", url)
 	for _, want := range []string{"JobId=slurm-1 JobName=train\n", "\n   JobState=RUNNING Reason=None\n", "\n   NodeList=node-[01-02]\n",
@@ -198,7 +204,8 @@ func TestScontrolHostlistsNeedNoCluster(t *testing.T) {
 		t.Errorf("show hostlist = %d %q", code, out)
 	}
 	t.Setenv("SLURM_JOB_NODELIST", "")
-	for _, args := range [][]string{{"scontrol", "show", "hostnames"}, {"scontrol", "show", "hostnames", "n[1-"}, {"scontrol", "update", "x"}, {"scontrol"}} {
+	for _, args := range [][]string{{"scontrol", "show", "hostnames"}, {"scontrol", "show", "hostnames", "n[1-"}, {"scontrol", "update", "x"}, {"scontrol"},
+		{"scontrol", "show", "host", "n1"}, {"scontrol", "show", "hostnamesx", "n1"}} {
 		if _, errOut, code := cli(t, args...); code != 2 || !strings.Contains(errOut, "scontrol") {
 			t.Errorf("%q = %d %q; want a usage error", args, code, errOut)
 		}

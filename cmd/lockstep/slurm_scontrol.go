@@ -40,18 +40,27 @@ func (a *app) scontrol(cmd *cobra.Command) runE {
 			if len(rest) == 1 {
 				arg = rest[0]
 			}
-			switch what {
-			case "hostnames":
+			// Entities match by prefix, as scontrol matches them: `show
+			// hostname`, `show host` no (too short: hostnames or hostlist?).
+			switch {
+			case abbreviates(what, "hostnames", 5):
 				return a.showHostnames(arg)
-			case "hostlist":
+			case abbreviates(what, "hostlist", 5):
 				return a.showHostlist(arg)
-			case "job", "jobs", "jobid":
+			case abbreviates(what, "jobs", 1), abbreviates(what, "jobid", 1):
 				return a.withClient(cmd.Context(), func(c *client.Client) error { return a.showJobs(cmd.Context(), c, arg) })
-			case "node", "nodes":
+			case abbreviates(what, "nodes", 1):
 				return a.withClient(cmd.Context(), func(c *client.Client) error { return a.showNodes(cmd.Context(), c, arg) })
 			}
 			return usagef("scontrol show %s is not supported (want %s)", clean(args[1]), scontrolUsage)
 		})
+}
+
+// abbreviates reports whether tag names word as scontrol reads its
+// entities: a prefix of it, at least that many letters long
+// (xstrncasecmp(tag, word, MAX(len(tag), least)) in Slurm).
+func abbreviates(tag, word string, least int) bool {
+	return len(tag) >= least && strings.HasPrefix(word, tag)
 }
 
 func (a *app) showHostnames(list string) error {
