@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/lockstep-dev/lockstep/cmd/lockstep/slurm"
 	"github.com/lockstep-dev/lockstep/services/agent"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
@@ -39,7 +41,7 @@ func (a *app) srun(cmd *cobra.Command) runE {
 		ctrOpts = append(ctrOpts, name)
 		fs.String(name, "", "not supported: steps run in the batch job's environment, its image with sbatch --container-image (docs/containers.md)")
 	}
-	return a.slurmCommand(cmd, fs, longHelp(`
+	run := a.slurmCommand(cmd, fs, longHelp(`
 		Run a step of tasks across the batch job's allocation, as Slurm's srun does
 		inside an sbatch script: by default on every node with the job's tasks per
 		node, each task with its share of the node's GPUs and cores. Output is
@@ -95,6 +97,19 @@ func (a *app) srun(cmd *cobra.Command) runE {
 		}
 		return nil
 	})
+	// -K takes its value attached or none (getopt's "K::"): -K1 is
+	// --kill-on-bad-exit=1, which pflag would read as -K then -1.
+	return func(cmd *cobra.Command, args []string) error {
+		for i, arg := range args {
+			if arg == "--" || !strings.HasPrefix(arg, "-") {
+				break
+			}
+			if v, ok := strings.CutPrefix(arg, "-K"); ok && v != "" && !strings.HasPrefix(v, "=") {
+				args[i] = "--kill-on-bad-exit=" + v
+			}
+		}
+		return run(cmd, args)
+	}
 }
 
 // forwardedSignals catches the signals srun passes on to its step's tasks
@@ -123,12 +138,17 @@ func forwardedSignals() (<-chan string, func()) {
 	}
 }
 
-// exportedEnv is what --export gives the tasks of environ: ALL (Slurm's
-// default) all of it, NONE nothing, else the names listed (NAME takes
-// its value from here, NAME=value sets it), on top of all with ALL first.
-// Variables the agent cannot pass (odd names, NULs, huge values) are left
-// out.
+// exportedEnv is what --export gives the tasks of environ, read as
+// sbatch reads it (slurm.ParseExport: case-insensitive ALL and NONE, ALL
+// anywhere in a list, quoted values): ALL (Slurm's default) all of it, NONE
+// nothing, else the names listed (NAME takes its value from here,
+// NAME=value sets it), on top of all with ALL. Variables the agent cannot
+// pass (odd names, NULs, huge values) are left out.
 func exportedEnv(export string, environ []string) (map[string]string, error) {
+	e, err := slurm.ParseExport(export)
+	if err != nil {
+		return nil, usagef("srun: --export: %v", err)
+	}
 	here := map[string]string{}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
@@ -137,27 +157,22 @@ func exportedEnv(export string, environ []string) (map[string]string, error) {
 		}
 	}
 	out := map[string]string{}
-	for i, item := range strings.Split(export, ",") {
-		switch {
-		case item == "ALL" && i == 0:
-			for k, v := range here {
-				out[k] = v
-			}
-		case item == "NONE" && i == 0:
-		case item == "":
-		default:
-			k, v, set := strings.Cut(item, "=")
-			if !jobspec.ValidEnvName(k) {
-				return nil, usagef("srun: --export: %q is not a variable name", k)
-			}
-			if !set {
-				var ok bool
-				if v, ok = here[k]; !ok {
-					continue
-				}
-			}
+	if e.All {
+		maps.Copy(out, here)
+	}
+	for _, k := range e.Names {
+		if !jobspec.ValidEnvName(k) {
+			return nil, usagef("srun: --export: %q is not a variable name", k)
+		}
+		if v, ok := here[k]; ok {
 			out[k] = v
 		}
+	}
+	for _, kv := range e.Set {
+		if !jobspec.ValidEnvName(kv.Name) {
+			return nil, usagef("srun: --export: %q is not a variable name", kv.Name)
+		}
+		out[kv.Name] = kv.Value
 	}
 	return out, nil
 }

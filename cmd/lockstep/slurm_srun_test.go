@@ -16,6 +16,10 @@ func TestExportedEnv(t *testing.T) {
 		{"NONE", map[string]string{}},
 		{"A,C=3,D", map[string]string{"A": "1", "C": "3"}},
 		{"ALL,B=9", map[string]string{"A": "1", "B": "9", "PATH": "/bin"}},
+		// As sbatch reads it: any case, ALL anywhere in the list.
+		{"all", map[string]string{"A": "1", "B": "2", "PATH": "/bin"}},
+		{"none", map[string]string{}},
+		{"B=9,ALL", map[string]string{"A": "1", "B": "9", "PATH": "/bin"}},
 	} {
 		got, err := exportedEnv(tc.export, environ)
 		if err != nil || !maps.Equal(got, tc.want) {
@@ -39,8 +43,10 @@ func TestSrunOutsideAJob(t *testing.T) {
 	t.Setenv("LOCKSTEP_AGENT_SOCKET", "/nonexistent")
 	t.Setenv("LOCKSTEP_ACK_TOKEN", "t")
 	t.Setenv("LOCKSTEP_JOB_ID", "j")
-	if _, errOut, code := cli(t, "srun", "--kill-on-bad-exit=2", "hostname"); code != 2 || !strings.Contains(errOut, "kill-on-bad-exit") {
-		t.Errorf("srun --kill-on-bad-exit=2 = %d %q", code, errOut)
+	for _, opt := range []string{"--kill-on-bad-exit=2", "-K2"} { // -K takes its value attached
+		if _, errOut, code := cli(t, "srun", opt, "hostname"); code != 2 || !strings.Contains(errOut, `--kill-on-bad-exit="2"`) {
+			t.Errorf("srun %s = %d %q", opt, code, errOut)
+		}
 	}
 	// pyxis's options name themselves and what to do instead.
 	if _, errOut, code := cli(t, "srun", "--container-image=nvcr.io#nvidia/pytorch:24.10-py3", "python", "t.py"); code != 2 ||
