@@ -151,6 +151,13 @@ func TestServerEnforcesThePermissionTable(t *testing.T) {
 	for _, subject := range []string{
 		subjects.SubmitAs("bob"), subjects.CancelAs("bob"), subjects.Reserve, subjects.ReportFrom("node-1"), subjects.CheckpointAckFrom("node-1"),
 		"$KV." + subjects.BucketJobs + ".job-1", subjects.NodeDrain, subjects.JobEvent("alice", "job-1", "succeeded"),
+		// The services' durable consumers: pulling from one would read other
+		// users' submissions, acknowledging lose them, deleting stop it.
+		"$JS.API.CONSUMER.MSG.NEXT." + subjects.StreamJobs + "." + subjects.DurableAdmission,
+		"$JS.API.CONSUMER.DELETE." + subjects.StreamJobs + "." + subjects.DurableAdmission,
+		"$JS.ACK." + subjects.StreamJobs + "." + subjects.DurableAdmission + ".1.5.5.1700000000000000000.0",
+		"$JS.API.CONSUMER.MSG.NEXT." + subjects.StreamWork + "." + subjects.DurableGang,
+		"$JS.API.CONSUMER.DELETE." + subjects.StreamWork + "." + subjects.DurableReports,
 	} {
 		if !refused(t, alice, aliceErrs, subject) {
 			t.Errorf("alice published on %s and the server let her", subject)
@@ -201,8 +208,10 @@ func TestServerEnforcesThePermissionTable(t *testing.T) {
 	if refused(t, op, opErrs, subjects.NodeDrain) {
 		t.Error("an operator may drain nodes")
 	}
-	if !refused(t, op, opErrs, subjects.Reserve) {
-		t.Error("an operator published a proposal")
+	for _, subject := range []string{subjects.Reserve, "$JS.API.CONSUMER.DELETE." + subjects.StreamJobs + "." + subjects.DurableDrain} {
+		if !refused(t, op, opErrs, subject) {
+			t.Errorf("an operator published on %s", subject)
+		}
 	}
 }
 

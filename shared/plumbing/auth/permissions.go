@@ -30,9 +30,26 @@ const (
 	jsDirectGetKV  = "$JS.API.DIRECT.GET." + kvJobsStream + ".>"
 	jsMsgGetKV     = "$JS.API.STREAM.MSG.GET." + kvJobsStream
 	jsConsumerInfo = "$JS.API.CONSUMER.INFO.*.*"
-	jsConsumerNext = "$JS.API.CONSUMER.MSG.NEXT.*.*"
-	jsConsumerDel  = "$JS.API.CONSUMER.DELETE.*.*"
 )
+
+// readable are the streams a person reads, through consumers of their own
+// (ordered: created, pulled from, deleted, never acknowledged). The
+// services' durable consumers are on the others (the request and work
+// streams): a person who could pull from, acknowledge on or delete those
+// could read other users' submissions, lose them unanswered, or stop a
+// service consuming.
+var readable = []string{subjects.StreamEvents, subjects.StreamLogs, subjects.StreamHistory, kvJobsStream}
+
+// readerRights is what a person's own consumers take on the readable
+// streams: pull, delete, acknowledge (nothing to acknowledge with an
+// ordered consumer, but a consumer's acks are its stream's business only).
+func readerRights() []string {
+	var out []string
+	for _, stream := range readable {
+		out = append(out, "$JS.API.CONSUMER.MSG.NEXT."+stream+".*", "$JS.API.CONSUMER.DELETE."+stream+".*", "$JS.ACK."+stream+".>")
+	}
+	return out
+}
 
 // consumerOn is the right to create a consumer on stream filtered to
 // subject (and to nothing wider).
@@ -50,7 +67,7 @@ func Permissions(id Identity) Rules {
 	person := Rules{
 		Pub: []string{
 			subjects.TestOnly, subjects.TopologyView, subjects.NodeList,
-			jsInfo, jsStreamInfo, jsConsumerInfo, jsConsumerNext, jsConsumerDel, jsAck, jsFlowControl,
+			jsInfo, jsStreamInfo, jsConsumerInfo, jsFlowControl,
 			jsDirectGetKV, jsMsgGetKV,
 			// Job records are readable by key already (direct get); a
 			// consumer on them is what watching one (`submit --wait`) and
@@ -61,6 +78,7 @@ func Permissions(id Identity) Rules {
 		},
 		Sub: []string{inbox},
 	}
+	person.Pub = append(person.Pub, readerRights()...)
 	switch id.Role {
 	case RoleAdmin:
 		return Rules{Pub: []string{">"}, Sub: []string{">"}, Replies: true}
