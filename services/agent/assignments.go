@@ -8,7 +8,6 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/lockstep-dev/lockstep/shared/contract/codec"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
@@ -68,13 +67,16 @@ func (a *agent) watchAssignments(ctx context.Context, epoch int64) error {
 // (this agent restarted and is not running those ranks).
 func (a *agent) assigned(ctx context.Context, kv *mvccpb.KeyValue, epoch int64) {
 	key := string(kv.Key)
-	var as domain.Assignment
-	if err := codec.Decode(kv.Value, &as); err != nil {
-		a.Log.Warn("undecodable assignment", "key", key, "err", err)
+	// Every field checked as the contract says (domain.DecodeAssignment:
+	// a pull-only assignment without a container, say, is refused rather
+	// than dereferenced), then against this node (checkAssignment). Nothing
+	// of a malformed assignment runs; gang's launch barrier releases its
+	// gang.
+	as, err := domain.DecodeAssignment(kv.Value)
+	if err != nil {
+		a.Log.Warn("assignment refused", "key", key, "err", err)
 		return
 	}
-	// Nothing of a malformed assignment runs; gang's launch barrier
-	// releases its gang.
 	if err := checkAssignment(key, as, a.cfg.Node); err != nil {
 		a.Log.Warn("assignment refused", "key", key, "err", err)
 		return

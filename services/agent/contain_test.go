@@ -52,7 +52,7 @@ func testExecutor(t *testing.T, env *testenv.Env, mode Containment) (*executor, 
 }
 
 func shAssignment(job, script string) domain.Assignment {
-	return domain.Assignment{JobID: job, Attempt: 1, NNodes: 1, WorldSize: 1,
+	return domain.Assignment{JobID: job, Attempt: 1, NNodes: 1, WorldSize: 1, MasterAddr: "127.0.0.1", MasterPort: 29500,
 		Ranks: []domain.Rank{{Rank: 0, GPUs: []int{0}}}, Command: []string{"sh", "-c", script}}
 }
 

@@ -43,8 +43,8 @@ func TestAgentKilledWithContainersLeavesNoneAfterRestart(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = containers.Reap(context.Background(), d, spec.Node, spec.DataDir, func(string, int) bool { return false })
 	})
-	as := domain.Assignment{JobID: "ctrkill", Attempt: 3, Node: spec.Node, Epoch: epoch, NNodes: 1, WorldSize: 2,
-		Ranks:   []domain.Rank{{Rank: 0}, {Rank: 1}},
+	as := domain.Assignment{JobID: "ctrkill", Attempt: 3, Node: spec.Node, Epoch: epoch, NNodes: 1, WorldSize: 2, MasterAddr: "127.0.0.1", MasterPort: 29500,
+		Ranks:   []domain.Rank{{Rank: 0}, {Rank: 1, LocalRank: 1}},
 		Command: []string{"/probe", "wait"}, Container: &jobspec.Container{Image: ctrKillProbe, PullPolicy: jobspec.PullNever}}
 	if _, err := env.Etcd.Put(ctx, store.AssignKey(spec.Node, as.JobID), store.MustJSON(as)); err != nil {
 		t.Fatal(err)

@@ -83,7 +83,7 @@ func waitReport(t *testing.T, reports func() []domain.Report, kind domain.Report
 
 func containerAssignment(node string, epoch int64, image, policy string) domain.Assignment {
 	as := shAssignment("ctr", "true")
-	as.Node, as.Epoch, as.Command, as.MasterAddr, as.MasterPort = node, epoch, []string{"/probe"}, "127.0.0.1", 29500
+	as.Node, as.Epoch, as.Command = node, epoch, []string{"/probe"}
 	as.Container = &jobspec.Container{Image: image, PullPolicy: policy, PullTimeout: jobspec.DurationOf(time.Minute)}
 	as.PullOnly = true
 	return as
@@ -188,4 +188,27 @@ func TestPullPhaseOnTheAgent(t *testing.T) {
 		}
 		return fmt.Errorf("no pull-failed report for ctr-never yet")
 	})
+}
+
+// An assignment that breaks the contract (pull-only without a container:
+// nothing to pull) is refused, not dereferenced: the agent keeps running
+// and starts the next, valid one.
+func TestMalformedAssignmentIsRefusedNotRun(t *testing.T) {
+	env := testenv.Start(t)
+	epoch, _ := inProcessAgent(t, env, "n1", RuntimeNone)
+	reports := reportsOf(t, env, "n1")
+	bad := shAssignment("bad", "true")
+	bad.Node, bad.Epoch, bad.PullOnly = "n1", epoch, true
+	putAssignment(t, env, bad)
+	good := shAssignment("good", "true")
+	good.Node, good.Epoch = "n1", epoch
+	putAssignment(t, env, good)
+	if r := waitReport(t, reports, domain.ReportStarted); r.JobID != "good" {
+		t.Errorf("started report for %s, want good", r.JobID)
+	}
+	for _, r := range reports() {
+		if r.JobID == "bad" {
+			t.Errorf("the malformed assignment was acted on: %+v", r)
+		}
+	}
 }
