@@ -120,6 +120,14 @@ func CreateOptions(r Rank) client.ContainerCreateOptions {
 			Memory:     r.MemoryBytes,
 		},
 	}
+	// A rank never gains privileges it did not start with: no setuid or
+	// file-capability binary of the image (a user's image can hold any)
+	// raises it, and a rank not run as root holds no capability at all, so
+	// a host path it may bind stays as writable as its uid makes it.
+	hc.SecurityOpt = []string{"no-new-privileges"}
+	if !strings.HasPrefix(r.User+":", "0:") {
+		hc.CapDrop = []string{"ALL"}
+	}
 	for _, m := range r.Mounts {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
 	}

@@ -43,6 +43,16 @@ func TestCreateOptions(t *testing.T) {
 				t.Errorf("labels %v", cfg.Labels)
 			}
 		}},
+		{"no privilege gained", func(*Rank) {}, func(t *testing.T, _ *container.Config, hc *container.HostConfig) {
+			if !reflect.DeepEqual(hc.SecurityOpt, []string{"no-new-privileges"}) || !reflect.DeepEqual(hc.CapDrop, []string{"ALL"}) {
+				t.Errorf("a user's rank: security options %v, capabilities dropped %v", hc.SecurityOpt, hc.CapDrop)
+			}
+		}},
+		{"root where allowed", func(r *Rank) { r.User = "0:0" }, func(t *testing.T, _ *container.Config, hc *container.HostConfig) {
+			if !reflect.DeepEqual(hc.SecurityOpt, []string{"no-new-privileges"}) || hc.CapDrop != nil {
+				t.Errorf("a root rank (allowRoot): security options %v, capabilities dropped %v", hc.SecurityOpt, hc.CapDrop)
+			}
+		}},
 		{"pinned", func(r *Rank) { r.CPUs, r.Mems = []int{8, 9, 10, 11}, []int{1} }, func(t *testing.T, _ *container.Config, hc *container.HostConfig) {
 			if hc.CpusetCpus != "8,9,10,11" || hc.CpusetMems != "1" {
 				t.Errorf("cpuset %q mems %q", hc.CpusetCpus, hc.CpusetMems)
