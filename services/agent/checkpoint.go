@@ -3,7 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -93,6 +93,9 @@ func (e *executor) checkpoint(ctx context.Context, rec domain.DrainRecord, send 
 	}
 }
 
+// maxAckBytes bounds a checkpoint ack file: a step and a path.
+const maxAckBytes = 64 << 10
+
 // watchAck polls one rank's ack file until it has content (then forwards
 // it), the ranks have exited (after a last look), or ctx ends.
 func (e *executor) watchAck(ctx context.Context, g *localGang, path string, ack domain.CheckpointAck, send func(context.Context, domain.CheckpointAck) error) {
@@ -106,7 +109,13 @@ func (e *executor) watchAck(ctx context.Context, g *localGang, path string, ack 
 			// Ranks exited; a last look, since a rank may write and exit.
 		case <-t.C:
 		}
-		raw, err := os.ReadFile(path)
+		// The rank's file: read as what it should be, a small regular
+		// file, not through a link to /dev/zero or a FIFO (userfiles).
+		raw, err := readUserFile(path, maxAckBytes)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			e.log.WarnContext(ctx, "checkpoint ack file refused", "file", path, "err", err)
+			return
+		}
 		if err == nil && len(strings.TrimSpace(string(raw))) > 0 {
 			step, ckptPath, perr := ParseAck(raw)
 			if perr != nil {

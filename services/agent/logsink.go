@@ -32,7 +32,9 @@ const maxLine = 64 << 10
 // newSink publishes under the job's owner, whose permissions let them
 // read their own jobs' output and nobody else's.
 func (e *executor) newSink(as domain.Assignment, rank int, stream, path string) *logSink {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	// In the job's directory, which its owner can write: a link planted
+	// there is not followed (openUserFile).
+	f, err := openUserFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		e.log.Warn("rank log file not writable", "path", path, "err", err)
 		f = nil
