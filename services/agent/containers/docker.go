@@ -93,9 +93,10 @@ func (d *Docker) Start(ctx context.Context, opts client.ContainerCreateOptions, 
 		return "", nil, errors.Wrapf(err, "create container %s", opts.Name)
 	}
 	id = created.ID
+	made := id // the results are cleared on an error return: remove what was made
 	defer func() {
 		if err != nil {
-			_ = d.Remove(context.WithoutCancel(ctx), id)
+			_ = d.Remove(context.WithoutCancel(ctx), made)
 		}
 	}()
 	// Attached before the start, so no line is missed, whatever the

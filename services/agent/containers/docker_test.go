@@ -3,6 +3,7 @@ package containers
 import (
 	"bytes"
 	"context"
+	"io"
 	"os/exec"
 	"strings"
 	"sync"
@@ -81,6 +82,26 @@ func TestDockerRankLifecycle(t *testing.T) {
 	}
 	if owned, _ := d.Owned(ctx, node, ""); len(owned) != 0 {
 		t.Errorf("left after remove: %+v", owned)
+	}
+}
+
+// A container the engine made but could not start (its command, run
+// without init, does not exist in the image) is removed: nothing of a
+// failed start is left.
+func TestDockerFailedStartLeavesNothing(t *testing.T) {
+	d := engine(t)
+	ctx := t.Context()
+	node := "ctest-" + strings.ReplaceAll(t.Name(), "/", "_")
+	r := Rank{Job: "nostart", Attempt: 1, Node: node, Image: probeTag, Command: []string{"/no-such-binary"}, User: "65534:65534"}
+	opts := CreateOptions(r)
+	noInit := false
+	opts.HostConfig.Init = &noInit // else init starts and the missing command only makes it exit
+	if id, _, err := d.Start(ctx, opts, io.Discard, io.Discard); err == nil {
+		_ = d.Remove(context.WithoutCancel(ctx), id)
+		t.Fatal("a container without its command started")
+	}
+	if owned, err := d.Owned(ctx, node, ""); err != nil || len(owned) != 0 {
+		t.Errorf("left after a failed start: %+v (%v)", owned, err)
 	}
 }
 
