@@ -24,7 +24,8 @@ func parseNearNICs(out []byte, n int) [][]string {
 	legend := map[string]string{}
 	inLegend := false
 	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+		// Driver 580 underlines the header row with terminal escapes.
+		f := strings.Fields(stripANSI(sc.Text()))
 		switch {
 		case len(f) == 0:
 		case f[0] == "NIC" && len(f) > 1 && f[1] == "Legend:":
