@@ -230,7 +230,10 @@ func (e *executor) runStep(g *localGang, to string, l domain.StepLaunch, idx int
 		ended := g.steps.ended || g.steps.killed[l.Step]
 		g.steps.mu.Unlock()
 		if ended {
-			p.signal(syscall.SIGTERM) // the gang or step ended while this task started
+			// The gang or step ended while this task started: ended as the
+			// others were, SIGKILL after the grace if SIGTERM is trapped,
+			// or endSteps would wait on it for ever.
+			e.terminate([]rank{p})
 		}
 		go func() {
 			code := p.finish()
