@@ -12,9 +12,11 @@ import (
 const maxTokenBytes = 16 << 10
 
 // safeNext is where sign-in returns to: a path on this site, never
-// another site ("//host" is one).
+// another site ("//host" is one, and so is "/\t/host": browsers drop tabs
+// and newlines from a URL, so no control character may pass).
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsRune(next, '\\') ||
+		strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return "/fabric"
 	}
 	return next

@@ -34,6 +34,10 @@ const tokenAudience = "lockstep-web"
 // MaxTokenTTL bounds how long a token is valid.
 const MaxTokenTTL = 24 * time.Hour
 
+// tokenSkew is how far ahead of this replica's clock a token's issue time
+// may be (another machine's clock made it).
+const tokenSkew = time.Minute
+
 // tokenClaim is the signed part.
 type tokenClaim struct {
 	Audience string `json:"aud"`
@@ -149,7 +153,9 @@ func (v *verifier) Verify(token string, now time.Time) (Identity, error) {
 		return Identity{}, errors.Mark(errors.Newf("token audience %q", c.Audience), ErrBadToken)
 	case now.Unix() >= c.Expires:
 		return Identity{}, errors.Mark(errors.New("token expired"), ErrBadToken)
-	case c.Expires-c.IssuedAt > int64(MaxTokenTTL/time.Second):
+	case c.Expires-c.IssuedAt > int64(MaxTokenTTL/time.Second), c.IssuedAt > now.Add(tokenSkew).Unix():
+		// Issued "in the future", a token would live its whole lifetime
+		// from then: valid far longer than the maximum.
 		return Identity{}, errors.Mark(errors.New("token lifetime beyond the maximum"), ErrBadToken)
 	}
 	id := Identity{Name: claims.Name}

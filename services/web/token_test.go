@@ -80,6 +80,12 @@ func TestTokenRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Issued "a year from now" (a holder of the creds can sign any
+	// claim): valid a year and a day if the issue time were believed.
+	ahead, err := IssueToken(alice, time.Hour, now.Add(365*24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
 	forged := selfSigned(t, v.signer)
 	cases := map[string]struct {
 		token string
@@ -95,6 +101,7 @@ func TestTokenRefused(t *testing.T) {
 		"another cluster's account":      {foreign, now},
 		"creds expired though token not": {expiredCreds, now.Add(2 * time.Minute)},
 		"signature not base64":           {strings.Join([]string{parts[0], parts[1], parts[2], "!!"}, "."), now},
+		"issued a year ahead":            {ahead, now},
 		"jwt not a jwt":                  {strings.Join([]string{parts[0], base64.RawURLEncoding.EncodeToString([]byte("x.y.z")), parts[2], parts[3]}, "."), now},
 	}
 	for name, c := range cases {
@@ -145,7 +152,8 @@ func TestCheckListen(t *testing.T) {
 }
 
 func TestSafeNext(t *testing.T) {
-	for in, want := range map[string]string{"/queue": "/queue", "": "/fabric", "//evil.example": "/fabric", "https://evil.example": "/fabric", "/\\evil": "/fabric"} {
+	for in, want := range map[string]string{"/queue": "/queue", "": "/fabric", "//evil.example": "/fabric", "https://evil.example": "/fabric", "/\\evil": "/fabric",
+		"/\t/evil.example": "/fabric", "/\n/evil.example": "/fabric", "/x\x7f": "/fabric", "/queue?state=running": "/queue?state=running"} {
 		if got := safeNext(in); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
 		}
