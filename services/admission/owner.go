@@ -123,6 +123,7 @@ type pending struct {
 type recentJob struct {
 	owner string
 	at    time.Time
+	jobs  int // pending jobs it makes: an array's tasks
 }
 
 // recentFor is how long a job admitted here is counted from memory; by
@@ -156,6 +157,14 @@ func (a *admitter) admit(sub submission, spec jobspec.Spec, now time.Time) (rele
 	if spec.Container != nil {
 		s.Container, s.ContainerUser = true, spec.Container.User
 	}
+	s.Jobs = 1
+	if isArray(spec) {
+		// Each task is a pending job of its own: an array is held to the
+		// pending limit by all of them.
+		if indexes, err := spec.Array.Tasks(); err == nil {
+			s.Jobs = len(indexes)
+		}
+	}
 	if p.active != nil {
 		s.PendingJobs = p.countLocked(sub.owner, now)
 	}
@@ -165,7 +174,7 @@ func (a *admitter) admit(sub submission, spec jobspec.Spec, now time.Time) (rele
 	if p.active == nil {
 		return func() {}, queue.Rejection{}, true
 	}
-	p.recent[sub.id] = recentJob{owner: sub.owner, at: now}
+	p.recent[sub.id] = recentJob{owner: sub.owner, at: now, jobs: s.Jobs}
 	return func() {
 		p.mu.Lock()
 		delete(p.recent, sub.id)
@@ -180,7 +189,7 @@ func (p *pending) countLocked(owner string, now time.Time) int {
 		case seen || now.Sub(r.at) > recentFor:
 			delete(p.recent, id) // the watch counts it now (or it is long gone)
 		case r.owner == owner:
-			n++
+			n += max(r.jobs, 1)
 		}
 	}
 	return n

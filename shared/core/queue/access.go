@@ -103,6 +103,9 @@ type Submission struct {
 	// PendingJobs is how many jobs of the owner already wait to start,
 	// not counting this one.
 	PendingJobs int
+	// Jobs is how many pending jobs the submission makes: an array's
+	// tasks (0 counts as 1).
+	Jobs int
 	// Container says the job runs in containers; ContainerUser is its
 	// container.user ("": the owner).
 	Container     bool
@@ -141,9 +144,13 @@ func Admit(cfg Config, s Submission) (Rejection, bool) {
 		return Rejection{RejectPriority, fmt.Sprintf("priority %d is above queue %q's maximum of %d for %s",
 			s.Priority, s.Queue, *l.MaxPriority, who)}, false
 	}
-	if l.MaxPendingJobs > 0 && s.PendingJobs >= l.MaxPendingJobs {
-		return Rejection{RejectPendingLimit, fmt.Sprintf("%s already has %d pending jobs (limit %d)",
-			who, s.PendingJobs, l.MaxPendingJobs)}, false
+	if jobs := max(s.Jobs, 1); l.MaxPendingJobs > 0 && s.PendingJobs+jobs > l.MaxPendingJobs {
+		if jobs == 1 {
+			return Rejection{RejectPendingLimit, fmt.Sprintf("%s already has %d pending jobs (limit %d)",
+				who, s.PendingJobs, l.MaxPendingJobs)}, false
+		}
+		return Rejection{RejectPendingLimit, fmt.Sprintf("%s has %d pending jobs, and this array's %d tasks would make %d (limit %d)",
+			who, s.PendingJobs, jobs, s.PendingJobs+jobs, l.MaxPendingJobs)}, false
 	}
 	if reason, never := exceedsUserLimit(l, who, s.Queue, s.GPUs); never {
 		return Rejection{ReasonUserGPULimit, reason}, false

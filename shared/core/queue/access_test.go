@@ -30,6 +30,10 @@ func TestAdmit(t *testing.T) {
 	sub := func(owner, q string, prio, gpus, pending int, groups ...string) queue.Submission {
 		return queue.Submission{Owner: owner, Groups: groups, Queue: q, Priority: prio, GPUs: gpus, PendingJobs: pending}
 	}
+	array := func(s queue.Submission, tasks int) queue.Submission {
+		s.Jobs = tasks
+		return s
+	}
 	ctr := func(s queue.Submission, user string) queue.Submission {
 		s.Container, s.ContainerUser = true, user
 		return s
@@ -58,6 +62,9 @@ func TestAdmit(t *testing.T) {
 		{"at the pending limit", sub("bob", "batch", 0, 8, 100), queue.RejectPendingLimit,
 			"bob already has 100 pending jobs (limit 100)"},
 		{"no pending limit for carol", sub("carol", "batch", 0, 8, 100000), "", ""},
+		{"an array fitting the pending limit", array(sub("bob", "batch", 0, 8, 90), 10), "", ""},
+		{"an array's tasks each count", array(sub("bob", "batch", 0, 8, 99), 10000), queue.RejectPendingLimit,
+			"bob has 99 pending jobs, and this array's 10000 tasks would make 10099 (limit 100)"},
 		{"no owner: defaultUser's limits", sub("", "batch", 0, 8, 100), queue.RejectPendingLimit, `"" already has 100 pending jobs`},
 		{"GPUs at the default limit", sub("dave", "batch", 0, 32, 0), "", ""},
 		{"GPUs over the default limit", sub("dave", "batch", 0, 64, 0), queue.ReasonUserGPULimit,
