@@ -116,13 +116,27 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 		if !errs.IsConflict(err) {
 			return err
 		}
-		// Same ID again: a redelivery re-emits the first admission
-		// (deduplicated by ID); anything else is refused.
+		// Same ID again: a redelivery re-emits the first delivery's
+		// verdict (deduplicated by ID); anything else is refused.
 		replay, existing, err := a.taken(ctx, sub, now)
-		if err != nil || !replay || existing.State == domain.StateRejected {
+		if err != nil || !replay {
 			return err
 		}
 		job = existing
+	}
+	return a.announce(ctx, sub, job)
+}
+
+// announce publishes the verdict job's record holds: admitted, or
+// rejected with its reason. A redelivery announces the record the first
+// delivery wrote, whatever the policy would say now (the owner's pending
+// jobs have changed since, for one): the record is the verdict, and an
+// event lost with the first delivery must still be sent.
+func (a *admitter) announce(ctx context.Context, sub submission, job domain.Job) error {
+	if job.State == domain.StateRejected {
+		ev := events.ForJob(events.Rejected, job, job.EndedAt)
+		ev.Reason, ev.MsgID = job.Reason, sub.msgID
+		return a.Bus.PublishEvent(ctx, ev)
 	}
 	ev := events.ForJob(events.Admitted, job, job.PendingSince)
 	ev.Attempt = 1
@@ -152,14 +166,12 @@ func (a *admitter) reject(ctx context.Context, sub submission, spec jobspec.Spec
 		return err
 	default:
 		replay, existing, err := a.taken(ctx, sub, now)
-		if err != nil || !replay || existing.State != domain.StateRejected {
+		if err != nil || !replay {
 			return err
 		}
 		job = existing
 	}
-	ev := events.ForJob(events.Rejected, job, now)
-	ev.Reason, ev.MsgID = job.Reason, sub.msgID
-	return a.Bus.PublishEvent(ctx, ev)
+	return a.announce(ctx, sub, job)
 }
 
 // fitsCluster rejects a gang no amount of waiting can place: it runs the
