@@ -32,6 +32,14 @@ func (a *admitter) giveUp(ctx context.Context, u bus.Undeliverable) error {
 		reason += "; " + ownerErr.Error()
 	}
 	sub := submission{id: id, msgID: msgID, owner: owner, submitted: u.Timestamp}
+	if task, begun := a.expansionBegun(ctx, sub, spec); begun {
+		// An array's own ID never has a record: a rejected one written
+		// there now would stand for the array in cancel, dependencies and
+		// describe while its tasks run. They keep running; the rest of
+		// the array is not written.
+		a.Log.WarnContext(ctx, "gave up on an array whose expansion had begun; its written tasks stand", "job", id, "msgId", msgID, "task", task)
+		return nil
+	}
 	existing, _, err := a.Jobs.Get(ctx, id)
 	switch {
 	case err == nil && existing.State != domain.StateRejected:
@@ -47,4 +55,19 @@ func (a *admitter) giveUp(ctx context.Context, u bus.Undeliverable) error {
 		return a.Bus.PublishEvent(ctx, ev)
 	}
 	return a.reject(ctx, sub, spec, telemetry.RejectInternal, reason, a.now())
+}
+
+// expansionBegun reports whether this submission (sub) of array spec
+// wrote its first task (tasks are written in index order), and names it.
+func (a *admitter) expansionBegun(ctx context.Context, sub submission, spec jobspec.Spec) (string, bool) {
+	if spec.Array == nil {
+		return "", false
+	}
+	indexes, err := spec.Array.Tasks()
+	if err != nil || len(indexes) == 0 {
+		return "", false
+	}
+	task := jobspec.TaskID(sub.id, indexes[0])
+	existing, _, err := a.Jobs.Get(ctx, task)
+	return task, err == nil && existing.Owner == sub.owner && sub.redeliveryOf(existing)
 }
