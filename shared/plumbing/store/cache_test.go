@@ -54,3 +54,26 @@ func TestNodeCacheKeepsOnlyCheckedRecords(t *testing.T) {
 		return nil
 	})
 }
+
+// The drain cache holds only records of the job their key names: one at
+// drains/x naming job y would have y's drain judged and drains/y deleted,
+// never the record read.
+func TestDrainCacheKeepsOnlyRecordsOfTheirKeysJob(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := t.Context()
+	for key, rec := range map[string]domain.DrainRecord{
+		store.DrainKey("j1"): {JobID: "j1", Attempt: 1},
+		store.DrainKey("j2"): {JobID: "j1", Attempt: 1}, // j1's drain under j2's key
+		store.DrainKey("j3"): {JobID: "j3", Attempt: 0},
+	} {
+		if _, err := env.Etcd.Put(ctx, key, string(store.MustJSON(rec))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := store.DrainCache(env.Etcd, slog.New(slog.DiscardHandler))
+	go c.Run(ctx)
+	<-c.Ready()
+	if got := c.Snapshot(); len(got) != 1 || got[store.DrainKey("j1")].JobID != "j1" {
+		t.Fatalf("loaded %v, want only j1's", got)
+	}
+}

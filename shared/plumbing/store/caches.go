@@ -26,7 +26,7 @@ var (
 	// AllocationCache mirrors the allocation records (alloc/).
 	AllocationCache = cacheOf(AllocPrefix, checked(domain.DecodeAllocation))
 	// DrainCache mirrors the drains in progress (drains/).
-	DrainCache = cacheOf(DrainsPrefix, shaped[domain.DrainRecord])
+	DrainCache = cacheOf(DrainsPrefix, drainUnder)
 	// NodeStateCache mirrors the operators' node drains (nodestate/).
 	NodeStateCache = cacheOf(NodeStatePrefix, checked(domain.DecodeNodeState))
 )
@@ -65,4 +65,20 @@ func nodeUnder(prefix string) func(string, []byte) (domain.Node, error) {
 		}
 		return n, nil
 	}
+}
+
+// drainUnder decodes a drain record and checks it is of the job its key
+// names: a record at drains/x naming job y would have y's drain judged, and
+// the drain loop delete drains/y, not the record it read, every interval
+// for ever.
+func drainUnder(key string, value []byte) (domain.DrainRecord, error) {
+	rec, err := shaped[domain.DrainRecord](key, value)
+	switch {
+	case err != nil:
+	case rec.JobID != strings.TrimPrefix(key, DrainsPrefix):
+		err = errors.Newf("jobId: %q is not the job its key %s names", rec.JobID, key)
+	case rec.Attempt < 1:
+		err = errors.Newf("attempt: %d is not positive", rec.Attempt)
+	}
+	return rec, err
 }
