@@ -43,7 +43,7 @@ func (s *scheduler) cycle(ctx context.Context) {
 		}
 		sj := seen[d.JobID]
 		k, next := waitKey{sj.job.ID, sj.job.Attempt}, reasonText{d.Reason, d.Detail}
-		if d.Action != queue.Start && !s.reasons.due(k, reasonText{sj.job.Reason, sj.job.Detail}, d.ReasonCode, next, now) {
+		if d.Action != queue.Start && !s.reasons.due(k, reasonText{sj.job.Reason, sj.job.Detail}, sj.rev, d.ReasonCode, next, now) {
 			continue // nothing to record, or not yet (reasons.go)
 		}
 		slots <- struct{}{}
@@ -58,8 +58,8 @@ func (s *scheduler) cycle(ctx context.Context) {
 				s.propose(ctx, sj, *d.Placement, note, now)
 				return
 			}
-			if s.explain(ctx, sj.job, d.Reason, d.Detail) {
-				s.reasons.wrote(k, d.ReasonCode, next, now)
+			if rev, ok := s.explain(ctx, sj, d.Reason, d.Detail); ok {
+				s.reasons.wrote(k, d.ReasonCode, next, rev, now)
 			}
 		}()
 	}
@@ -197,16 +197,18 @@ func (s *scheduler) propose(ctx context.Context, sj seenJob, p domain.Placement,
 }
 
 // explain records why a job is still pending, when the reason changed, and
-// reports whether it wrote the record.
-func (s *scheduler) explain(ctx context.Context, j domain.Job, reason, detail string) bool {
+// reports whether it wrote the record, and at which revision.
+func (s *scheduler) explain(ctx context.Context, sj seenJob, reason, detail string) (uint64, bool) {
+	j := sj.job
 	if j.Reason == reason && j.Detail == detail {
-		return false
+		return 0, false
 	}
-	if _, _, err := s.Jobs.Update(ctx, j.ID, func(cur *domain.Job) (bool, error) {
+	_, rev, changed, err := s.Jobs.UpdateFrom(ctx, j, sj.rev, func(cur *domain.Job) (bool, error) {
 		return cur.SetPendingReason(j.Attempt, reason, detail), nil
-	}); err != nil {
+	})
+	if err != nil {
 		s.Log.Warn("pending reason not recorded", "job", j.ID, "err", err)
-		return false
+		return 0, false
 	}
-	return true
+	return rev, changed
 }

@@ -136,7 +136,7 @@ func (s *scheduler) applyDependencies(ctx context.Context, hs []held, now time.T
 		go func() {
 			defer func() { <-slots; wg.Done() }()
 			if h.decision.Verdict == depend.Wait {
-				s.explain(ctx, j, h.reason, h.decision.Detail)
+				s.explain(ctx, h.job, h.reason, h.decision.Detail)
 				return
 			}
 			s.neverSatisfied(ctx, j, h.decision.Detail, now)

@@ -33,17 +33,22 @@ type reasonWrites struct {
 // reasonText is a pending reason as a job record holds it.
 type reasonText struct{ reason, detail string }
 
-// reasonMark is the reason this leader last wrote for a job attempt.
+// reasonMark is the reason this leader last wrote for a job attempt, and
+// the record's revision that write made.
 type reasonMark struct {
 	code string
 	text reasonText
+	rev  uint64
 	at   time.Time
 }
 
-// due reports whether a pending job attempt whose record holds recorded
-// should get next under code, decided at now. The record may lag this
-// leader's own last write: that write is not made again.
-func (w *reasonWrites) due(k waitKey, recorded reasonText, code string, next reasonText, now time.Time) bool {
+// due reports whether a pending job attempt whose record holds recorded,
+// at revision rev, should get next under code, decided at now. A record
+// older than this leader's last write lags it: that write is not made
+// again. One as new or newer that says something else was written by
+// someone else since (gang's conflict, a dependency or array hold), and
+// the reason is written back at once.
+func (w *reasonWrites) due(k waitKey, recorded reasonText, rev uint64, code string, next reasonText, now time.Time) bool {
 	if next == recorded {
 		return false
 	}
@@ -53,22 +58,23 @@ func (w *reasonWrites) due(k waitKey, recorded reasonText, code string, next rea
 	switch {
 	case !ok || m.code != code:
 		return true
-	case next == m.text:
-		return false
+	case rev < m.rev:
+		return false // the record lags this leader's own write
 	case recorded != m.text:
 		return true // someone else wrote it since
 	}
 	return now.Sub(m.at) >= reasonRefresh
 }
 
-// wrote records that next was written under code at now.
-func (w *reasonWrites) wrote(k waitKey, code string, next reasonText, now time.Time) {
+// wrote records that next was written under code at now, making the
+// record's revision rev.
+func (w *reasonWrites) wrote(k waitKey, code string, next reasonText, rev uint64, now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.last == nil {
 		w.last = map[waitKey]reasonMark{}
 	}
-	w.last[k] = reasonMark{code: code, text: next, at: now}
+	w.last[k] = reasonMark{code: code, text: next, rev: rev, at: now}
 }
 
 // forget drops the marks of job attempts no longer pending (pending says
