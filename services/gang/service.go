@@ -23,6 +23,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/errors"
+
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
@@ -81,8 +83,13 @@ func Run(ctx context.Context, cfg Config) error {
 	}, config.WithJobs())
 }
 
-// serve runs the consumers, the node watch and the reconciler until ctx ends.
-func (s *service) serve(ctx context.Context) error {
+// serve runs the consumers, the node watch and the reconciler until ctx
+// ends or a consumer stops. Everything it starts runs on a context of its
+// own, ended (and the consumers and the reconciler waited for) when it
+// returns: the next serve replaces the caches they read.
+func (s *service) serve(parent context.Context) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
 	b, cli, log := s.Bus, s.Etcd, s.Log
 	s.nodes = store.NodeCache(cli, log)
 	s.nodes.OnChange = func(key string, val, prev *domain.Node) {
@@ -111,12 +118,27 @@ func (s *service) serve(ctx context.Context) error {
 		Stream: subjects.StreamWork, Durable: subjects.DurableReports, Filter: subjects.ReportsAll, Workers: s.cfg.Workers,
 	}, log, s.handleReport)
 	if err != nil {
+		cancel()
+		<-reserveDone
 		return err
 	}
-	go s.reconcileLoop(ctx)
+	reconciled := make(chan struct{})
+	go func() {
+		defer close(reconciled)
+		s.reconcileLoop(ctx)
+	}()
 	defer s.Ready(store.NodesPrefix)()
 	log.Info("gang running")
+	select {
+	case <-reserveDone:
+	case <-reportDone:
+	}
+	cancel()
 	<-reserveDone
 	<-reportDone
-	return nil
+	<-reconciled
+	if parent.Err() != nil {
+		return nil
+	}
+	return errors.New("a consumer stopped")
 }
