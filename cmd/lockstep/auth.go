@@ -100,7 +100,7 @@ func (a *app) issue(cmd *cobra.Command, role string) runE {
 		if certTTL == 0 {
 			certTTL = 365 * 24 * time.Hour
 		}
-		kp, err := ca.Issue(id.Name, serverHosts, usage, certTTL, now)
+		kp, err := ca.Issue(auth.CertName(id), serverHosts, usage, certTTL, now)
 		if err != nil {
 			return err
 		}

@@ -103,12 +103,12 @@ func etcdHosts(listen string) []string {
 	return hosts
 }
 
-// etcdCreds issues id's etcd client certificate (common name: its name)
-// into the creds dir.
+// etcdCreds issues id's etcd client certificate (common name:
+// auth.CertName, its name where it has an etcd user) into the creds dir.
 func (d *devAuth) etcdCreds(id auth.Identity) (auth.TLSFiles, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	kp, err := d.ca.Issue(id.Name, nil, auth.UsageClient, 10*365*24*time.Hour, time.Now())
+	kp, err := d.ca.Issue(auth.CertName(id), nil, auth.UsageClient, 10*365*24*time.Hour, time.Now())
 	if err != nil {
 		return auth.TLSFiles{}, errors.Wrapf(err, "issue dev etcd certificate for %s", id.Name)
 	}

@@ -270,6 +270,12 @@ func TestIdentityValidation(t *testing.T) {
 		{auth.Identity{Name: "Alice", Role: auth.RoleUser}, false},
 		{auth.Identity{Name: "alice", Role: "root"}, false},
 		{auth.Identity{Name: "mallory", Role: auth.RoleGang}, false}, // service identities are named after the service
+		// A service's name, or etcd's root, under another role would get
+		// its inbox and, by certificate, its etcd user.
+		{auth.Identity{Name: "placement", Role: auth.RoleUser}, false},
+		{auth.Identity{Name: "gang", Role: auth.RoleAdmin}, false},
+		{auth.Identity{Name: "root", Role: auth.RoleOperator}, false},
+		{auth.Identity{Name: "root", Role: auth.RoleAdmin}, true},
 	} {
 		if err := tc.id.Validate(); (err == nil) != tc.ok {
 			t.Errorf("%+v: err %v, want ok=%v", tc.id, err, tc.ok)
@@ -348,6 +354,23 @@ func TestUsersReadOnlyTheirOwnJobsEventsAndLogs(t *testing.T) {
 	for _, subject := range []string{subjects.JobEvents("alice", "j1"), subjects.JobLogs("alice", "j1"), subjects.EventsAll} {
 		if !subscribeRefused(t, bob, bobErrs, subject) {
 			t.Errorf("bob subscribed to %s", subject)
+		}
+	}
+}
+
+// A certificate's common name is what etcd takes for its user: a person,
+// who has none, gets one no etcd user can be named, so that a user named
+// like a node never acts as that node in etcd.
+func TestCertName(t *testing.T) {
+	for id, want := range map[auth.Identity]string{
+		{Name: "gpu-07", Role: auth.RoleNode}:   "gpu-07",
+		{Name: "gang", Role: auth.RoleGang}:     "gang",
+		{Name: "ops", Role: auth.RoleAdmin}:     "ops",
+		{Name: "gpu-07", Role: auth.RoleUser}:   "user:gpu-07",
+		{Name: "olga", Role: auth.RoleOperator}: "operator:olga",
+	} {
+		if got := auth.CertName(id); got != want {
+			t.Errorf("CertName(%+v) = %q, want %q", id, got, want)
 		}
 	}
 }

@@ -71,7 +71,28 @@ func (id Identity) Validate() error {
 	if id.Role.IsService() && id.Name != string(id.Role) {
 		return errors.Newf("identity %q: a service identity is named after its service (%q)", id.Name, id.Role)
 	}
+	// The services' names, and etcd's root, are theirs alone: an identity
+	// of another role so named would get their inbox on the bus (their
+	// replies) and, from a certificate of that name, their etcd user.
+	switch {
+	case Role(id.Name).IsService() && id.Role != Role(id.Name):
+		return errors.Newf("identity %q: the name is the %s service's alone", id.Name, id.Name)
+	case id.Name == "root" && id.Role != RoleAdmin:
+		return errors.Newf("identity %q: the name is etcd's root user's; only an admin may have it", id.Name)
+	}
 	return nil
+}
+
+// CertName is the common name of id's TLS client certificate, which etcd
+// takes for its user: id's name where id has an etcd user (an admin, a
+// service, a node: EtcdPermissions); for a person, who has none, "role:name",
+// which no etcd user can be named (names have no ':'), so that a person
+// named like a node never acts as that node in etcd.
+func CertName(id Identity) string {
+	if _, ok := EtcdPermissions(id); ok {
+		return id.Name
+	}
+	return string(id.Role) + ":" + id.Name
 }
 
 // InboxPrefix is where replies to this identity's requests arrive. Each
