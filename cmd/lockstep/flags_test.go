@@ -60,6 +60,7 @@ func TestUsageErrorsExit2WithAHint(t *testing.T) {
 		{[]string{"queue", "--state", "nope", "--nats", deadNATS}, `--state: "nope" is not a job state`},
 		{[]string{"history", "--since", "bogus", "--nats", deadNATS}, `--since: "bogus" is neither a duration`},
 		{[]string{"usage", "--since", "1m", "--until", "1h", "--nats", deadNATS}, "is before --since"},
+		{[]string{"web", "--history-retention", "1h", "--nats", deadNATS}, "--history-retention: the dashboard declares no stream"},
 		// The global flags a command does not use are refused, as before
 		// they were global. (Were they not, these would fail fast anyway.)
 		{[]string{"dev", "--nats", deadNATS, "--retention", "0s"}, "unknown flag: --nats (lockstep dev does not take it)"},

@@ -26,12 +26,23 @@ func (a *app) web(cmd *cobra.Command) runE {
 	var b config.Base
 	a.service(cmd, &b)
 	fs := cmd.Flags()
+	// The dashboard declares no stream (config.WithoutStreams): their
+	// settings are the services'.
+	streamFlags := []string{"stream-replicas", "history-retention"}
+	for _, name := range streamFlags {
+		_ = fs.MarkHidden(name)
+	}
 	listen := fs.String("listen", web.DefaultListen, "serve the dashboard on this address (beyond loopback only with auth or --allow-remote)")
 	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --listen on a cluster without auth, where anyone who reaches it sees every job")
 	traceURL := fs.String("trace-url", "", "link each job page to its trace in a collector's UI, {trace} standing for the trace ID (e.g. http://jaeger:16686/trace/{trace})")
 	queues := queuesFlag(fs, "the queue page lists pending jobs in its order")
 	a.add(cmd, webCommands)
 	return func(cmd *cobra.Command, _ []string) error {
+		for _, name := range streamFlags {
+			if fs.Changed(name) {
+				return usagef("--%s: the dashboard declares no stream; set it on the services", name)
+			}
+		}
 		q, err := queues()
 		if err != nil {
 			return err

@@ -84,5 +84,5 @@ func Run(ctx context.Context, cfg Config) error {
 			_ = srv.Close()
 		}
 		return nil
-	}, config.WithJobs())
+	}, config.WithJobs(), config.WithoutStreams())
 }

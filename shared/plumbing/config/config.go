@@ -63,7 +63,7 @@ func (b *Base) Register(fs *pflag.FlagSet) {
 		"give up on an etcd member that has not answered a request in this long (a frozen member): reads are retried on another member, writes by the caller")
 	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "JetStream stream replicas (3 on a NATS cluster)")
 	fs.DurationVar(&b.HistoryRetention, "history-retention", bus.DefaultHistoryAge,
-		"how long `lockstep history` and `usage` can look back (the LOCKSTEP_HISTORY stream's max age)")
+		"how long lockstep history and usage can look back (the LOCKSTEP_HISTORY stream's max age)")
 	fs.StringVar(&b.Instance, "instance", "", "name of this replica (default: host name)")
 	fs.StringVar(&b.MetricsAddr, "metrics-addr", b.MetricsAddr, "serve /metrics, /healthz and /readyz on this address (\"\" to disable)")
 }
@@ -113,9 +113,10 @@ func (b *Base) Instruments(service string) *telemetry.Service {
 	return b.Telemetry.Service(service, b.Instance)
 }
 
-// Clients connects to NATS (declaring the streams) and etcd. The bus traces
-// with the service's tracer and counts on its meter.
-func (b *Base) Clients(ctx context.Context, service string) (*bus.Bus, *clientv3.Client, error) {
+// Clients connects to NATS (declaring the streams, when streams is set
+// and the identity may: declaresStreams) and etcd. The bus traces with the
+// service's tracer and counts on its meter.
+func (b *Base) Clients(ctx context.Context, service string, streams bool) (*bus.Bus, *clientv3.Client, error) {
 	name := "lockstep-" + service
 	if b.Instance != "" {
 		name += "-" + b.Instance
@@ -127,6 +128,7 @@ func (b *Base) Clients(ctx context.Context, service string) (*bus.Bus, *clientv3
 		return nil, nil, err
 	}
 	declare, err := b.declaresStreams()
+	declare = declare && streams
 	if err != nil {
 		bs.Close()
 		return nil, nil, err

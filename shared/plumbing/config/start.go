@@ -50,11 +50,18 @@ type Started struct {
 type StartOption func(*startOptions)
 
 type startOptions struct {
-	jobs bool
+	jobs      bool
+	noStreams bool
 }
 
 // WithJobs has Start bind the jobs bucket too (Started.Jobs).
 func WithJobs() StartOption { return func(o *startOptions) { o.jobs = true } }
+
+// WithoutStreams has Start declare no stream: the process only reads them
+// (the dashboard), so its settings (--stream-replicas, --history-retention)
+// never change the cluster's, and a dashboard started with defaults
+// cannot cut the history the services keep.
+func WithoutStreams() StartOption { return func(o *startOptions) { o.noStreams = true } }
 
 // Start does what every service's Run begins with: it validates cfg (as
 // given), fills in its defaults (Base's, then the service's), connects to
@@ -75,7 +82,7 @@ func Start(ctx context.Context, service string, cfg Settings, opts ...StartOptio
 	cfg.Defaults()
 	st := &Started{Log: b.Logger().With("service", service), Tel: b.Instruments(service), service: service, base: b}
 	var err error
-	st.Bus, st.Etcd, err = b.Clients(ctx, service)
+	st.Bus, st.Etcd, err = b.Clients(ctx, service, !o.noStreams)
 	if err != nil {
 		return nil, errors.Wrap(err, service)
 	}
