@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/cockroachdb/errors"
 	"github.com/spf13/cobra"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
@@ -76,11 +78,19 @@ func (a *app) issue(cmd *cobra.Command, role string) runE {
 		if err := id.Validate(); err != nil {
 			return usagef("%v", err)
 		}
-		authority, err := auth.LoadOrCreateAuthority(*dir)
+		if *ttl < 0 {
+			return usagef("--ttl: %s is negative (0: creds that do not expire)", *ttl)
+		}
+		if *etcdURL != "" && *rootCert == "" {
+			return usagef("--etcd needs --etcd-root, a root client certificate")
+		}
+		// Only auth init makes an authority: a mistyped --dir must not
+		// issue creds nothing in the cluster trusts.
+		authority, err := loadAuthority(*dir)
 		if err != nil {
 			return err
 		}
-		ca, err := auth.LoadOrCreateCA(*dir, time.Now())
+		ca, err := loadCA(*dir)
 		if err != nil {
 			return err
 		}
@@ -94,7 +104,7 @@ func (a *app) issue(cmd *cobra.Command, role string) runE {
 		var serverHosts []string
 		if *hosts != "" {
 			usage |= auth.UsageServer
-			serverHosts = strings.Split(*hosts, ",")
+			serverHosts = splitList(*hosts)
 		}
 		certTTL := *ttl
 		if certTTL == 0 {
@@ -112,16 +122,17 @@ func (a *app) issue(cmd *cobra.Command, role string) runE {
 		if *etcdURL == "" {
 			return nil
 		}
-		if *rootCert == "" {
-			return usagef("--etcd needs --etcd-root, a root client certificate")
-		}
 		cli, err := etcdAsRoot(*etcdURL, *rootCert, files.CA)
 		if err != nil {
 			return err
 		}
 		defer cli.Close()
-		if err := auth.ApplyEtcd(cmd.Context(), cli, id); err != nil {
-			return err
+		// Bounded, as etcd-rbac is: etcd's client waits for a server that
+		// never answers.
+		ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
+		defer cancel()
+		if err := auth.ApplyEtcd(ctx, cli, id); err != nil {
+			return errors.Wrapf(err, "create %s's etcd user and role on %s", id.Name, *etcdURL)
 		}
 		fmt.Fprintf(a.env.stdout, "etcd user and role for %s ready on %s\n", id.Name, *etcdURL)
 		return nil

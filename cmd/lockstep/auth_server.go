@@ -35,6 +35,9 @@ func (a *app) authServerCert(cmd *cobra.Command) runE {
 		if err != nil {
 			return err
 		}
+		if *ttl <= 0 {
+			return usagef("--ttl: %s is not positive", *ttl)
+		}
 		kp, err := ca.Issue(args[0], hostList, auth.UsageServer|auth.UsageClient, *ttl, time.Now())
 		if err != nil {
 			return err

@@ -73,15 +73,56 @@ func TestAuthServerSubcommandsNeedAnAuthority(t *testing.T) {
 	for _, args := range [][]string{
 		{"auth", "server-cert", "etcd-1", "--dir", empty, "--hosts", "etcd-1"},
 		{"auth", "nats-config", "--dir", empty},
+		// A mistyped --dir must not make a second authority to issue from.
+		{"auth", "issue", "alice", "--dir", empty, "--role", "user", "--out", t.TempDir()},
+		{"auth", "enroll-node", "node-1", "--dir", empty, "--out", t.TempDir()},
 	} {
 		if _, stderr, code := cli(t, args...); code == 0 || !strings.Contains(stderr, "no authority") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(empty, "ca.key")); err == nil {
-		t.Error("server-cert created an authority")
+	for _, f := range []string{"ca.key", "operator.nk", "account.nk"} {
+		if _, err := os.Stat(filepath.Join(empty, f)); err == nil {
+			t.Errorf("a command other than init created the authority's %s", f)
+		}
 	}
 	if _, _, code := cli(t, "auth", "server-cert", "etcd-1", "--dir", empty); code != 2 {
 		t.Errorf("server-cert without --hosts: exit %d, want 2", code)
+	}
+}
+
+// Settings that would issue what nobody meant are refused before anything
+// is written: a negative lifetime (creds that never expire), --etcd without
+// the root certificate to act with. Hosts may be listed with spaces.
+func TestAuthIssueChecksItsFlagsFirst(t *testing.T) {
+	dir, out := authority(t)
+	for _, args := range [][]string{
+		{"auth", "issue", "bob", "--dir", dir, "--role", "user", "--out", out, "--ttl", "-24h"},
+		{"auth", "server-cert", "etcd-1", "--dir", dir, "--hosts", "etcd-1", "--out", out, "--ttl", "-1h"},
+		{"auth", "enroll-node", "node-9", "--dir", dir, "--out", out, "--etcd", "https://127.0.0.1:1"},
+	} {
+		if _, stderr, code := cli(t, args...); code != 2 || !strings.Contains(stderr, "--") {
+			t.Errorf("%v: exit %d, %s; want a usage error naming the flag", args, code, stderr)
+		}
+	}
+	for _, f := range []string{"bob.creds", "node-9.creds", "etcd-1.crt"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err == nil {
+			t.Errorf("%s written by a refused command", f)
+		}
+	}
+	if _, stderr, code := cli(t, "auth", "issue", "gw", "--dir", dir, "--role", "user", "--out", out, "--server-hosts", "gw-1, 10.0.0.5"); code != 0 {
+		t.Fatalf("issue --server-hosts: %d %s", code, stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "gw.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(raw)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cert.DNSNames, []string{"gw-1"}) || len(cert.IPAddresses) != 1 || cert.Subject.CommonName != "user:gw" {
+		t.Errorf("certificate %q for names %q, IPs %v", cert.Subject.CommonName, cert.DNSNames, cert.IPAddresses)
 	}
 }
