@@ -8,6 +8,8 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nkeys"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/atomicfile"
 )
 
 // AccountName is the NATS account every Lockstep identity lives in.
@@ -178,15 +180,8 @@ func (a *Authority) WriteCreds(path string, id Identity, ttl time.Duration, now 
 // so a reader never sees half a key.
 func writeSecret(path string, data []byte) error { return writeAtomic(path, data, 0o700, 0o600) }
 
-// writeAtomic writes data to path through a temporary file, creating the
+// writeAtomic writes data to path whole (atomicfile.Write), creating the
 // directory with dirMode and the file with fileMode.
 func writeAtomic(path string, data []byte, dirMode, fileMode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
-		return errors.Wrapf(err, "create %s", filepath.Dir(path))
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, fileMode); err != nil {
-		return errors.Wrapf(err, "write %s", tmp)
-	}
-	return errors.Wrapf(os.Rename(tmp, path), "rename %s", tmp)
+	return atomicfile.Write(path, data, dirMode, fileMode)
 }

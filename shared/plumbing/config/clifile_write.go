@@ -3,10 +3,11 @@ package config
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 
 	"github.com/cockroachdb/errors"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/atomicfile"
 )
 
 // SetContext writes context name into the config file at path (creating
@@ -135,30 +136,7 @@ func putContext(root *yaml.Node, name string, ctx Context) error {
 // same directory and a rename, so a reader never sees half a config and
 // two writers never share a temporary file.
 func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return errors.Wrapf(err, "create %s", dir)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return errors.Wrapf(err, "write config file %s", path)
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	// CreateTemp makes it 0600 already; say so, whatever the umask.
-	err = tmp.Chmod(0o600)
-	if err == nil {
-		_, err = tmp.Write(data)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return errors.Wrapf(err, "write %s", tmp.Name())
-	}
-	return errors.Wrapf(os.Rename(tmp.Name(), path), "replace config file %s", path)
+	return errors.Wrap(atomicfile.Write(path, data, 0o700, 0o600), "write config file")
 }
 
 func scalar(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v} }
