@@ -112,8 +112,12 @@ func (c *Config) Validate() error {
 		return errors.Newf("--leaves: %d is not between 1 and the node count %d", c.Leaves, c.Nodes)
 	case c.Replicas < 0 || c.Replicas > 5:
 		return errors.Newf("--replicas: %d is not between 1 and 5", c.Replicas)
+	case c.LaunchTimeout < 0:
+		return errors.Newf("--launch-timeout: %s is negative", c.LaunchTimeout)
 	}
-	return nil
+	// Checked here, under dev's own flag, before any server starts: the
+	// agents would refuse it as their --lease-ttl once NATS and etcd ran.
+	return config.LeaseTTL("--node-ttl", c.NodeTTL)
 }
 
 // Cluster is a running dev cluster.
