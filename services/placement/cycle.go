@@ -18,6 +18,16 @@ import (
 // cycle runs one scheduling pass: build the queue policy's input from the
 // caches, plan, then propose what starts and explain what waits.
 func (s *scheduler) cycle(ctx context.Context) {
+	// A new leader's mirror fills record by record: a plan on part of it
+	// would count an array done from the tasks loaded so far, start a
+	// singleton beside its running namesake, or give GPUs to a job ahead of
+	// one not loaded yet. Current pokes the first full cycle.
+	s.mu.Lock()
+	loaded := s.loaded
+	s.mu.Unlock()
+	if !loaded {
+		return
+	}
 	now := s.cfg.Now()
 	caches := s.caches()
 	revs := make([]interface{ Rev() int64 }, len(caches))

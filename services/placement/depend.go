@@ -38,7 +38,7 @@ func (k jobSink) Apply(e jobs.Entry) { k.s.jobChanged(e) }
 
 func (k jobSink) Current() {
 	k.s.mu.Lock()
-	k.s.current = true
+	k.s.current, k.s.loaded = true, true
 	k.s.mu.Unlock()
 	k.s.poke()
 }

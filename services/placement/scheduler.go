@@ -40,9 +40,12 @@ type scheduler struct {
 	active map[string]seenJob
 	// ended holds what dependencies need of every finished job whose
 	// record the bucket still keeps; current says the job records'
-	// replay is complete, so a job in neither map has no record.
+	// replay is complete, so a job in neither map has no record. loaded
+	// says a replay completed once: until then the mirror is partial, and
+	// no cycle plans on it.
 	ended   map[string]depend.Job
 	current bool
+	loaded  bool
 	// usage holds the GPU use of running jobs, and finished holds that of
 	// finished ones folded per queue (folded marks the jobs it holds), for
 	// fair share.
