@@ -66,6 +66,13 @@ func (w *switchWaits) update(plan queue.Plan, in queue.Input, seen map[string]se
 			continue
 		}
 		k := waitKey{d.JobID, sj.job.Attempt}
+		if d.Action == queue.Start {
+			// Here a start is a proposal, which gang may refuse (a
+			// conflict): the clock stands until the attempt leaves pending
+			// (the sweep below), or repeated conflicts would restart the
+			// wait each time and it would no longer be bounded.
+			continue
+		}
 		if t := queue.NextWaitSince(d, before[d.JobID], now); t.IsZero() {
 			delete(w.since, k)
 		} else {
