@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/services/gang"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/core/lifecycle"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
@@ -23,10 +24,10 @@ func TestReconcileLeavesAReservationBeingRecorded(t *testing.T) {
 	lease := env.Lease(t, 10*time.Minute)
 	start := time.Now()
 	clock := &testClock{now: start}
-	reserve := func(id string) {
+	reserve := func(id string, at time.Time) {
 		t.Helper()
 		a := domain.Allocation{JobID: id, Attempt: 1, State: domain.AllocReserved, Placement: placementFor(id+"-", 0),
-			ReservedAt: start, LaunchDeadline: start.Add(time.Minute)}
+			ReservedAt: at, LaunchDeadline: start.Add(time.Minute)}
 		if ok, _, err := store.Reserve(ctx, env.Etcd, a, nil, nil, lease); err != nil || !ok {
 			t.Fatalf("reserve %s: ok=%v err=%v", id, ok, err)
 		}
@@ -36,9 +37,11 @@ func TestReconcileLeavesAReservationBeingRecorded(t *testing.T) {
 	if err := js.Create(ctx, domain.Job{ID: spec.ID, Spec: spec, State: domain.StatePending, Attempt: 1}); err != nil {
 		t.Fatal(err)
 	}
-	reserve("in-flight")
-	// orphan: no job at all. Its release shows a reconcile pass has run.
-	reserve("orphan")
+	reserve("in-flight", start)
+	// orphan: no job at all, reserved longer ago than a read of its record
+	// could lag (a fresh one's missing record may be a stale read). Its
+	// release shows a reconcile pass has run.
+	reserve("orphan", start.Add(-lifecycle.StaleReadWindow-time.Second))
 
 	cfg := gang.Config{ReconcileInterval: 20 * time.Millisecond}
 	cfg.Now = clock.Now

@@ -6,6 +6,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/core/lifecycle"
 )
 
 // A job record placement proposed from can be missing from gang's read of
@@ -18,7 +19,7 @@ import (
 const (
 	// staleReadWindow is how long after it was proposed a proposal whose
 	// job is not found is read again.
-	staleReadWindow = 10 * time.Second
+	staleReadWindow = lifecycle.StaleReadWindow
 	// staleReadDeliveries bounds the reads, whatever the clocks say.
 	staleReadDeliveries = 4
 )

@@ -62,10 +62,22 @@ func Reconcile(in ReconcileInput) []Action {
 	return out
 }
 
+// StaleReadWindow is how long a job record read may lag what it should
+// show: a jobs-KV get is a JetStream direct get, which any replica may
+// answer, with no read-after-write promise (nats-io/nats.docs#815,
+// nats-server#6557).
+const StaleReadWindow = 10 * time.Second
+
 // JudgeAllocation decides what to do with allocation a given its job's
 // record (found false: there is none). nil means leave it alone.
 func JudgeAllocation(a domain.Allocation, job domain.JobBrief, found bool, up map[string]bool, now time.Time) Action {
 	switch {
+	case found && job.Attempt < a.Attempt, !found && now.Sub(a.ReservedAt) < StaleReadWindow:
+		// An allocation of a later attempt than its record says, or a
+		// fresh one whose record is missing: the read is stale (a KV get
+		// any replica may answer). Releasing is final; a later pass reads
+		// again.
+		return nil
 	case !found || job.State.Terminal() || job.Attempt != a.Attempt:
 		return Release{JobID: a.JobID, Attempt: a.Attempt}
 	case a.State == domain.AllocReserved && a.Pull.Pending():

@@ -161,6 +161,8 @@ func TestJudgeAllocation(t *testing.T) {
 	up := map[string]bool{"n0": true}
 	a := gangOn("j", 2, "n0", "n1")
 	late := reserving(gangOn("j", 2, "n0"), now.Add(-time.Second))
+	fresh := a
+	fresh.ReservedAt = now.Add(-2 * time.Second)
 	cases := []struct {
 		name  string
 		a     domain.Allocation
@@ -175,6 +177,9 @@ func TestJudgeAllocation(t *testing.T) {
 			want: lifecycle.Release{JobID: "j", Attempt: 2}},
 		{name: "the watch lagged: the record confirms the attempt", a: a, job: brief("j", domain.StateRunning, 2), found: true,
 			want: lifecycle.Requeue{Alloc: a, Reason: "node n1 lost"}},
+		// A read that lags the allocation is stale; releasing is final.
+		{name: "a record of an earlier attempt than the allocation", a: a, job: brief("j", domain.StatePending, 1), found: true},
+		{name: "no record yet for a fresh allocation", a: fresh},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
