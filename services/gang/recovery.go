@@ -43,7 +43,7 @@ func (s *service) nodeDown(ctx context.Context, n domain.Node) {
 		s.Log.Warn("node-down scan failed; reconciler will retry", "node", n.Name, "err", err)
 		return
 	}
-	for _, rq := range lifecycle.NodeLost(l.allocs, n.Name) {
+	for _, rq := range lifecycle.NodeLost(l.allocs, n.Name, n.Epoch) {
 		if err := s.requeue(ctx, rq.Alloc, rq.Reason); err != nil {
 			s.Log.Warn("requeue after node loss failed; reconciler will retry", "job", rq.Alloc.JobID, "err", err)
 		}

@@ -129,11 +129,17 @@ func judgeUnheld(j domain.JobBrief, held map[string]domain.Allocation) Action {
 	return RequeueUnlessHeld{Alloc: domain.Allocation{JobID: j.ID, Attempt: j.Attempt, TraceParent: j.TraceParent}, Reason: reason}
 }
 
-// NodeLost decides what a node going down costs: a requeue of every gang
-// with a rank on it.
-func NodeLost(allocs []domain.Allocation, node string) []Requeue {
+// NodeLost decides what the registration epoch of node going down costs: a
+// requeue of every gang with a rank on it that was reserved on that
+// registration. A gang reserved on a later one (the agent came back before
+// this was seen) runs on a live node; one recording no epoch for the node
+// is counted as on it.
+func NodeLost(allocs []domain.Allocation, node string, epoch int64) []Requeue {
 	var out []Requeue
 	for _, a := range allocs {
+		if e, ok := a.NodeEpochs[node]; ok && e != epoch {
+			continue
+		}
 		if a.Placement.Places(node) {
 			out = append(out, Requeue{Alloc: a, Reason: NodeLostReason(node)})
 		}

@@ -190,15 +190,24 @@ func TestJudgeAllocation(t *testing.T) {
 	}
 }
 
-// A node going down requeues every gang with a rank there, and only those.
+// A node going down requeues every gang with a rank there, and only those
+// reserved on the registration that went down.
 func TestNodeLost(t *testing.T) {
 	on0, on1, both := gangOn("a", 1, "n0"), gangOn("b", 1, "n1"), gangOn("c", 2, "n0", "n1")
-	got := lifecycle.NodeLost(allocs(on0, on1, both), "n1")
+	// on1 was reserved on n1's registration 7; both records no epoch.
+	on1.NodeEpochs = map[string]int64{"n1": 7}
+	got := lifecycle.NodeLost(allocs(on0, on1, both), "n1", 7)
 	want := []lifecycle.Requeue{{Alloc: on1, Reason: "node n1 lost"}, {Alloc: both, Reason: "node n1 lost"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("NodeLost:\n got %#v\nwant %#v", got, want)
 	}
-	if got := lifecycle.NodeLost(allocs(on0), "n9"); got != nil {
+	// n1 came back (registration 8) and on1 was reserved there: the loss
+	// of registration 7 does not touch it.
+	on1.NodeEpochs["n1"] = 8
+	if got := lifecycle.NodeLost(allocs(on1), "n1", 7); got != nil {
+		t.Errorf("the loss of an earlier registration requeued %#v", got)
+	}
+	if got := lifecycle.NodeLost(allocs(on0), "n9", 1); got != nil {
 		t.Errorf("NodeLost of a node without gangs = %#v", got)
 	}
 }
