@@ -44,6 +44,12 @@ func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 		return err
 	case job.ID != prop.JobID:
 		return s.refuse(ctx, prop, refusedNoJob, fmt.Sprintf("the record under the job's key is job %q", job.ID))
+	case job.Attempt < prop.Attempt && mayBeStaleRead(prop, deliveries(msg), s.cfg.Now()):
+		// Placement proposed from a later attempt than this read shows:
+		// the read lags (a requeue just written). Refused, the job would
+		// wait for the proposal timeout and then the work stream's
+		// de-duplication of the same proposal ID.
+		return errors.Newf("job %s: read on attempt %d, proposed for attempt %d; reading again", prop.JobID, job.Attempt, prop.Attempt)
 	case job.Attempt != prop.Attempt || job.State.Terminal():
 		return s.refuse(ctx, prop, refusedNotPending, fmt.Sprintf("job is %s on attempt %d", job.State, job.Attempt))
 	case job.State.Active():
