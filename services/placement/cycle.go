@@ -34,7 +34,7 @@ func (s *scheduler) cycle(ctx context.Context) {
 	for i, c := range caches {
 		revs[i] = c
 	}
-	store.CatchUp(ctx, s.Etcd, 200*time.Millisecond, revs...)
+	caught := store.CatchUp(ctx, s.Etcd, 200*time.Millisecond, revs...)
 	in, seen, held := s.input(now)
 	s.applyDependencies(ctx, held, now)
 	if ctx.Err() != nil {
@@ -81,7 +81,11 @@ func (s *scheduler) cycle(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
-	s.preempt(ctx, in, plan, seen, now)
+	if caught {
+		// Evicting is not undone by a later cycle, as a proposal is: never
+		// on a view not known to be caught up.
+		s.preempt(ctx, in, plan, seen, now)
+	}
 }
 
 // cycleFanOut bounds the proposals and pending reasons one cycle has in

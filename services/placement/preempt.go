@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
 	"github.com/lockstep-dev/lockstep/shared/core/preempt"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
@@ -55,8 +56,23 @@ func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan
 	for _, d := range plan.Starts() {
 		snap.Take(*d.Placement)
 	}
+	// Gangs already draining free their GPUs soon: a preemption this
+	// leader does not remember (it took over meanwhile, or the drain ran
+	// past the request's time), a cancel, a time limit. Counted free, and
+	// if that is room enough nobody more is evicted.
+	req, seed := requestOf(in, *top), seedFor(top.ID, top.Attempt)
+	draining := false
+	for _, a := range s.allocs.Snapshot() {
+		if sj, ok := seen[a.JobID]; ok && sj.job.Drain != nil && sj.job.Attempt == a.Attempt {
+			snap.Release(a.Placement)
+			draining = true
+		}
+	}
+	if draining && place.Place(snap.Clone(), req, now, seed).Code == place.Placed {
+		return
+	}
 	cands := s.candidates(seen, now)
-	choice, ok := preempt.Choose(snap, requestOf(in, *top), top.Spec.Priority, cands, now, seedFor(top.ID, top.Attempt))
+	choice, ok := preempt.Choose(snap, req, top.Spec.Priority, cands, now, seed)
 	if !ok {
 		return
 	}
