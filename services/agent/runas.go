@@ -30,16 +30,29 @@ type account struct {
 }
 
 // runAs decides who a job's ranks run as on this node: the agent itself
-// when it is not root or the job has no owner (a cluster without auth),
-// else the owner's local account. An owner with no local account is
-// mapped to cfg.MapUnknownUsersTo when set, else the job fails here; an
-// owner that is root, or maps to uid 0, runs only where the agent allows
-// it (cfg.AllowRootRanks).
+// when it is not root, or the job has no owner on a cluster without auth
+// (where no job has one); else the owner's local account. An owner with no
+// local account is mapped to cfg.MapUnknownUsersTo when set, else the job
+// fails here; an owner that is root, or maps to uid 0, runs only where the
+// agent allows it (cfg.AllowRootRanks). With auth on, a job without an
+// owner (an admin's or a service's, sent on the shared submit subject) is
+// mapped as an unknown user is, or runs as root only where allowed: it is
+// not root's by default.
 func (e *executor) runAs(owner string) (account, error) {
-	if !e.root || owner == "" {
+	if !e.root || (owner == "" && e.cfg.Creds == "") {
 		return e.self, nil
 	}
 	node := e.cfg.Node.Name
+	if owner == "" {
+		switch {
+		case e.cfg.MapUnknownUsersTo != "":
+			owner = e.cfg.MapUnknownUsersTo
+		case e.cfg.AllowRootRanks:
+			return e.self, nil
+		default:
+			return account{}, errors.Newf("the job has no owner, and on %s a job without one runs as root only where the agent allows it (--allow-root-ranks) or is mapped to a user (--map-unknown-users-to)", node)
+		}
+	}
 	u, err := user.Lookup(owner)
 	var unknown user.UnknownUserError
 	if errors.As(err, &unknown) && e.cfg.MapUnknownUsersTo != "" {

@@ -124,6 +124,19 @@ func TestRankRunsAsItsOwner(t *testing.T) {
 	if out := rankOutput(t, e, as); !strings.HasPrefix(out, nobody.Uid+"\n") {
 		t.Errorf("mapped owner ran as %q, want uid %s", out, nobody.Uid)
 	}
+	// With auth on, a job without an owner (an admin's) is mapped as an
+	// unknown owner is, and is not root's by default.
+	e.cfg.Creds = "/auth-on.creds"
+	as = shAssignment("ownerless", "id -u; echo end")
+	if out := rankOutput(t, e, as); !strings.HasPrefix(out, nobody.Uid+"\n") {
+		t.Errorf("an owner-less job with auth on ran as %q, want the mapped uid %s", out, nobody.Uid)
+	}
+	e.cfg.MapUnknownUsersTo = ""
+	as = shAssignment("ownerless-2", "echo end")
+	if err := e.start(context.Background(), as, 0); err == nil || !strings.Contains(err.Error(), "has no owner") || !strings.Contains(err.Error(), "--allow-root-ranks") {
+		t.Errorf("an owner-less job with auth on and no mapping: %v", err)
+	}
+	e.cfg.Creds = ""
 	// Root only where allowed.
 	as = shAssignment("rooted", "echo end")
 	as.Owner = "root"
