@@ -17,15 +17,7 @@ func TestAuthServerCertServesAndDials(t *testing.T) {
 	if _, stderr, code := cli(t, "auth", "server-cert", "nats-1", "--dir", dir, "--hosts", "nats-1,127.0.0.1", "--out", out); code != 0 {
 		t.Fatalf("server-cert: %d %s", code, stderr)
 	}
-	raw, err := os.ReadFile(filepath.Join(out, "nats-1.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	block, _ := pem.Decode(raw)
-	cert, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert := readCert(t, filepath.Join(out, "nats-1.crt"))
 	if cert.Subject.CommonName != "nats-1" || !slices.Equal(cert.DNSNames, []string{"nats-1"}) || len(cert.IPAddresses) != 1 {
 		t.Errorf("certificate for %q, names %v, IPs %v", cert.Subject.CommonName, cert.DNSNames, cert.IPAddresses)
 	}
@@ -113,16 +105,26 @@ func TestAuthIssueChecksItsFlagsFirst(t *testing.T) {
 	if _, stderr, code := cli(t, "auth", "issue", "gw", "--dir", dir, "--role", "user", "--out", out, "--server-hosts", "gw-1, 10.0.0.5"); code != 0 {
 		t.Fatalf("issue --server-hosts: %d %s", code, stderr)
 	}
-	raw, err := os.ReadFile(filepath.Join(out, "gw.crt"))
+	cert := readCert(t, filepath.Join(out, "gw.crt"))
+	if !slices.Equal(cert.DNSNames, []string{"gw-1"}) || len(cert.IPAddresses) != 1 || cert.Subject.CommonName != "user:gw" {
+		t.Errorf("certificate %q for names %q, IPs %v", cert.Subject.CommonName, cert.DNSNames, cert.IPAddresses)
+	}
+}
+
+// readCert reads the PEM certificate at path.
+func readCert(t *testing.T, path string) *x509.Certificate {
+	t.Helper()
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	block, _ := pem.Decode(raw)
+	if block == nil {
+		t.Fatalf("%s holds no PEM block", path)
+	}
 	cert, err := x509.ParseCertificate(block.Bytes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(cert.DNSNames, []string{"gw-1"}) || len(cert.IPAddresses) != 1 || cert.Subject.CommonName != "user:gw" {
-		t.Errorf("certificate %q for names %q, IPs %v", cert.Subject.CommonName, cert.DNSNames, cert.IPAddresses)
-	}
+	return cert
 }
