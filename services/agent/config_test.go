@@ -18,17 +18,18 @@ func TestConfigValidateHardware(t *testing.T) {
 		mutate func(*Config)
 		want   string // "" valid
 	}{
-		"discovered":         {func(*Config) {}, ""},
-		"CPU node":           {func(c *Config) { c.Node.GPUs, c.Node.NUMA = 0, nil }, ""},
-		"simulated, no GPUs": {func(c *Config) { c.Node.GPUs, c.Node.NUMA, c.Node.Simulated = 0, nil, true }, "--gpus"},
-		"65 GPUs":            {func(c *Config) { c.Node.GPUs = 65 }, "gpus: 65 discovered"},
-		"65 simulated":       {func(c *Config) { c.Node.GPUs, c.Node.NUMA, c.Node.Simulated = 65, nil, true }, "--gpus: 65"},
-		"uuid":               {func(c *Config) { c.VisibleDevices, c.GPUUUIDs = VisibleUUID, []string{"GPU-a", "GPU-b"} }, ""},
-		"uuid, none known":   {func(c *Config) { c.VisibleDevices = VisibleUUID }, "--visible-devices=uuid"},
-		"bad visible":        {func(c *Config) { c.VisibleDevices = "bus" }, "--visible-devices"},
-		"GPU out of range":   {func(c *Config) { c.Node.NUMA[1].GPUs = []int{2} }, "GPU 2"},
-		"core twice":         {func(c *Config) { c.Node.NUMA[1].CPUs = []int{1, 2} }, "core 1"},
-		"core past CPUs":     {func(c *Config) { c.Node.CPUs = 3 }, "core 3"},
+		"discovered":          {func(*Config) {}, ""},
+		"CPU node":            {func(c *Config) { c.Node.GPUs, c.Node.NUMA = 0, nil }, ""},
+		"simulated, no GPUs":  {func(c *Config) { c.Node.GPUs, c.Node.NUMA, c.Node.Simulated = 0, nil, true }, "--gpus"},
+		"65 GPUs":             {func(c *Config) { c.Node.GPUs = 65 }, "gpus: 65 discovered"},
+		"65 simulated":        {func(c *Config) { c.Node.GPUs, c.Node.NUMA, c.Node.Simulated = 65, nil, true }, "--gpus: 65"},
+		"uuid":                {func(c *Config) { c.VisibleDevices, c.GPUUUIDs = VisibleUUID, []string{"GPU-a", "GPU-b"} }, ""},
+		"uuid, none known":    {func(c *Config) { c.VisibleDevices = VisibleUUID }, "--visible-devices=uuid"},
+		"bad visible":         {func(c *Config) { c.VisibleDevices = "bus" }, "--visible-devices"},
+		"GPU out of range":    {func(c *Config) { c.Node.NUMA[1].GPUs = []int{2} }, "GPU 2"},
+		"core twice":          {func(c *Config) { c.Node.NUMA[1].CPUs = []int{1, 2} }, "core 1"},
+		"core past CPUs":      {func(c *Config) { c.Node.CPUs = 3 }, "core 3"},
+		"negative stop grace": {func(c *Config) { c.StopGrace = -1 }, "--stop-grace: -1ns is negative"},
 	} {
 		c := base()
 		tc.mutate(&c)

@@ -115,6 +115,8 @@ func (c *Config) Validate() error {
 		return errors.New("--addr: the address other ranks reach this node at is required")
 	case c.DataDir == "":
 		return errors.New("--data-dir: required")
+	case c.StopGrace < 0:
+		return errors.Newf("--stop-grace: %s is negative", c.StopGrace)
 	}
 	if err := config.LeaseTTL("--lease-ttl", c.LeaseTTL); err != nil {
 		return err

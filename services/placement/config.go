@@ -40,7 +40,8 @@ const DefaultDependencyGrace = 30 * time.Second
 func (c *Config) Validate() error {
 	return c.Base.ValidateWith(
 		config.Require(c.Retention >= 0, "--retention: %s is negative", c.Retention),
-		config.Require(c.DependencyGrace >= 0, "dependency grace: %s is negative", c.DependencyGrace))
+		config.Require(c.DependencyGrace >= 0, "dependency grace: %s is negative", c.DependencyGrace),
+		config.Require(c.ProposalTimeout >= 0, "--proposal-timeout: %s is negative", c.ProposalTimeout))
 }
 
 // Defaults fills in the settings left zero (config.Start calls it, after
