@@ -171,6 +171,10 @@ func TestSlurmShims(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("slurm-shims = %d %q", code, errOut)
 	}
+	// A target not here (it may be, where the links are used) is said.
+	if !strings.Contains(errOut, "--target /opt/lockstep/bin/lockstep is not an executable file here") {
+		t.Errorf("no warning for a target that is not here: %q", errOut)
+	}
 	for _, name := range slurmNames {
 		if got, err := os.Readlink(filepath.Join(dir, name)); err != nil || got != "/opt/lockstep/bin/lockstep" {
 			t.Errorf("%s -> %q, %v", name, got, err)

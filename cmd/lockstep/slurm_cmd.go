@@ -121,6 +121,12 @@ func (a *app) slurmShims(cmd *cobra.Command) runE {
 		if err != nil {
 			return errors.Wrapf(err, "--target %s", bin)
 		}
+		// A target may be where the binary will be (an image, another
+		// mount), so its absence is not an error; but say so, or every
+		// Slurm command would fail later, far from here.
+		if info, err := os.Stat(bin); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+			fmt.Fprintf(a.env.stderr, "lockstep: warning: --target %s is not an executable file here; the links work only where it is\n", bin)
+		}
 		dir := args[0]
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return errors.Wrapf(err, "creating %s", dir)

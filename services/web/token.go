@@ -56,7 +56,7 @@ var b64 = base64.RawURLEncoding
 // for ttl (at most MaxTokenTTL) from now.
 func IssueToken(creds []byte, ttl time.Duration, now time.Time) (string, error) {
 	if ttl <= 0 || ttl > MaxTokenTTL {
-		return "", errors.Newf("--ttl: %s is not between 0 and %s", ttl, MaxTokenTTL)
+		return "", errors.Newf("--ttl: %s is not more than 0 and at most %s", ttl, MaxTokenTTL)
 	}
 	userJWT, err := jwt.ParseDecoratedJWT(creds)
 	if err != nil {

@@ -14,7 +14,8 @@
 //     past its pull deadline, JudgePull), LaunchTimeout, Requeue (a node
 //     of it is down)
 //     or AnnounceRunning (past the barrier, never recorded as running);
-//     nothing while its job is still pending on its attempt;
+//     while its job is still pending on its attempt (the reservation is
+//     being recorded), only FailPull and LaunchTimeout, by their deadlines;
 //   - RequeueUnlessHeld for an active job without its allocation;
 //   - DropMalformed for an allocation record that cannot be used;
 //   - SweepStrays for keys no allocation accounts for (StrayJobs).
