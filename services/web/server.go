@@ -2,8 +2,11 @@ package web
 
 import (
 	"crypto/subtle"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strings"
 
 	"github.com/lockstep-dev/lockstep/services/web/view"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
@@ -40,7 +43,30 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /jobs/{id}/logs", s.viewing(s.logs))
 	mux.HandleFunc("POST /jobs/{id}/cancel", s.viewing(s.act(actionCancel)))
 	mux.HandleFunc("POST /jobs/{id}/checkpoint", s.viewing(s.act(actionCheckpoint)))
-	return secureHeaders(mux)
+	var h http.Handler = mux
+	if s.verify == nil && !s.cfg.AllowRemote {
+		h = loopbackOnly(h)
+	}
+	return secureHeaders(h)
+}
+
+// loopbackOnly answers only requests that name this machine's loopback
+// (localhost, 127.0.0.1, [::1]): without auth the dashboard listens there
+// only, and a page elsewhere that rebinds its own DNS name to 127.0.0.1
+// must not read every job through the visitor's browser.
+func loopbackOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.Trim(host, "[]")
+		if ip, err := netip.ParseAddr(host); !strings.EqualFold(host, "localhost") && (err != nil || !ip.IsLoopback()) {
+			http.Error(w, "this dashboard answers only for localhost (no auth on this cluster)", http.StatusMisdirectedRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // secureHeaders keeps the pages from being framed, sniffed or made to run
