@@ -2,6 +2,7 @@ package gang
 
 import (
 	"context"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -14,8 +15,14 @@ import (
 // dropFootprints deletes the footprints (store.ReadPrior) of finished and
 // unknown jobs (lifecycle.FootprintDone), each only if unchanged since
 // listed. active is the watch's unfinished records; a job it lacks is
-// read, since deleting is final.
+// read, since deleting is final. A job whose record is missing is only
+// taken as gone once it has been missing for lifecycle.StaleReadWindow:
+// the read may lag, and a footprint deleted under a live job would let its
+// next attempt start beside its old ranks.
 func (s *service) dropFootprints(ctx context.Context, active map[string]domain.JobBrief) {
+	now := s.cfg.Now()
+	missing := map[string]time.Time{}
+	defer func() { s.footprintsMissing = missing }()
 	resp, err := s.Etcd.Get(ctx, store.FootprintPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		s.Log.Warn("reconcile: list footprints", "err", err)
@@ -31,6 +38,16 @@ func (s *service) dropFootprints(ctx context.Context, active map[string]domain.J
 		if err != nil && !errs.IsNotFound(err) {
 			s.Log.Warn("reconcile: read job", "job", id, "err", err)
 			continue
+		}
+		if errs.IsNotFound(err) {
+			since, seen := s.footprintsMissing[id]
+			if !seen {
+				since = now
+			}
+			missing[id] = since
+			if now.Sub(since) < lifecycle.StaleReadWindow {
+				continue
+			}
 		}
 		if !lifecycle.FootprintDone(domain.BriefOf(full), err == nil) {
 			continue

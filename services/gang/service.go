@@ -57,6 +57,9 @@ type service struct {
 	// reports is the report path's memory (see replicaState).
 	reports     *replicaState
 	replicaOnce sync.Once
+	// footprintsMissing is when each footprint's job was first found
+	// without a record, by the reconciler's passes (footprints.go).
+	footprintsMissing map[string]time.Time
 }
 
 // Run serves until ctx ends.
