@@ -20,14 +20,16 @@ import (
 // the read may lag, and a footprint deleted under a live job would let its
 // next attempt start beside its old ranks.
 func (s *service) dropFootprints(ctx context.Context, active map[string]domain.JobBrief) {
-	now := s.cfg.Now()
-	missing := map[string]time.Time{}
-	defer func() { s.footprintsMissing = missing }()
 	resp, err := s.Etcd.Get(ctx, store.FootprintPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		s.Log.Warn("reconcile: list footprints", "err", err)
 		return
 	}
+	now := s.cfg.Now()
+	// This pass's list replaces the last one: a job found again, or whose
+	// footprint went, is dropped from it.
+	missing := map[string]time.Time{}
+	defer func() { s.footprintsMissing = missing }()
 	for _, kv := range resp.Kvs {
 		key := string(kv.Key)
 		id := store.LastSegment(key)

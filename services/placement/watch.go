@@ -39,6 +39,7 @@ func (s *scheduler) jobChanged(e jobs.Entry) {
 // recordUsage keeps a job's GPU use for fair share: as a record while it
 // runs, folded into the ledger once it has finished (once: a watch that
 // starts again replays every record).
+//
 // An attempt that stopped without the job finishing (requeued, preempted)
 // is folded as it stops: left as running, it would charge its queue for
 // every hour the job then waits, and its own hours would be lost when the

@@ -178,10 +178,4 @@ func (a *Authority) WriteCreds(path string, id Identity, ttl time.Duration, now 
 
 // writeSecret writes data to path with mode 0600 through a temporary file,
 // so a reader never sees half a key.
-func writeSecret(path string, data []byte) error { return writeAtomic(path, data, 0o700, 0o600) }
-
-// writeAtomic writes data to path whole (atomicfile.Write), creating the
-// directory with dirMode and the file with fileMode.
-func writeAtomic(path string, data []byte, dirMode, fileMode os.FileMode) error {
-	return atomicfile.Write(path, data, dirMode, fileMode)
-}
+func writeSecret(path string, data []byte) error { return atomicfile.Write(path, data, 0o700, 0o600) }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/atomicfile"
 )
 
 // CA is a cluster's certificate authority for TLS on every hop (NATS
@@ -203,4 +205,4 @@ func serial() *big.Int {
 
 // writePublic writes data that anyone may read (a certificate) the same
 // way as writeSecret.
-func writePublic(path string, data []byte) error { return writeAtomic(path, data, 0o755, 0o644) }
+func writePublic(path string, data []byte) error { return atomicfile.Write(path, data, 0o755, 0o644) }

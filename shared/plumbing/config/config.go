@@ -127,11 +127,12 @@ func (b *Base) Clients(ctx context.Context, service string, streams bool) (*bus.
 	if err != nil {
 		return nil, nil, err
 	}
-	declare, err := b.declaresStreams()
-	declare = declare && streams
-	if err != nil {
-		bs.Close()
-		return nil, nil, err
+	declare := streams
+	if declare {
+		if declare, err = b.declaresStreams(); err != nil {
+			bs.Close()
+			return nil, nil, err
+		}
 	}
 	if declare {
 		if err := bs.EnsureStreams(ctx, bus.StreamOptions{Replicas: b.StreamReplicas, HistoryAge: b.HistoryRetention}); err != nil {

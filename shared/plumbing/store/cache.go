@@ -194,10 +194,6 @@ const etcdWatchBatchRevs = 1000
 // etcd stamps with its current revision though more events follow
 // (watchable_store.go, syncWatchers): only its last event's revision.
 func seenThrough(resp clientv3.WatchResponse) int64 {
-	n := len(resp.Events)
-	if n == 0 {
-		return resp.Header.Revision
-	}
 	distinct, last := 0, int64(0)
 	for _, ev := range resp.Events {
 		if ev.Kv.ModRevision != last {

@@ -25,8 +25,9 @@ import (
 // were detached (the launch barrier) or deleted (a release), as the caller
 // says with Return, naming the borrower it lent to: a gang's barrier and
 // its release both give its lease back, and by the second the lease may
-// be lent to another reservation, which must keep it. Or, since another replica may launch it, by itself at
-// the reservation's deadline (the launch deadline, after which the gang is
+// be lent to another reservation, which must keep it. Or, since another
+// replica may launch it, the lease comes back by itself at the
+// reservation's deadline (the launch deadline, after which the gang is
 // released). Lending a lease that still holds a few keys only costs time;
 // the guarantee does not depend on it: every lease is kept alive by this
 // replica (a LeaseKeeper each, over the client's one keep-alive stream) and
