@@ -61,15 +61,30 @@ func NewLeaseKeeper(cli *clientv3.Client, id clientv3.LeaseID, ttl time.Duration
 // lease; failing that, Hold returns then. Starting early matters when the
 // etcd leader freezes: the client's stream may sit on the frozen member,
 // and the survivors answer renewals only once they have elected a new
-// leader, a second or two later.
+// leader, a second or two later. Until the client's renewals come again,
+// the holder then renews directly every TTL/3.
 func (k LeaseKeeper) Hold(ctx context.Context, granted time.Time) error {
 	margin := FenceMargin(k.TTL)
 	expires := granted.Add(k.TTL) // at the earliest, as far as we know
 	late := time.NewTimer(time.Until(expires.Add(LateAfter(k.TTL) - k.TTL)))
 	defer late.Stop()
+	direct := false // renewing on its own, the client's renewals not coming
 	renewed := func(left time.Duration) {
 		expires = time.Now().Add(min(left, k.TTL))
 		late.Reset(time.Until(expires.Add(LateAfter(k.TTL) - k.TTL)))
+		direct = false
+	}
+	// While the client's renewals do not come (its stream sits on a frozen
+	// member), the holder renews on the client's own cadence, a third of the
+	// TTL, rather than waiting to be late again: each direct renewal then
+	// has two thirds of the TTL, less half the margin, to get through.
+	renewedDirectly := func(left time.Duration) {
+		if !direct {
+			k.Log.Info("lease renewal was late; renewing directly until the client's renewals come again", "after", time.Since(expires.Add(-k.TTL)).Round(time.Millisecond))
+		}
+		expires = time.Now().Add(min(left, k.TTL))
+		late.Reset(k.TTL / 3)
+		direct = true
 	}
 	ka, err := k.KeepAlive(ctx)
 	if err != nil {
@@ -91,6 +106,9 @@ func (k LeaseKeeper) Hold(ctx context.Context, granted time.Time) error {
 				giveUp = soon
 			}
 			left, err := k.renewUntil(ctx, giveUp)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			if err != nil {
 				return errors.Wrap(err, "expired or revoked")
 			}
@@ -105,11 +123,13 @@ func (k LeaseKeeper) Hold(ctx context.Context, granted time.Time) error {
 			// blocks them).
 			giveUp := expires.Add(-margin / 2)
 			left, err := k.renewUntil(ctx, giveUp)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			if err != nil {
 				return errors.Newf("not renewed for %s of its %s TTL (%v); giving it up before etcd expires it", k.TTL-margin/2, k.TTL, err)
 			}
-			k.Log.Info("lease renewal was late; renewed it directly", "after", LateAfter(k.TTL))
-			renewed(left)
+			renewedDirectly(left)
 		}
 	}
 }
@@ -123,34 +143,75 @@ func LateAfter(ttl time.Duration) time.Duration {
 	return min(max(ttl/2, ttl/3+time.Second), ttl-FenceMargin(ttl))
 }
 
-// renewUntil renews the lease directly, trying again until giveUp: the
-// client spreads requests over the etcd members, so a retry usually avoids
-// the one that hangs, and a member that has no leader yet may have one a
-// moment later. It stops at once if etcd says the lease is gone.
+// renewUntil renews the lease directly until one renewal works or giveUp.
+// Attempts overlap: a new one starts every renewEvery while none has
+// answered, each living up to renewAttempt. The client spreads requests
+// over the etcd members, and while the leader is frozen an attempt can
+// hang whichever member it reaches: the frozen one never answers, and a
+// follower forwards the renewal to the frozen leader and waits on it even
+// after the survivors have elected a new one. So only attempts started
+// after the election, on a live member, succeed, and the sooner one starts
+// the more of the holder's time is left. It stops at once if etcd says the
+// lease is gone.
 func (k LeaseKeeper) renewUntil(ctx context.Context, giveUp time.Time) (time.Duration, error) {
 	ctx, cancel := context.WithDeadline(ctx, giveUp)
-	defer cancel()
-	attempt := min(max(time.Until(giveUp)/4, 100*time.Millisecond), 500*time.Millisecond)
-	err := ctx.Err()
-	for ctx.Err() == nil {
-		next := time.Now().Add(attempt)
-		actx, acancel := context.WithDeadline(ctx, next)
-		var left time.Duration
-		left, err = k.Renew(actx)
-		acancel()
-		switch {
-		case errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && left <= 0):
-			return 0, errors.New("etcd says the lease is gone")
-		case err == nil:
-			return left, nil
-		}
-		select { // a member that refuses at once is not asked again at once
+	defer cancel() // ends the attempts still in flight
+	type result struct {
+		left time.Duration
+		err  error
+	}
+	results := make(chan result)
+	attempt := func() {
+		actx, acancel := context.WithTimeout(ctx, renewAttempt)
+		defer acancel()
+		left, err := k.Renew(actx)
+		select {
+		case results <- result{left, err}:
 		case <-ctx.Done():
-		case <-time.After(time.Until(next)):
 		}
 	}
-	return 0, err
+	every := time.NewTicker(renewEvery)
+	defer every.Stop()
+	go attempt()
+	inFlight := 1
+	err := ctx.Err()
+	for {
+		select {
+		case <-ctx.Done():
+			if err == nil {
+				err = ctx.Err()
+			}
+			return 0, err
+		case r := <-results:
+			inFlight--
+			switch {
+			case errors.Is(r.err, rpctypes.ErrLeaseNotFound) || (r.err == nil && r.left <= 0):
+				return 0, errors.New("etcd says the lease is gone")
+			case r.err == nil:
+				return r.left, nil
+			}
+			err = r.err
+		case <-every.C:
+			// A member that refuses at once is asked again only at the next
+			// tick; a pile of hung attempts is not grown without end.
+			if inFlight < maxRenewAttempts {
+				go attempt()
+				inFlight++
+			}
+		}
+	}
 }
+
+const (
+	// renewEvery is how often renewUntil starts another attempt while none
+	// has answered: a renewal that works takes milliseconds.
+	renewEvery = 200 * time.Millisecond
+	// renewAttempt bounds one direct renewal: long enough for a live but
+	// busy member, short enough that a hung one is given up.
+	renewAttempt = time.Second
+	// maxRenewAttempts is how many may be in flight at once.
+	maxRenewAttempts = int(renewAttempt / renewEvery)
+)
 
 // FenceMargin is how long before a lease could expire in etcd its holder
 // stops acting on it: time to stop (kill ranks, end a term), plus the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -127,9 +128,11 @@ func TestLeaseKeeperFencesWhenRenewalsStop(t *testing.T) {
 			t.Errorf("fenced %s after the last renewal, before TTL-margin (3s)", since)
 		}
 		// From LateAfter (2.33 s) to half the 1 s margin before expiry
-		// (3.5 s), one attempt per quarter of that.
-		if n := renewals.Load(); n < 3 || n > 5 {
-			t.Errorf("%d direct renewals tried before giving up, want 3-5", n)
+		// (3.5 s), a new attempt every renewEvery, at most
+		// maxRenewAttempts hung at once.
+		window := ttl - FenceMargin(ttl)/2 - LateAfter(ttl)
+		if n, most := renewals.Load(), int32(window/renewEvery)+2; n < 3 || n > most {
+			t.Errorf("%d direct renewals tried before giving up, want 3-%d", n, most)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("no fencing 30s after renewals stopped")
@@ -244,5 +247,75 @@ func TestLeaseKeeperStopsAtLeaseNotFound(t *testing.T) {
 	}
 	if n := renewals.Load(); n != 1 {
 		t.Errorf("%d attempts, want 1", n)
+	}
+}
+
+// The etcd leader freezes just after the client's last renewal and the
+// survivors elect a new one late, a few hundred milliseconds before the
+// holder must give up. Attempts started before the election hang on
+// whichever member they reached (a follower waits on the frozen leader it
+// forwarded them to), and one member in three is the frozen one: only an
+// attempt started after the election, on a live member, answers. The
+// holder keeps its lease because it keeps starting attempts. (One attempt
+// at a time, each given a quarter of the 1.8 s window, would be
+// waiting on a hung one when the holder must give up.)
+func TestLeaseKeeperRenewsSoonAfterALateElection(t *testing.T) {
+	ttl := 5 * time.Second
+	ka := make(chan *clientv3.LeaseKeepAliveResponse) // stuck on the frozen member
+	start := time.Now()
+	giveUp := start.Add(ttl - FenceMargin(ttl)/2)
+	elected := giveUp.Add(-700 * time.Millisecond)
+	var tries, after atomic.Int32
+	renew := func(ctx context.Context) (time.Duration, error) {
+		sent := time.Now()
+		if tries.Add(1)%3 == 1 || sent.Before(elected) {
+			<-ctx.Done() // the frozen member, or a follower forwarding to it
+			return 0, ctx.Err()
+		}
+		after.Add(1)
+		return ttl, nil
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), giveUp.Add(time.Second))
+	defer cancel()
+	err := keeper(ttl, stream(ka), renew).Hold(ctx, start)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("gave the lease up %s after the last renewal, the election %s before it had to: %v",
+			time.Since(start).Round(time.Millisecond), giveUp.Sub(elected), err)
+	}
+	if after.Load() == 0 {
+		t.Error("no renewal answered after the election: the test did not test")
+	}
+}
+
+// While the client's renewals do not come, the holder renews directly on
+// the client's cadence (TTL/3), not only each time it finds itself late
+// again: every direct renewal then has more time to get through.
+func TestLeaseKeeperRenewsDirectlyOnTheClientsCadence(t *testing.T) {
+	ttl := 3 * time.Second
+	ka := make(chan *clientv3.LeaseKeepAliveResponse) // the client's renewals never come
+	var (
+		mu    sync.Mutex
+		times []time.Time
+	)
+	renew := func(context.Context) (time.Duration, error) {
+		mu.Lock()
+		times = append(times, time.Now())
+		mu.Unlock()
+		return ttl, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5500*time.Millisecond)
+	defer cancel()
+	if err := keeper(ttl, stream(ka), renew).Hold(ctx, time.Now()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Hold = %v, want it to keep the lease until ctx ends", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(times) < 3 {
+		t.Fatalf("%d direct renewals in 5.5s", len(times))
+	}
+	for i := 1; i < len(times); i++ {
+		if gap := times[i].Sub(times[i-1]); gap > ttl/3+200*time.Millisecond {
+			t.Errorf("direct renewal %d came %s after the one before, want about TTL/3 (%s)", i, gap.Round(time.Millisecond), ttl/3)
+		}
 	}
 }
