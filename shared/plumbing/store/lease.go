@@ -174,6 +174,7 @@ func (k LeaseKeeper) renewUntil(ctx context.Context, giveUp time.Time) (time.Dur
 	defer every.Stop()
 	go attempt()
 	inFlight := 1
+	owed := false // a tick passed with maxRenewAttempts in flight
 	err := ctx.Err()
 	for {
 		select {
@@ -191,12 +192,21 @@ func (k LeaseKeeper) renewUntil(ctx context.Context, giveUp time.Time) (time.Dur
 				return r.left, nil
 			}
 			err = r.err
+			if owed { // a hung attempt gave up: its successor is due
+				owed = false
+				go attempt()
+				inFlight++
+			}
 		case <-every.C:
 			// A member that refuses at once is asked again only at the next
-			// tick; a pile of hung attempts is not grown without end.
+			// tick. Hung attempts are not piled up without end: during an
+			// outage every lease holder renews at this pace, and etcd is
+			// the one that has to answer them all.
 			if inFlight < maxRenewAttempts {
 				go attempt()
 				inFlight++
+			} else {
+				owed = true
 			}
 		}
 	}
@@ -208,8 +218,10 @@ const (
 	renewEvery = 200 * time.Millisecond
 	// renewAttempt bounds one direct renewal: long enough for a live but
 	// busy member, short enough that a hung one is given up.
-	renewAttempt = time.Second
-	// maxRenewAttempts is how many may be in flight at once.
+	renewAttempt = 600 * time.Millisecond
+	// maxRenewAttempts is how many may be in flight at once: as many as
+	// renewAttempt/renewEvery, so a new one still starts about every
+	// renewEvery while all of them hang.
 	maxRenewAttempts = int(renewAttempt / renewEvery)
 )
 
