@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -29,16 +30,24 @@ type LiveWatch struct {
 	C   <-chan clientv3.WatchResponse
 	err error
 	cli *clientv3.Client
-	ctx context.Context // the watch's: its metadata names its stream
+
+	mu     sync.Mutex
+	stream context.Context // the created watch's: its metadata names its stream
 }
 
 // RequestProgress asks etcd to tell the watch how far it has seen, even
 // with nothing to deliver (a progress notification on C). It gives up
 // after WatchStall: the client hands the request to the stream's own
 // loop, which a frozen member can block (a send waiting on a flow-control
-// window it never opens).
+// window it never opens). Before the watch is created it does nothing.
 func (w *LiveWatch) RequestProgress() {
-	ctx, cancel := context.WithTimeout(w.ctx, WatchStall)
+	w.mu.Lock()
+	stream := w.stream
+	w.mu.Unlock()
+	if stream == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(stream, WatchStall)
 	defer cancel()
 	_ = w.cli.RequestProgress(ctx)
 }
@@ -55,7 +64,8 @@ func (w *LiveWatch) Err() error { return w.err }
 // between watches with the same context metadata, so a stalled stream
 // would take every watch on it along), and requires the member to have a
 // leader. Watch does not wait for the member: one that does not create
-// the watch within WatchStall (frozen) ends it as a stall does.
+// the watch within watchHedge is asked again on another stream (see open),
+// and if neither creates it within WatchStall it ends as a stall does.
 //
 // The watch starts at after itself, not after+1, and drops the events of
 // that revision: etcd answers a progress request only once its revision
@@ -63,24 +73,26 @@ func (w *LiveWatch) Err() error { return w.err }
 // revision of an idle cluster would get no answer, look stalled, and be
 // reopened every few seconds for nothing.
 func Watch(ctx context.Context, cli *clientv3.Client, key string, after int64, opts ...clientv3.OpOption) *LiveWatch {
-	ctx = metadata.AppendToOutgoingContext(ctx, "lockstep-watch", strconv.FormatUint(rand.Uint64(), 36))
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	opts = append(opts, clientv3.WithProgressNotify())
 	if after > 0 {
 		opts = append(opts, clientv3.WithRev(after))
 	}
 	out := make(chan clientv3.WatchResponse)
-	w := &LiveWatch{C: out, cli: cli, ctx: wctx}
+	w := &LiveWatch{C: out, cli: cli}
 	go func() {
 		defer close(out)
 		defer cancel()
-		in, err := open(wctx, cli, key, opts)
+		in, stream, err := open(wctx, cli, key, opts)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.err = err
 			}
 			return
 		}
+		w.mu.Lock()
+		w.stream = stream
+		w.mu.Unlock()
 		quiet := time.NewTimer(WatchStall / 3)
 		defer quiet.Stop()
 		var asked time.Time // when progress was asked for with no answer since
@@ -125,24 +137,67 @@ func Watch(ctx context.Context, cli *clientv3.Client, key string, after int64, o
 	return w
 }
 
-// open starts the etcd watch. etcd's client returns it only once the
-// member has answered that it created it, which a frozen member never
-// does: so it is opened aside, and given up (ctx cancelled, which unblocks
-// the client) after WatchStall.
-func open(ctx context.Context, cli *clientv3.Client, key string, opts []clientv3.OpOption) (clientv3.WatchChan, error) {
-	opened := make(chan clientv3.WatchChan, 1)
-	go func() { opened <- cli.Watch(ctx, key, opts...) }()
-	t := time.NewTimer(WatchStall)
-	defer t.Stop()
-	select {
-	case in := <-opened:
-		return in, nil
-	case <-t.C:
-		return nil, errors.Newf("etcd member gave no answer to the watch's creation in %s", WatchStall)
-	case <-ctx.Done():
-		return nil, ctx.Err()
+// open starts the etcd watch and returns it with the context it was
+// opened with (its metadata names its stream). etcd's client returns a
+// watch only once the member has answered that it created it, which a
+// frozen member never does. So it is opened aside; if no member has
+// created it after watchHedge, it is opened again on a stream of its own,
+// which the client sends to the next member, and whichever is created
+// first is kept (the other is cancelled, which unblocks the client).
+// Without the second try, a watch sent to the frozen member would cost
+// the whole WatchStall, and the one that replaces it has the same chance
+// of going there again. open gives up after WatchStall.
+func open(ctx context.Context, cli *clientv3.Client, key string, opts []clientv3.OpOption) (clientv3.WatchChan, context.Context, error) {
+	type try struct {
+		in     clientv3.WatchChan
+		stream context.Context
+		cancel context.CancelFunc
+	}
+	created := make(chan try, 2)
+	var tries []try
+	start := func() {
+		// Watches whose contexts carry the same metadata share a stream.
+		stream, cancel := context.WithCancel(metadata.AppendToOutgoingContext(ctx, "lockstep-watch", strconv.FormatUint(rand.Uint64(), 36)))
+		t := try{stream: stream, cancel: cancel}
+		tries = append(tries, t)
+		go func() {
+			t.in = cli.Watch(stream, key, opts...)
+			created <- t
+		}()
+	}
+	// Every try but the one kept is cancelled.
+	keep := func(kept context.Context) {
+		for _, t := range tries {
+			if t.stream != kept {
+				t.cancel()
+			}
+		}
+	}
+	start()
+	hedge := time.NewTimer(watchHedge)
+	defer hedge.Stop()
+	stall := time.NewTimer(WatchStall)
+	defer stall.Stop()
+	for {
+		select {
+		case t := <-created:
+			keep(t.stream)
+			return t.in, t.stream, nil
+		case <-hedge.C:
+			start()
+		case <-stall.C:
+			keep(nil)
+			return nil, nil, errors.Newf("etcd member gave no answer to the watch's creation in %s", WatchStall)
+		case <-ctx.Done():
+			keep(nil)
+			return nil, nil, ctx.Err()
+		}
 	}
 }
+
+// watchHedge is how long open waits for a member to create a watch before
+// asking the next one too: a live member creates it in milliseconds.
+const watchHedge = WatchStall / 4
 
 // eventsAfter drops the events at or before revision after (in place).
 func eventsAfter(evs []*clientv3.Event, after int64) []*clientv3.Event {
