@@ -173,8 +173,6 @@ func (k LeaseKeeper) renewUntil(ctx context.Context, giveUp time.Time) (time.Dur
 	every := time.NewTicker(renewEvery)
 	defer every.Stop()
 	go attempt()
-	inFlight := 1
-	owed := false // a tick passed with maxRenewAttempts in flight
 	err := ctx.Err()
 	for {
 		select {
@@ -184,7 +182,6 @@ func (k LeaseKeeper) renewUntil(ctx context.Context, giveUp time.Time) (time.Dur
 			}
 			return 0, err
 		case r := <-results:
-			inFlight--
 			switch {
 			case errors.Is(r.err, rpctypes.ErrLeaseNotFound) || (r.err == nil && r.left <= 0):
 				return 0, errors.New("etcd says the lease is gone")
@@ -192,22 +189,14 @@ func (k LeaseKeeper) renewUntil(ctx context.Context, giveUp time.Time) (time.Dur
 				return r.left, nil
 			}
 			err = r.err
-			if owed { // a hung attempt gave up: its successor is due
-				owed = false
-				go attempt()
-				inFlight++
-			}
 		case <-every.C:
-			// A member that refuses at once is asked again only at the next
-			// tick. Hung attempts are not piled up without end: during an
+			// One attempt a tick, whatever became of the last: a member
+			// that refuses at once is not asked again at once, and hung
+			// attempts do not pile up (each ends after renewAttempt, so
+			// about renewAttempt/renewEvery are in flight). During an
 			// outage every lease holder renews at this pace, and etcd is
 			// the one that has to answer them all.
-			if inFlight < maxRenewAttempts {
-				go attempt()
-				inFlight++
-			} else {
-				owed = true
-			}
+			go attempt()
 		}
 	}
 }
@@ -219,10 +208,6 @@ const (
 	// renewAttempt bounds one direct renewal: long enough for a live but
 	// busy member, short enough that a hung one is given up.
 	renewAttempt = 600 * time.Millisecond
-	// maxRenewAttempts is how many may be in flight at once: as many as
-	// renewAttempt/renewEvery, so a new one still starts about every
-	// renewEvery while all of them hang.
-	maxRenewAttempts = int(renewAttempt / renewEvery)
 )
 
 // FenceMargin is how long before a lease could expire in etcd its holder
