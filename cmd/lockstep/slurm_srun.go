@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
 	"github.com/lockstep-dev/lockstep/cmd/lockstep/slurm"
@@ -100,16 +101,39 @@ func (a *app) srun(cmd *cobra.Command) runE {
 	// -K takes its value attached or none (getopt's "K::"): -K1 is
 	// --kill-on-bad-exit=1, which pflag would read as -K then -1.
 	return func(cmd *cobra.Command, args []string) error {
-		for i, arg := range args {
-			if arg == "--" || !strings.HasPrefix(arg, "-") {
-				break
+		for i := 0; i < len(args); i++ {
+			arg := args[i]
+			if arg == "--" || arg == "-" || !strings.HasPrefix(arg, "-") {
+				break // the step's command
 			}
 			if v, ok := strings.CutPrefix(arg, "-K"); ok && v != "" && !strings.HasPrefix(v, "=") {
 				args[i] = "--kill-on-bad-exit=" + v
+			} else if valueFollows(fs, arg) {
+				i++ // -N 2: the 2 is the flag's, not the command
 			}
 		}
 		return run(cmd, args)
 	}
+}
+
+// valueFollows reports whether flag arg (one of fs's) takes the next
+// argument as its value: a long flag without "=value", or a run of short
+// flags whose last one takes a value and has none attached.
+func valueFollows(fs *pflag.FlagSet, arg string) bool {
+	if name, ok := strings.CutPrefix(arg, "--"); ok {
+		f := fs.Lookup(name)
+		return !strings.Contains(name, "=") && f != nil && f.NoOptDefVal == ""
+	}
+	for j := 1; j < len(arg); j++ {
+		f := fs.ShorthandLookup(arg[j : j+1])
+		if f == nil {
+			return false
+		}
+		if f.NoOptDefVal == "" { // takes a value: the rest of arg, or the next
+			return j == len(arg)-1
+		}
+	}
+	return false
 }
 
 // forwardedSignals catches the signals srun passes on to its step's tasks

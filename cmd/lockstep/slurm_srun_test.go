@@ -43,9 +43,12 @@ func TestSrunOutsideAJob(t *testing.T) {
 	t.Setenv("LOCKSTEP_AGENT_SOCKET", "/nonexistent")
 	t.Setenv("LOCKSTEP_ACK_TOKEN", "t")
 	t.Setenv("LOCKSTEP_JOB_ID", "j")
-	for _, opt := range []string{"--kill-on-bad-exit=2", "-K2"} { // -K takes its value attached
-		if _, errOut, code := cli(t, "srun", opt, "hostname"); code != 2 || !strings.Contains(errOut, `--kill-on-bad-exit="2"`) {
-			t.Errorf("srun %s = %d %q", opt, code, errOut)
+	// -K takes its value attached, also after an option whose value is
+	// the next argument.
+	for _, opts := range [][]string{{"--kill-on-bad-exit=2"}, {"-K2"}, {"-N", "1", "-K2"}, {"--ntasks", "2", "-l", "-K2"}} {
+		args := append(append([]string{"srun"}, opts...), "hostname")
+		if _, errOut, code := cli(t, args...); code != 2 || !strings.Contains(errOut, `--kill-on-bad-exit="2"`) {
+			t.Errorf("srun %s = %d %q", strings.Join(opts, " "), code, errOut)
 		}
 	}
 	// pyxis's options name themselves and what to do instead.
