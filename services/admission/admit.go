@@ -76,6 +76,26 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 	if ownerErr != nil {
 		return a.reject(ctx, sub, spec, telemetry.RejectInvalid, ownerErr.Error(), now)
 	}
+	// The job's trace is this span's (the submitter's, when it sent a
+	// traceparent): every service continues it from the record.
+	job := domain.Job{
+		ID: sub.id, Spec: spec, State: domain.StatePending, Attempt: 1, MsgID: sub.msgID,
+		SubmittedAt: sub.submitted, PendingSince: now,
+		TraceID: telemetry.TraceID(ctx), TraceParent: telemetry.TraceParent(ctx),
+		Owner: sub.owner,
+	}
+	trace.SpanFromContext(ctx).SetAttributes(telemetry.JobAttrs(job)...)
+	// A redelivered array whose first delivery began writing its tasks was
+	// admitted: the tasks written are the verdict, whatever the checks
+	// below would say now (a dependency failed since, the owner's other
+	// pending jobs, these tasks among them). The rest are written; a
+	// rejection would go under the array's ID, which has no record, and
+	// stand for the array while its tasks run.
+	if _, begun, err := a.expansionBegun(ctx, sub, spec); err != nil {
+		return err
+	} else if begun {
+		return a.admitArray(ctx, msg, sub, job, now)
+	}
 	if reason, ok, err := a.dependenciesAllowed(ctx, sub, spec); err != nil {
 		return err
 	} else if !ok {
@@ -94,15 +114,6 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 		return a.reject(ctx, sub, spec, telemetry.RejectPolicy, "queue policy: "+rej.String(), now)
 	}
 
-	// The job's trace is this span's (the submitter's, when it sent a
-	// traceparent): every service continues it from the record.
-	job := domain.Job{
-		ID: sub.id, Spec: spec, State: domain.StatePending, Attempt: 1, MsgID: sub.msgID,
-		SubmittedAt: sub.submitted, PendingSince: now,
-		TraceID: telemetry.TraceID(ctx), TraceParent: telemetry.TraceParent(ctx),
-		Owner: sub.owner,
-	}
-	trace.SpanFromContext(ctx).SetAttributes(telemetry.JobAttrs(job)...)
 	if isArray(spec) {
 		// The tasks are counted by the watch from here on.
 		defer release()

@@ -48,8 +48,17 @@ func TestArrayIsExpandedIntoTasks(t *testing.T) {
 
 // A submission redelivered after admission crashed half-way through an
 // array finds the tasks it made, keeps them as they are, creates the rest
-// and announces each task once.
+// and announces each task once. It does so even where the checks would
+// now refuse the array: here the owner's pending limit is the array's
+// size, and the tasks already written count against it.
 func TestArrayRedeliveryFinishesTheExpansion(t *testing.T) {
+	t.Run("no limit", func(t *testing.T) { arrayRedeliveryFinishes(t, func(*admission.Config) {}) })
+	t.Run("pending limit of the array's size", func(t *testing.T) {
+		arrayRedeliveryFinishes(t, func(c *admission.Config) { c.Queues.DefaultUser.MaxPendingJobs = 5 })
+	})
+}
+
+func arrayRedeliveryFinishes(t *testing.T, configure func(*admission.Config)) {
 	env := testenv.Start(t)
 	for _, n := range []string{"n1", "n2"} {
 		if _, err := env.Etcd.Put(context.Background(), store.InventoryKey(n), store.MustJSON(domain.Node{Name: n, Addr: "127.0.0.1", GPUs: 8})); err != nil {
@@ -83,7 +92,9 @@ func TestArrayRedeliveryFinishesTheExpansion(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testenv.Serve(t, func(ctx context.Context) error { return admission.Run(ctx, admission.Config{Base: env.Base(t)}) })
+	cfg := admission.Config{Base: env.Base(t)}
+	configure(&cfg)
+	testenv.Serve(t, func(ctx context.Context) error { return admission.Run(ctx, cfg) })
 	for _, task := range tasks {
 		waitEvent(t, env, task.ID(), events.Admitted)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cockroachdb/errors"
+
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
@@ -32,7 +34,8 @@ func (a *admitter) giveUp(ctx context.Context, u bus.Undeliverable) error {
 		reason += "; " + ownerErr.Error()
 	}
 	sub := submission{id: id, msgID: msgID, owner: owner, submitted: u.Timestamp}
-	if task, begun := a.expansionBegun(ctx, sub, spec); begun {
+	task, begun, beginErr := a.expansionBegun(ctx, sub, spec)
+	if begun {
 		// An array's own ID never has a record: a rejected one written
 		// there now would stand for the array in cancel, dependencies and
 		// describe while its tasks run. They keep running; the rest of
@@ -41,6 +44,9 @@ func (a *admitter) giveUp(ctx context.Context, u bus.Undeliverable) error {
 		return nil
 	}
 	existing, _, err := a.Jobs.Get(ctx, id)
+	if beginErr != nil {
+		err = beginErr // whether the array's expansion began is unknown
+	}
 	switch {
 	case err == nil && existing.State != domain.StateRejected:
 		a.Log.WarnContext(ctx, "gave up on a submission whose job exists", "job", id, "msgId", msgID, "state", existing.State)
@@ -59,15 +65,22 @@ func (a *admitter) giveUp(ctx context.Context, u bus.Undeliverable) error {
 
 // expansionBegun reports whether this submission (sub) of array spec
 // wrote its first task (tasks are written in index order), and names it.
-func (a *admitter) expansionBegun(ctx context.Context, sub submission, spec jobspec.Spec) (string, bool) {
+// A task record that cannot be read is an error: not knowing is not "no".
+func (a *admitter) expansionBegun(ctx context.Context, sub submission, spec jobspec.Spec) (string, bool, error) {
 	if spec.Array == nil {
-		return "", false
+		return "", false, nil
 	}
 	indexes, err := spec.Array.Tasks()
 	if err != nil || len(indexes) == 0 {
-		return "", false
+		return "", false, nil
 	}
 	task := jobspec.TaskID(sub.id, indexes[0])
 	existing, _, err := a.Jobs.Get(ctx, task)
-	return task, err == nil && existing.Owner == sub.owner && sub.redeliveryOf(existing)
+	switch {
+	case errs.IsNotFound(err):
+		return task, false, nil
+	case err != nil:
+		return task, false, errors.Wrapf(err, "read array %s's first task %s", sub.id, task)
+	}
+	return task, existing.Owner == sub.owner && sub.redeliveryOf(existing), nil
 }
