@@ -179,31 +179,12 @@ func (c *Cache[T]) watch(ctx context.Context) {
 			c.apply(ev)
 		}
 		c.mu.Lock()
-		c.rev = max(c.rev, seenThrough(resp))
+		// A response (with events or a progress notification) means the
+		// cache has seen everything up to its header revision (which Watch
+		// makes true of a catch-up batch too).
+		c.rev = max(c.rev, resp.Header.Revision)
 		c.mu.Unlock()
 	}
-}
-
-// etcdWatchBatchRevs is how many distinct revisions etcd sends a watcher
-// that is catching up in one response (its watchBatchMaxRevs).
-const etcdWatchBatchRevs = 1000
-
-// seenThrough is the revision a watch response shows the cache has seen
-// everything up to: its header revision (a progress notification, or the
-// events up to now), except in a response of a full catch-up batch, which
-// etcd stamps with its current revision though more events follow
-// (watchable_store.go, syncWatchers): only its last event's revision.
-func seenThrough(resp clientv3.WatchResponse) int64 {
-	distinct, last := 0, int64(0)
-	for _, ev := range resp.Events {
-		if ev.Kv.ModRevision != last {
-			distinct, last = distinct+1, ev.Kv.ModRevision
-		}
-	}
-	if distinct >= etcdWatchBatchRevs {
-		return last
-	}
-	return resp.Header.Revision
 }
 
 func (c *Cache[T]) apply(ev *clientv3.Event) {

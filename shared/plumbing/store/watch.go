@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/metadata"
 )
@@ -111,6 +112,12 @@ func Watch(ctx context.Context, cli *clientv3.Client, key string, after int64, o
 				}
 				asked = time.Time{}
 				quiet.Reset(WatchStall / 3)
+				// Before dropping the start revision's events: they count
+				// towards a full batch.
+				resp.Header = &etcdserverpb.ResponseHeader{
+					ClusterId: resp.Header.ClusterId, MemberId: resp.Header.MemberId,
+					Revision: seenThrough(resp), RaftTerm: resp.Header.RaftTerm,
+				}
 				resp.Events = eventsAfter(resp.Events, after)
 				select {
 				case out <- resp:
@@ -198,6 +205,28 @@ func open(ctx context.Context, cli *clientv3.Client, key string, opts []clientv3
 // watchHedge is how long open waits for a member to create a watch before
 // asking the next one too: a live member creates it in milliseconds.
 const watchHedge = WatchStall / 4
+
+// etcdWatchBatchRevs is how many distinct revisions etcd sends a watcher
+// that is catching up in one response (its watchBatchMaxRevs).
+const etcdWatchBatchRevs = 1000
+
+// seenThrough is the revision a watch response shows its watcher has seen
+// everything up to: its header revision (a progress notification, or the
+// events up to now), except in a response of a full catch-up batch, which
+// etcd stamps with its current revision though more events follow
+// (watchable_store.go, syncWatchers): only its last event's revision.
+func seenThrough(resp clientv3.WatchResponse) int64 {
+	distinct, last := 0, int64(0)
+	for _, ev := range resp.Events {
+		if ev.Kv.ModRevision != last {
+			distinct, last = distinct+1, ev.Kv.ModRevision
+		}
+	}
+	if distinct >= etcdWatchBatchRevs {
+		return last
+	}
+	return resp.Header.Revision
+}
 
 // eventsAfter drops the events at or before revision after (in place).
 func eventsAfter(evs []*clientv3.Event, after int64) []*clientv3.Event {

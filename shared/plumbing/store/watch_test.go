@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -230,5 +231,37 @@ func TestLiveWatchIsCreatedWhileOneMemberIsFrozen(t *testing.T) {
 			}
 		}
 		put.Stop()
+	}
+}
+
+// A watch opened on a backlog gets it in batches of at most 1,000
+// revisions, each stamped with etcd's current revision. Its header must
+// say only what the batch holds, even when the batch starts at the
+// revision the watch starts after (whose events Watch drops): a cache
+// that took the stamp would think itself caught up while behind.
+func TestLiveWatchCatchUpBatchShowsOnlyWhatItHolds(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := t.Context()
+	first, err := env.Etcd.Put(ctx, "/backlog/k", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1200 {
+		if _, err := env.Etcd.Put(ctx, "/backlog/k", strconv.Itoa(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := store.Watch(ctx, env.Etcd, "/backlog/", first.Header.Revision, clientv3.WithPrefix())
+	select {
+	case resp, ok := <-w.C:
+		if !ok || len(resp.Events) == 0 {
+			t.Fatalf("first response: %v %v", resp, w.Err())
+		}
+		last := resp.Events[len(resp.Events)-1].Kv.ModRevision
+		if resp.Header.Revision != last {
+			t.Errorf("a catch-up batch of %d events up to revision %d says it has seen through %d", len(resp.Events), last, resp.Header.Revision)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no response")
 	}
 }
