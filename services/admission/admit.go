@@ -115,7 +115,10 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 	}
 
 	if isArray(spec) {
-		// The tasks are counted by the watch from here on.
+		// The tasks are counted by the watch from here on. Until then the
+		// tasks written are counted twice, by the watch and from memory:
+		// during a long expansion the owner's other submissions may be
+		// refused a little early, never admitted beyond the limit.
 		defer release()
 		return a.admitArray(ctx, msg, sub, job, now)
 	}

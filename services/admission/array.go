@@ -10,7 +10,6 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
-	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
@@ -102,9 +101,7 @@ func (a *admitter) admitTask(ctx context.Context, sub submission, tmpl domain.Jo
 		}
 		job = existing
 	}
-	ev := events.ForJob(events.Admitted, job, job.PendingSince)
-	ev.Attempt = 1
-	return a.Bus.PublishEvent(ctx, ev)
+	return a.announce(ctx, sub, job)
 }
 
 // isArray reports whether spec is an array submission.
