@@ -39,6 +39,9 @@ func (s *service) dropFootprints(ctx context.Context, active map[string]domain.J
 		full, _, err := s.Jobs.Get(ctx, id)
 		if err != nil && !errs.IsNotFound(err) {
 			s.Log.Warn("reconcile: read job", "job", id, "err", err)
+			if since, seen := s.footprintsMissing[id]; seen {
+				missing[id] = since // a failed read is no sighting
+			}
 			continue
 		}
 		if errs.IsNotFound(err) {

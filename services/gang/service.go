@@ -132,9 +132,11 @@ func (s *service) serve(parent context.Context) error {
 	}()
 	defer s.Ready(store.NodesPrefix)()
 	log.Info("gang running")
+	stopped := "reserve"
 	select {
 	case <-reserveDone:
 	case <-reportDone:
+		stopped = "report"
 	}
 	cancel()
 	<-reserveDone
@@ -143,5 +145,5 @@ func (s *service) serve(parent context.Context) error {
 	if parent.Err() != nil {
 		return nil
 	}
-	return errors.New("a consumer stopped")
+	return errors.Newf("the %s consumer stopped", stopped)
 }
