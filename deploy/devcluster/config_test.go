@@ -14,13 +14,17 @@ func TestConfigValidateNamesDevsFlags(t *testing.T) {
 	if c := good(); c.Validate() != nil {
 		t.Fatalf("valid settings refused: %v", c.Validate())
 	}
-	for flag, edit := range map[string]func(*Config){
-		"--node-ttl":       func(c *Config) { c.NodeTTL = time.Second },
-		"--launch-timeout": func(c *Config) { c.LaunchTimeout = -time.Second },
-		"--nodes":          func(c *Config) { c.Nodes = 0 },
+	for _, tc := range []struct {
+		flag string
+		edit func(*Config)
+	}{
+		{"--node-ttl", func(c *Config) { c.NodeTTL = time.Second }},
+		{"--launch-timeout", func(c *Config) { c.LaunchTimeout = -time.Second }},
+		{"--launch-timeout", func(c *Config) { c.LaunchTimeout = 500 * time.Millisecond }}, // gang's minimum
+		{"--nodes", func(c *Config) { c.Nodes = 0 }},
 	} {
-		c := good()
-		edit(&c)
+		flag, c := tc.flag, good()
+		tc.edit(&c)
 		if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), flag+": ") {
 			t.Errorf("%s: %v", flag, err)
 		}

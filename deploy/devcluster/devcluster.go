@@ -112,11 +112,13 @@ func (c *Config) Validate() error {
 		return errors.Newf("--leaves: %d is not between 1 and the node count %d", c.Leaves, c.Nodes)
 	case c.Replicas < 0 || c.Replicas > 5:
 		return errors.Newf("--replicas: %d is not between 1 and 5", c.Replicas)
-	case c.LaunchTimeout < 0:
-		return errors.Newf("--launch-timeout: %s is negative", c.LaunchTimeout)
 	}
-	// Checked here, under dev's own flag, before any server starts: the
-	// agents would refuse it as their --lease-ttl once NATS and etcd ran.
+	// Checked here, under dev's own flags, before any server starts: the
+	// agents would refuse the TTL as their --lease-ttl, and gang the
+	// timeout, once NATS and etcd ran.
+	if err := config.LaunchTimeout("--launch-timeout", c.LaunchTimeout); err != nil {
+		return err
+	}
 	return config.LeaseTTL("--node-ttl", c.NodeTTL)
 }
 

@@ -44,7 +44,7 @@ func (c *Config) Validate() error {
 	return c.Base.ValidateWith(
 		config.LeaseTTL("--reservation-ttl", c.ReservationTTL),
 		config.Require(c.Workers >= 0 && c.Workers <= MaxWorkers, "--workers: %d is outside 1..%d", c.Workers, MaxWorkers),
-		config.Require(c.LaunchTimeout == 0 || c.LaunchTimeout >= time.Second, "--launch-timeout: %s is below the 1s minimum", c.LaunchTimeout),
+		config.LaunchTimeout("--launch-timeout", c.LaunchTimeout),
 	)
 }
 

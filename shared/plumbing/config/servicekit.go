@@ -51,3 +51,10 @@ func LeaseTTL(flag string, ttl time.Duration) error {
 	}
 	return Require(ttl%time.Second == 0, "%s: %s is not whole seconds (etcd leases are)", flag, ttl)
 }
+
+// LaunchTimeout checks a gang launch deadline given under flag: 0 (the
+// default) or at least a second. dev checks its own flag with it before
+// anything starts, and gang its --launch-timeout.
+func LaunchTimeout(flag string, d time.Duration) error {
+	return Require(d == 0 || d >= time.Second, "%s: %s is below the 1s minimum", flag, d)
+}
