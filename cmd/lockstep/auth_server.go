@@ -30,13 +30,13 @@ func (a *app) authServerCert(cmd *cobra.Command) runE {
 		if !domain.ValidUserName(args[0]) {
 			return usagef("auth server-cert: name %q: use a-z, 0-9, '_' and '-'", args[0])
 		}
+		if *ttl <= 0 {
+			return usagef("--ttl: %s is not positive", *ttl)
+		}
 		hostList := splitList(*hosts)
 		ca, err := loadCA(*dir)
 		if err != nil {
 			return err
-		}
-		if *ttl <= 0 {
-			return usagef("--ttl: %s is not positive", *ttl)
 		}
 		kp, err := ca.Issue(args[0], hostList, auth.UsageServer|auth.UsageClient, *ttl, time.Now())
 		if err != nil {

@@ -43,6 +43,7 @@ func TestSlurmCommandsSeeAndCancelAJob(t *testing.T) {
 		// Abbreviated as scontrol allows: five letters of host…, one of job or node.
 		{[]string{"scontrol", "show", "hostname", "node-[01-02]"}, "node-01\nnode-02\n"},
 		{[]string{"scontrol", "show", "hostl", "node-01,node-02"}, "node-[01-02]\n"},
+		{[]string{"scontrol", "show", "HostNames", "node-[01-02]"}, "node-01\nnode-02\n"}, // in any case
 	} {
 		if out, errOut, code := cli(t, append(tc.args, "--nats", url)...); code != 0 || out != tc.want {
 			t.Errorf("%q = %d\n%s%s\nwant\n%s", tc.args, code, out, errOut, tc.want)

@@ -57,10 +57,10 @@ func (a *app) scontrol(cmd *cobra.Command) runE {
 }
 
 // abbreviates reports whether tag names word as scontrol reads its
-// entities: a prefix of it, at least that many letters long
+// entities: a prefix of it in any case, at least that many letters long
 // (xstrncasecmp(tag, word, MAX(len(tag), least)) in Slurm).
 func abbreviates(tag, word string, least int) bool {
-	return len(tag) >= least && strings.HasPrefix(word, tag)
+	return len(tag) >= least && strings.HasPrefix(word, strings.ToLower(tag))
 }
 
 func (a *app) showHostnames(list string) error {
