@@ -85,15 +85,19 @@ func CheckListen(addr string, authOn, allowRemote bool) error {
 	if err != nil {
 		return errors.Wrapf(err, "--listen %q", addr)
 	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
-		return nil
-	}
-	if authOn || allowRemote {
+	if isLoopback(host) || authOn || allowRemote {
 		return nil
 	}
 	return errors.WithHint(errors.Newf("--listen %q: not a loopback address, and the cluster has no auth: anyone who reaches it would see every job", addr),
 		"listen on 127.0.0.1, run with the cluster's credentials (auth on: every page needs a sign-in), or pass --allow-remote")
+}
+
+// isLoopback reports whether host (a name or an address, without a port)
+// names this machine's loopback: localhost, or a loopback address.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }

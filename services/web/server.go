@@ -4,7 +4,6 @@ import (
 	"crypto/subtle"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 
@@ -60,8 +59,7 @@ func loopbackOnly(next http.Handler) http.Handler {
 		if h, _, err := net.SplitHostPort(host); err == nil {
 			host = h
 		}
-		host = strings.Trim(host, "[]")
-		if ip, err := netip.ParseAddr(host); !strings.EqualFold(host, "localhost") && (err != nil || !ip.IsLoopback()) {
+		if !isLoopback(strings.Trim(host, "[]")) {
 			http.Error(w, "this dashboard answers only for localhost (no auth on this cluster)", http.StatusMisdirectedRequest)
 			return
 		}
