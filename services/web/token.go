@@ -153,10 +153,13 @@ func (v *verifier) Verify(token string, now time.Time) (Identity, error) {
 		return Identity{}, errors.Mark(errors.Newf("token audience %q", c.Audience), ErrBadToken)
 	case now.Unix() >= c.Expires:
 		return Identity{}, errors.Mark(errors.New("token expired"), ErrBadToken)
-	case c.Expires-c.IssuedAt > int64(MaxTokenTTL/time.Second), c.IssuedAt > now.Add(tokenSkew).Unix():
-		// Issued "in the future", a token would live its whole lifetime
-		// from then: valid far longer than the maximum.
+	case c.Expires-c.IssuedAt > int64(MaxTokenTTL/time.Second):
 		return Identity{}, errors.Mark(errors.New("token lifetime beyond the maximum"), ErrBadToken)
+	case c.IssuedAt > now.Add(tokenSkew).Unix():
+		// Issued "in the future", a token would live its whole lifetime
+		// from then: valid far longer than the maximum. Said apart, as a
+		// clock out of step shows itself here.
+		return Identity{}, errors.Mark(errors.Newf("token issued %s in the future (beyond %s of clock skew)", time.Unix(c.IssuedAt, 0).Sub(now).Round(time.Second), tokenSkew), ErrBadToken)
 	}
 	id := Identity{Name: claims.Name}
 	for _, tag := range claims.Tags {
