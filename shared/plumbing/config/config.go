@@ -127,15 +127,12 @@ func (b *Base) Clients(ctx context.Context, service string, streams bool) (*bus.
 	if err != nil {
 		return nil, nil, err
 	}
-	declare := streams
-	if declare {
-		if declare, err = b.declaresStreams(); err != nil {
-			bs.Close()
-			return nil, nil, err
+	if streams {
+		declare, err := b.declaresStreams()
+		if err == nil && declare {
+			err = bs.EnsureStreams(ctx, bus.StreamOptions{Replicas: b.StreamReplicas, HistoryAge: b.HistoryRetention})
 		}
-	}
-	if declare {
-		if err := bs.EnsureStreams(ctx, bus.StreamOptions{Replicas: b.StreamReplicas, HistoryAge: b.HistoryRetention}); err != nil {
+		if err != nil {
 			bs.Close()
 			return nil, nil, err
 		}
