@@ -52,8 +52,7 @@ func (s *service) ack(ctx context.Context, node string, data []byte) domain.AckR
 		return domain.AckReply{Error: msg}
 	}
 	for range 20 {
-		var rec domain.DrainRecord
-		found, rev, err := store.GetJSON(ctx, s.Etcd, store.DrainKey(a.JobID), &rec)
+		rec, rev, found, err := store.GetDrain(ctx, s.Etcd, a.JobID)
 		switch {
 		case err != nil:
 			return domain.AckReply{Error: err.Error()}

@@ -119,8 +119,7 @@ func (s *service) createRecord(ctx context.Context, rec domain.DrainRecord) (boo
 // decided the outcome now, becomes the drain's actor.
 func (s *service) upgradeToCancel(ctx context.Context, jobID, reason, actor string) error {
 	for range 10 {
-		var rec domain.DrainRecord
-		found, rev, err := store.GetJSON(ctx, s.Etcd, store.DrainKey(jobID), &rec)
+		rec, rev, found, err := store.GetDrain(ctx, s.Etcd, jobID)
 		if err != nil {
 			return err
 		}

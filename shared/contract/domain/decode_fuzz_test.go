@@ -32,6 +32,7 @@ func FuzzDecodeClaim(f *testing.F)         { fuzzDecoder(f, domain.DecodeClaim) 
 func FuzzDecodeStepLaunch(f *testing.F)    { fuzzDecoder(f, domain.DecodeStepLaunch) }
 func FuzzDecodeStepOutput(f *testing.F)    { fuzzDecoder(f, domain.DecodeStepOutput) }
 func FuzzDecodeStepKill(f *testing.F)      { fuzzDecoder(f, domain.DecodeStepKill) }
+func FuzzDecodeDrainRecord(f *testing.F)   { fuzzDecoder(f, domain.DecodeDrainRecord) }
 
 func fuzzDecoder[T any](f *testing.F, decode func([]byte) (T, error)) {
 	f.Fuzz(func(t *testing.T, data []byte) {

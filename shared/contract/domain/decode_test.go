@@ -58,6 +58,9 @@ func valid() map[string]any {
 			NUMA: []domain.NUMANode{{ID: 0, GPUs: []int{0, 1, 2, 3}, CPUs: []int{0, 1, 2, 3}, MemoryMiB: 1031000, NICs: []string{"mlx5_0"}},
 				{ID: 1, GPUs: []int{4, 5, 6, 7}, CPUs: []int{4, 5, 6, 7}}}},
 		"Claim": domain.Claim{JobID: "train-1", Attempt: 2},
+		"DrainRecord": domain.DrainRecord{JobID: "train-1", Attempt: 2, Signal: "SIGUSR1", Expected: []int{0, 1},
+			Drain: domain.Drain{Kind: domain.DrainPreempt, Then: domain.ThenRequeue, Reason: "preempted by prod-1", RequestedAt: at, Deadline: at.Add(time.Minute), Actor: "lockstep:placement"},
+			Acks:  map[int]domain.CheckpointRef{1: {Step: 1200, Rank: 1, Attempt: 2, Path: "ckpt/step-1200"}}},
 		"StepLaunch": domain.StepLaunch{JobID: "train-1", Attempt: 2, Step: 0, Nodes: []string{"n1", "n2"}, Tasks: []int{8, 8},
 			Argv: []string{"python", "-m", "torch.distributed.run"}, Env: map[string]string{"NCCL_DEBUG": "INFO"}},
 		"StepOutput": domain.StepOutput{JobID: "train-1", Attempt: 2, Step: 0, Task: 9, Kind: domain.StepStdout, Line: "loss 1.25"},
@@ -78,6 +81,7 @@ var decoders = map[string]func([]byte) (any, error){
 	"Allocation":    adapt(domain.DecodeAllocation),
 	"Node":          adapt(domain.DecodeNode),
 	"Claim":         adapt(domain.DecodeClaim),
+	"DrainRecord":   adapt(domain.DecodeDrainRecord),
 	"StepLaunch":    adapt(domain.DecodeStepLaunch),
 	"StepOutput":    adapt(domain.DecodeStepOutput),
 	"StepKill":      adapt(domain.DecodeStepKill),
@@ -212,6 +216,9 @@ func badCases(t *testing.T) []badCase {
 		{"Allocation", patch(t, "Allocation", map[string]any{"pull": map[string]any{"image": "p", "timeout": int64(time.Minute), "nodes": map[string]any{"n1": map[string]any{"bytes": -1}}}}), "pull.nodes.n1.bytes: -1"},
 		{"Assignment", patch(t, "Assignment", map[string]any{"pullOnly": true}), "pullOnly: set on an assignment without a container"},
 		{"Node", patch(t, "Node", map[string]any{"containerRuntime": "rkt"}), `containerRuntime: "rkt" is not a runtime`},
+		{"DrainRecord", patch(t, "DrainRecord", map[string]any{"attempt": 0}), "attempt: 0 is not between"},
+		{"DrainRecord", patch(t, "DrainRecord", map[string]any{"acks": map[string]any{"5": map[string]any{"attempt": 2}}}), "acks.5: rank 5 is not one the drain expects"},
+		{"DrainRecord", patch(t, "DrainRecord", map[string]any{"drain": map[string]any{"kind": "evict", "then": "requeue"}}), `drain.kind: "evict" is not one of`},
 	}
 }
 

@@ -61,10 +61,12 @@ func TestNodeCacheKeepsOnlyCheckedRecords(t *testing.T) {
 func TestDrainCacheKeepsOnlyRecordsOfTheirKeysJob(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := t.Context()
+	d := domain.Drain{Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue}
 	for key, rec := range map[string]domain.DrainRecord{
-		store.DrainKey("j1"): {JobID: "j1", Attempt: 1},
-		store.DrainKey("j2"): {JobID: "j1", Attempt: 1}, // j1's drain under j2's key
-		store.DrainKey("j3"): {JobID: "j3", Attempt: 0},
+		store.DrainKey("j1"): {JobID: "j1", Attempt: 1, Drain: d},
+		store.DrainKey("j2"): {JobID: "j1", Attempt: 1, Drain: d}, // j1's drain under j2's key
+		store.DrainKey("j3"): {JobID: "j3", Attempt: 0, Drain: d},
+		store.DrainKey("j4"): {JobID: "j4", Attempt: 1, Drain: d, Expected: []int{0}, Acks: map[int]domain.CheckpointRef{7: {Attempt: 1}}}, // an ack of a rank not asked
 	} {
 		if _, err := env.Etcd.Put(ctx, key, string(store.MustJSON(rec))); err != nil {
 			t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/lockstep-dev/lockstep/shared/contract/codec"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
@@ -44,14 +43,6 @@ func checked[T any](decode func([]byte) (T, error)) func(string, []byte) (T, err
 	return func(_ string, value []byte) (T, error) { return decode(value) }
 }
 
-// shaped decodes a record that has no domain decoder: only its JSON shape
-// is checked.
-func shaped[T any](_ string, value []byte) (T, error) {
-	var v T
-	err := codec.Decode(value, &v)
-	return v, err
-}
-
 // nodeUnder decodes a node registration and checks it is the one its key
 // names: an agent writing nodes/a may not describe node b.
 func nodeUnder(prefix string) func(string, []byte) (domain.Node, error) {
@@ -72,13 +63,9 @@ func nodeUnder(prefix string) func(string, []byte) (domain.Node, error) {
 // the drain loop delete drains/y, not the record it read, every interval
 // for ever.
 func drainUnder(key string, value []byte) (domain.DrainRecord, error) {
-	rec, err := shaped[domain.DrainRecord](key, value)
-	switch {
-	case err != nil:
-	case rec.JobID != strings.TrimPrefix(key, DrainsPrefix):
+	rec, err := domain.DecodeDrainRecord(value)
+	if err == nil && rec.JobID != strings.TrimPrefix(key, DrainsPrefix) {
 		err = errors.Newf("jobId: %q is not the job its key %s names", rec.JobID, key)
-	case rec.Attempt < 1:
-		err = errors.Newf("attempt: %d is not positive", rec.Attempt)
 	}
 	return rec, err
 }

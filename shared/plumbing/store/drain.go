@@ -10,6 +10,23 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
+// GetDrain reads a job's drain in progress; found is false when there is
+// none. A record that does not decode, fails its checks
+// (domain.DecodeDrainRecord) or names another job is an error, with found
+// true.
+func GetDrain(ctx context.Context, kv clientv3.KV, jobID string) (rec domain.DrainRecord, modRev int64, found bool, err error) {
+	key := DrainKey(jobID)
+	resp, err := kv.Get(ctx, key)
+	if err != nil {
+		return rec, 0, false, errors.Wrapf(err, "get %s", key)
+	}
+	if len(resp.Kvs) == 0 {
+		return rec, 0, false, nil
+	}
+	rec, err = drainUnder(key, resp.Kvs[0].Value)
+	return rec, resp.Kvs[0].ModRevision, true, errors.Wrapf(err, "drain record %s", key)
+}
+
 // DeleteDrain deletes a job's drain record if it belongs to attempt or an
 // earlier one (or does not decode: nothing can act on it). A record of a
 // later attempt is a new drain, written since the caller read its own: a
