@@ -62,7 +62,8 @@ func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan
 	// if that is room enough nobody more is evicted.
 	req, seed := requestOf(in, *top), seedFor(top.ID, top.Attempt)
 	draining := false
-	for _, a := range s.allocs.Snapshot() {
+	allocs := s.allocs.Snapshot() // one view for the draining and the candidates
+	for _, a := range allocs {
 		if sj, ok := seen[a.JobID]; ok && sj.job.Drain != nil && sj.job.Attempt == a.Attempt {
 			snap.Release(a.Placement)
 			draining = true
@@ -71,7 +72,7 @@ func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan
 	if draining && place.Place(snap.Clone(), req, now, seed).Code == place.Placed {
 		return
 	}
-	cands := s.candidates(seen, now)
+	cands := candidates(allocs, seen, now)
 	choice, ok := preempt.Choose(snap, req, top.Spec.Priority, cands, now, seed)
 	if !ok {
 		return
@@ -101,9 +102,9 @@ func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan
 
 // candidates are the running gangs (every rank started, no drain under
 // way), with the work each would lose.
-func (s *scheduler) candidates(seen map[string]seenJob, now time.Time) []preempt.Candidate {
+func candidates(allocs map[string]domain.Allocation, seen map[string]seenJob, now time.Time) []preempt.Candidate {
 	var out []preempt.Candidate
-	for _, a := range s.allocs.Snapshot() {
+	for _, a := range allocs {
 		sj, ok := seen[a.JobID]
 		if !ok || a.State != domain.AllocRunning || sj.job.State != domain.StateRunning ||
 			sj.job.Drain != nil || sj.job.Attempt != a.Attempt {
