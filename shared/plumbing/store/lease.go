@@ -30,8 +30,19 @@ type LeaseKeeper struct {
 	// Renew renews the lease once, on a request of its own, and returns
 	// the TTL etcd gave it: 0 (or rpctypes.ErrLeaseNotFound) means gone.
 	Renew func(context.Context) (time.Duration, error)
-	Log   *slog.Logger
+	// Expendable, if set, is asked when a renewal is late or the client
+	// gave the stream up, before any direct renewal: true lets the lease
+	// go (Hold returns ErrLetGo). A pool's idle lease holds nothing, and
+	// during an election renewing every one of them directly would cost
+	// etcd several requests a second each; a new one is granted when
+	// needed.
+	Expendable func() bool
+	Log        *slog.Logger
 }
+
+// ErrLetGo is Hold's answer when it let an expendable lease go rather than
+// renew it directly.
+var ErrLetGo = errors.New("expendable lease let go instead of renewed directly")
 
 // NewLeaseKeeper keeps lease id alive through cli.
 func NewLeaseKeeper(cli *clientv3.Client, id clientv3.LeaseID, ttl time.Duration, log *slog.Logger) LeaseKeeper {
@@ -99,6 +110,9 @@ func (k LeaseKeeper) Hold(ctx context.Context, granted time.Time) error {
 				renewed(time.Duration(resp.TTL) * time.Second)
 				continue
 			}
+			if k.Expendable != nil && k.Expendable() {
+				return ErrLetGo
+			}
 			// Not before half the margin from now: the client may close a
 			// stream that still renews.
 			giveUp := expires.Add(-margin / 2)
@@ -121,6 +135,9 @@ func (k LeaseKeeper) Hold(ctx context.Context, granted time.Time) error {
 			// The client's renewals may just be late (they are checked twice
 			// a second, a busy machine delays them, a frozen etcd leader
 			// blocks them).
+			if k.Expendable != nil && k.Expendable() {
+				return ErrLetGo
+			}
 			giveUp := expires.Add(-margin / 2)
 			left, err := k.renewUntil(ctx, giveUp)
 			if ctx.Err() != nil {

@@ -319,3 +319,47 @@ func TestLeaseKeeperRenewsDirectlyOnTheClientsCadence(t *testing.T) {
 		}
 	}
 }
+
+// An expendable lease (a pool's idle one) whose renewal is late is let go,
+// not renewed directly; one that is not expendable at that moment is
+// renewed, and asked again next time.
+func TestLeaseKeeperLetsAnExpendableLeaseGoWhenLate(t *testing.T) {
+	ttl := 2 * time.Second
+	ka := make(chan *clientv3.LeaseKeepAliveResponse) // the client's renewals never come
+	var renewals, asked atomic.Int32
+	renew := func(context.Context) (time.Duration, error) {
+		renewals.Add(1)
+		return ttl, nil
+	}
+	k := keeper(ttl, stream(ka), renew)
+	k.Expendable = func() bool { return asked.Add(1) > 1 } // lent at first, idle after
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := k.Hold(ctx, time.Now()); !errors.Is(err, ErrLetGo) {
+		t.Fatalf("Hold = %v, want ErrLetGo", err)
+	}
+	if n := renewals.Load(); n != 1 {
+		t.Errorf("%d direct renewals, want 1 (while lent) and none once idle", n)
+	}
+}
+
+// Only an idle lease is retired, and a retired one is never lent again.
+func TestLeasePoolRetiresOnlyIdleLeases(t *testing.T) {
+	p := &LeasePool{ctx: t.Context(), free: []clientv3.LeaseID{1, 2}, lent: map[clientv3.LeaseID]loan{3: {"r", time.Now().Add(time.Minute)}}}
+	if p.retireIfIdle(3) {
+		t.Error("retired a lent lease")
+	}
+	if !p.retireIfIdle(1) {
+		t.Error("an idle lease was not retired")
+	}
+	id, err := p.Lend(t.Context(), "next", time.Now().Add(time.Minute))
+	if err != nil || id != 2 {
+		t.Fatalf("Lend = %x, %v; want the idle lease 2, not the retired 1", id, err)
+	}
+	if p.retireIfIdle(2) {
+		t.Error("retired lease 2 after lending it")
+	}
+	if lent, idle := p.Size(); lent != 2 || idle != 0 {
+		t.Errorf("pool size = %d lent, %d idle; want 2, 0", lent, idle)
+	}
+}

@@ -29,9 +29,11 @@ import (
 // replica may launch it, the lease comes back by itself at the
 // reservation's deadline (the launch deadline, after which the gang is
 // released). Lending a lease that still holds a few keys only costs time;
-// the guarantee does not depend on it: every lease is kept alive by this
-// replica (a LeaseKeeper each, over the client's one keep-alive stream) and
-// all of them expire together when it dies or when ctx ends (they are left
+// the guarantee does not depend on it: every lent lease is kept alive by
+// this replica (a LeaseKeeper each, over the client's one keep-alive
+// stream), and so is every idle one until a renewal of it is late (an etcd
+// election: it is then let go, not renewed directly), and all of them
+// expire together when it dies or when ctx ends (they are left
 // to expire, not revoked: a gang about to pass its barrier can still be
 // made durable by another replica meanwhile).
 type LeasePool struct {
@@ -151,10 +153,17 @@ func (p *LeasePool) grant(ctx context.Context) (clientv3.LeaseID, error) {
 	log := p.log.With("lease", int64(id))
 	// As granted: etcd may raise a TTL below its minimum.
 	keeper := NewLeaseKeeper(p.cli, id, time.Duration(resp.TTL)*time.Second, log)
+	keeper.Expendable = func() bool { return p.retireIfIdle(id) }
 	go func() {
 		err := keeper.Hold(p.ctx, granted)
 		if p.ctx.Err() != nil {
 			return // left to expire with the others
+		}
+		if errors.Is(err, ErrLetGo) {
+			// Left to expire: revoking it is one more request to an etcd
+			// that is already slow to answer.
+			log.Debug("idle reservation lease let go when its renewal was late")
+			return
 		}
 		log.Warn("reservation lease lost; its reservations will be requeued", "err", err)
 		p.drop(id)
@@ -162,15 +171,29 @@ func (p *LeasePool) grant(ctx context.Context) (clientv3.LeaseID, error) {
 	return id, nil
 }
 
+// retireIfIdle takes an idle lease out of the pool, so that it is never
+// lent again, and says whether it was idle; a lent lease stays.
+func (p *LeasePool) retireIfIdle(id clientv3.LeaseID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.unfreeLocked(id)
+}
+
+// unfreeLocked takes id out of the idle leases, if it is one.
+func (p *LeasePool) unfreeLocked(id clientv3.LeaseID) bool {
+	for i, f := range p.free {
+		if f == id {
+			p.free = append(p.free[:i], p.free[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
 // drop forgets a lost lease.
 func (p *LeasePool) drop(id clientv3.LeaseID) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.lent, id)
-	for i, f := range p.free {
-		if f == id {
-			p.free = append(p.free[:i], p.free[i+1:]...)
-			break
-		}
-	}
+	p.unfreeLocked(id)
 }
