@@ -120,7 +120,7 @@ func TestAuthClusterUserPermissions(t *testing.T) {
 	c := startAuthCluster(t)
 	violations := make(chan error, 4)
 	alice, err := nats.Connect(c.NATSURL, nats.UserCredentials(filepath.Join(c.CredsDir, "alice.creds")),
-		nats.CustomInboxPrefix(auth.Identity{Name: "alice"}.InboxPrefix()),
+		nats.CustomInboxPrefix(auth.Identity{Name: "alice", Role: auth.RoleUser}.InboxPrefix()),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { violations <- err }))
 	if err != nil {
 		t.Fatalf("connect as alice: %v", err)

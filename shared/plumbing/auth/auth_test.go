@@ -47,7 +47,7 @@ func startCluster(t *testing.T) *cluster {
 // asynchronous errors (the server's permission violations) arrive on.
 func (c *cluster) connect(t *testing.T, id auth.Identity) (*nats.Conn, <-chan error) {
 	t.Helper()
-	path := filepath.Join(c.dir, "creds", id.Name+".creds")
+	path := filepath.Join(c.dir, "creds", string(id.Role)+"-"+id.Name+".creds")
 	if err := c.auth.WriteCreds(path, id, time.Hour, time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -220,6 +220,24 @@ func TestUserCannotReadAnotherUsersReplies(t *testing.T) {
 	bob, bobErrs := c.connect(t, auth.Identity{Name: "bob", Role: auth.RoleUser})
 	if !subscribeRefused(t, bob, bobErrs, auth.Identity{Name: "alice", Role: auth.RoleUser}.InboxPrefix()+".>") {
 		t.Fatal("bob subscribed to alice's inbox")
+	}
+}
+
+// A person named like a node (or an admin) has an inbox of their own: the
+// node's replies stay the node's.
+func TestPersonNamedLikeANodeCannotReadItsReplies(t *testing.T) {
+	c := startCluster(t)
+	node := auth.Identity{Name: "node-1", Role: auth.RoleNode}
+	person := auth.Identity{Name: "node-1", Role: auth.RoleUser}
+	if node.InboxPrefix() == person.InboxPrefix() {
+		t.Fatalf("node and user node-1 share the inbox %s", node.InboxPrefix())
+	}
+	nc, errs := c.connect(t, person)
+	if !subscribeRefused(t, nc, errs, node.InboxPrefix()+".>") {
+		t.Error("user node-1 subscribed to node node-1's inbox")
+	}
+	if subscribeRefused(t, nc, errs, person.InboxPrefix()+".>") {
+		t.Error("user node-1 may not read its own inbox")
 	}
 }
 

@@ -96,5 +96,14 @@ func CertName(id Identity) string {
 }
 
 // InboxPrefix is where replies to this identity's requests arrive. Each
-// identity gets its own, so no one can subscribe to another's replies.
-func (id Identity) InboxPrefix() string { return "_INBOX_" + id.Name }
+// identity gets its own, so no one can subscribe to another's replies. It
+// is named as the identity's certificate is (CertName): a person's carries
+// the role ("_INBOX_user:alice"), so a person named like a node or an
+// admin never reads that identity's replies. (Creds Lockstep did not
+// issue name no role: their inbox is the name's.)
+func (id Identity) InboxPrefix() string {
+	if id.Role == "" {
+		return "_INBOX_" + id.Name
+	}
+	return "_INBOX_" + CertName(id)
+}

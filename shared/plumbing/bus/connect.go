@@ -41,10 +41,11 @@ func (c credentials) natsOptions() ([]nats.Option, auth.Identity, error) {
 	var id auth.Identity
 	if c.creds != "" {
 		var err error
-		if id, err = CredsIdentity(c.creds); err != nil {
+		var inbox string
+		if id, inbox, err = readCreds(c.creds); err != nil {
 			return nil, id, err
 		}
-		opts = append(opts, nats.UserCredentials(c.creds), nats.CustomInboxPrefix(id.InboxPrefix()))
+		opts = append(opts, nats.UserCredentials(c.creds), nats.CustomInboxPrefix(inbox))
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return nil, id, errors.Newf("TLS client certificate %q and key %q: give both or neither", c.tlsCert, c.tlsKey)
@@ -72,20 +73,29 @@ func (b *Bus) Identity() auth.Identity { return b.identity }
 // choose the inbox prefix the identity's permissions allow and to skip
 // what its role may not do.
 func CredsIdentity(path string) (auth.Identity, error) {
+	id, _, err := readCreds(path)
+	return id, err
+}
+
+// readCreds reads a creds file's identity and the reply inbox its
+// permissions allow: the one subscribe permission _INBOX_….> (creds issued
+// before a person's inbox carried the role allow _INBOX_<name> and keep
+// working with it), or the identity's own where there is none.
+func readCreds(path string) (auth.Identity, string, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return auth.Identity{}, errors.Wrap(err, "creds")
+		return auth.Identity{}, "", errors.Wrap(err, "creds")
 	}
 	token, err := jwt.ParseDecoratedJWT(raw)
 	if err != nil {
-		return auth.Identity{}, errors.Wrapf(err, "creds %s: no user JWT", path)
+		return auth.Identity{}, "", errors.Wrapf(err, "creds %s: no user JWT", path)
 	}
 	claims, err := jwt.DecodeUserClaims(token)
 	if err != nil {
-		return auth.Identity{}, errors.Wrapf(err, "creds %s: not a user JWT", path)
+		return auth.Identity{}, "", errors.Wrapf(err, "creds %s: not a user JWT", path)
 	}
 	if claims.Name == "" {
-		return auth.Identity{}, errors.Newf("creds %s: the user JWT has no name (Lockstep's reply inboxes are named after it)", path)
+		return auth.Identity{}, "", errors.Newf("creds %s: the user JWT has no name (Lockstep's reply inboxes are named after it)", path)
 	}
 	id := auth.Identity{Name: claims.Name}
 	for _, tag := range claims.Tags {
@@ -93,5 +103,14 @@ func CredsIdentity(path string) (auth.Identity, error) {
 			id.Role = auth.Role(r)
 		}
 	}
-	return id, nil
+	var inboxes []string
+	for _, sub := range claims.Sub.Allow {
+		if prefix, ok := strings.CutSuffix(sub, ".>"); ok && strings.HasPrefix(prefix, "_INBOX_") && !strings.ContainsAny(prefix, ".*>") {
+			inboxes = append(inboxes, prefix)
+		}
+	}
+	if len(inboxes) == 1 {
+		return id, inboxes[0], nil
+	}
+	return id, id.InboxPrefix(), nil
 }
