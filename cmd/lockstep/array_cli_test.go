@@ -48,6 +48,10 @@ func TestCancelAnArrayByItsID(t *testing.T) {
 		}
 		return nil
 	})
+	// describe shows one job: an array's ID says which to describe.
+	if _, errOut, code := cli(t, "describe", "arr2", "--nats", url); code == 0 || !strings.Contains(errOut, "arr2 is an array of 3 tasks (arr2_0 … arr2_2)") {
+		t.Errorf("describe of an array: exit %d, %q", code, errOut)
+	}
 	// One task by its ID, then the rest by the array's.
 	if _, errOut, code := cli(t, "scancel", "arr2_1", "--nats", url); code != 0 {
 		t.Fatal(errOut)

@@ -19,6 +19,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
@@ -69,10 +70,10 @@ func waitJob(ctx context.Context, c *client.Client, id string) (domain.Job, erro
 	deadline := time.Now().Add(3 * time.Second)
 	for {
 		j, err := c.Job(ctx, id)
-		if err == nil || !errs.IsNotFound(err) || time.Now().After(deadline) {
+		if err == nil || !errs.IsNotFound(err) || time.Now().After(deadline) || ctx.Err() != nil {
 			return j, err
 		}
-		time.Sleep(100 * time.Millisecond)
+		clock.Sleep(ctx, 100*time.Millisecond)
 	}
 }
 

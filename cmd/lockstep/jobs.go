@@ -16,7 +16,6 @@ import (
 	"github.com/lockstep-dev/lockstep/services/web/view"
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
-	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 )
@@ -176,17 +175,18 @@ func (a *app) describe(cmd *cobra.Command) runE {
 }
 
 func (a *app) describeJob(ctx context.Context, c *client.Client, args []string) error {
-	j, err := c.Job(ctx, args[0])
-	if errs.IsNotFound(err) {
-		// An array's ID has no record of its own: say which to describe.
-		if tasks, terr := c.ArrayTasks(ctx, args[0]); terr == nil && len(tasks) > 0 {
-			return errors.Newf("%s is an array of %d tasks (%s … %s): describe one of them; `lockstep queue -a` lists them",
-				clean(args[0]), len(tasks), clean(tasks[0].ID), clean(tasks[len(tasks)-1].ID))
-		}
-	}
+	// A job submitted a moment ago gets that moment to be admitted, as
+	// for cancel and drain.
+	jobs, array, err := jobsByID(ctx, c, args[0])
 	if err != nil {
 		return err
 	}
+	if array {
+		// An array's ID has no record of its own: say which to describe.
+		return errors.Newf("%s is an array of %d tasks (%s … %s): describe one of them; `lockstep queue -a` lists them",
+			clean(args[0]), len(jobs), clean(jobs[0].ID), clean(jobs[len(jobs)-1].ID))
+	}
+	j := jobs[0]
 	evs, err := c.Events(ctx, j.ID)
 	if errors.Is(err, client.ErrNotYours) {
 		// The record is everyone's to read (as squeue's); the events are
