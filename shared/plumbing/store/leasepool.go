@@ -44,6 +44,8 @@ type LeasePool struct {
 
 	mu   sync.Mutex
 	free []clientv3.LeaseID
+	// stop ends each lease's keeper: the pool's revocations are no loss.
+	stop map[clientv3.LeaseID]context.CancelFunc
 	// lent holds each lent lease's loan.
 	lent map[clientv3.LeaseID]loan
 	// reclaimAt is when lent is next scanned for past deadlines.
@@ -63,7 +65,7 @@ const maxFreeLeases = 256
 // NewLeasePool lends leases of ttl (whole seconds, at least 1), kept alive
 // until ctx ends.
 func NewLeasePool(ctx context.Context, cli *clientv3.Client, ttl time.Duration, log *slog.Logger) *LeasePool {
-	return &LeasePool{ctx: ctx, cli: cli, ttl: ttl, log: log, lent: map[clientv3.LeaseID]loan{}}
+	return &LeasePool{ctx: ctx, cli: cli, ttl: ttl, log: log, lent: map[clientv3.LeaseID]loan{}, stop: map[clientv3.LeaseID]context.CancelFunc{}}
 }
 
 // Lend returns a lease for one reservation, named by borrower, whose keys
@@ -117,6 +119,10 @@ func (p *LeasePool) idleLocked(id clientv3.LeaseID) {
 		p.free = append(p.free, id)
 		return
 	}
+	if stop, ok := p.stop[id]; ok {
+		stop() // before the revocation, which its keeper would take for a loss
+		delete(p.stop, id)
+	}
 	go func() {
 		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
 		defer cancel()
@@ -154,10 +160,19 @@ func (p *LeasePool) grant(ctx context.Context) (clientv3.LeaseID, error) {
 	// As granted: etcd may raise a TTL below its minimum.
 	keeper := NewLeaseKeeper(p.cli, id, time.Duration(resp.TTL)*time.Second, log)
 	keeper.Expendable = func() bool { return p.retireIfIdle(id) }
+	kctx, stop := context.WithCancel(p.ctx)
+	p.mu.Lock()
+	p.stop[id] = stop
+	p.mu.Unlock()
 	go func() {
-		err := keeper.Hold(p.ctx, granted)
-		if p.ctx.Err() != nil {
-			return // left to expire with the others
+		err := keeper.Hold(kctx, granted)
+		stopped := kctx.Err() != nil
+		stop()
+		p.mu.Lock()
+		delete(p.stop, id)
+		p.mu.Unlock()
+		if stopped {
+			return // revoked by the pool, or left to expire with the others
 		}
 		if errors.Is(err, ErrLetGo) {
 			// Left to expire: revoking it is one more request to an etcd

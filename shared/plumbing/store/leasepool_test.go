@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,6 +153,45 @@ func TestLeasePoolLeasesLiveWithThePool(t *testing.T) {
 	}
 	if _, err := pool.Lend(t.Context(), "late", time.Now().Add(time.Minute)); err == nil {
 		t.Error("a closed pool lent a lease")
+	}
+}
+
+// Leases beyond the idle ones a pool keeps are revoked as they come back:
+// that is the pool's own doing, not a lost lease, and is not logged as one.
+func TestLeasePoolRevokesSurplusLeasesQuietly(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := t.Context()
+	var log testenv.LockedBuffer
+	pool := store.NewLeasePool(ctx, env.Etcd, 10*time.Second, slog.New(slog.NewTextHandler(&log, nil)))
+	const n = 260 // more than the pool keeps idle
+	ids := make([]clientv3.LeaseID, n)
+	for i := range ids {
+		id, err := pool.Lend(ctx, fmt.Sprint("r", i), time.Now().Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = id
+	}
+	for i, id := range ids {
+		pool.Return(id, fmt.Sprint("r", i))
+	}
+	last := ids[n-1]
+	testenv.Eventually(t, 10*time.Second, func() error {
+		resp, err := env.Etcd.TimeToLive(ctx, last)
+		if err != nil {
+			return err
+		}
+		if resp.TTL > 0 {
+			return fmt.Errorf("lease %x, returned past the idle limit, still lives", last)
+		}
+		return nil
+	})
+	time.Sleep(time.Second) // a keeper that took the revocation for a loss would log by now
+	if strings.Contains(log.String(), "lease lost") {
+		t.Errorf("the pool's own revocations were logged as lost leases:\n%s", log.String())
+	}
+	if lent, idle := pool.Size(); lent != 0 || idle >= n {
+		t.Errorf("pool size = %d lent, %d idle; want none lent and fewer than %d idle", lent, idle, n)
 	}
 }
 
