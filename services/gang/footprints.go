@@ -37,6 +37,9 @@ func (s *service) dropFootprints(ctx context.Context, active map[string]domain.J
 			continue
 		}
 		full, _, err := s.Jobs.Get(ctx, id)
+		if ctx.Err() != nil {
+			return // stopping: the next replica's pass goes on
+		}
 		if err != nil && !errs.IsNotFound(err) {
 			s.Log.Warn("reconcile: read job", "job", id, "err", err)
 			if since, seen := s.footprintsMissing[id]; seen {
