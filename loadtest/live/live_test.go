@@ -84,6 +84,18 @@ func TestSmallLiveRun(t *testing.T) {
 	if !res.Usage.Measured || res.Usage.CPUSeconds <= 0 {
 		t.Errorf("usage not measured: %+v", res.Usage)
 	}
+	// Every gang's allocation was written and released, and its GPUs
+	// claimed; the report says so per job.
+	w := res.EtcdWrites
+	if w == nil {
+		t.Fatal("etcd writes not counted")
+	}
+	if a, c := w.Families["alloc"], w.Families["claims"]; a.Puts < len(jobs) || a.Deletes < len(jobs) || c.Puts < int(ranks)*8 || w.Revisions < int64(len(jobs)) {
+		t.Errorf("etcd writes %+v: want at least %d allocations put and deleted and %d claims", w, len(jobs), ranks*8)
+	}
+	if md := (Report{Result: res}).Summary(); !strings.Contains(md, "| alloc/ |") {
+		t.Errorf("report has no etcd key family table:\n%s", md)
+	}
 	if err := (Report{Run: report.Run{Kind: "loadtest"}, Result: res}).Write(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}

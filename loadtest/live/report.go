@@ -106,6 +106,7 @@ func (rep Report) Summary() string {
 		}
 		b.WriteString(st.String() + "\n")
 	}
+	b.WriteString(etcdWritesTable(r.EtcdWrites, r.Submitted))
 	fmt.Fprintf(&b, "Virtual agents: %d started, %d exited, %d lost reports; %d report publishes failed.\n\n",
 		r.Agents.Started, r.Agents.Exited, r.Agents.Lost, r.Agents.PublishFailures)
 	if r.BookkeepingOK() {

@@ -81,7 +81,10 @@ type Result struct {
 	// Streams counts the messages each JetStream stream took during the
 	// load phase.
 	Streams StreamMessages `json:"streamMessages,omitempty"`
-	Agents  AgentStats     `json:"agents"`
+	// EtcdWrites counts what the load phase wrote to etcd, read from its
+	// history afterwards.
+	EtcdWrites *EtcdWrites `json:"etcdWrites,omitempty"`
+	Agents     AgentStats  `json:"agents"`
 
 	// Bookkeeping is empty when every submitted job is accounted for in
 	// the events seen; otherwise it lists what is not.

@@ -211,6 +211,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		defer func() { pprof.StopCPUProfile(); _ = pf.Close() }()
 	}
 	seqs := streamSeqs(ctx, b.JS)
+	revBefore, revErr := etcdRevision(ctx, cli)
 	usage := startUsage()
 	lctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
 	defer cancel()
@@ -219,8 +220,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.DeadlineHit = waitEnded(lctx, f, cfg, sub) && lctx.Err() != nil && ctx.Err() == nil
 	res.Usage = usage.stop(res.Mode == "embedded")
 	res.Streams = streamDelta(seqs, streamSeqs(ctx, b.JS))
+	revAfter, err := etcdRevision(ctx, cli)
 	if cfg.CPUProfile != "" {
 		pprof.StopCPUProfile()
+	}
+	if revErr == nil && err == nil {
+		// Read from etcd's history now that the load is measured.
+		if res.EtcdWrites, err = etcdWritesBetween(ctx, cli, revBefore, revAfter); err != nil {
+			cfg.Log.Warn("etcd writes not counted", "err", err)
+		}
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
