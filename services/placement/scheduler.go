@@ -24,8 +24,6 @@ type scheduler struct {
 
 	nodes     *store.Cache[domain.Node]
 	inventory *store.Cache[domain.Node]
-	claims    *store.Cache[domain.Claim]
-	ports     *store.Cache[domain.Claim]
 	allocs    *store.Cache[domain.Allocation]
 	nodeState *store.Cache[domain.NodeState]
 
@@ -81,8 +79,6 @@ func newScheduler(st *config.Started, cfg Config) *scheduler {
 		Started: st, cfg: cfg,
 		nodes:      store.NodeCache(cli, log),
 		inventory:  store.InventoryCache(cli, log),
-		claims:     store.ClaimCache(cli, log),
-		ports:      store.PortClaimCache(cli, log),
 		allocs:     store.AllocationCache(cli, log),
 		nodeState:  store.NodeStateCache(cli, log),
 		view:       newView(),
@@ -97,14 +93,6 @@ func newScheduler(st *config.Started, cfg Config) *scheduler {
 	}
 	pokeNode := func(string, *domain.Node, *domain.Node) { s.poke() }
 	s.nodes.OnChange, s.inventory.OnChange = pokeNode, pokeNode
-	s.claims.OnChange = func(key string, val, _ *domain.Claim) {
-		s.view.claimChanged(key, val)
-		s.poke()
-	}
-	s.ports.OnChange = func(key string, val, _ *domain.Claim) {
-		s.view.portChanged(key, val)
-		s.poke()
-	}
 	s.allocs.OnChange = func(_ string, val, prev *domain.Allocation) {
 		s.view.allocChanged(val, prev)
 		s.poke()
@@ -122,7 +110,7 @@ func (s *scheduler) caches() []interface {
 		Run(context.Context)
 		Ready() <-chan struct{}
 		Rev() int64
-	}{s.nodes, s.inventory, s.claims, s.ports, s.allocs, s.nodeState}
+	}{s.nodes, s.inventory, s.allocs, s.nodeState}
 }
 
 func (s *scheduler) poke() {

@@ -9,21 +9,30 @@ import (
 )
 
 // view is placement's picture of the cluster, kept current from the
-// caches' change callbacks instead of rebuilt from them every cycle:
-// claims, port claims and the cores of allocated ranks are applied as they
-// change, and only the nodes they touch are recomputed. The node set
+// caches' change callbacks instead of rebuilt from them every cycle: the
+// GPUs, cores and MASTER_PORTs each allocation holds are applied as it
+// changes, and only the nodes it touches are recomputed. The node set
 // (registrations, inventory, drain state) changes rarely; when it does the
 // whole snapshot is rebuilt, and its placement index with it. Every cycle
 // gets a clone, which shares the index, so the index (the switch tree from
 // 1,000 nodes' labels) is built once per node set, not once per cycle.
+//
+// What is taken comes from the allocations, not from the claim keys: a
+// reservation's claims and its allocation are written, detached and
+// deleted in the same transactions, so the records say what the keys do,
+// and watching the keys as well cost a watch event per GPU three times
+// over (reserved, detached, released), three quarters of all of etcd's
+// events. A claim no allocation accounts for (left by a crash, or
+// written by hand) is not seen here: a proposal on it fails gang's
+// transaction, which names it, and the reconciler releases it.
 type view struct {
 	mu sync.Mutex
-	// usedGPUs holds, per node, the GPU indices with a claim.
-	usedGPUs map[string]map[int]bool
-	// cpus holds, per node and job, the cores the job's ranks hold there.
+	// gpus and cpus hold, per node and job, the GPU indices and cores the
+	// job's allocation holds there.
+	gpus map[string]map[string][]int
 	cpus map[string]map[string][]int
-	// ports holds the claimed MASTER_PORTs per address.
-	ports map[string]map[int]bool
+	// ports holds, per address and job, the job's MASTER_PORT.
+	ports map[string]map[string]int
 	// dirty names the nodes changed since base was last brought up to date.
 	dirty      map[string]bool
 	portsDirty bool
@@ -35,68 +44,30 @@ type view struct {
 
 func newView() *view {
 	return &view{
-		usedGPUs: map[string]map[int]bool{},
-		cpus:     map[string]map[string][]int{},
-		ports:    map[string]map[int]bool{},
-		dirty:    map[string]bool{},
+		gpus:  map[string]map[string][]int{},
+		cpus:  map[string]map[string][]int{},
+		ports: map[string]map[string]int{},
+		dirty: map[string]bool{},
 	}
 }
 
-// claimChanged applies a change of claims/<node>/<gpu>.
-func (v *view) claimChanged(key string, val *domain.Claim) {
-	node, gpu, ok := store.ParseClaimKey(key)
-	if !ok {
-		return
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	mark(v.usedGPUs, node, gpu, val != nil)
-	v.dirty[node] = true
-}
-
-// portChanged applies a change of ports/<addr>/<port>.
-func (v *view) portChanged(key string, val *domain.Claim) {
-	addr, port, ok := store.ParsePortKey(key)
-	if !ok {
-		return
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	mark(v.ports, addr, port, val != nil)
-	v.portsDirty = true
-}
-
-// mark adds (on) or removes i in set[key], keeping no empty inner set:
-// the view's maps of claimed GPUs and ports hold only what is claimed.
-func mark(set map[string]map[int]bool, key string, i int, on bool) {
-	switch {
-	case on && set[key] == nil:
-		set[key] = map[int]bool{i: true}
-	case on:
-		set[key][i] = true
-	default:
-		delete(set[key], i)
-		if len(set[key]) == 0 {
-			delete(set, key)
-		}
-	}
-}
-
-// allocChanged applies a change of alloc/<job>: the cores its ranks hold.
+// allocChanged applies a change of alloc/<job>: the GPUs, cores and port
+// its gang holds.
 func (v *view) allocChanged(val, prev *domain.Allocation) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if prev != nil {
 		for _, np := range prev.Placement.Nodes {
-			if jobs := v.cpus[np.Node]; jobs != nil {
-				if _, ok := jobs[prev.JobID]; ok {
-					delete(jobs, prev.JobID)
-					v.dirty[np.Node] = true
-				}
-				if len(jobs) == 0 {
-					delete(v.cpus, np.Node)
-				}
+			forget(v.gpus, np.Node, prev.JobID)
+			forget(v.cpus, np.Node, prev.JobID)
+			v.dirty[np.Node] = true
+		}
+		if jobs := v.ports[prev.Placement.MasterAddr]; jobs != nil {
+			delete(jobs, prev.JobID)
+			if len(jobs) == 0 {
+				delete(v.ports, prev.Placement.MasterAddr)
 			}
+			v.portsDirty = true
 		}
 	}
 	if val == nil {
@@ -107,14 +78,37 @@ func (v *view) allocChanged(val, prev *domain.Allocation) {
 		for _, r := range np.Ranks {
 			cores = append(cores, r.CPUs...)
 		}
-		if len(cores) == 0 {
-			continue
-		}
-		if v.cpus[np.Node] == nil {
-			v.cpus[np.Node] = map[string][]int{}
-		}
-		v.cpus[np.Node][val.JobID] = cores
+		hold(v.gpus, np.Node, val.JobID, np.GPUs)
+		hold(v.cpus, np.Node, val.JobID, cores)
 		v.dirty[np.Node] = true
+	}
+	if addr := val.Placement.MasterAddr; addr != "" {
+		if v.ports[addr] == nil {
+			v.ports[addr] = map[string]int{}
+		}
+		v.ports[addr][val.JobID] = val.Placement.MasterPort
+		v.portsDirty = true
+	}
+}
+
+// hold records what job holds on node, if anything.
+func hold(set map[string]map[string][]int, node, job string, held []int) {
+	if len(held) == 0 {
+		return
+	}
+	if set[node] == nil {
+		set[node] = map[string][]int{}
+	}
+	set[node][job] = held
+}
+
+// forget drops what job held on node, keeping no empty inner map.
+func forget(set map[string]map[string][]int, node, job string) {
+	if jobs := set[node]; jobs != nil {
+		delete(jobs, job)
+		if len(jobs) == 0 {
+			delete(set, node)
+		}
 	}
 }
 
@@ -193,19 +187,13 @@ func (v *view) rebuild(cfg Config, live, inv map[string]domain.Node, states map[
 // refresh recomputes one node's free GPUs and cores from the tracked use.
 func (v *view) refresh(nv *place.NodeView) {
 	n := nv.Node
-	used := v.usedGPUs[n.Name]
-	nv.Free = place.FreeGPUs(n, used)
+	nv.Free = place.FreeGPUs(n, union(v.gpus[n.Name]))
 	nv.FreeCPUs = nil
 	jobs := v.cpus[n.Name]
 	if len(jobs) == 0 {
 		return
 	}
-	taken := map[int]bool{}
-	for _, cores := range jobs {
-		for _, c := range cores {
-			taken[c] = true
-		}
-	}
+	taken := union(jobs)
 	// The node's own core lists, not 0..CPUs-1: a discovered node's cores
 	// may have gaps (its agent's cpuset), and a core that does not exist
 	// must never be given out.
@@ -219,10 +207,24 @@ func (v *view) refresh(nv *place.NodeView) {
 
 func (v *view) usedPorts() map[string]map[int]bool {
 	out := make(map[string]map[int]bool, len(v.ports))
-	for addr, ports := range v.ports {
-		out[addr] = make(map[int]bool, len(ports))
-		for p := range ports {
+	for addr, jobs := range v.ports {
+		out[addr] = make(map[int]bool, len(jobs))
+		for _, p := range jobs {
 			out[addr][p] = true
+		}
+	}
+	return out
+}
+
+// union is every index some job holds (nil when none does).
+func union(jobs map[string][]int) map[int]bool {
+	if len(jobs) == 0 {
+		return nil
+	}
+	out := map[int]bool{}
+	for _, held := range jobs {
+		for _, i := range held {
+			out[i] = true
 		}
 	}
 	return out

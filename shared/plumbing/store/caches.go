@@ -20,8 +20,6 @@ var (
 	InventoryCache = cacheOf(InventoryPrefix, nodeUnder(InventoryPrefix))
 	// ClaimCache mirrors the GPU claims (claims/).
 	ClaimCache = cacheOf(ClaimsPrefix, checked(domain.DecodeClaim))
-	// PortClaimCache mirrors the MASTER_PORT claims (ports/).
-	PortClaimCache = cacheOf(PortsPrefix, checked(domain.DecodeClaim))
 	// AllocationCache mirrors the allocation records (alloc/).
 	AllocationCache = cacheOf(AllocPrefix, checked(domain.DecodeAllocation))
 	// DrainCache mirrors the drains in progress (drains/).
