@@ -79,7 +79,7 @@ func newScheduler(st *config.Started, cfg Config) *scheduler {
 		Started: st, cfg: cfg,
 		nodes:      store.NodeCache(cli, log),
 		inventory:  store.InventoryCache(cli, log),
-		allocs:     store.AllocationCache(cli, log),
+		allocs:     store.HoldingsCache(cli, log),
 		nodeState:  store.NodeStateCache(cli, log),
 		view:       newView(),
 		kick:       make(chan struct{}, 1),

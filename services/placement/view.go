@@ -24,7 +24,10 @@ import (
 // over (reserved, detached, released), three quarters of all of etcd's
 // events. A claim no allocation accounts for (left by a crash, or
 // written by hand) is not seen here: a proposal on it fails gang's
-// transaction, which names it, and the reconciler releases it.
+// transaction, which names it, and the reconciler releases it. The
+// records come from store.HoldingsCache, which drops only the records
+// the reconciler releases as malformed, so none of them is taken for free
+// while its claims stay.
 type view struct {
 	mu sync.Mutex
 	// gpus and cpus hold, per node and job, the GPU indices and cores the

@@ -3,6 +3,8 @@ package store_test
 import (
 	"encoding/json"
 	"log/slog"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -68,7 +70,7 @@ func TestDrainCacheKeepsOnlyRecordsOfTheirKeysJob(t *testing.T) {
 		store.DrainKey("j3"): {JobID: "j3", Attempt: 0, Drain: d},
 		store.DrainKey("j4"): {JobID: "j4", Attempt: 1, Drain: d, Expected: []int{0}, Acks: map[int]domain.CheckpointRef{7: {Attempt: 1}}}, // an ack of a rank not asked
 	} {
-		if _, err := env.Etcd.Put(ctx, key, string(store.MustJSON(rec))); err != nil {
+		if _, err := env.Etcd.Put(ctx, key, store.MustJSON(rec)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -77,5 +79,49 @@ func TestDrainCacheKeepsOnlyRecordsOfTheirKeysJob(t *testing.T) {
 	<-c.Ready()
 	if got := c.Snapshot(); len(got) != 1 || got[store.DrainKey("j1")].JobID != "j1" {
 		t.Fatalf("loaded %v, want only j1's", got)
+	}
+}
+
+// Placement's holdings cache drops exactly the records gang's reconciler
+// releases as malformed (a placement naming a GPU twice, a job other than
+// its key's). One that only fails the stricter domain checks (an exit code
+// out of range) stays in it, GPUs and all: its claim keys stay too, and a
+// view without it would offer those GPUs again and again. The strict
+// cache drops all three.
+func TestHoldingsCacheDropsWhatTheReconcilerReleases(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := t.Context()
+	alloc := func(job string, gpus []int, exited map[string]int) domain.Allocation {
+		p := testenv.GangPlacement([]string{"n1"}, 8, 29500)
+		if gpus != nil {
+			p.Nodes[0].GPUs = gpus
+		}
+		return domain.Allocation{JobID: job, Attempt: 1, State: domain.AllocRunning, Exited: exited, Placement: p}
+	}
+	for key, rec := range map[string]domain.Allocation{
+		store.AllocKey("ok"):      alloc("ok", nil, nil),
+		store.AllocKey("oddexit"): alloc("oddexit", nil, map[string]int{"n1": 999}),
+		store.AllocKey("twice"):   alloc("twice", []int{2, 2, 3, 4, 5, 6, 7, 0}, nil),
+		store.AllocKey("other"):   alloc("ok", nil, nil),
+	} {
+		if _, err := env.Etcd.Put(ctx, key, store.MustJSON(rec)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.DecodeAllocation(key, []byte(store.MustJSON(rec))); (err == nil) != (key == store.AllocKey("ok") || key == store.AllocKey("oddexit")) {
+			t.Fatalf("%s: the reconciler's decoder says %v", key, err)
+		}
+	}
+	holdings := store.HoldingsCache(env.Etcd, slog.New(slog.DiscardHandler))
+	strict := store.AllocationCache(env.Etcd, slog.New(slog.DiscardHandler))
+	for _, c := range []*store.Cache[domain.Allocation]{holdings, strict} {
+		go c.Run(ctx)
+		<-c.Ready()
+	}
+	got := holdings.Snapshot()
+	if len(got) != 2 || got[store.AllocKey("ok")].JobID != "ok" || got[store.AllocKey("oddexit")].JobID != "oddexit" {
+		t.Errorf("holdings cache loaded %v, want ok and oddexit", slices.Sorted(maps.Keys(got)))
+	}
+	if s := strict.Snapshot(); len(s) != 1 {
+		t.Errorf("the strict cache loaded %v, want only ok: the odd exit code fails the domain checks, the others the reconciler's", slices.Sorted(maps.Keys(s)))
 	}
 }

@@ -20,8 +20,15 @@ var (
 	InventoryCache = cacheOf(InventoryPrefix, nodeUnder(InventoryPrefix))
 	// ClaimCache mirrors the GPU claims (claims/).
 	ClaimCache = cacheOf(ClaimsPrefix, checked(domain.DecodeClaim))
-	// AllocationCache mirrors the allocation records (alloc/).
-	AllocationCache = cacheOf(AllocPrefix, checked(domain.DecodeAllocation))
+	// AllocationCache mirrors the allocation records (alloc/): every field
+	// checked, and each the record of the job its key names.
+	AllocationCache = cacheOf(AllocPrefix, allocationUnder)
+	// HoldingsCache mirrors the allocation records as gang's reconciler
+	// reads them (DecodeAllocation): the record of its key's job, naming
+	// each node and GPU once. A record it leaves out is one the reconciler
+	// releases with its keys, so what it holds is what the claim keys do;
+	// placement takes what is taken from it.
+	HoldingsCache = cacheOf(AllocPrefix, DecodeAllocation)
 	// DrainCache mirrors the drains in progress (drains/).
 	DrainCache = cacheOf(DrainsPrefix, drainUnder)
 	// NodeStateCache mirrors the operators' node drains (nodestate/).
@@ -54,6 +61,17 @@ func nodeUnder(prefix string) func(string, []byte) (domain.Node, error) {
 		}
 		return n, nil
 	}
+}
+
+// allocationUnder decodes an allocation with every domain check and the
+// reconciler's (CheckAllocation): a record at alloc/x naming job y would
+// have y's gang drained or preempted for x's.
+func allocationUnder(key string, value []byte) (domain.Allocation, error) {
+	a, err := domain.DecodeAllocation(value)
+	if err == nil {
+		err = CheckAllocation(key, a)
+	}
+	return a, err
 }
 
 // drainUnder decodes a drain record and checks it is of the job its key
