@@ -71,7 +71,7 @@ func (s *service) dropFootprints(ctx context.Context, active map[string]domain.J
 				continue
 			}
 		}
-		if lifecycle.FootprintDone(domain.BriefOf(f.job), f.err == nil) {
+		if lifecycle.FootprintDone(f.job, f.err == nil) {
 			done = append(done, f)
 		}
 	}
@@ -82,7 +82,7 @@ func (s *service) dropFootprints(ctx context.Context, active map[string]domain.J
 type footprintRead struct {
 	key, id string
 	rev     int64
-	job     domain.Job
+	job     domain.JobBrief // what the decision needs, not the whole record
 	err     error
 }
 
@@ -94,7 +94,9 @@ func (s *service) readFootprintJobs(ctx context.Context, listed []footprintRead)
 	for range min(footprintReaders, len(listed)) {
 		wg.Go(func() {
 			for f := range next {
-				f.job, _, f.err = s.Jobs.Get(ctx, f.id)
+				var full domain.Job
+				full, _, f.err = s.Jobs.Get(ctx, f.id)
+				f.job = domain.BriefOf(full)
 			}
 		})
 	}
@@ -112,7 +114,7 @@ func (s *service) readFootprintJobs(ctx context.Context, listed []footprintRead)
 // many in one transaction: each delete is a transaction of its own inside
 // it, so one footprint changed since keeps no other.
 func (s *service) deleteFootprints(ctx context.Context, done []footprintRead) {
-	for start := 0; start < len(done); start += footprintDeleteBatch {
+	for start := 0; start < len(done) && ctx.Err() == nil; start += footprintDeleteBatch {
 		batch := done[start:min(start+footprintDeleteBatch, len(done))]
 		ops := make([]clientv3.Op, len(batch))
 		for i, f := range batch {
