@@ -70,8 +70,11 @@ func waitJob(ctx context.Context, c *client.Client, id string) (domain.Job, erro
 	deadline := time.Now().Add(3 * time.Second)
 	for {
 		j, err := c.Job(ctx, id)
-		if err == nil || !errs.IsNotFound(err) || time.Now().After(deadline) || ctx.Err() != nil {
+		if err == nil || !errs.IsNotFound(err) || time.Now().After(deadline) {
 			return j, err
+		}
+		if ctx.Err() != nil {
+			return j, ctx.Err()
 		}
 		clock.Sleep(ctx, 100*time.Millisecond)
 	}

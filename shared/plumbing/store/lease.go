@@ -32,8 +32,8 @@ type LeaseKeeper struct {
 	Renew func(context.Context) (time.Duration, error)
 	// Expendable, if set, is asked when a renewal is late or the client
 	// gave the stream up, before any direct renewal: true lets the lease
-	// go (Hold returns ErrLetGo). A pool's idle lease holds nothing, and
-	// during an election renewing every one of them directly would cost
+	// go (Hold returns ErrLetGo). A pool's idle lease holds nothing (or
+	// the keys of a gang past its launch deadline), and during an election renewing every one of them directly would cost
 	// etcd several requests a second each; a new one is granted when
 	// needed.
 	Expendable func() bool

@@ -32,7 +32,9 @@ import (
 // the guarantee does not depend on it: every lent lease is kept alive by
 // this replica (a LeaseKeeper each, over the client's one keep-alive
 // stream), and so is every idle one until a renewal of it is late (an etcd
-// election: it is then let go, not renewed directly), and all of them
+// election: it is then let go, not renewed directly; one taken back at its
+// deadline may still hold the keys of a gang no one launched, which then
+// expire with it, as they would with a dead replica), and all of them
 // expire together when it dies or when ctx ends (they are left
 // to expire, not revoked: a gang about to pass its barrier can still be
 // made durable by another replica meanwhile).
