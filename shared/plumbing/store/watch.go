@@ -147,11 +147,12 @@ func Watch(ctx context.Context, cli *clientv3.Client, key string, after int64, o
 // open starts the etcd watch and returns it with the context it was
 // opened with (its metadata names its stream). etcd's client returns a
 // watch only once the member has answered that it created it, which a
-// frozen member never does. So it is opened aside; if no member has
-// created it after watchHedge, it is opened again on a stream of its own,
-// which the client sends to the next member, and whichever is created
-// first is kept (the other is cancelled, which unblocks the client).
-// Without the second try, a watch sent to the frozen member would cost
+// frozen member never does. So it is opened aside; while no member has
+// created it, it is opened again every watchHedge on a stream of its own,
+// which the client usually sends to another member, and whichever is
+// created first is kept (the others are cancelled, which unblocks the
+// client).
+// Without the other tries, a watch sent to the frozen member would cost
 // the whole WatchStall, and the one that replaces it has the same chance
 // of going there again. open gives up after WatchStall.
 func open(ctx context.Context, cli *clientv3.Client, key string, opts []clientv3.OpOption) (clientv3.WatchChan, context.Context, error) {
@@ -160,7 +161,9 @@ func open(ctx context.Context, cli *clientv3.Client, key string, opts []clientv3
 		stream context.Context
 		cancel context.CancelFunc
 	}
-	created := make(chan try, 2)
+	// Room for every try's answer: one that comes after open returned
+	// (a try cancelled, or created too late) must not block its goroutine.
+	created := make(chan try, watchTries)
 	var tries []try
 	start := func() {
 		// Watches whose contexts carry the same metadata share a stream.
@@ -181,7 +184,11 @@ func open(ctx context.Context, cli *clientv3.Client, key string, opts []clientv3
 		}
 	}
 	start()
-	hedge := time.NewTimer(watchHedge)
+	// Another try every watchHedge, not one: the client's balancer picks
+	// each stream's member afresh (round robin from a random start,
+	// restarted whenever a connection changes state), so a second try can
+	// land on the frozen member too.
+	hedge := time.NewTicker(watchHedge)
 	defer hedge.Stop()
 	stall := time.NewTimer(WatchStall)
 	defer stall.Stop()
@@ -191,7 +198,9 @@ func open(ctx context.Context, cli *clientv3.Client, key string, opts []clientv3
 			keep(t.stream)
 			return t.in, t.stream, nil
 		case <-hedge.C:
-			start()
+			if len(tries) < watchTries {
+				start()
+			}
 		case <-stall.C:
 			keep(nil)
 			return nil, nil, errors.Newf("etcd member gave no answer to the watch's creation in %s", WatchStall)
@@ -203,8 +212,12 @@ func open(ctx context.Context, cli *clientv3.Client, key string, opts []clientv3
 }
 
 // watchHedge is how long open waits for a member to create a watch before
-// asking the next one too: a live member creates it in milliseconds.
+// asking again: a live member creates it in milliseconds.
 const watchHedge = WatchStall / 4
+
+// watchTries bounds the tries of one open: one every watchHedge until
+// WatchStall.
+const watchTries = int(WatchStall/watchHedge) + 1
 
 // etcdWatchBatchRevs is how many distinct revisions etcd sends a watcher
 // that is catching up in one response (its watchBatchMaxRevs).
