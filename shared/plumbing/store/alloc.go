@@ -51,16 +51,22 @@ func AllocationDeletes(a domain.Allocation) []clientv3.Op {
 // and its ModRevision, so the caller can release it (ReleaseJob) instead
 // of retrying on it.
 func GetAllocation(ctx context.Context, kv clientv3.KV, jobID string) (a domain.Allocation, modRev int64, found bool, err error) {
-	key := AllocKey(jobID)
+	return getDecoded(ctx, kv, AllocKey(jobID), DecodeAllocation)
+}
+
+// getDecoded reads one key and decodes its value with the decoder its
+// cache uses; found is false when the key does not exist. A value that
+// fails decode is an error with found true and its ModRevision.
+func getDecoded[T any](ctx context.Context, kv clientv3.KV, key string, decode func(key string, value []byte) (T, error)) (v T, modRev int64, found bool, err error) {
 	resp, err := kv.Get(ctx, key)
 	if err != nil {
-		return a, 0, false, errors.Wrapf(err, "get %s", key)
+		return v, 0, false, errors.Wrapf(err, "get %s", key)
 	}
 	if len(resp.Kvs) == 0 {
-		return a, 0, false, nil
+		return v, 0, false, nil
 	}
-	a, err = DecodeAllocation(key, resp.Kvs[0].Value)
-	return a, resp.Kvs[0].ModRevision, true, err
+	v, err = decode(key, resp.Kvs[0].Value)
+	return v, resp.Kvs[0].ModRevision, true, err
 }
 
 // DecodeAllocation decodes the value of an allocation key and checks it

@@ -15,16 +15,8 @@ import (
 // (domain.DecodeDrainRecord) or names another job is an error, with found
 // true.
 func GetDrain(ctx context.Context, kv clientv3.KV, jobID string) (rec domain.DrainRecord, modRev int64, found bool, err error) {
-	key := DrainKey(jobID)
-	resp, err := kv.Get(ctx, key)
-	if err != nil {
-		return rec, 0, false, errors.Wrapf(err, "get %s", key)
-	}
-	if len(resp.Kvs) == 0 {
-		return rec, 0, false, nil
-	}
-	rec, err = drainUnder(key, resp.Kvs[0].Value)
-	return rec, resp.Kvs[0].ModRevision, true, errors.Wrapf(err, "drain record %s", key)
+	rec, modRev, found, err = getDecoded(ctx, kv, DrainKey(jobID), drainUnder)
+	return rec, modRev, found, errors.Wrapf(err, "drain record %s", DrainKey(jobID))
 }
 
 // DeleteDrain deletes a job's drain record if it belongs to attempt or an

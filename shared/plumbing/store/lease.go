@@ -110,7 +110,7 @@ func (k LeaseKeeper) Hold(ctx context.Context, granted time.Time) error {
 				renewed(time.Duration(resp.TTL) * time.Second)
 				continue
 			}
-			if k.Expendable != nil && k.Expendable() {
+			if k.expendable() {
 				return ErrLetGo
 			}
 			// Not before half the margin from now: the client may close a
@@ -135,7 +135,7 @@ func (k LeaseKeeper) Hold(ctx context.Context, granted time.Time) error {
 			// The client's renewals may just be late (they are checked twice
 			// a second, a busy machine delays them, a frozen etcd leader
 			// blocks them).
-			if k.Expendable != nil && k.Expendable() {
+			if k.expendable() {
 				return ErrLetGo
 			}
 			giveUp := expires.Add(-margin / 2)
@@ -150,6 +150,10 @@ func (k LeaseKeeper) Hold(ctx context.Context, granted time.Time) error {
 		}
 	}
 }
+
+// expendable asks Expendable, if set, whether to let the lease go rather
+// than renew it directly.
+func (k LeaseKeeper) expendable() bool { return k.Expendable != nil && k.Expendable() }
 
 // LateAfter is how long after the last renewal a holder stops waiting for
 // the client's next one and renews directly: the client renews every TTL/3
