@@ -7,8 +7,8 @@ import (
 )
 
 // coalesce is the least time between two broadcasts: a burst of changes
-// (a gang's claims land as one transaction, but as many watch events)
-// becomes one re-render per page.
+// (jobs starting and ending together are many watch events) becomes one
+// re-render per page.
 const coalesce = 250 * time.Millisecond
 
 // hub tells the open pages that something they show changed. The watches

@@ -203,16 +203,14 @@ func (r *rig) addJob(t *testing.T, j domain.Job) {
 	}
 }
 
-// claim writes the claims of a job's placement.
+// claim writes a running job's allocation record, and only it: the web
+// UI takes the GPUs a job holds from the record, not from the claim keys
+// gang writes beside it.
 func (r *rig) claim(t *testing.T, j domain.Job) {
 	t.Helper()
-	for _, np := range j.Placement.Nodes {
-		for _, g := range np.GPUs {
-			c := domain.Claim{JobID: j.ID, Attempt: j.Attempt}
-			if _, err := r.env.Etcd.Put(context.Background(), store.ClaimKey(np.Node, g), store.MustJSON(c)); err != nil {
-				t.Fatal(err)
-			}
-		}
+	a := domain.Allocation{JobID: j.ID, Attempt: j.Attempt, State: domain.AllocRunning, Placement: *j.Placement}
+	if _, err := r.env.Etcd.Put(context.Background(), store.AllocKey(j.ID), store.MustJSON(a)); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package web is the dashboard: a service like the others (any number of
-// replicas, no state of its own) that follows the nodes, claims and node
-// drains in etcd, the jobs KV and the events stream, and serves the
+// replicas, no state of its own) that follows the nodes, allocations and
+// node drains in etcd, the jobs KV and the events stream, and serves the
 // fabric, queue, job and cluster pages as server-rendered HTML. Open pages
 // stay current through Server-Sent Events: each change a watch delivers
 // re-renders the page's live part and sends it (see hub). The view models

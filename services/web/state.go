@@ -23,10 +23,16 @@ const maxSamples = 3600
 // state is what one web replica follows: the etcd prefixes the fabric is
 // drawn from, every job record, and the samples taken since it started.
 // Each replica follows on its own, so any number can serve.
+//
+// Which GPUs are taken comes from the allocation records, as placement
+// reads them (store.HoldingsCache), not from the claim keys: an
+// allocation is written, detached and deleted in the same transactions
+// as its claims, and it is one watch event where its claims are one per
+// GPU, written three times (50 of a job's 65 key events at load).
 type state struct {
 	inventory, live *store.Cache[domain.Node]
 	nodeState       *store.Cache[domain.NodeState]
-	claims          *store.Cache[domain.Claim]
+	holdings        *store.Cache[domain.Allocation]
 
 	mu      sync.RWMutex
 	jobs    map[string]domain.Job
@@ -37,13 +43,13 @@ type state struct {
 func newState(cli *clientv3.Client, log *slog.Logger, h *hub) *state {
 	s := &state{
 		inventory: store.InventoryCache(cli, log), live: store.NodeCache(cli, log),
-		nodeState: store.NodeStateCache(cli, log), claims: store.ClaimCache(cli, log),
+		nodeState: store.NodeStateCache(cli, log), holdings: store.HoldingsCache(cli, log),
 		jobs: map[string]domain.Job{},
 	}
 	s.inventory.OnChange = func(string, *domain.Node, *domain.Node) { h.changed() }
 	s.live.OnChange = s.inventory.OnChange
 	s.nodeState.OnChange = func(string, *domain.NodeState, *domain.NodeState) { h.changed() }
-	s.claims.OnChange = func(string, *domain.Claim, *domain.Claim) { h.changed() }
+	s.holdings.OnChange = func(string, *domain.Allocation, *domain.Allocation) { h.changed() }
 	return s
 }
 
@@ -52,7 +58,7 @@ func (s *state) run(ctx context.Context) {
 	go s.inventory.Run(ctx)
 	go s.live.Run(ctx)
 	go s.nodeState.Run(ctx)
-	go s.claims.Run(ctx)
+	go s.holdings.Run(ctx)
 }
 
 // applyJob takes one entry of the jobs KV. A record that does not decode
@@ -115,21 +121,41 @@ func (s *state) fabricInput(collapseAbove int) view.FabricInput {
 	for k, v := range s.nodeState.Snapshot() {
 		states[strings.TrimPrefix(k, store.NodeStatePrefix)] = v
 	}
-	claims := map[string]map[int]domain.Claim{}
-	for k, c := range s.claims.Snapshot() {
-		node, gpu, ok := store.ParseClaimKey(k)
-		if !ok {
-			continue
-		}
-		if claims[node] == nil {
-			claims[node] = map[int]domain.Claim{}
-		}
-		claims[node][gpu] = c
-	}
 	return view.FabricInput{
 		Inventory: byName(s.inventory.Snapshot()), Live: byName(s.live.Snapshot()),
-		States: states, Claims: claims, Jobs: s.jobMap(), CollapseAbove: collapseAbove,
+		States: states, Claims: gpuClaims(s.holdings.Snapshot()), Jobs: s.jobMap(), CollapseAbove: collapseAbove,
 	}
+}
+
+// gpuClaims is the claim each allocation holds on each of its GPUs:
+// node → GPU index → claim. (The cache checked that no two records name
+// the same GPU of a node twice within one; across records gang's
+// transaction keeps them apart.)
+func gpuClaims(allocs map[string]domain.Allocation) map[string]map[int]domain.Claim {
+	claims := map[string]map[int]domain.Claim{}
+	for _, a := range allocs {
+		c := domain.Claim{JobID: a.JobID, Attempt: a.Attempt}
+		for _, np := range a.Placement.Nodes {
+			if claims[np.Node] == nil {
+				claims[np.Node] = map[int]domain.Claim{}
+			}
+			for _, g := range np.GPUs {
+				claims[np.Node][g] = c
+			}
+		}
+	}
+	return claims
+}
+
+// usedGPUs counts the GPUs the allocations hold.
+func usedGPUs(allocs map[string]domain.Allocation) int {
+	n := 0
+	for _, a := range allocs {
+		for _, np := range a.Placement.Nodes {
+			n += len(np.GPUs)
+		}
+	}
+	return n
 }
 
 // sample records the cluster's totals now: a new sample, or the last one
@@ -141,7 +167,7 @@ func (s *state) sample(now time.Time) {
 		smp.GPUs += n.GPUs
 		smp.UpNodes++
 	}
-	smp.UsedGPUs = len(s.claims.Snapshot())
+	smp.UsedGPUs = usedGPUs(s.holdings.Snapshot())
 	smp.FreeGPUs = smp.GPUs - smp.UsedGPUs
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -18,8 +18,6 @@ var (
 	NodeCache = cacheOf(NodesPrefix, nodeUnder(NodesPrefix))
 	// InventoryCache mirrors every node's capacity, up or down (inventory/).
 	InventoryCache = cacheOf(InventoryPrefix, nodeUnder(InventoryPrefix))
-	// ClaimCache mirrors the GPU claims (claims/).
-	ClaimCache = cacheOf(ClaimsPrefix, checked(domain.DecodeClaim))
 	// AllocationCache mirrors the allocation records (alloc/): every field
 	// checked, and each the record of the job its key names.
 	AllocationCache = cacheOf(AllocPrefix, allocationUnder)
@@ -27,7 +25,7 @@ var (
 	// reads them (DecodeAllocation): the record of its key's job, naming
 	// each node and GPU once. A record it leaves out is one the reconciler
 	// releases with its keys, so what it holds is what the claim keys do;
-	// placement takes what is taken from it.
+	// placement and the web UI take what is taken from it.
 	HoldingsCache = cacheOf(AllocPrefix, DecodeAllocation)
 	// DrainCache mirrors the drains in progress (drains/).
 	DrainCache = cacheOf(DrainsPrefix, drainUnder)
