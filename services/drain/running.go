@@ -33,18 +33,30 @@ func (r *runningJobs) snapshot() []domain.Job {
 
 // apply mirrors one job record (jobs.Store.Follow hands it every record,
 // replayed and live): an active job is kept, and a finished one's timing
-// is added up once (a watch that starts again replays every record).
+// is added up once (a watch that starts again replays every record). A
+// record that retention deletes is forgotten, its timing kept: no replay
+// brings it back, so remembering its ID would only grow with every job
+// the cluster ever ran.
 func (r *runningJobs) apply(e jobs.Entry) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if e.Deleted {
+		delete(r.jobs, e.Key)
+		delete(r.ended, e.Key)
+		return
+	}
 	j, err := jobs.Decode(e.Value)
-	if !e.Deleted && err == nil && j.State.Active() {
-		r.jobs[j.ID] = j
+	if err != nil || j.ID != e.Key {
+		delete(r.jobs, e.Key) // lockstep check names a record that does not decode
+		return
+	}
+	if j.State.Active() {
+		r.jobs[e.Key] = j
 	} else {
 		delete(r.jobs, e.Key)
 	}
-	if err == nil && j.State.Terminal() && !r.ended[j.ID] {
-		r.ended[j.ID] = true
+	if j.State.Terminal() && !r.ended[e.Key] {
+		r.ended[e.Key] = true
 		r.endedTiming = r.endedTiming.Plus(j.Timing)
 	}
 }
