@@ -52,4 +52,10 @@ func TestUsageOfARequeuedAttempt(t *testing.T) {
 	if len(s.usage) != 0 {
 		t.Errorf("a deleted record is still charged as running: %v", s.usage)
 	}
+	// Retention deletes a finished job's record: the job is forgotten,
+	// its hours stay charged.
+	s.jobChanged(jobs.Entry{Key: "big", Deleted: true})
+	if len(s.folded) != 0 || len(s.ended) != 0 || math.Abs(charged()-160) > 1e-9 {
+		t.Errorf("after the record's deletion: folded %v, ended %v, charged %.2f GPU-hours, want none, none, 160", s.folded, s.ended, charged())
+	}
 }

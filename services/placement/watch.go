@@ -14,12 +14,20 @@ import (
 // live), and wakes the cycle.
 func (s *scheduler) jobChanged(e jobs.Entry) {
 	s.mu.Lock()
-	j, err := jobs.Decode(e.Value)
-	switch {
-	case e.Deleted:
+	defer s.poke()
+	defer s.mu.Unlock()
+	if e.Deleted {
+		// Retention deleted the record. Forget the job everywhere, folded
+		// too: no replay brings the record back, and a mark kept per job
+		// would grow with every job the leader ever saw.
 		delete(s.active, e.Key)
 		delete(s.ended, e.Key)
 		delete(s.usage, e.Key)
+		delete(s.folded, e.Key)
+		return
+	}
+	j, err := jobs.Decode(e.Value)
+	switch {
 	case err != nil:
 		s.Log.Warn("undecodable job record", "job", e.Key, "err", err)
 	case j.State == domain.StatePending || j.State.Active():
@@ -32,8 +40,6 @@ func (s *scheduler) jobChanged(e jobs.Entry) {
 	if err == nil {
 		s.recordUsage(j)
 	}
-	s.mu.Unlock()
-	s.poke()
 }
 
 // recordUsage keeps a job's GPU use for fair share: as a record while it
