@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -382,10 +383,15 @@ func (e *executor) endRegistration(reason string, grace time.Duration) {
 	e.mu.Unlock()
 }
 
-// keepOnly stops every gang for which keep returns false and waits for them.
+// keepOnly stops every gang for which keep returns false and waits for
+// them, and forgets the jobs it does not keep: their assignments are gone,
+// deleted while the watch that would have said so was down.
 func (e *executor) keepOnly(keep func(jobID string) bool, reason string) {
 	e.endPulls(keep)
 	e.stopGangs(keep, reason, e.cfg.StopGrace)
+	e.mu.Lock()
+	maps.DeleteFunc(e.launched, func(jobID string, _ int) bool { return !keep(jobID) })
+	e.mu.Unlock()
 }
 
 func (e *executor) stopGangs(keep func(jobID string) bool, reason string, grace time.Duration) {

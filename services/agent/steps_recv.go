@@ -240,7 +240,12 @@ func (e *executor) runStep(g *localGang, to string, l domain.StepLaunch, idx int
 			stdout.flush()
 			stderr.flush()
 			g.steps.mu.Lock()
-			g.steps.running[l.Step] = slices.DeleteFunc(g.steps.running[l.Step], func(q rank) bool { return q == p })
+			left := slices.DeleteFunc(g.steps.running[l.Step], func(q rank) bool { return q == p })
+			if len(left) == 0 {
+				delete(g.steps.running, l.Step) // a batch script may run millions of steps
+			} else {
+				g.steps.running[l.Step] = left
+			}
 			g.steps.mu.Unlock()
 			exit(code, "")
 		}()
