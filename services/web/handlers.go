@@ -24,12 +24,13 @@ func (s *server) queueModel() view.Queue {
 }
 
 func (s *server) clusterModel() view.Cluster {
-	return view.BuildCluster(view.ClusterInput{Samples: s.state.history(), Jobs: s.state.jobList(), Fabric: s.fabricModel(), Now: s.cfg.Now()})
+	return view.BuildCluster(view.ClusterInput{Samples: s.state.history(), Jobs: s.state.jobList(), Ended: s.state.endedList(), Fabric: s.fabricModel(), Now: s.cfg.Now()})
 }
 
-// record is job id's record from the follower, or from the KV for one it
-// has not delivered yet (a job submitted a moment ago); found is false
-// when there is none.
+// record is job id's record from the follower, or from the KV for a
+// finished job (the follower keeps little of those) or one it has not
+// delivered yet (a job submitted a moment ago); found is false when there
+// is none.
 func (s *server) record(ctx context.Context, id string) (j domain.Job, found bool, err error) {
 	if j, ok := s.state.job(id); ok {
 		return j, true, nil

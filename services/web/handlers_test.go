@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
@@ -54,6 +55,17 @@ func TestPagesShowWhatTheClusterHolds(t *testing.T) {
 		}
 		if strings.Contains(body, "/jobs/train-1/cancel") {
 			return errorf("a read-only dashboard shows a cancel button")
+		}
+		return nil
+	})
+	// A finished job's page: the replica keeps little of its record, so
+	// the page reads it from the bucket.
+	done := runningJob("done-1", "", "n2", now.Add(-time.Hour))
+	done.State, done.EndedAt = domain.StateSucceeded, now
+	r.addJob(t, done)
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if _, body := r.mustGet(t, "/jobs/done-1"); !strings.Contains(body, `id="job-state">succeeded<`) {
+			return errorf("finished job's page lacks its state")
 		}
 		return nil
 	})

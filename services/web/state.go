@@ -34,8 +34,13 @@ type state struct {
 	nodeState       *store.Cache[domain.NodeState]
 	holdings        *store.Cache[domain.Allocation]
 
-	mu      sync.RWMutex
+	mu sync.RWMutex
+	// jobs are the records of unfinished jobs; ended keeps only what the
+	// cluster page shows of each finished one the bucket retains (days of
+	// them: a whole record is some kilobytes), and a finished job's page
+	// reads its record from the bucket.
 	jobs    map[string]domain.Job
+	ended   map[string]view.Ended
 	samples []view.Sample
 }
 
@@ -44,7 +49,7 @@ func newState(cli *clientv3.Client, log *slog.Logger, h *hub) *state {
 	s := &state{
 		inventory: store.InventoryCache(cli, log), live: store.NodeCache(cli, log),
 		nodeState: store.NodeStateCache(cli, log), holdings: store.HoldingsCache(cli, log),
-		jobs: map[string]domain.Job{},
+		jobs: map[string]domain.Job{}, ended: map[string]view.Ended{},
 	}
 	s.inventory.OnChange = func(string, *domain.Node, *domain.Node) { h.changed() }
 	s.live.OnChange = s.inventory.OnChange
@@ -63,25 +68,26 @@ func (s *state) run(ctx context.Context) {
 
 // applyJob takes one entry of the jobs KV. A record that does not decode
 // is left out (lockstep check names it), as the services do.
-func (s *state) applyJob(log *slog.Logger, e jobs.Entry) bool {
+func (s *state) applyJob(log *slog.Logger, e jobs.Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.jobs, e.Key)
+	delete(s.ended, e.Key)
 	if e.Deleted {
-		_, had := s.jobs[e.Key]
-		delete(s.jobs, e.Key)
-		return had
+		return
 	}
 	j, err := jobs.Decode(e.Value)
-	if err != nil || j.ID != e.Key {
+	switch {
+	case err != nil || j.ID != e.Key:
 		log.Warn("job record skipped", "key", e.Key, "err", err)
-		delete(s.jobs, e.Key)
-		return false
+	case j.State.Terminal():
+		s.ended[e.Key] = view.EndedOf(j)
+	default:
+		s.jobs[e.Key] = j
 	}
-	s.jobs[e.Key] = j
-	return true
 }
 
-// job is one record, as last seen.
+// job is an unfinished job's record, as last seen.
 func (s *state) job(id string) (domain.Job, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -89,7 +95,7 @@ func (s *state) job(id string) (domain.Job, bool) {
 	return j, ok
 }
 
-// jobList is every record, by ID.
+// jobList is every unfinished job's record, by ID.
 func (s *state) jobList() []domain.Job {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -101,11 +107,18 @@ func (s *state) jobList() []domain.Job {
 	return out
 }
 
-// jobMap copies the records.
+// jobMap copies the unfinished jobs' records.
 func (s *state) jobMap() map[string]domain.Job {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return maps.Clone(s.jobs)
+}
+
+// endedList is what the cluster page keeps of every finished job.
+func (s *state) endedList() []view.Ended {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Collect(maps.Values(s.ended))
 }
 
 // fabricInput reads the caches into the fabric page's input.

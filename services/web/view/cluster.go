@@ -21,9 +21,26 @@ type Sample struct {
 // ClusterInput is what the cluster page is built from.
 type ClusterInput struct {
 	Samples []Sample
-	Jobs    []domain.Job
-	Fabric  Fabric
-	Now     time.Time
+	// Jobs are the records of unfinished jobs, Ended what the page needs
+	// of finished ones (a replica keeps every finished job the bucket
+	// retains, so it keeps little of each).
+	Jobs   []domain.Job
+	Ended  []Ended
+	Fabric Fabric
+	Now    time.Time
+}
+
+// Ended is what the cluster page needs of a finished job's record.
+type Ended struct {
+	State              domain.State
+	Queue              string
+	RunningAt, EndedAt time.Time
+	Timing             domain.Timing
+}
+
+// EndedOf keeps what the cluster page needs of a finished job's record.
+func EndedOf(j domain.Job) Ended {
+	return Ended{State: j.State, Queue: j.Spec.Queue, RunningAt: j.RunningAt, EndedAt: j.EndedAt, Timing: j.Timing}
 }
 
 // Cluster is the cluster page.
@@ -76,17 +93,17 @@ func BuildCluster(in ClusterInput) Cluster {
 	var eta, wait []Point
 	var etaSum float64
 	var waitSum time.Duration
-	for _, j := range in.Jobs {
+	add := func(j Ended, gpus int) {
 		counts[j.State]++
-		q := queues[j.Spec.Queue]
+		q := queues[j.Queue]
 		if q == nil {
-			q = &QueueUsage{Name: j.Spec.Queue}
-			queues[j.Spec.Queue] = q
+			q = &QueueUsage{Name: j.Queue}
+			queues[j.Queue] = q
 		}
 		switch {
 		case j.State.Active():
 			q.Running++
-			q.GPUs += j.Spec.GPUs()
+			q.GPUs += gpus
 		case j.State == domain.StatePending:
 			q.Pending++
 		}
@@ -98,6 +115,12 @@ func BuildCluster(in ClusterInput) Cluster {
 			wait = append(wait, Point{At: j.RunningAt, Y: j.Timing.GangWait.Seconds()})
 			waitSum += j.Timing.GangWait
 		}
+	}
+	for _, j := range in.Jobs {
+		add(EndedOf(j), j.Spec.GPUs())
+	}
+	for _, j := range in.Ended {
+		add(j, 0)
 	}
 	for _, s := range allStates {
 		c.ByState = append(c.ByState, StateCount{State: s, Count: counts[s]})

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -17,7 +18,13 @@ func TestBuildCluster(t *testing.T) {
 	c.Timing = domain.Timing{Compute: 90 * time.Second, SchedLatency: 10 * time.Second, GangWait: 10 * time.Second}
 	fab := Fabric{Nodes: 4, GPUs: 32, Used: 8, Free: 24, Down: 1}
 	samples := []Sample{{At: t0, UsedGPUs: 0, GPUs: 32}, {At: t0.Add(time.Minute), UsedGPUs: 8, GPUs: 32, Pending: 1}}
-	cl := BuildCluster(ClusterInput{Samples: samples, Jobs: []domain.Job{a, b, c}, Fabric: fab, Now: t0.Add(time.Hour)})
+	// A finished job counts the same whether its record is given or only
+	// what the page keeps of it.
+	whole := BuildCluster(ClusterInput{Samples: samples, Jobs: []domain.Job{a, b, c}, Fabric: fab, Now: t0.Add(time.Hour)})
+	cl := BuildCluster(ClusterInput{Samples: samples, Jobs: []domain.Job{a, b}, Ended: []Ended{EndedOf(c)}, Fabric: fab, Now: t0.Add(time.Hour)})
+	if !reflect.DeepEqual(cl, whole) {
+		t.Errorf("built from a finished job's brief:\n%+v\nfrom its record:\n%+v", cl, whole)
+	}
 	if cl.Utilization != "25.0%" || cl.MeanEfficiency != "90.0%" || cl.MeanGangWait != "20s" || cl.Down != 1 {
 		t.Errorf("totals: %+v", cl)
 	}

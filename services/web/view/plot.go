@@ -1,6 +1,7 @@
 package view
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,7 +32,8 @@ type Plot struct {
 	N             int
 }
 
-// BuildPlot scales points (sorted by time here) into the plot's box: time
+// BuildPlot scales points (sorted here by time, then value, so that the
+// same points draw the same line in any order) into the plot's box: time
 // across, 0..top up (top 0: the largest value, at least 1).
 func BuildPlot(title, unit string, pts []Point, top float64) Plot {
 	p := Plot{Title: title, N: len(pts)}
@@ -39,7 +41,7 @@ func BuildPlot(title, unit string, pts []Point, top float64) Plot {
 		return p
 	}
 	pts = slices.Clone(pts)
-	slices.SortStableFunc(pts, func(a, b Point) int { return a.At.Compare(b.At) })
+	slices.SortStableFunc(pts, func(a, b Point) int { return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.Y, b.Y)) })
 	if top <= 0 {
 		top = 1
 		for _, pt := range pts {
