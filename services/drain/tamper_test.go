@@ -128,3 +128,43 @@ func TestDrainOfAMalformedAllocationEnds(t *testing.T) {
 		return nil
 	})
 }
+
+// A record that passes what release relies on but fails the strict
+// checks drain's cache applies (an exit code no process has) ended no
+// drain: the cache skipped it, the re-read found it, and every pass did
+// the same for ever, the grace deadline never judged. It now ends the
+// drain as any unreadable record does.
+func TestDrainOfAnAllocationTheCacheSkipsEnds(t *testing.T) {
+	env, js := startDrainEnv(t)
+	ctx := context.Background()
+	keys := runningGang(t, env, js, "odd", 2)
+	requestDrain(t, env, domain.DrainRequest{JobID: "odd", Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue})
+	testenv.Eventually(t, 30*time.Second, func() error {
+		j, _, err := js.Get(ctx, "odd")
+		if err != nil || j.Drain == nil {
+			return fmt.Errorf("not draining yet (%v)", err)
+		}
+		return nil
+	})
+	a, _, _, err := store.GetAllocation(ctx, env.Etcd, "odd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Exited = map[string]int{a.Placement.Nodes[0].Node: 300}
+	if _, err := env.Etcd.Put(ctx, store.AllocKey("odd"), store.MustJSON(a)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if n := env.Held(t, keys...); n > 0 {
+			return fmt.Errorf("%d of the %d keys still held", n, len(keys))
+		}
+		j, _, err := js.Get(ctx, "odd")
+		if err != nil {
+			return err
+		}
+		if j.State != domain.StatePending || j.Attempt != 2 {
+			return fmt.Errorf("job is %s on attempt %d, want requeued", j.State, j.Attempt)
+		}
+		return nil
+	})
+}

@@ -20,8 +20,9 @@ func (s *service) watchLoop(ctx context.Context) {
 		for _, rec := range s.drains.Snapshot() {
 			key := store.AllocKey(rec.JobID)
 			a, found := s.allocs.Get(key)
-			// The cache drops values that do not decode; JudgeDrain treats
-			// one that decodes but contradicts itself as no better.
+			// The cache drops values that fail its checks (forgetGone
+			// reads them again, with the same checks); JudgeDrain treats
+			// one that contradicts itself as no better.
 			var err error
 			switch step, why := lifecycle.JudgeDrain(rec, a, found, store.CheckAllocation(key, a), now); step {
 			case lifecycle.DrainEnds:
@@ -43,12 +44,14 @@ func (s *service) watchLoop(ctx context.Context) {
 
 // forgetGone drops the record of a drain whose gang ended by itself (node
 // loss, failure) — unless the allocation is merely not in the cache yet.
-// An allocation record that cannot be read (the cache skips those) ends
-// the drain now, as if its grace ran out: nothing can tell whether its
-// ranks exited, and waiting on it would retry for ever. completeDrain
-// releases what the record's keys hold and names it.
+// An allocation record that fails the cache's checks (so the cache skips
+// it) ends the drain now, as if its grace ran out: nothing can tell
+// whether its ranks exited, and waiting on it would retry for ever. The
+// read applies the cache's own checks: a laxer one would find the record
+// there and leave the drain to the next pass, which would do the same.
+// completeDrain releases what the record's keys hold and names it.
 func (s *service) forgetGone(ctx context.Context, rec domain.DrainRecord) error {
-	a, _, found, err := store.GetAllocation(ctx, s.Etcd, rec.JobID)
+	a, _, found, err := store.GetCheckedAllocation(ctx, s.Etcd, rec.JobID)
 	if store.IsMalformed(err) {
 		return s.completeDrain(ctx, rec, lifecycle.MalformedAllocationWhy(err))
 	}

@@ -54,6 +54,20 @@ func GetAllocation(ctx context.Context, kv clientv3.KV, jobID string) (a domain.
 	return getDecoded(ctx, kv, AllocKey(jobID), DecodeAllocation)
 }
 
+// GetCheckedAllocation reads a job's allocation as the strict
+// AllocationCache decodes it (every field checked, not only what release
+// relies on): a value that cache skips is an ErrMalformed error here,
+// with found true.
+func GetCheckedAllocation(ctx context.Context, kv clientv3.KV, jobID string) (a domain.Allocation, modRev int64, found bool, err error) {
+	return getDecoded(ctx, kv, AllocKey(jobID), func(key string, value []byte) (domain.Allocation, error) {
+		a, err := allocationUnder(key, value)
+		if err != nil && !IsMalformed(err) {
+			err = markMalformed(errors.Wrap(err, key))
+		}
+		return a, err
+	})
+}
+
 // getDecoded reads one key and decodes its value with the decoder its
 // cache uses; found is false when the key does not exist. A value that
 // fails decode is an error with found true and its ModRevision.
