@@ -38,7 +38,7 @@ func dueDrains(running []domain.Job, allocs map[string]domain.Allocation, nodes 
 		for _, np := range a.Placement.Nodes {
 			if st, ok := nodes[store.NodeStateKey(np.Node)]; ok && st.Drained {
 				out = append(out, domain.DrainRequest{JobID: j.ID, Kind: domain.DrainNode, Then: domain.ThenRequeue,
-					Reason: fmt.Sprintf("node %s drained: %s", np.Node, st.Reason)})
+					Reason: domain.BoundReason(fmt.Sprintf("node %s drained: %s", np.Node, st.Reason))})
 				due[j.ID] = true
 				break
 			}

@@ -44,23 +44,10 @@ func onWithdrawnGPU(a domain.Allocation, nodes map[string]domain.Node) (string, 
 		for _, g := range np.GPUs {
 			for _, f := range n.Unhealthy {
 				if f.GPU == g {
-					return truncateReason(fmt.Sprintf("GPU %d of node %s withdrawn: %s", g, np.Node, f.Reason)), true
+					return domain.BoundReason(fmt.Sprintf("GPU %d of node %s withdrawn: %s", g, np.Node, f.Reason)), true
 				}
 			}
 		}
 	}
 	return "", false
-}
-
-// truncateReason keeps a reason within domain.MaxReasonBytes, on a rune
-// boundary.
-func truncateReason(s string) string {
-	if len(s) <= domain.MaxReasonBytes {
-		return s
-	}
-	cut := domain.MaxReasonBytes - len("…")
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
 }
