@@ -34,6 +34,10 @@ const workers = 16
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
 	return config.Serve(ctx, "admission", &cfg, func(st *config.Started) error {
+		// Ended on return too: a consumer that stopped on its own is an
+		// error, and what else runs must not outlive it.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
 		log, js := st.Log, st.Jobs
 		inv := store.InventoryCache(st.Etcd, log)
 		go inv.Run(ctx)
@@ -66,7 +70,6 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		defer st.Ready(store.NodesPrefix)()
 		log.Info("admission running")
-		<-done
-		return nil
+		return errors.Wrap(bus.WaitConsumers(ctx, map[string]<-chan struct{}{"submission": done}), "admission")
 	}, config.WithJobs())
 }

@@ -70,6 +70,10 @@ func (c caches) run(ctx context.Context) {
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
 	return config.Serve(ctx, "drain", &cfg, func(st *config.Started) error {
+		// Ended on return too: a consumer that stopped on its own is an
+		// error, and what else runs must not outlive it.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
 		log := st.Log
 		s := &service{Started: st, cfg: cfg, caches: newCaches(st.Etcd, log), running: newRunningJobs()}
 		s.caches.run(ctx)
@@ -110,9 +114,7 @@ func Run(ctx context.Context, cfg Config) error {
 		defer s.Tel.ObserveCluster(s.clusterState)()
 		defer st.Ready(store.NodesPrefix)()
 		log.Info("drain running")
-		<-cancelDone
-		<-drainDone
-		<-nodesDone
-		return nil
+		return errors.Wrap(bus.WaitConsumers(ctx, map[string]<-chan struct{}{
+			"cancel": cancelDone, "drain request": drainDone, "node request": nodesDone}), "drain")
 	}, config.WithJobs())
 }

@@ -138,6 +138,28 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 	return finished, nil
 }
 
+// WaitConsumers returns when ctx ends, once every consumer in done (by
+// name) has stopped, or as soon as one stops while ctx has not ended: an
+// error naming it. A consumer stops on its own when its durable or stream
+// is deleted or the connection closes for good; a service must then fail
+// (and be restarted) rather than go on half-working, or exit as if asked.
+func WaitConsumers(ctx context.Context, done map[string]<-chan struct{}) error {
+	stopped := make(chan string, len(done))
+	for name, ch := range done {
+		go func() {
+			<-ch
+			stopped <- name
+		}()
+	}
+	for range len(done) {
+		name := <-stopped
+		if ctx.Err() == nil {
+			return errors.Newf("the %s consumer stopped", name)
+		}
+	}
+	return nil
+}
+
 // handle runs h on one message inside its CONSUMER span, then settles it.
 func (b *Bus) handle(ctx context.Context, log *slog.Logger, spec ConsumerSpec, msg jetstream.Msg, h Handler) {
 	hdr := msg.Headers()
