@@ -145,6 +145,10 @@ func (s *scheduler) applyDependencies(ctx context.Context, hs []held, now time.T
 	wg.Wait()
 }
 
+// publishGrace bounds sending an event whose record is already written,
+// past the end of the leader's term.
+const publishGrace = 10 * time.Second
+
 // neverSatisfied cancels a pending job whose dependency can never hold.
 // It holds no resources, so there is nothing to release.
 func (s *scheduler) neverSatisfied(ctx context.Context, j domain.Job, detail string, now time.Time) {
@@ -167,7 +171,12 @@ func (s *scheduler) neverSatisfied(ctx context.Context, j domain.Job, detail str
 	s.Log.InfoContext(ctx, "job cancelled: dependency never satisfied", "job", job.ID, "reason", reason)
 	ev := events.ForJob(events.Cancelled, job, now)
 	ev.Reason, ev.Actor = reason, events.SystemActor("placement")
-	if err := s.Bus.PublishEvent(ctx, ev); err != nil {
+	// The record is written: the event must follow even if the leader's
+	// term ends now (ctx is the term's), or the history would never see
+	// the job end; no later cycle sends it for a finished job.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishGrace)
+	defer cancel()
+	if err := s.Bus.PublishEvent(pctx, ev); err != nil {
 		s.Log.WarnContext(ctx, "cancelled event not sent", "job", job.ID, "err", err)
 	}
 }

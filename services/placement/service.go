@@ -11,8 +11,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+)
+
+// campaignPause and campaignPauseMax bound the pause after a failed
+// campaign (see Run).
+const (
+	campaignPause    = 250 * time.Millisecond
+	campaignPauseMax = 30 * time.Second
 )
 
 // Run campaigns for leadership and schedules while leader, until ctx ends.
@@ -26,6 +34,12 @@ func Run(ctx context.Context, cfg Config) error {
 		var leading atomic.Bool
 		defer st.Tel.ObserveLeader(cfg.Component("placement"), leading.Load)()
 
+		// A campaign that fails with its session alive (etcd overloaded,
+		// the election prefix denied) is tried again after a pause that
+		// doubles up to campaignPauseMax: each try is a lease grant and a
+		// revoke, raft writes every standby would otherwise repeat in a
+		// tight loop on an etcd already in trouble.
+		pause := campaignPause
 		for ctx.Err() == nil {
 			sess, err := store.OpenSessionRetrying(ctx, cli, store.DefaultNodeTTL, log)
 			if err != nil {
@@ -33,12 +47,20 @@ func Run(ctx context.Context, cfg Config) error {
 			}
 			el := sess.Election(store.ElectionKey("placement"))
 			if err := el.Campaign(sess.Context(), cfg.Instance); err != nil {
-				if lost := sess.Lost(); lost != nil {
-					log.Warn("session lost while campaigning", "err", lost)
-				}
+				lost := sess.Lost()
 				sess.Close()
+				switch {
+				case ctx.Err() != nil:
+				case lost != nil:
+					log.Warn("session lost while campaigning", "err", lost)
+				default:
+					log.Warn("campaign failed; trying again", "err", err, "in", pause)
+					clock.Sleep(ctx, pause)
+					pause = min(2*pause, campaignPauseMax)
+				}
 				continue
 			}
+			pause = campaignPause
 			log.Info("placement leader elected", "instance", cfg.Instance)
 			// Lead until the session is lost (it ends a fifth of its TTL
 			// before etcd could expire it, so no second leader overlaps this
