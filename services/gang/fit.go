@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
@@ -131,6 +132,12 @@ func fitNode(field string, np domain.NodePlacement, reg domain.Node, perRank, cp
 	}
 	local := make([]bool, len(np.Ranks))
 	used := map[int]bool{}
+	// The node's cores as its agent reckons them (checkAssignment): the
+	// agent drops, silently, an assignment naming a core that is not one
+	// of them or one given to two ranks, and the gang then times out at
+	// launch, at the cost of a restart. Only listed when a rank names one.
+	var cores []int
+	usedCores := map[int]bool{}
 	for k, r := range np.Ranks {
 		rf := fmt.Sprintf("%s.ranks[%d]", field, k)
 		switch {
@@ -153,9 +160,16 @@ func fitNode(field string, np domain.NodePlacement, reg domain.Node, perRank, cp
 			used[gpu] = true
 		}
 		for _, c := range r.CPUs {
-			if c < 0 || (reg.CPUs > 0 && c >= reg.CPUs) {
-				return notFit("%s.cpus: core %d is not one of node %s's %d", rf, c, np.Node, reg.CPUs)
+			if cores == nil {
+				cores = place.NodeCPUs(reg) // ascending
 			}
+			if _, ok := slices.BinarySearch(cores, c); !ok {
+				return notFit("%s.cpus: core %d is not one of node %s's %d", rf, c, np.Node, len(cores))
+			}
+			if usedCores[c] {
+				return notFit("%s.cpus: core %d is given to two ranks", rf, c)
+			}
+			usedCores[c] = true
 		}
 	}
 	return fitStatus{}

@@ -29,6 +29,19 @@ func fitNodes() map[string]nodeView {
 	}
 }
 
+// oneCore asks for one core per rank.
+func oneCore(s *jobspec.Spec) { s.Gang.CPUsPerTask = 1 }
+
+// coresByLocalRank gives each rank the core of its local rank: distinct on
+// each node, the same on every node.
+func coresByLocalRank(p *domain.Placement) {
+	for n := range p.Nodes {
+		for r := range p.Nodes[n].Ranks {
+			p.Nodes[n].Ranks[r].CPUs = []int{p.Nodes[n].Ranks[r].LocalRank}
+		}
+	}
+}
+
 // checkFit is the whole decision of whether a proposal's placement is one
 // the job asks for; each case changes one thing of a fitting proposal.
 func TestCheckFit(t *testing.T) {
@@ -69,14 +82,28 @@ func TestCheckFit(t *testing.T) {
 			want: unfit, reason: "GPU 6"},
 		{name: "cores nobody asked for", place: func(p *domain.Placement) { p.Nodes[0].Ranks[0].CPUs = []int{0} },
 			want: unfit, reason: "cores given, the job asks for none"},
-		{name: "cores asked for, one out of range", spec: func(s *jobspec.Spec) { s.Gang.CPUsPerTask = 1 }, place: func(p *domain.Placement) {
-			for n := range p.Nodes {
-				for r := range p.Nodes[n].Ranks {
-					p.Nodes[n].Ranks[r].CPUs = []int{r}
-				}
-			}
+		{name: "cores asked for, one out of range", spec: oneCore, place: func(p *domain.Placement) {
+			coresByLocalRank(p)
 			p.Nodes[1].Ranks[1].CPUs = []int{16}
 		}, want: unfit, reason: "core 16 is not one of node n1's 16"},
+		{name: "cores asked for, each rank its own", spec: oneCore, place: coresByLocalRank, want: fits},
+		// The agent refuses, silently, an assignment whose ranks share a
+		// core or name one that is not the node's (checkAssignment): the
+		// gang would time out at launch.
+		{name: "two ranks of a node share a core", spec: oneCore, place: func(p *domain.Placement) {
+			coresByLocalRank(p)
+			p.Nodes[0].Ranks[1].CPUs = []int{0}
+		}, want: unfit, reason: "placement.nodes[0].ranks[1].cpus: core 0 is given to two ranks"},
+		{name: "cores on a node that registers none", spec: oneCore, place: coresByLocalRank, nodes: func(m map[string]nodeView) {
+			v := m["n1"]
+			v.Reg.CPUs = 0
+			m["n1"] = v
+		}, want: unfit, reason: "placement.nodes[1].ranks[0].cpus: core 0 is not one of node n1's 0"},
+		{name: "a core in a gap of the node's NUMA layout", spec: oneCore, place: coresByLocalRank, nodes: func(m map[string]nodeView) {
+			v := m["n1"]
+			v.Reg.NUMA = []domain.NUMANode{{ID: 0, CPUs: []int{0, 2, 3}}}
+			m["n1"] = v
+		}, want: unfit, reason: "placement.nodes[1].ranks[1].cpus: core 1 is not one of node n1's 3"},
 		{name: "master elsewhere", place: func(p *domain.Placement) { p.MasterAddr = "evil.example" },
 			want: unfit, reason: "placement.masterAddr"},
 		{name: "master port outside the range", place: func(p *domain.Placement) { p.MasterPort = 22 },

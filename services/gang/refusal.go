@@ -7,7 +7,6 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 
-	"github.com/lockstep-dev/lockstep/shared/contract/codec"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
@@ -52,18 +51,17 @@ func readRefusal(kvs []*mvccpb.KeyValue, p domain.Placement, jobID string) refus
 	var r refusal
 	for _, kv := range kvs {
 		key := string(kv.Key)
-		var c domain.Claim
 		switch {
 		case strings.HasPrefix(key, store.ClaimsPrefix):
-			_ = codec.Decode(kv.Value, &c)
+			holder, own := claimHolder(kv.Value, jobID)
 			node, gpu, _ := store.ParseClaimKey(key)
-			r.conflicts = append(r.conflicts, fmt.Sprintf("%s/gpu%d held by %s", node, gpu, c.JobID))
-			r.own = r.own || c.JobID == jobID
+			r.conflicts = append(r.conflicts, fmt.Sprintf("%s/gpu%d held by %s", node, gpu, holder))
+			r.own = r.own || own
 		case strings.HasPrefix(key, store.PortsPrefix):
-			_ = codec.Decode(kv.Value, &c)
+			holder, own := claimHolder(kv.Value, jobID)
 			addr, port, _ := store.ParsePortKey(key)
-			r.conflicts = append(r.conflicts, fmt.Sprintf("port %s:%d held by %s", addr, port, c.JobID))
-			r.own = r.own || c.JobID == jobID
+			r.conflicts = append(r.conflicts, fmt.Sprintf("port %s:%d held by %s", addr, port, holder))
+			r.own = r.own || own
 		case key == store.AllocKey(jobID):
 			r.conflicts = append(r.conflicts, "job already holds an allocation")
 			r.own = true
@@ -86,6 +84,19 @@ func readRefusal(kvs []*mvccpb.KeyValue, p domain.Placement, jobID string) refus
 	sort.Strings(r.conflicts)
 	sort.Strings(r.ranks)
 	return r
+}
+
+// claimHolder names the job a claim value says holds the slot, and whether
+// that is jobID. The name goes into the conflict reason, then the job
+// record and the conflict event, so only a claim that passes DecodeClaim
+// (a job ID's length and characters) is believed; any other is named as
+// unreadable, and is not the job's own.
+func claimHolder(value []byte, jobID string) (holder string, own bool) {
+	c, err := domain.DecodeClaim(value)
+	if err != nil {
+		return "an unreadable claim", false
+	}
+	return c.JobID, c.JobID == jobID
 }
 
 // isRunningKeyOf reports whether key is a running key of the job, on any

@@ -2,6 +2,7 @@ package gang
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -45,6 +46,39 @@ func TestRefusalDecidesWhatFollows(t *testing.T) {
 			}
 			if got := next(r); got != tc.step {
 				t.Errorf("next = %d, want %d", got, tc.step)
+			}
+		})
+	}
+}
+
+// A claim's job ID goes into the conflict reason, then the job record and
+// the conflict event: one that fails DecodeClaim (any length, any bytes) is
+// named as unreadable rather than copied there, and is not the job's own.
+func TestRefusalNamesNoUnreadableClaimHolder(t *testing.T) {
+	kv := func(key string, c domain.Claim) *mvccpb.KeyValue {
+		return &mvccpb.KeyValue{Key: []byte(key), Value: []byte(store.MustJSON(c))}
+	}
+	huge := strings.Repeat("x", 1<<20)
+	p := domain.Placement{Nodes: []domain.NodePlacement{{Node: "n1"}}}
+	for _, tc := range []struct {
+		name     string
+		kvs      []*mvccpb.KeyValue
+		conflict string
+		own      bool
+	}{
+		{"a job ID of a megabyte", []*mvccpb.KeyValue{kv(store.ClaimKey("n1", 3), domain.Claim{JobID: huge, Attempt: 1})},
+			"n1/gpu3 held by an unreadable claim", false},
+		{"a job ID that is no job ID", []*mvccpb.KeyValue{kv(store.PortKey("10.0.0.1", 29500), domain.Claim{JobID: "a\nb c", Attempt: 1})},
+			"port 10.0.0.1:29500 held by an unreadable claim", false},
+		{"the job's own ID on no attempt", []*mvccpb.KeyValue{kv(store.ClaimKey("n1", 0), domain.Claim{JobID: "job"})},
+			"n1/gpu0 held by an unreadable claim", false},
+		{"the job's own claim", []*mvccpb.KeyValue{kv(store.PortKey("10.0.0.1", 29500), domain.Claim{JobID: "job", Attempt: 1})},
+			"port 10.0.0.1:29500 held by job", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := readRefusal(tc.kvs, p, "job")
+			if len(r.conflicts) != 1 || r.conflicts[0] != tc.conflict || r.own != tc.own {
+				t.Errorf("conflicts %.200q own %v, want [%q] own %v", r.conflicts, r.own, tc.conflict, tc.own)
 			}
 		})
 	}

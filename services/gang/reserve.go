@@ -165,10 +165,14 @@ func (s *service) nodeViews(ctx context.Context, p domain.Placement) (map[string
 		// reservation's compare fails and the job is proposed again.
 		n, rev, found := s.nodes.GetRev(store.NodeKey(np.Node))
 		if !found {
+			// Read with the cache's own checks (DecodeNode, the name its
+			// key gives): checkFit and the reservation trust the
+			// registration's GPUs, address, withdrawn GPUs and epoch.
 			var err error
-			if found, rev, err = store.GetJSON(ctx, s.Etcd, store.NodeKey(np.Node), &n); err != nil {
+			if n, rev, found, err = store.GetNode(ctx, s.Etcd, np.Node); err != nil {
 				if found {
-					continue // an undecodable registration is no node
+					s.refusedRecord(np.Node, store.NodeKey(np.Node), err)
+					continue // a registration that fails its checks is no node
 				}
 				return nil, err
 			}
@@ -178,15 +182,25 @@ func (s *service) nodeViews(ctx context.Context, p domain.Placement) (map[string
 			out[np.Node] = v
 			continue
 		}
-		known, _, err := store.GetJSON(ctx, s.Etcd, store.InventoryKey(np.Node), &v.Reg)
-		if err != nil && !known {
+		inv, _, known, err := store.GetInventory(ctx, s.Etcd, np.Node)
+		switch {
+		case err != nil && known:
+			s.refusedRecord(np.Node, store.InventoryKey(np.Node), err)
+		case err != nil:
 			return nil, err
-		}
-		if known && err == nil {
+		case known:
+			v.Reg = inv
 			out[np.Node] = v
 		}
 	}
 	return out, nil
+}
+
+// refusedRecord logs a node record that fails the checks the node caches
+// make: nodeViews takes it for no node, so the fit check refuses the
+// proposal as naming an unregistered one, and this says why.
+func (s *service) refusedRecord(node, key string, err error) {
+	s.Log.Warn("node record fails its checks; taken for no node", "node", node, "key", key, "err", err)
 }
 
 // reserveTries bounds the reservation transactions one proposal sends
