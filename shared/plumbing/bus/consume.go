@@ -108,7 +108,11 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 	b.setConsumer(spec.Durable, true)
 	go func() {
 		<-ctx.Done()
-		it.Stop()
+		// Drain, not Stop: Stop would drop the messages already pulled
+		// (up to 64) unanswered, so that the server held them for AckWait
+		// (30 s) before anyone else had them; drained, each comes out of
+		// Next below and is nakked at once.
+		it.Drain()
 		_ = adv.Unsubscribe()
 	}()
 	var wg sync.WaitGroup
@@ -124,6 +128,10 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 						return
 					}
 					log.Warn("consumer fetch failed", "consumer", spec.Durable, "err", err)
+					continue
+				}
+				if ctx.Err() != nil {
+					_ = msg.Nak() // shutting down: back to another replica now
 					continue
 				}
 				b.handle(ctx, log, spec, msg, h)

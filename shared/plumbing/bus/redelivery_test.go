@@ -215,3 +215,53 @@ func TestRetryDelayGrowsAndIsCapped(t *testing.T) {
 		t.Errorf("RetryDelay(1) = %s, RetryDelay(1000) = %s", bus.RetryDelay(1), bus.RetryDelay(1000))
 	}
 }
+
+// A replica shutting down hands back the messages it pulled but had not
+// started: another replica gets them at once, not after AckWait (30 s).
+func TestShutdownHandsBackPulledMessages(t *testing.T) {
+	h := newHarness(t)
+	spec := bus.ConsumerSpec{Stream: subjects.StreamWork, Durable: "handback-test", Filter: subjects.Reserve, AckWait: 30 * time.Second}
+	first, stop := context.WithCancel(context.Background())
+	started := make(chan struct{}, 1)
+	done, err := h.b.Consume(first, spec, slog.New(slog.DiscardHandler), func(ctx context.Context, _ jetstream.Msg) error {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		<-ctx.Done() // the one in hand is held until shutdown
+		return ctx.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 5
+	for i := range n {
+		if err := h.b.PublishJSON(context.Background(), subjects.Reserve, "", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no message handled")
+	}
+	time.Sleep(200 * time.Millisecond) // let the rest be pulled into the replica's buffer
+	stop()
+	<-done
+
+	var got atomic.Int64
+	second, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := h.b.Consume(second, spec, slog.New(slog.DiscardHandler), func(context.Context, jetstream.Msg) error {
+		got.Add(1)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if k := got.Load(); k < n {
+			return errors.Newf("%d of %d messages redelivered", k, n)
+		}
+		return nil
+	})
+}
