@@ -257,9 +257,11 @@ func CatchUp(ctx context.Context, cli *clientv3.Client, timeout time.Duration, c
 			return false
 		}
 		if !asked {
+			// Each request may wait on a frozen member up to WatchStall;
+			// in turn, four of them held the caller 8 s past its timeout.
 			for _, c := range caches {
 				if p, ok := c.(interface{ RequestProgress() }); ok {
-					p.RequestProgress()
+					go p.RequestProgress()
 				}
 			}
 			asked = true
