@@ -5,6 +5,8 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"net"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -58,10 +60,21 @@ type stepKey struct {
 	attempt, step int
 }
 
+// stepRelayBuffer is how many step messages wait for a slow srun before
+// the step's output is lost (and the step fails).
+const stepRelayBuffer = 1024
+
 // stepRelay carries a step's messages to the srun that launched it.
 type stepRelay struct {
-	nodes map[string]bool
+	// nodes are the step's nodes with the tasks each runs: a node speaks
+	// for its own tasks only, so none can end another's.
+	nodes map[string]stepNode
 	out   chan domain.StepOutput
+	// lost is closed when a message finds out full: srun is not reading
+	// (nobody reads its stdout), the step's output has a gap, and the step
+	// fails.
+	lost     chan struct{}
+	loseOnce sync.Once
 }
 
 // serveSrun runs one srun request on connection c.
@@ -84,12 +97,12 @@ func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, in *json.Decoder
 		return
 	}
 	l := domain.StepLaunch{JobID: req.JobID, Attempt: req.Attempt, Step: g.steps.newStep(), Argv: req.Argv, Env: req.Env}
-	relay := &stepRelay{nodes: map[string]bool{}, out: make(chan domain.StepOutput, 1024)}
+	relay := &stepRelay{nodes: map[string]stepNode{}, out: make(chan domain.StepOutput, stepRelayBuffer), lost: make(chan struct{})}
 	total := 0
 	for _, n := range layout {
 		l.Nodes = append(l.Nodes, n.Node)
 		l.Tasks = append(l.Tasks, n.Tasks)
-		relay.nodes[n.Node] = true
+		relay.nodes[n.Node] = n
 		total += n.Tasks
 	}
 	if _, err := domain.DecodeStepLaunch(mustJSON(l)); err != nil {
@@ -136,14 +149,25 @@ func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, in *json.Decoder
 			sendAll(subjects.StepKill, domain.StepKill{JobID: req.JobID, Attempt: req.Attempt, Step: l.Step, Signal: sig.Signal})
 		}
 	}()
-	codes, killedTasks := make([]int, total), make([]bool, total)
-	exited, killing := 0, false
+	codes, killedTasks, ended := make([]int, total), make([]bool, total), make([]bool, total)
+	exited := 0
+	var killing atomic.Bool // the lost output watcher below kills too
 	kill := func() {
-		if !killing {
-			killing = true
+		if killing.CompareAndSwap(false, true) {
 			sendAll(subjects.StepKill, domain.StepKill{JobID: req.JobID, Attempt: req.Attempt, Step: l.Step})
 		}
 	}
+	// Lost output fails the step: its tasks end now, not once srun reads
+	// again (this goroutine may be stuck writing to it until then).
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		select {
+		case <-relay.lost:
+			kill()
+		case <-finished:
+		}
+	}()
 	for exited < total {
 		select {
 		case o := <-relay.out:
@@ -158,15 +182,20 @@ func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, in *json.Decoder
 				_ = send(SrunEvent{Done: true, ExitCode: 1, Error: "step refused: " + o.Error})
 				return
 			case domain.StepExit:
-				if o.Task >= total {
-					continue
+				if o.Task >= total || ended[o.Task] {
+					continue // a repeated exit must not count as another task's
 				}
+				ended[o.Task] = true
 				exited++
-				codes[o.Task], killedTasks[o.Task] = o.Code, killing
+				codes[o.Task], killedTasks[o.Task] = o.Code, killing.Load()
 				if o.Code != 0 && req.KillOnBadExit {
 					kill()
 				}
 			}
+		case <-relay.lost:
+			kill()
+			_ = send(SrunEvent{Done: true, ExitCode: 1, Error: stepOutputLost})
+			return
 		case <-gone:
 			kill()
 			return
@@ -178,8 +207,17 @@ func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, in *json.Decoder
 			return
 		}
 	}
-	_ = send(SrunEvent{Done: true, ExitCode: stepExitCode(codes, killedTasks)})
+	select {
+	case <-relay.lost:
+		// Every task ended, but some of their output never reached srun.
+		_ = send(SrunEvent{Done: true, ExitCode: 1, Error: stepOutputLost})
+	default:
+		_ = send(SrunEvent{Done: true, ExitCode: stepExitCode(codes, killedTasks)})
+	}
 }
+
+// stepOutputLost is what srun is told when its step's output overflowed.
+const stepOutputLost = "some of the step's output was lost (srun's own output was not read fast enough): the step failed and its tasks were killed"
 
 // admitSrun checks srun's request against the attempt running here: the
 // token is the attempt's, the job a batch job whose script runs on this
@@ -206,19 +244,39 @@ func (e *executor) admitSrun(req SrunRequest, token string, uid int) (*localGang
 	return g, nil
 }
 
-// relayOutput hands a step message to its srun, if it came from a node of
-// the step.
+// relayOutput hands a step message to its srun, if it came from the node
+// that runs the message's task. It runs in the one subscription callback
+// that carries every step message to this node, so it never waits: a
+// srun that does not keep up loses its step's output (and the step
+// fails) rather than hold up the launches, kills and output of every
+// other step here.
 func (e *executor) relayOutput(from string, o domain.StepOutput) {
 	e.mu.Lock()
 	r, ok := e.relays[stepKey{o.JobID, o.Attempt, o.Step}]
 	e.mu.Unlock()
-	if !ok || !r.nodes[from] {
+	if !ok {
+		return
+	}
+	n, ok := r.nodes[from]
+	if !ok {
+		return
+	}
+	if o.Task < n.FirstTask || o.Task >= n.FirstTask+n.Tasks {
+		e.log.Warn("step message dropped: the task is not the sending node's", "job", o.JobID, "step", o.Step, "from", from, "task", o.Task, "kind", o.Kind)
 		return
 	}
 	select {
+	case <-r.lost:
+		return // the step failed; what comes after the gap is not relayed
+	default:
+	}
+	select {
 	case r.out <- o:
-	case <-time.After(10 * time.Second):
-		e.log.Warn("step output dropped: srun is not reading", "job", o.JobID, "step", o.Step)
+	default:
+		r.loseOnce.Do(func() {
+			e.log.Warn("step output lost: srun is not reading it; the step fails", "job", o.JobID, "attempt", o.Attempt, "step", o.Step)
+			close(r.lost)
+		})
 	}
 }
 
