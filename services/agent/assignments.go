@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -79,6 +80,7 @@ func (a *agent) assigned(ctx context.Context, kv *mvccpb.KeyValue, epoch int64) 
 	}
 	if err := checkAssignment(key, as, a.cfg.Node); err != nil {
 		a.Log.Warn("assignment refused", "key", key, "err", err)
+		a.refused(ctx, as, epoch, err)
 		return
 	}
 	// An assignment of an earlier registration is never ours to run, even if
@@ -120,12 +122,30 @@ func (a *agent) assigned(ctx context.Context, kv *mvccpb.KeyValue, epoch int64) 
 	a.report(ctx, domain.Report{JobID: as.JobID, Attempt: as.Attempt, Kind: domain.ReportStarted})
 }
 
+// refused tells gang that this node refuses an assignment of its current
+// registration (it decoded, so its job and attempt are known), with the
+// field at fault: left unsaid, the gang would wait out its launch
+// deadline and be requeued, a restart spent, with no word of why.
+func (a *agent) refused(ctx context.Context, as domain.Assignment, epoch int64, why error) {
+	if as.Epoch != epoch || a.exec.launchedBefore(as.JobID, as.Attempt) {
+		return
+	}
+	reason := fmt.Sprintf("node %s refused its assignment: %v", a.cfg.Node.Name, why)
+	r := domain.Report{JobID: as.JobID, Attempt: as.Attempt, Kind: domain.ReportFailed, ExitCode: 127, Reason: reason}
+	if as.PullOnly {
+		r = domain.Report{JobID: as.JobID, Attempt: as.Attempt, Kind: domain.ReportPullFailed, Reason: reason}
+	} else if len(as.Ranks) > 0 {
+		r.Rank = as.Ranks[0].Rank
+	}
+	a.report(ctx, r)
+}
+
 // report publishes a report to gang, retrying briefly: reports carry
 // de-duplication IDs, so retries never double-count.
 func (a *agent) report(ctx context.Context, r domain.Report) {
 	r.Node = a.cfg.Node.Name
 	r.Time = time.Now().UTC()
-	r.Reason = boundReason(r.Reason)
+	r.Reason = domain.BoundReason(r.Reason)
 	msgID := r.MsgID()
 	for i := range 10 {
 		// On the node's own subject: with auth, only this node may publish

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -118,13 +117,4 @@ func (e *executor) endPulls(keep func(jobID string) bool) {
 			delete(e.pulls, id)
 		}
 	}
-}
-
-// boundReason cuts a report's reason to what gang's decoder accepts.
-func boundReason(s string) string {
-	const most = domain.MaxReasonBytes
-	if len(s) <= most {
-		return s
-	}
-	return strings.ToValidUTF8(s[:most-3], "") + "..."
 }
