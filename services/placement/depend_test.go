@@ -2,12 +2,15 @@ package placement
 
 import (
 	"encoding/json"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/core/depend"
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 )
 
@@ -97,5 +100,22 @@ func TestDependencyGateOnAnArray(t *testing.T) {
 	put("sweep_2", domain.StateFailed)
 	if d := decide(); d.Verdict != depend.Never {
 		t.Errorf("a task failed: %+v", d)
+	}
+}
+
+// A record under another job's key (a bad restore, a hand edit) is left
+// out: filed under its own ID it would stand in for that job, whose
+// record a decision on it (a dependency never satisfied) would change.
+func TestARecordUnderAnotherJobsKeyIsSkipped(t *testing.T) {
+	s := &scheduler{Started: &config.Started{Log: slog.New(slog.DiscardHandler)}, active: map[string]seenJob{}, ended: map[string]depend.Job{},
+		usage: map[string]queue.UsageRecord{}, finished: queue.NewUsageLedger(0), folded: map[string]bool{}, kick: make(chan struct{}, 1)}
+	raw, err := json.Marshal(domain.Job{ID: "victim", State: domain.StatePending, Attempt: 1,
+		Spec: jobspec.Spec{Name: "x", Gang: jobspec.Gang{Nodes: 1, GPUsPerNode: 1, TasksPerNode: 1}, Command: []string{"x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.jobChanged(jobs.Entry{Key: "impostor", Value: raw})
+	if len(s.active) != 0 || len(s.ended) != 0 {
+		t.Errorf("a record under another job's key was mirrored: active %v, ended %v", s.active, s.ended)
 	}
 }

@@ -3,6 +3,8 @@ package placement
 import (
 	"time"
 
+	"github.com/cockroachdb/errors"
+
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/core/depend"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
@@ -27,9 +29,17 @@ func (s *scheduler) jobChanged(e jobs.Entry) {
 		return
 	}
 	j, err := jobs.Decode(e.Value)
+	if err == nil && j.ID != e.Key {
+		// Filed under its own ID it would replace that job's entry, and a
+		// decision on it (a dependency never satisfied) would change the
+		// other job's record.
+		err = errors.Newf("id %q is not the job its key names", j.ID)
+	}
 	switch {
 	case err != nil:
-		s.Log.Warn("undecodable job record", "job", e.Key, "err", err)
+		s.Log.Warn("job record skipped", "job", e.Key, "err", err)
+		delete(s.active, e.Key)
+		delete(s.ended, e.Key)
 	case j.State == domain.StatePending || j.State.Active():
 		s.active[j.ID] = seenJob{job: j, rev: e.Revision}
 		delete(s.ended, j.ID)
