@@ -95,6 +95,9 @@ func TestActionsActAsTheSignedInIdentity(t *testing.T) {
 		{"another session's csrf", "/jobs/alices/cancel", r.url, url.Values{"csrf": {csrfFor("someone else")}}},
 		{"posted from another site", "/jobs/alices/cancel", "http://evil.example", csrf},
 		{"checkpoint of another user's job", "/jobs/bobs/checkpoint", "", csrf},
+		// A form body past the bound is not read to the end: its csrf
+		// field, right as it is, is never seen.
+		{"a 64 KiB form", "/jobs/alices/cancel", r.url, url.Values{"csrf": {csrfFor(alice)}, "pad": {strings.Repeat("x", 64<<10)}}},
 	}
 	for _, c := range refused {
 		if code, body, _ := r.post(t, c.path, alice, c.origin, c.form); code != http.StatusForbidden {

@@ -130,7 +130,7 @@ const (
 // drain service checks again when it receives it.
 func (s *server) act(a action) viewerHandler {
 	return func(w http.ResponseWriter, r *http.Request, v view.Viewer) {
-		if !checkForm(r, v) {
+		if !checkForm(w, r, v) {
 			http.Error(w, "refused: the form did not come from this dashboard's own page", http.StatusForbidden)
 			return
 		}

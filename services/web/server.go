@@ -112,8 +112,11 @@ func (s *server) viewing(next viewerHandler) http.HandlerFunc {
 
 // checkForm refuses a POST that did not come from one of this site's own
 // forms: its Origin, when the browser sent one, must be this host, and on
-// a cluster with auth its csrf field must be the session's.
-func checkForm(r *http.Request, v view.Viewer) bool {
+// a cluster with auth its csrf field must be the session's. It bounds the
+// body first: the form parser would otherwise hold 32 MiB of it and spool
+// the rest to disk.
+func checkForm(w http.ResponseWriter, r *http.Request, v view.Viewer) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if o := r.Header.Get("Origin"); o != "" {
 		u, err := url.Parse(o)
 		if err != nil || u.Host != r.Host {

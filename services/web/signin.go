@@ -7,9 +7,9 @@ import (
 	"github.com/lockstep-dev/lockstep/services/web/view"
 )
 
-// maxTokenBytes bounds a sign-in form: a token is a user JWT and a
-// signature, well under this.
-const maxTokenBytes = 16 << 10
+// maxFormBytes bounds any form's body (checkForm): the largest, sign-in,
+// holds a token, a user JWT and a signature, well under this.
+const maxFormBytes = 16 << 10
 
 // safeNext is where sign-in returns to: a path on this site, never
 // another site ("//host" is one, and so is "/\t/host": browsers drop tabs
@@ -38,8 +38,7 @@ func (s *server) signin(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/fabric", http.StatusSeeOther)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxTokenBytes)
-	if !checkForm(r, view.Viewer{}) {
+	if !checkForm(w, r, view.Viewer{}) {
 		http.Error(w, "refused: the form did not come from this dashboard's own page", http.StatusForbidden)
 		return
 	}
@@ -58,7 +57,7 @@ func (s *server) signin(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) signout(w http.ResponseWriter, r *http.Request, v view.Viewer) {
-	if !checkForm(r, v) {
+	if !checkForm(w, r, v) {
 		http.Error(w, "refused: the form did not come from this dashboard's own page", http.StatusForbidden)
 		return
 	}

@@ -10,6 +10,9 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nkeys"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 )
 
 // A sign-in token proves, without a secret shared with the web service,
@@ -153,6 +156,10 @@ func (v *verifier) Verify(token string, now time.Time) (Identity, error) {
 		return Identity{}, errors.Mark(errors.Newf("token audience %q", c.Audience), ErrBadToken)
 	case now.Unix() >= c.Expires:
 		return Identity{}, errors.Mark(errors.New("token expired"), ErrBadToken)
+	case c.IssuedAt < 0 || c.Expires <= c.IssuedAt:
+		// Checked before the lifetime: exp − iat of a negative iat can
+		// overflow into a lifetime that passes.
+		return Identity{}, errors.Mark(errors.New("token times out of order"), ErrBadToken)
 	case c.Expires-c.IssuedAt > int64(MaxTokenTTL/time.Second):
 		return Identity{}, errors.Mark(errors.New("token lifetime beyond the maximum"), ErrBadToken)
 	case c.IssuedAt > now.Add(tokenSkew).Unix():
@@ -169,6 +176,16 @@ func (v *verifier) Verify(token string, now time.Time) (Identity, error) {
 	}
 	if id.Name == "" || id.Role == "" {
 		return Identity{}, errors.Mark(errors.New("token JWT names no identity or role"), ErrBadToken)
+	}
+	// People only: a node's or a service's creds sign in as no one, even
+	// under a name a user has (the bus keeps their subjects apart too).
+	switch auth.Role(id.Role) {
+	case auth.RoleUser, auth.RoleAdmin, auth.RoleOperator:
+	default:
+		return Identity{}, errors.Mark(errors.Newf("token of a %s's creds: only people sign in", id.Role), ErrBadToken)
+	}
+	if !domain.ValidUserName(id.Name) {
+		return Identity{}, errors.Mark(errors.Newf("token names %q, not a user name", id.Name), ErrBadToken)
 	}
 	return id, nil
 }

@@ -87,6 +87,14 @@ func TestTokenRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	forged := selfSigned(t, v.signer)
+	// Alice signs, with her own key, a claim whose lifetime overflows:
+	// exp − iat wraps to −1.
+	wrapped := withClaim(t, alice, `{"aud":"lockstep-web","iat":-9223372036854775808,"exp":9223372036854775807}`)
+	// A node named like a user signs in with its creds.
+	nodeToken, err := IssueToken(credsOf(t, a, auth.Identity{Name: "alice", Role: auth.RoleNode}, 0), time.Hour, now)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := map[string]struct {
 		token string
 		at    time.Time
@@ -102,6 +110,8 @@ func TestTokenRefused(t *testing.T) {
 		"creds expired though token not": {expiredCreds, now.Add(2 * time.Minute)},
 		"signature not base64":           {strings.Join([]string{parts[0], parts[1], parts[2], "!!"}, "."), now},
 		"issued a year ahead":            {ahead, now},
+		"lifetime overflowing":           {wrapped, now},
+		"a node's creds":                 {nodeToken, now},
 		"jwt not a jwt":                  {strings.Join([]string{parts[0], base64.RawURLEncoding.EncodeToString([]byte("x.y.z")), parts[2], parts[3]}, "."), now},
 	}
 	for name, c := range cases {
@@ -192,4 +202,23 @@ func selfSigned(t *testing.T, account string) string {
 		t.Fatal(err)
 	}
 	return token
+}
+
+// withClaim is a token of creds whose claim is the one given, signed with
+// the creds' own key (as their holder can sign any claim).
+func withClaim(t *testing.T, creds []byte, claim string) string {
+	t.Helper()
+	userJWT, err := jwt.ParseDecoratedJWT(creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := jwt.ParseDecoratedNKey(creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := kp.Sign([]byte(claim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join([]string{tokenPrefix, b64.EncodeToString([]byte(userJWT)), b64.EncodeToString([]byte(claim)), b64.EncodeToString(sig)}, ".")
 }
