@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
 func (a *app) submit(cmd *cobra.Command) runE {
@@ -270,16 +270,15 @@ func rawDetail(ev events.Event) string {
 	return ev.Reason
 }
 
-// readSpec reads a spec file (YAML for .yaml/.yml files and for stdin
-// that is not a JSON object) and returns JSON.
-func readSpec(env *cliEnv, path string) ([]byte, error) {
-	var raw []byte
-	var err error
-	if path == "-" {
-		raw, err = io.ReadAll(io.LimitReader(env.stdin, 4<<20))
-	} else {
-		raw, err = os.ReadFile(path)
-	}
+// maxSpecFile bounds a spec file (one spec, YAML comments and all; the
+// spec itself is at most jobspec.MaxSpecBytes): past it, an error, where
+// a device such as /dev/zero would take all the memory.
+const maxSpecFile = 4 << 20
+
+// readSpec reads a spec file (YAML for .yaml/.yml files) and returns
+// JSON. (Specs on stdin are specStream's.)
+func readSpec(path string) ([]byte, error) {
+	raw, err := config.ReadFileUpTo(path, maxSpecFile)
 	if err != nil {
 		return nil, errors.Wrap(err, "read job spec")
 	}

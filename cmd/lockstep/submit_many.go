@@ -26,7 +26,7 @@ type specSource struct {
 }
 
 // maxSpecStream bounds what submit reads from stdin when it holds many
-// specs (one spec is at most 4 MiB, see readSpec).
+// specs (a spec file is at most maxSpecFile).
 const maxSpecStream = 64 << 20
 
 // readSpecs reads every spec the arguments name: a file is one spec, a
@@ -57,7 +57,7 @@ func readSpecs(env *cliEnv, args []string) ([]specSource, error) {
 					continue
 				}
 				path := filepath.Join(arg, e.Name())
-				raw, err := readSpec(env, path)
+				raw, err := readSpec(path)
 				if err != nil {
 					return nil, err
 				}
@@ -68,7 +68,7 @@ func readSpecs(env *cliEnv, args []string) ([]specSource, error) {
 				return nil, usagef("%s holds no job spec (*.json, *.yaml, *.yml)", arg)
 			}
 		default:
-			raw, err := readSpec(env, arg)
+			raw, err := readSpec(arg)
 			if err != nil {
 				return nil, err
 			}

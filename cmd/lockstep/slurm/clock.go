@@ -128,6 +128,9 @@ var units = map[string]time.Duration{
 	"w": 7 * 24 * time.Hour, "week": 7 * 24 * time.Hour, "weeks": 7 * 24 * time.Hour,
 }
 
+// maxRelative bounds now±N.
+const maxRelative = 100000 * 24 * time.Hour
+
 // relative parses now's tail: "", "-3days", "+30minutes".
 func relative(rest string, now time.Time, orig string) (time.Time, error) {
 	if rest == "" {
@@ -148,8 +151,13 @@ func relative(rest string, now time.Time, orig string) (time.Time, error) {
 	}
 	n, err := strconv.Atoi(rest[:i])
 	unit, ok := units[rest[i:]]
-	if err != nil || !ok || n > 100000 {
+	if err != nil || !ok {
 		return time.Time{}, errors.Newf("%q: want now%cN with units seconds, minutes, hours, days or weeks", orig, op)
+	}
+	// At most 100,000 days in any unit: more weeks than that would
+	// overflow a Duration and wrap to a time on the other side of now.
+	if time.Duration(n) > maxRelative/unit {
+		return time.Time{}, errors.Newf("%q: at most 100000 days from now", orig)
 	}
 	return now.Add(sign * time.Duration(n) * unit), nil
 }

@@ -223,13 +223,15 @@ func TestParseDateTime(t *testing.T) {
 		{"now-1hour", "2026-12-03T14:04:05Z"},
 		{"now-3days", "2026-11-30T15:04:05Z"},
 		{"now-30", "2026-12-03T15:03:35Z"},
+		{"now-14285weeks", "1753-02-22T15:04:05Z"},
 	} {
 		got, err := ParseDateTime(tc.in, now)
 		if err != nil || got.Format(time.RFC3339) != tc.want {
 			t.Errorf("ParseDateTime(%q) = %s, %v; want %s", tc.in, got.Format(time.RFC3339), err, tc.want)
 		}
 	}
-	for _, bad := range []string{"yesterday", "2026-13-01", "25:00", "now-3fortnights", "now*2", "11/30-8"} {
+	// now-20000weeks would overflow a Duration and wrap past now.
+	for _, bad := range []string{"yesterday", "2026-13-01", "25:00", "now-3fortnights", "now*2", "11/30-8", "now-20000weeks", "now+100001days"} {
 		if _, err := ParseDateTime(bad, now); err == nil {
 			t.Errorf("ParseDateTime(%q) accepted", bad)
 		}

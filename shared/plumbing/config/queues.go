@@ -3,7 +3,6 @@ package config
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 
 	"github.com/cockroachdb/errors"
 	"go.yaml.in/yaml/v3"
@@ -46,7 +45,7 @@ func LoadQueues(path string) (queue.Config, error) {
 	if path == "" {
 		return cfg, nil
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := ReadFileUpTo(path, maxConfigFile)
 	if err != nil {
 		return cfg, errors.Wrap(err, "--queues")
 	}
