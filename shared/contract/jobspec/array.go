@@ -19,6 +19,11 @@ const MaxArrayIndex = 4_000_000
 // submission may cost (Slurm's default MaxArraySize is 1001).
 const MaxArrayTasks = 10_000
 
+// MaxArrayBytes bounds an array's tasks times its spec's size: each task's
+// record holds the whole spec, and the services that follow the records
+// keep the pending ones in memory.
+const MaxArrayBytes = 64 << 20
+
 // ArrayRange is the indexes First..Last stepping by Step (1 when not
 // given).
 type ArrayRange struct{ First, Last, Step int }

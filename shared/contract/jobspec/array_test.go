@@ -1,8 +1,12 @@
 package jobspec
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/cockroachdb/errors"
 )
 
 func TestParseArray(t *testing.T) {
@@ -24,6 +28,28 @@ func TestParseArray(t *testing.T) {
 	// A sparse array far out is fine: the bound is on tasks, not indexes.
 	if _, err := Parse([]byte(`{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"array":{"indexes":"0,4000000"}}`)); err != nil {
 		t.Errorf("sparse array refused: %v", err)
+	}
+}
+
+// Each task's record holds the whole spec: 10,000 tasks of a spec near
+// the size bound would be gigabytes of records, held by every service
+// that follows them. The product is bounded too, the field named.
+func TestParseArrayBoundsTasksTimesSpecSize(t *testing.T) {
+	spec := func(indexes string, pad int) []byte {
+		v := strings.Repeat("x", pad/4) // an env value is at most 64 KiB
+		return []byte(`{"gang":{"nodes":1,"gpusPerNode":1},"command":["x"],"env":{"A":"` + v + `","B":"` + v + `","C":"` + v + `","D":"` + v + `"},"array":{"indexes":"` + indexes + `"}}`)
+	}
+	raw := spec("0-9999", 200<<10)
+	_, err := Parse(raw)
+	var ie *InvalidError
+	if !errors.As(err, &ie) || len(ie.Fields) != 1 || ie.Fields[0].Field != "array.indexes" || !strings.Contains(ie.Fields[0].Message, "MiB of job records") {
+		t.Fatalf("10,000 tasks of a %d KiB spec: %v", len(raw)>>10, err)
+	}
+	// The same spec with as many tasks as fit is accepted.
+	if fit := MaxArrayBytes / len(raw); fit > 1 {
+		if _, err := Parse(spec(fmt.Sprintf("0-%d", fit-1), 200<<10)); err != nil {
+			t.Errorf("%d tasks of the same spec refused: %v", fit, err)
+		}
 	}
 }
 

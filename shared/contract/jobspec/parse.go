@@ -56,7 +56,29 @@ func Parse(raw []byte) (Spec, error) {
 	if fes := s.semanticChecks(); fes != nil {
 		return Spec{}, invalid(fes...)
 	}
+	if fe, ok := arraySize(s, len(raw)); !ok {
+		return Spec{}, invalid(fe)
+	}
 	return s, nil
+}
+
+// arraySize bounds what an array's task records weigh together: each task
+// is a job record holding the whole spec, so the count and the spec's size
+// are bounded apart (MaxArrayTasks, MaxSpecBytes) and also multiplied.
+func arraySize(s Spec, specBytes int) (validate.FieldError, bool) {
+	if s.Array == nil {
+		return validate.FieldError{}, true
+	}
+	ranges, err := ParseArrayIndexes(s.Array.Indexes)
+	if err != nil {
+		return validate.FieldError{}, true // arrayChecks named it
+	}
+	n := ArrayCount(ranges)
+	if n*specBytes <= MaxArrayBytes {
+		return validate.FieldError{}, true
+	}
+	return validate.Errorf("array.indexes", "%d tasks of a %d KiB spec are %d MiB of job records, more than the %d MiB allowed: fewer tasks, or a smaller spec",
+		n, (specBytes+1023)>>10, (n*specBytes)>>20, MaxArrayBytes>>20), false
 }
 
 // decodeFieldError names the field a decoding error is about.
