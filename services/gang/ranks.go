@@ -93,6 +93,26 @@ func (w *rankWaits) await(jobID string, attempt int, keys []string, rev int64) {
 	}()
 }
 
+// watchUntilGone watches [from, to) from rev, striking deleted keys off
+// left, until none is left (gone) or the watch breaks (its error). The
+// watch ends with it: one left open would hold a goroutine, a gRPC stream
+// and a server-side watcher until the replica stops, for every job whose
+// ranks were waited for.
+func (w *rankWaits) watchUntilGone(left map[string]bool, from, to string, rev int64) (gone bool, err error) {
+	ctx, cancel := context.WithCancel(w.ctx)
+	defer cancel()
+	ws := store.Watch(ctx, w.cli, from, rev, clientv3.WithRange(to), clientv3.WithFilterPut())
+	for resp := range ws.C {
+		for _, ev := range resp.Events {
+			delete(left, string(ev.Kv.Key))
+		}
+		if len(left) == 0 {
+			return true, nil
+		}
+	}
+	return false, ws.Err()
+}
+
 // untilGone returns true once none of the job's running keys present at
 // rev (keys) is left, false if ctx ended first. The keys are in different
 // nodes' ranges (running/<node>/<job>): one watch covers the span from the
@@ -110,19 +130,14 @@ func (w *rankWaits) untilGone(jobID string, keys []string, rev int64) bool {
 	}
 	from, to := slices.Min(keys), slices.Max(keys)+"\x00"
 	for w.ctx.Err() == nil {
-		ws := store.Watch(w.ctx, w.cli, from, rev, clientv3.WithRange(to), clientv3.WithFilterPut())
-		for resp := range ws.C {
-			for _, ev := range resp.Events {
-				delete(left, string(ev.Kv.Key))
-			}
-			if len(left) == 0 {
-				return true
-			}
+		gone, err := w.watchUntilGone(left, from, to, rev)
+		if gone {
+			return true
 		}
 		if w.ctx.Err() != nil {
 			return false
 		}
-		w.log.Warn("running keys watch broken; reading them again", "job", jobID, "err", ws.Err())
+		w.log.Warn("running keys watch broken; reading them again", "job", jobID, "err", err)
 		resp, err := w.cli.Get(w.ctx, from, clientv3.WithRange(to), clientv3.WithKeysOnly())
 		if err != nil {
 			clock.Sleep(w.ctx, time.Second)
