@@ -209,6 +209,18 @@ func (e *executor) start(ctx context.Context, as domain.Assignment, assignRev in
 	g.ctx, g.span = telemetry.StartChild(context.WithoutCancel(ctx), telemetry.SpanRun,
 		telemetry.AttrJobID.String(as.JobID), telemetry.AttrRanks.Int(len(as.Ranks)))
 	e.mu.Lock()
+	if ctx.Err() != nil {
+		// The registration ended while the ranks started (its lease lost,
+		// the agent stopping): its fence has already listed the gangs to
+		// kill, so these would outlive it, beside their replacements.
+		e.mu.Unlock()
+		for _, p := range g.procs {
+			p.kill()
+			_ = p.finish()
+		}
+		g.span.End() // its running key goes with the registration's lease
+		return errors.Wrapf(ctx.Err(), "registration ended while job %s's ranks started", as.JobID)
+	}
 	e.gangs[as.JobID] = g
 	e.launched[as.JobID] = as.Attempt
 	e.mu.Unlock()

@@ -1,8 +1,16 @@
 package agent
 
 import (
+	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 // An assignment deleted while the watch was down is found missing when
@@ -17,5 +25,33 @@ func TestKeepOnlyForgetsTheLaunchesOfJobsNoLongerAssigned(t *testing.T) {
 	}
 	if !e.launchedBefore("kept", 2) {
 		t.Error("the launch of a job still assigned was forgotten")
+	}
+}
+
+// Ranks whose start completes after their registration ended (the node
+// lease lost while they started) are killed, not kept: the fence that
+// ended the registration has already listed the gangs to kill, so they
+// would run on beside their replacements.
+func TestStartAfterTheRegistrationEndedKeepsNothing(t *testing.T) {
+	env := testenv.Start(t)
+	e, _ := testExecutor(t, env, ContainProcess)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	err := e.start(ctx, shAssignment("late", "echo $$ > "+pidFile+"; exec sleep 60"), 0)
+	if err == nil {
+		t.Fatal("a gang started after its registration ended was kept")
+	}
+	e.mu.Lock()
+	_, kept := e.gangs["late"]
+	e.mu.Unlock()
+	if kept || e.launchedBefore("late", 1) {
+		t.Errorf("a gang started after its registration ended is tracked (kept %v)", kept)
+	}
+	if raw, err := os.ReadFile(pidFile); err == nil {
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+		if pid > 0 && syscall.Kill(pid, 0) == nil {
+			t.Errorf("its rank (pid %d) still runs", pid)
+		}
 	}
 }

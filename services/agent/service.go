@@ -333,7 +333,14 @@ func (a *agent) serveEpoch(ctx context.Context) error {
 		}
 		// Kill the ranks first, then give the lease back if etcd can still
 		// be reached (a frozen member, not a partition): the gangs are
-		// requeued now rather than when the lease runs out.
+		// requeued now rather than when the lease runs out. The assignment
+		// follower is stopped first and waited for, then the fence runs
+		// again: a gang it was starting would otherwise begin after the
+		// fence and outlive it (start refuses to keep one once its
+		// registration ended, and the second fence finds any that got in).
+		cancel()
+		a.exec.fenceAll("node lease lost")
+		<-watchErr
 		a.exec.fenceAll("node lease lost")
 		rctx, rc := context.WithTimeout(context.Background(), time.Second)
 		_, _ = a.Etcd.Revoke(rctx, lease.ID)
