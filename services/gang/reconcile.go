@@ -61,6 +61,18 @@ func (s *service) observe(ctx context.Context) (lifecycle.ReconcileInput, bool) 
 		Up: up, Active: active, Now: s.cfg.Now()}, true
 }
 
+// stillDue reads a job's allocation again before a deadline action the
+// pass decided from its listing, and says whether the deadline still holds
+// (lifecycle.StillDue): a report may have passed the launch barrier or
+// ended the pull since, on this replica or another.
+func (s *service) stillDue(ctx context.Context, act lifecycle.Action, jobID string) (domain.Allocation, bool) {
+	fresh, _, found, err := store.GetAllocation(ctx, s.Etcd, jobID)
+	if err != nil || !found {
+		return fresh, false // gone, or unreadable: the next pass decides again
+	}
+	return fresh, lifecycle.StillDue(act, fresh, s.cfg.Now())
+}
+
 // apply carries out one action of a pass. A failure is left to the next
 // pass, which sees what is still wrong and decides again.
 func (s *service) apply(ctx context.Context, in lifecycle.ReconcileInput, act lifecycle.Action) {
@@ -79,10 +91,14 @@ func (s *service) apply(ctx context.Context, in lifecycle.ReconcileInput, act li
 			s.Log.Warn("reconcile: release orphan", "job", act.JobID, "err", err)
 		}
 	case lifecycle.LaunchTimeout:
-		s.launchTimeout(ctx, act.Alloc)
+		if fresh, ok := s.stillDue(ctx, act, act.Alloc.JobID); ok {
+			s.launchTimeout(ctx, fresh)
+		}
 	case lifecycle.FailPull:
-		if err := s.failPull(ctx, act.Alloc, 0, act.Reason); err != nil {
-			s.Log.Warn("reconcile: fail a gang past its pull deadline", "job", act.Alloc.JobID, "err", err)
+		if fresh, ok := s.stillDue(ctx, act, act.Alloc.JobID); ok {
+			if err := s.failPull(ctx, fresh, 0, act.Reason); err != nil {
+				s.Log.Warn("reconcile: fail a gang past its pull deadline", "job", act.Alloc.JobID, "err", err)
+			}
 		}
 	case lifecycle.Requeue:
 		_ = s.requeue(ctx, act.Alloc, act.Reason) // not logged, as before: the next pass retries

@@ -149,3 +149,20 @@ func NodeLost(allocs []domain.Allocation, node string, epoch int64) []Requeue {
 
 // NodeLostReason is the requeue reason of a gang that lost node.
 func NodeLostReason(node string) string { return "node " + node + " lost" }
+
+// StillDue says whether a deadline action a pass decided from its listing
+// (LaunchTimeout, FailPull) still holds for the allocation as read again
+// now: a report may have passed the launch barrier, or ended the pull,
+// since the listing, and releasing a gang that started on time is final.
+// Any other action is not a deadline's, and is left as decided.
+func StillDue(act Action, fresh domain.Allocation, now time.Time) bool {
+	switch act := act.(type) {
+	case LaunchTimeout:
+		return fresh.Attempt == act.Alloc.Attempt && fresh.State == domain.AllocReserved &&
+			!fresh.Pull.Pending() && now.After(fresh.LaunchDeadline)
+	case FailPull:
+		return fresh.Attempt == act.Alloc.Attempt && fresh.State == domain.AllocReserved &&
+			fresh.Pull.Pending() && JudgePull(fresh, nil, now).Step == PullFail
+	}
+	return true
+}

@@ -211,3 +211,41 @@ func TestNodeLost(t *testing.T) {
 		t.Errorf("NodeLost of a node without gangs = %#v", got)
 	}
 }
+
+// A deadline decided from a pass's listing is acted on only if it still
+// holds for the allocation read again: the barrier passed, the pull
+// ended, or a later attempt written since, and the gang stays.
+func TestStillDue(t *testing.T) {
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	reserved := domain.Allocation{JobID: "j", Attempt: 2, State: domain.AllocReserved, LaunchDeadline: now.Add(-time.Second),
+		Placement: domain.Placement{Nodes: []domain.NodePlacement{{Node: "n1"}, {Node: "n2"}}}}
+	running := reserved
+	running.State = domain.AllocRunning
+	later := reserved
+	later.Attempt = 3
+	extended := reserved
+	extended.LaunchDeadline = now.Add(time.Minute)
+	pulling := reserved
+	pulling.Pull = &domain.PullPhase{Image: "img", Deadline: now.Add(-time.Second), Nodes: map[string]domain.NodePull{"n1": {}}}
+	pulled := pulling
+	pulled.Pull = &domain.PullPhase{Image: "img", Deadline: now.Add(-time.Second), Nodes: map[string]domain.NodePull{"n1": {}, "n2": {}}, DoneAt: now.Add(-time.Millisecond)}
+	timeout, failPull := lifecycle.LaunchTimeout{Alloc: reserved}, lifecycle.FailPull{Alloc: pulling}
+	for _, c := range []struct {
+		name  string
+		act   lifecycle.Action
+		fresh domain.Allocation
+		want  bool
+	}{
+		{"launch deadline still passed", timeout, reserved, true},
+		{"barrier passed since", timeout, running, false},
+		{"a later attempt since", timeout, later, false},
+		{"pull ended since: the deadline moved", timeout, extended, false},
+		{"pull deadline still passed", failPull, pulling, true},
+		{"pull ended since", failPull, pulled, false},
+		{"not a deadline's action", lifecycle.Release{JobID: "j", Attempt: 2}, running, true},
+	} {
+		if got := lifecycle.StillDue(c.act, c.fresh, now); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
