@@ -93,40 +93,55 @@ func TestCancelReleasesAMalformedAllocation(t *testing.T) {
 	}
 }
 
-// A drain whose allocation record turns out corrupt is ended (releasing
-// what the keys hold, the reason naming the key) rather than retried for
-// ever.
-func TestDrainOfAMalformedAllocationEnds(t *testing.T) {
-	env, js := startDrainEnv(t)
-	ctx := context.Background()
-	keys := runningGang(t, env, js, "drained", 2)
-	requestDrain(t, env, domain.DrainRequest{JobID: "drained", Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue})
+// drainingGang starts a 2-node gang id and a checkpoint drain of it, and
+// returns the gang's keys once the job is draining.
+func drainingGang(t *testing.T, env *testenv.Env, js *jobs.Store, id string) []string {
+	t.Helper()
+	keys := runningGang(t, env, js, id, 2)
+	requestDrain(t, env, domain.DrainRequest{JobID: id, Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue})
 	testenv.Eventually(t, 30*time.Second, func() error {
-		j, _, err := js.Get(ctx, "drained")
+		j, _, err := js.Get(context.Background(), id)
 		if err != nil || j.Drain == nil {
 			return fmt.Errorf("not draining yet (%v)", err)
 		}
 		return nil
 	})
-	if _, err := env.Etcd.Put(ctx, store.AllocKey("drained"), `{"jobId":"drained","attempt":1}`); err != nil {
-		t.Fatal(err)
-	}
+	return keys
+}
+
+// drainEnded waits for a drain of job id to end as a requeue that
+// released every key, and returns the requeued record.
+func drainEnded(t *testing.T, env *testenv.Env, js *jobs.Store, id string, keys []string) domain.Job {
+	t.Helper()
+	var j domain.Job
 	testenv.Eventually(t, 30*time.Second, func() error {
 		if n := env.Held(t, keys...); n > 0 {
 			return fmt.Errorf("%d of the %d keys still held", n, len(keys))
 		}
-		j, _, err := js.Get(ctx, "drained")
-		if err != nil {
+		var err error
+		if j, _, err = js.Get(context.Background(), id); err != nil {
 			return err
 		}
 		if j.State != domain.StatePending || j.Attempt != 2 {
 			return fmt.Errorf("job is %s on attempt %d, want requeued", j.State, j.Attempt)
 		}
-		if !strings.Contains(j.Reason, store.AllocKey("drained")) {
-			t.Errorf("reason %q does not name the key", j.Reason)
-		}
 		return nil
 	})
+	return j
+}
+
+// A drain whose allocation record turns out corrupt is ended (releasing
+// what the keys hold, the reason naming the key) rather than retried for
+// ever.
+func TestDrainOfAMalformedAllocationEnds(t *testing.T) {
+	env, js := startDrainEnv(t)
+	keys := drainingGang(t, env, js, "drained")
+	if _, err := env.Etcd.Put(context.Background(), store.AllocKey("drained"), `{"jobId":"drained","attempt":1}`); err != nil {
+		t.Fatal(err)
+	}
+	if j := drainEnded(t, env, js, "drained", keys); !strings.Contains(j.Reason, store.AllocKey("drained")) {
+		t.Errorf("reason %q does not name the key", j.Reason)
+	}
 }
 
 // A record that passes what release relies on but fails the strict
@@ -137,15 +152,7 @@ func TestDrainOfAMalformedAllocationEnds(t *testing.T) {
 func TestDrainOfAnAllocationTheCacheSkipsEnds(t *testing.T) {
 	env, js := startDrainEnv(t)
 	ctx := context.Background()
-	keys := runningGang(t, env, js, "odd", 2)
-	requestDrain(t, env, domain.DrainRequest{JobID: "odd", Kind: domain.DrainCheckpoint, Then: domain.ThenRequeue})
-	testenv.Eventually(t, 30*time.Second, func() error {
-		j, _, err := js.Get(ctx, "odd")
-		if err != nil || j.Drain == nil {
-			return fmt.Errorf("not draining yet (%v)", err)
-		}
-		return nil
-	})
+	keys := drainingGang(t, env, js, "odd")
 	a, _, _, err := store.GetAllocation(ctx, env.Etcd, "odd")
 	if err != nil {
 		t.Fatal(err)
@@ -154,17 +161,5 @@ func TestDrainOfAnAllocationTheCacheSkipsEnds(t *testing.T) {
 	if _, err := env.Etcd.Put(ctx, store.AllocKey("odd"), store.MustJSON(a)); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 30*time.Second, func() error {
-		if n := env.Held(t, keys...); n > 0 {
-			return fmt.Errorf("%d of the %d keys still held", n, len(keys))
-		}
-		j, _, err := js.Get(ctx, "odd")
-		if err != nil {
-			return err
-		}
-		if j.State != domain.StatePending || j.Attempt != 2 {
-			return fmt.Errorf("job is %s on attempt %d, want requeued", j.State, j.Attempt)
-		}
-		return nil
-	})
+	drainEnded(t, env, js, "odd", keys)
 }
