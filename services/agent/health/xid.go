@@ -40,15 +40,23 @@ type XID struct {
 	Text   string // the rest of the line, sanitised
 }
 
+// driverLine anchors a driver message at the start of its line, after at
+// most the prefixes the kernel log's readers add: dmesg's "[…] ", a syslog
+// "Mon DD hh:mm:ss [host] kernel: " and its "[ uptime] ". Unanchored, any
+// kernel line quoting text a job chose would count: a segfault line names
+// the crashing file, and a file named "NVRM: Xid (PCI:…): 79" would take
+// a healthy GPU out of service.
+const driverLine = `^(?:\[[^\]]*\]\s*)?(?:[A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2}\s+(?:\S+\s+)?kernel:\s*(?:\[[\s\d.]+\]\s*)?)?NVRM: `
+
 var (
 	// "NVRM: Xid (PCI:0000:2b:00): 79, pid=…, GPU has fallen off the bus."
 	// and the older "NVRM: Xid (0000:01:00): 3, …"; some tools print the
 	// function too ("PCI:0000:00:01.0").
-	xidLine = regexp.MustCompile(`NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.[0-7])?\): (\d{1,5}),?\s*(.*)$`)
+	xidLine = regexp.MustCompile(driverLine + `Xid \((?:PCI:)?([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.[0-7])?\): (\d{1,5}),?\s*(.*)$`)
 	// Drivers also announce a lost GPU without an Xid: "NVRM: GPU
 	// 0000:2b:00.0: GPU has fallen off the bus." or "NVRM: GPU at
 	// 0000:01:00.0 has fallen off the bus."
-	offBusLine = regexp.MustCompile(`NVRM: GPU (?:at )?(?:PCI:)?([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.[0-7])?:? (?:GPU )?has fallen off the bus`)
+	offBusLine = regexp.MustCompile(driverLine + `GPU (?:at )?(?:PCI:)?([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.[0-7])?:? (?:GPU )?has fallen off the bus`)
 )
 
 // ParseXIDs finds the Xid lines in kernel log text; a "fallen off the bus"

@@ -26,6 +26,18 @@ func TestParseXIDs(t *testing.T) {
 	}
 }
 
+// A kernel line that only quotes driver text a job chose (a segfault line
+// names the crashing file, and a file may be named like an Xid) is no
+// Xid: the driver's lines start with NVRM after the log's own prefixes.
+func TestParseXIDsIgnoresQuotedDriverText(t *testing.T) {
+	log := "python[4242]: segfault at 0 ip 00007f0000000000 sp 00007ffc00000000 error 4 in NVRM: Xid (PCI:0000:18:00): 79, x[7f0000000000+1000]\n" +
+		"Dec  2 11:38:47 worker4 kernel: [  219.470994] a.out[7]: segfault at 0 ip 0 sp 0 error 4 in NVRM: GPU at 0000:18:00.0 has fallen off the bus[400000+1000]\n" +
+		"[Fri Aug 30 11:43:09 2024] bash[9]: trap in NVRM: Xid (PCI:0000:2a:00): 48, x\n"
+	if got := ParseXIDs([]byte(log)); len(got) != 0 {
+		t.Errorf("quoted driver text taken for Xids: %+v", got)
+	}
+}
+
 // Xids withdraw the GPU at their PCI address and keep it withdrawn, though
 // the log line is seen once, until Resume.
 func TestCheckerXIDsAreSticky(t *testing.T) {
