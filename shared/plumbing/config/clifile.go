@@ -104,21 +104,22 @@ func LoadCLIConfig(path string) (CLIConfig, error) {
 // readConfigFile reads at most maxConfigFile bytes of path, and refuses a
 // longer file or something that is not a file.
 func readConfigFile(path string) ([]byte, error) {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, errors.Newf("config file %s: not a regular file", path)
+	}
 	raw, err := ReadFileUpTo(path, maxConfigFile)
 	return raw, errors.Wrap(err, "config file")
 }
 
-// ReadFileUpTo reads a regular file of at most max bytes: a larger one, or
-// a device such as /dev/zero, is an error naming it, not all the memory.
+// ReadFileUpTo reads a file of at most max bytes: a larger one, or a
+// device that never ends such as /dev/zero, is an error naming it, not all
+// the memory. A pipe is read as a file is (lockstep submit <(gen-spec)).
 func ReadFileUpTo(path string, max int) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, errors.Newf("%s: not a regular file", path)
-	}
 	raw, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
 	if err != nil {
 		return nil, errors.Wrap(err, path)
