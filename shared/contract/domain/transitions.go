@@ -65,7 +65,7 @@ func (j *Job) StartDrain(attempt int, d Drain) bool {
 	}
 	if j.Drain != nil {
 		if d.Then == ThenCancel && j.Drain.Then != ThenCancel {
-			j.Drain.Then, j.Drain.Reason = ThenCancel, j.Drain.Reason+"; then "+d.Reason
+			j.Drain.Then, j.Drain.Reason = ThenCancel, BoundReason(j.Drain.Reason+"; then "+d.Reason)
 			if d.Actor != "" {
 				j.Drain.Actor = d.Actor
 			}

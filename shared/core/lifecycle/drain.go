@@ -45,14 +45,16 @@ func (c DrainCompletion) End(j *domain.Job) (before domain.Job, changed bool) {
 
 // Reason is what the job record and the final event say: the drain's
 // reason and why it ended, and, for a requeue with no new checkpoint, the
-// earlier one the next attempt resumes from.
+// earlier one the next attempt resumes from; within MaxReasonBytes.
 func (c DrainCompletion) Reason(before domain.Job) string {
 	d := c.drain(before)
 	reason := d.Reason + ": " + c.Why
 	if c.Checkpoint == nil && before.LastCheckpoint != nil && d.Then == domain.ThenRequeue {
 		reason += fmt.Sprintf("; resuming from the last good checkpoint (step %d)", before.LastCheckpoint.Step)
 	}
-	return reason
+	// The drain's reason may already be at the bound (a node's, a cancel's
+	// joined to it): the event that carries this must stay readable.
+	return domain.BoundReason(reason)
 }
 
 // finalEvent is the event that ends a drain, by what the drain was for.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -182,5 +183,18 @@ func TestCompletionFollowsACancelThatUpgradedTheJob(t *testing.T) {
 	want := `cancelled attempt=2 checkpoint=none actor="alice" reason="preempted by k; then cancelled by alice: ranks exited"`
 	if got := summary(last); got != want || job.Reason != last.Reason {
 		t.Errorf("final event %s (job reason %q), want %s", got, job.Reason, want)
+	}
+}
+
+// A drain whose reason is already at the bound (a node's long one, a
+// cancel's joined to it) still ends with a reason its event may carry.
+func TestDrainCompletionReasonStaysWithinTheBound(t *testing.T) {
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	rec := domain.DrainRecord{JobID: "j", Attempt: 1, Drain: domain.Drain{Kind: domain.DrainNode, Then: domain.ThenRequeue,
+		Reason: strings.Repeat("r", 2*domain.MaxReasonBytes)}}
+	c := lifecycle.CompleteDrain(rec, "grace period ended", now)
+	before := domain.Job{ID: "j", Attempt: 1, State: domain.StateRunning, LastCheckpoint: &domain.CheckpointRef{Step: 7}}
+	if got := c.Reason(before); len(got) > domain.MaxReasonBytes {
+		t.Errorf("reason of %d bytes, more than the %d an event carries", len(got), domain.MaxReasonBytes)
 	}
 }
