@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/cockroachdb/errors"
+
 	"github.com/lockstep-dev/lockstep/shared/contract/codec"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
@@ -144,8 +146,12 @@ func (a *activeSink) apply(m activeMaps, e Entry) {
 		return
 	}
 	var b domain.JobBrief
-	if err := codec.Decode(e.Value, &b); err != nil {
-		a.log.Warn("undecodable job record", "job", e.Key, "err", err)
+	err := codec.Decode(e.Value, &b)
+	if err == nil && b.ID != e.Key {
+		err = errors.Newf("the record names job %q", b.ID)
+	}
+	if err != nil {
+		a.log.Warn("job record skipped", "job", e.Key, "err", err)
 		delete(m.briefs, e.Key)
 		return
 	}

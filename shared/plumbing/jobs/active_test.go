@@ -1,6 +1,7 @@
 package jobs_test
 
 import (
+	"encoding/json"
 	"log/slog"
 	"testing"
 	"time"
@@ -8,6 +9,8 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
@@ -76,4 +79,39 @@ func equal(a, b map[string]domain.JobBrief) bool {
 		}
 	}
 	return true
+}
+
+// A record under another job's key (a bad restore, a hand edit) is no
+// record of the key's job: Get refuses it, for good, and Active leaves it
+// out, so that no service lends the other job's owner, state or attempt to
+// the key's.
+func TestARecordUnderAnotherJobsKeyIsRefused(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := t.Context()
+	js := env.Jobs(t)
+	kv, err := env.Bus.JS.KeyValue(ctx, subjects.BucketJobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(domain.Job{ID: "victim", State: domain.StateRunning, Attempt: 1, Owner: "bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "impostor", raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := js.Get(ctx, "impostor"); err == nil || !errs.IsPermanent(err) {
+		t.Errorf("Get of a record naming another job: %v, want a permanent error", err)
+	}
+	create(t, js, domain.Job{ID: "honest", State: domain.StateRunning, Attempt: 1})
+	a := js.Active(ctx, slog.Default())
+	select {
+	case <-a.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Active never became ready")
+	}
+	want := map[string]domain.JobBrief{"honest": {ID: "honest", State: domain.StateRunning, Attempt: 1}}
+	if got := a.Snapshot(); !equal(got, want) {
+		t.Errorf("Active holds %+v, want %+v", got, want)
+	}
 }

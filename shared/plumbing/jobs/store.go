@@ -45,6 +45,12 @@ func (s *Store) Get(ctx context.Context, id string) (domain.Job, uint64, error) 
 	if err != nil {
 		return domain.Job{}, 0, errors.Wrapf(err, "job %s", errors.Safe(id))
 	}
+	if j.ID != id {
+		// Taken for id's, it would lend another job's owner, state and
+		// attempt to id (and an update would write them back under id).
+		// Retrying cannot mend it: lockstep check names the record.
+		return domain.Job{}, 0, errs.MarkPermanent(errors.Newf("job %s: the record names job %q", errors.Safe(id), j.ID))
+	}
 	return j, e.Revision(), nil
 }
 
