@@ -70,6 +70,6 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		defer st.Ready(store.NodesPrefix)()
 		log.Info("admission running")
-		return errors.Wrap(bus.WaitConsumers(ctx, map[string]<-chan struct{}{"submission": done}), "admission")
+		return errors.Wrap(bus.WaitConsumers(ctx, cancel, map[string]<-chan struct{}{"submission": done}), "admission")
 	}, config.WithJobs())
 }

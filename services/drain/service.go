@@ -114,7 +114,7 @@ func Run(ctx context.Context, cfg Config) error {
 		defer s.Tel.ObserveCluster(s.clusterState)()
 		defer st.Ready(store.NodesPrefix)()
 		log.Info("drain running")
-		return errors.Wrap(bus.WaitConsumers(ctx, map[string]<-chan struct{}{
+		return errors.Wrap(bus.WaitConsumers(ctx, cancel, map[string]<-chan struct{}{
 			"cancel": cancelDone, "drain request": drainDone, "node request": nodesDone}), "drain")
 	}, config.WithJobs())
 }

@@ -146,12 +146,15 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 	return finished, nil
 }
 
-// WaitConsumers returns when ctx ends, once every consumer in done (by
-// name) has stopped, or as soon as one stops while ctx has not ended: an
-// error naming it. A consumer stops on its own when its durable or stream
-// is deleted or the connection closes for good; a service must then fail
-// (and be restarted) rather than go on half-working, or exit as if asked.
-func WaitConsumers(ctx context.Context, done map[string]<-chan struct{}) error {
+// WaitConsumers returns once every consumer in done (by name) has
+// stopped: when ctx ends (nil), or when one stops on its own while ctx has
+// not ended (an error naming it). A consumer stops on its own when its
+// durable or stream is deleted or the connection closes for good; the
+// service must then fail (and be restarted) rather than go on
+// half-working, or exit as if asked. On that error it calls stop (which
+// ends ctx) and waits for the others' handlers, so that none is still at
+// work while the service closes its connections.
+func WaitConsumers(ctx context.Context, stop context.CancelFunc, done map[string]<-chan struct{}) error {
 	stopped := make(chan string, len(done))
 	for name, ch := range done {
 		go func() {
@@ -159,13 +162,15 @@ func WaitConsumers(ctx context.Context, done map[string]<-chan struct{}) error {
 			stopped <- name
 		}()
 	}
+	var err error
 	for range len(done) {
 		name := <-stopped
-		if ctx.Err() == nil {
-			return errors.Newf("the %s consumer stopped", name)
+		if err == nil && ctx.Err() == nil {
+			err = errors.Newf("the %s consumer stopped", name)
+			stop()
 		}
 	}
-	return nil
+	return err
 }
 
 // handle runs h on one message inside its CONSUMER span, then settles it.
