@@ -60,21 +60,69 @@ type stepKey struct {
 	attempt, step int
 }
 
-// stepRelayBuffer is how many step messages wait for a slow srun before
-// the step's output is lost (and the step fails).
-const stepRelayBuffer = 1024
+// stepRelayBytes bounds the output waiting for one srun: a srun slow to
+// write it (a terminal over ssh, NCCL_DEBUG from every rank) has that much
+// slack, some 160,000 lines of 100 bytes; past it (a srun whose own output
+// nobody reads) the step's output is lost and the step fails.
+const stepRelayBytes = 16 << 20
 
-// stepRelay carries a step's messages to the srun that launched it.
+// stepMessageBytes is what a queued message counts beyond its text.
+const stepMessageBytes = 64
+
+// stepRelay carries a step's messages to the srun that launched it, in
+// the order they came.
 type stepRelay struct {
 	// nodes are the step's nodes with the tasks each runs: a node speaks
 	// for its own tasks only, so none can end another's.
 	nodes map[string]stepNode
-	out   chan domain.StepOutput
-	// lost is closed when a message finds out full: srun is not reading
-	// (nobody reads its stdout), the step's output has a gap, and the step
-	// fails.
+	bound int // bytes the queue may hold
+
+	mu     sync.Mutex
+	queue  []domain.StepOutput
+	queued int           // bytes in queue
+	ready  chan struct{} // the queue gained messages (capacity 1)
+	// lost is closed when a message finds the queue full: the step's
+	// output has a gap, and the step fails.
 	lost     chan struct{}
 	loseOnce sync.Once
+}
+
+func newStepRelay(bound int) *stepRelay {
+	return &stepRelay{nodes: map[string]stepNode{}, bound: bound, ready: make(chan struct{}, 1), lost: make(chan struct{})}
+}
+
+// push queues o without waiting; false when the queue would pass its bound.
+func (r *stepRelay) push(o domain.StepOutput) bool {
+	size := len(o.Line) + len(o.Error) + stepMessageBytes
+	r.mu.Lock()
+	if r.queued+size > r.bound {
+		r.mu.Unlock()
+		return false
+	}
+	r.queue = append(r.queue, o)
+	r.queued += size
+	r.mu.Unlock()
+	select {
+	case r.ready <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take empties the queue, oldest message first.
+func (r *stepRelay) take() []domain.StepOutput {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.queue
+	r.queue, r.queued = nil, 0
+	return out
+}
+
+// waiting is how many messages wait in the queue.
+func (r *stepRelay) waiting() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.queue)
 }
 
 // serveSrun runs one srun request on connection c.
@@ -97,7 +145,7 @@ func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, in *json.Decoder
 		return
 	}
 	l := domain.StepLaunch{JobID: req.JobID, Attempt: req.Attempt, Step: g.steps.newStep(), Argv: req.Argv, Env: req.Env}
-	relay := &stepRelay{nodes: map[string]stepNode{}, out: make(chan domain.StepOutput, stepRelayBuffer), lost: make(chan struct{})}
+	relay := newStepRelay(stepRelayBytes)
 	total := 0
 	for _, n := range layout {
 		l.Nodes = append(l.Nodes, n.Node)
@@ -168,28 +216,38 @@ func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, in *json.Decoder
 		case <-finished:
 		}
 	}()
+	// handle passes one message on to srun; false when the step ends with
+	// it (refused).
+	handle := func(o domain.StepOutput) bool {
+		switch o.Kind {
+		case domain.StepStdout, domain.StepStderr:
+			if send(SrunEvent{Task: o.Task, Stream: o.Kind, Line: o.Line}) != nil {
+				kill()
+			}
+		case domain.StepRefused:
+			_ = send(SrunEvent{Task: o.Task, Stream: domain.StepStderr, Line: "srun: " + o.Error})
+			kill()
+			_ = send(SrunEvent{Done: true, ExitCode: 1, Error: "step refused: " + o.Error})
+			return false
+		case domain.StepExit:
+			if o.Task >= total || ended[o.Task] {
+				return true // a repeated exit must not count as another task's
+			}
+			ended[o.Task] = true
+			exited++
+			codes[o.Task], killedTasks[o.Task] = o.Code, killing.Load()
+			if o.Code != 0 && req.KillOnBadExit {
+				kill()
+			}
+		}
+		return true
+	}
 	for exited < total {
 		select {
-		case o := <-relay.out:
-			switch o.Kind {
-			case domain.StepStdout, domain.StepStderr:
-				if send(SrunEvent{Task: o.Task, Stream: o.Kind, Line: o.Line}) != nil {
-					kill()
-				}
-			case domain.StepRefused:
-				_ = send(SrunEvent{Task: o.Task, Stream: domain.StepStderr, Line: "srun: " + o.Error})
-				kill()
-				_ = send(SrunEvent{Done: true, ExitCode: 1, Error: "step refused: " + o.Error})
-				return
-			case domain.StepExit:
-				if o.Task >= total || ended[o.Task] {
-					continue // a repeated exit must not count as another task's
-				}
-				ended[o.Task] = true
-				exited++
-				codes[o.Task], killedTasks[o.Task] = o.Code, killing.Load()
-				if o.Code != 0 && req.KillOnBadExit {
-					kill()
+		case <-relay.ready:
+			for _, o := range relay.take() {
+				if !handle(o) {
+					return
 				}
 			}
 		case <-relay.lost:
@@ -217,7 +275,7 @@ func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, in *json.Decoder
 }
 
 // stepOutputLost is what srun is told when its step's output overflowed.
-const stepOutputLost = "some of the step's output was lost (srun's own output was not read fast enough): the step failed and its tasks were killed"
+const stepOutputLost = "some of the step's output was lost (srun fell 16 MiB behind it: is srun's own output read?): the step failed and its tasks were killed"
 
 // admitSrun checks srun's request against the attempt running here: the
 // token is the attempt's, the job a batch job whose script runs on this
@@ -247,8 +305,8 @@ func (e *executor) admitSrun(req SrunRequest, token string, uid int) (*localGang
 // relayOutput hands a step message to its srun, if it came from the node
 // that runs the message's task. It runs in the one subscription callback
 // that carries every step message to this node, so it never waits: a
-// srun that does not keep up loses its step's output (and the step
-// fails) rather than hold up the launches, kills and output of every
+// srun that falls stepRelayBytes behind loses its step's output (and the
+// step fails) rather than hold up the launches, kills and output of every
 // other step here.
 func (e *executor) relayOutput(from string, o domain.StepOutput) {
 	e.mu.Lock()
@@ -270,9 +328,7 @@ func (e *executor) relayOutput(from string, o domain.StepOutput) {
 		return // the step failed; what comes after the gap is not relayed
 	default:
 	}
-	select {
-	case r.out <- o:
-	default:
+	if !r.push(o) {
 		r.loseOnce.Do(func() {
 			e.log.Warn("step output lost: srun is not reading it; the step fails", "job", o.JobID, "attempt", o.Attempt, "step", o.Step)
 			close(r.lost)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,9 @@ func TestStalledSrunDoesNotHoldUpOtherSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	relay := func() *stepRelay {
-		return &stepRelay{nodes: map[string]stepNode{"n2": {Node: "n2", Tasks: 1}}, out: make(chan domain.StepOutput, 1), lost: make(chan struct{})}
+		r := newStepRelay(2 * (len("unread") + stepMessageBytes)) // room for two lines
+		r.nodes["n2"] = stepNode{Node: "n2", Tasks: 1}
+		return r
 	}
 	stalled, other := relay(), relay()
 	a.exec.mu.Lock()
@@ -36,16 +39,16 @@ func TestStalledSrunDoesNotHoldUpOtherSteps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Nobody reads step 0: its first line fills its relay, the others
-	// overflow it.
+	// Nobody reads step 0: its first two lines fill its relay, the third
+	// overflows it.
 	for range 3 {
 		publish(0, "unread")
 	}
 	publish(1, "other step")
 	select {
-	case o := <-other.out:
-		if o.Line != "other step" {
-			t.Errorf("other step got %q", o.Line)
+	case <-other.ready:
+		if got := other.take(); len(got) != 1 || got[0].Line != "other step" {
+			t.Errorf("other step got %+v", got)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("another step's output waited behind a srun that does not read")
@@ -147,7 +150,7 @@ func (st *srunTest) relay(from string, step, task int, kind, line string, code i
 }
 
 // A srun whose own output is not read loses its step's output once the
-// relay overflows: the step's tasks are killed at once (srun may never
+// relay overflows (16 MiB behind): the step's tasks are killed at once (srun may never
 // read again, and the agent is stuck writing to it), and srun, when it
 // reads again, is told why it failed.
 func TestSrunWhoseOutputIsNotReadFailsItsStep(t *testing.T) {
@@ -167,7 +170,7 @@ func TestSrunWhoseOutputIsNotReadFailsItsStep(t *testing.T) {
 		st.relay("n2", step, 2, domain.StepStdout, line, 0)
 		draining = false
 		for range 20 {
-			if len(r.out) == 0 {
+			if r.waiting() == 0 {
 				draining = true
 				break
 			}
@@ -177,7 +180,7 @@ func TestSrunWhoseOutputIsNotReadFailsItsStep(t *testing.T) {
 	// Then overflow the relay (in the background: it must not block, but
 	// if it does the test fails below rather than hangs).
 	go func() {
-		for range stepRelayBuffer + 1 {
+		for range stepRelayBytes/len(line) + 1 {
 			st.relay("n2", step, 2, domain.StepStdout, line, 0)
 		}
 	}()
@@ -253,5 +256,42 @@ func TestSrunCountsEachTaskExitOnceFromItsNode(t *testing.T) {
 				t.Fatal("srun did not end once every task ended")
 			}
 		})
+	}
+}
+
+// A burst of output far past what srun writes at once (every rank at
+// NCCL_DEBUG=INFO) waits for a srun that reads slowly: all of it arrives,
+// in order, and the step ends as its tasks do.
+func TestSlowSrunGetsABurstWhole(t *testing.T) {
+	st := newSrunTest(t)
+	var lines []string
+	step, res := st.srun(t, func(ev SrunEvent) {
+		if ev.Line != "" {
+			lines = append(lines, ev.Line)
+			if len(lines)%1000 == 0 {
+				time.Sleep(50 * time.Millisecond) // a slow terminal
+			}
+		}
+	})
+	const burst = 5000
+	for i := range burst {
+		st.relay("n2", step, 2, domain.StepStdout, strconv.Itoa(i), 0)
+	}
+	for _, e := range []struct {
+		node string
+		task int
+	}{{"n1", 0}, {"n1", 1}, {"n2", 2}, {"n2", 3}} {
+		st.relay(e.node, step, e.task, domain.StepExit, "", 0)
+	}
+	select {
+	case r := <-res:
+		if r.code != 0 || r.err != nil {
+			t.Fatalf("srun ended %d, %v; want 0", r.code, r.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("srun did not end")
+	}
+	if len(lines) != burst || lines[0] != "0" || lines[burst-1] != strconv.Itoa(burst-1) {
+		t.Errorf("srun got %d lines (first %q), want all %d in order", len(lines), lines[:min(1, len(lines))], burst)
 	}
 }
