@@ -358,13 +358,21 @@ func (e *executor) stopWithin(jobID, reason string, grace time.Duration) {
 	if !ok {
 		return
 	}
+	if grace <= 0 {
+		// A fence kills at once even a gang already stopping within a
+		// grace (its assignment just released, say): the stop below runs
+		// once, and its SIGKILL would come after the grace, past the
+		// lease whose end lets a replacement start.
+		g.stopOnce.Do(func() {
+			close(g.stopping)
+			e.log.Info("stopping ranks", "job", jobID, "reason", reason)
+		})
+		e.signalAll(g, syscall.SIGKILL)
+		return
+	}
 	g.stopOnce.Do(func() {
 		close(g.stopping)
 		e.log.Info("stopping ranks", "job", jobID, "reason", reason)
-		if grace <= 0 {
-			e.signalAll(g, syscall.SIGKILL)
-			return
-		}
 		e.signalAll(g, syscall.SIGTERM)
 		go func() {
 			select {

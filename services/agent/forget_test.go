@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
@@ -53,5 +54,33 @@ func TestStartAfterTheRegistrationEndedKeepsNothing(t *testing.T) {
 		if pid > 0 && syscall.Kill(pid, 0) == nil {
 			t.Errorf("its rank (pid %d) still runs", pid)
 		}
+	}
+}
+
+// A fence kills at once a gang already stopping within its grace (a rank
+// trapping SIGTERM): its SIGKILL would otherwise wait the grace out, past
+// the lease whose end lets the gang's replacement start.
+func TestFenceKillsAGangAlreadyStopping(t *testing.T) {
+	env := testenv.Start(t)
+	e, _ := testExecutor(t, env, ContainProcess)
+	e.cfg.StopGrace = 10 * time.Minute
+	ready := filepath.Join(t.TempDir(), "ready")
+	if err := e.start(context.Background(), shAssignment("stubborn", "trap '' TERM; touch "+ready+"; while :; do sleep 1; done"), 0); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, func() error {
+		_, err := os.Stat(ready)
+		return err
+	})
+	e.stop("stubborn", "assignment released") // SIGTERM, ignored; SIGKILL in 10 minutes
+	fenced := make(chan struct{})
+	go func() {
+		e.fenceAll("node lease lost")
+		close(fenced)
+	}()
+	select {
+	case <-fenced:
+	case <-time.After(time.Minute):
+		t.Fatal("the fence waited on a gang's grace instead of killing it")
 	}
 }
