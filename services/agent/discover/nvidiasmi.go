@@ -29,6 +29,27 @@ var (
 // wedged driver can make it hang for minutes.
 const smiTimeout = 30 * time.Second
 
+// maxSMIOutput bounds what one nvidia-smi run may print: a few KiB for a
+// machine's GPUs, far less than this.
+const maxSMIOutput = 4 << 20
+
+// cappedBuffer keeps what is written up to limit, and notes that more came.
+type cappedBuffer struct {
+	buf   bytes.Buffer
+	limit int
+	over  bool
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if room := b.limit - b.buf.Len(); n > room {
+		b.over = true
+		p = p[:max(room, 0)]
+	}
+	b.buf.Write(p)
+	return n, nil // all taken: the command is not to fail on a short write
+}
+
 // CommandSMI runs the nvidia-smi binary at path.
 func CommandSMI(path string) SMI {
 	return func(ctx context.Context, args ...string) ([]byte, error) {
@@ -37,14 +58,19 @@ func CommandSMI(path string) SMI {
 			ctx, cancel = context.WithTimeout(ctx, smiTimeout)
 			defer cancel()
 		}
-		var stderr bytes.Buffer
+		stdout, stderr := &cappedBuffer{limit: maxSMIOutput}, &cappedBuffer{limit: maxSMIOutput}
 		cmd := exec.CommandContext(ctx, path, args...)
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		err := cmd.Run()
+		out := stdout.buf.Bytes()
 		if err != nil {
 			// nvidia-smi explains driver trouble on stdout, not stderr.
-			msg := strings.TrimSpace(stderr.String() + " " + string(out))
+			msg := strings.TrimSpace(stderr.buf.String() + " " + string(out))
 			return nil, errors.Wrapf(err, "%s %s: %s", path, strings.Join(args, " "), truncate(msg))
+		}
+		if stdout.over {
+			// Cut, a CSV would parse into too few GPUs: refuse it whole.
+			return nil, errors.Newf("%s %s: more than %d bytes of output", path, strings.Join(args, " "), maxSMIOutput)
 		}
 		return out, nil
 	}

@@ -3,6 +3,7 @@ package discover
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"io/fs"
 	"path"
 	"regexp"
@@ -28,12 +29,19 @@ var nodeName = regexp.MustCompile(`^node([0-9]{1,4})$`)
 // readSmall reads a sysfs file, refusing anything larger than a sysfs file
 // can be (a fixture or a bind mount gone wrong).
 func readSmall(fsys fs.FS, name string) (string, error) {
-	b, err := fs.ReadFile(fsys, name)
+	f, err := fsys.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	// Read no more than the bound and a byte: a FIFO or device where a
+	// file should be must not be read into memory whole first.
+	b, err := io.ReadAll(io.LimitReader(f, maxSysfsFile+1))
 	if err != nil {
 		return "", err
 	}
 	if len(b) > maxSysfsFile {
-		return "", errors.Newf("%s: %d bytes, more than a sysfs file holds", name, len(b))
+		return "", errors.Newf("%s: more than a sysfs file holds (%d bytes)", name, maxSysfsFile)
 	}
 	return string(b), nil
 }
