@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
@@ -178,6 +179,11 @@ func (b *Bus) handle(ctx context.Context, log *slog.Logger, spec ConsumerSpec, m
 	hdr := msg.Headers()
 	mctx, span := telemetry.StartProcess(telemetry.Extract(ctx, hdr), b.tr(), msg.Subject(), spec.Durable,
 		hdr.Get(subjects.HeaderMsgID), len(msg.Data()))
+	if from := hdr.Get(jetstream.StreamHeader); from != "" {
+		b.dropReplayed(mctx, log, spec, msg, from)
+		telemetry.End(span, errors.New("a stored message replayed onto a work subject"))
+		return
+	}
 	err := h(mctx, msg)
 	b.settle(mctx, log, spec, msg, err)
 	if errs.IsPermanent(err) || ctx.Err() == nil {
@@ -185,6 +191,21 @@ func (b *Bus) handle(ctx context.Context, log *slog.Logger, spec ConsumerSpec, m
 	} else {
 		span.End() // shutting down: not the message's fault
 	}
+}
+
+// dropReplayed terminates a message that JetStream answered from a
+// stream (a direct get, which the server sends to whatever reply subject
+// the request named, and which a work stream then stores as if published
+// there): anyone who may read the jobs bucket could otherwise put a stored
+// record on another user's submit or cancel subject, or on a node's report
+// subject. No client sends the header; the server sets it on such answers.
+// Dropped without the consumer's GiveUp: the subject's user sent nothing.
+func (b *Bus) dropReplayed(ctx context.Context, log *slog.Logger, spec ConsumerSpec, msg jetstream.Msg, from string) {
+	log.WarnContext(ctx, "dropping message: a stored message replayed onto a work subject, not sent by a client",
+		"consumer", spec.Durable, "subject", msg.Subject(), "stream", from, "storedAs", msg.Headers().Get(jetstream.SubjectHeader))
+	b.terminated.Add(context.WithoutCancel(ctx), 1, metric.WithAttributes(
+		telemetry.LabelConsumer.String(spec.Durable), telemetry.LabelReason.String(telemetry.TermInvalid)))
+	_ = msg.TermWithReason("replayed from stream " + truncate(from, maxTermReason))
 }
 
 func (b *Bus) setConsumer(durable string, running bool) {

@@ -13,6 +13,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
@@ -261,6 +262,46 @@ func TestShutdownHandsBackPulledMessages(t *testing.T) {
 	testenv.Eventually(t, 10*time.Second, func() error {
 		if k := got.Load(); k < n {
 			return errors.Newf("%d of %d messages redelivered", k, n)
+		}
+		return nil
+	})
+}
+
+// A direct get answered onto a work subject (its reply subject) is stored
+// by the work stream as if published there; the consumer drops it unread,
+// and handles what clients send.
+func TestReplayedStoredMessageIsDropped(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	if err := h.env.Jobs(t).Create(ctx, domain.Job{ID: "stored", State: domain.StatePending, Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var handled atomic.Int64
+	spec := bus.ConsumerSpec{Stream: subjects.StreamWork, Durable: "replay-test", Filter: subjects.Reserve}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if _, err := h.b.Consume(cctx, spec, slog.New(slog.DiscardHandler), func(context.Context, jetstream.Msg) error {
+		handled.Add(1)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	get := "$JS.API.DIRECT.GET.KV_" + subjects.BucketJobs + ".$KV." + subjects.BucketJobs + ".stored"
+	if err := h.b.NC.PublishRequest(get, subjects.Reserve, nil); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if n := h.terminated(t, "replay-test", telemetry.TermInvalid); n != 1 {
+			return errors.Newf("%d messages terminated as invalid, want the replayed one", n)
+		}
+		return nil
+	})
+	if err := h.b.PublishJSON(ctx, subjects.Reserve, "", 1); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if n := handled.Load(); n != 1 {
+			return errors.Newf("%d messages handled, want the client's one only", n)
 		}
 		return nil
 	})
