@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/metric"
 
@@ -179,8 +180,8 @@ func (b *Bus) handle(ctx context.Context, log *slog.Logger, spec ConsumerSpec, m
 	hdr := msg.Headers()
 	mctx, span := telemetry.StartProcess(telemetry.Extract(ctx, hdr), b.tr(), msg.Subject(), spec.Durable,
 		hdr.Get(subjects.HeaderMsgID), len(msg.Data()))
-	if from := hdr.Get(jetstream.StreamHeader); from != "" {
-		b.dropReplayed(mctx, log, spec, msg, from)
+	if Replayed(hdr) {
+		b.dropReplayed(mctx, log, spec, msg, hdr.Get(jetstream.StreamHeader))
 		telemetry.End(span, errors.New("a stored message replayed onto a work subject"))
 		return
 	}
@@ -192,6 +193,12 @@ func (b *Bus) handle(ctx context.Context, log *slog.Logger, spec ConsumerSpec, m
 		span.End() // shutting down: not the message's fault
 	}
 }
+
+// Replayed says whether a message is JetStream's answer from a stream (a
+// direct get's), sent onto the subject its request named as reply, rather
+// than something a client published there (see dropReplayed). Every
+// handler of a work subject, core NATS ones too, ignores such messages.
+func Replayed(h nats.Header) bool { return h.Get(jetstream.StreamHeader) != "" }
 
 // dropReplayed terminates a message that JetStream answered from a
 // stream (a direct get, which the server sends to whatever reply subject
