@@ -28,7 +28,6 @@ const (
 	kvJobsWrite    = "$KV." + subjects.BucketJobs + ".>"
 	kvJobsStream   = "KV_" + subjects.BucketJobs
 	jsDirectGetKV  = "$JS.API.DIRECT.GET." + kvJobsStream + ".>"
-	jsMsgGetKV     = "$JS.API.STREAM.MSG.GET." + kvJobsStream
 	jsConsumerInfo = "$JS.API.CONSUMER.INFO.*.*"
 )
 
@@ -68,7 +67,13 @@ func Permissions(id Identity) Rules {
 		Pub: []string{
 			subjects.TestOnly, subjects.TopologyView, subjects.NodeList,
 			jsInfo, jsStreamInfo, jsConsumerInfo, jsFlowControl,
-			jsDirectGetKV, jsMsgGetKV,
+			// Direct get only (the bucket allows it, and clients use it):
+			// a message get's answer is an API response, which the server
+			// sends onto whatever reply subject the request names, unmarked,
+			// so a person could put it on another user's submit subject.
+			// A direct get's answer carries Nats-Stream, which every
+			// consumer of a work subject refuses (bus.Replayed).
+			jsDirectGetKV,
 			// Job records are readable by key already (direct get); a
 			// consumer on them is what watching one (`submit --wait`) and
 			// listing them (`queue`) take, as in squeue, which shows every
