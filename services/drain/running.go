@@ -45,8 +45,8 @@ func (r *runningJobs) apply(e jobs.Entry) {
 		delete(r.ended, e.Key)
 		return
 	}
-	j, err := jobs.Decode(e.Value)
-	if err != nil || j.ID != e.Key {
+	j, err := jobs.Decode(e.Key, e.Value)
+	if err != nil {
 		delete(r.jobs, e.Key) // lockstep check names a record that does not decode
 		return
 	}

@@ -3,8 +3,6 @@ package placement
 import (
 	"time"
 
-	"github.com/cockroachdb/errors"
-
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/core/depend"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
@@ -28,13 +26,10 @@ func (s *scheduler) jobChanged(e jobs.Entry) {
 		delete(s.folded, e.Key)
 		return
 	}
-	j, err := jobs.Decode(e.Value)
-	if err == nil && j.ID != e.Key {
-		// Filed under its own ID it would replace that job's entry, and a
-		// decision on it (a dependency never satisfied) would change the
-		// other job's record.
-		err = errors.Newf("id %q is not the job its key names", j.ID)
-	}
+	// Decode refuses a record naming another job: filed under its own ID
+	// it would replace that job's entry, and a decision on it (a
+	// dependency never satisfied) would change the other job's record.
+	j, err := jobs.Decode(e.Key, e.Value)
 	switch {
 	case err != nil:
 		s.Log.Warn("job record skipped", "job", e.Key, "err", err)

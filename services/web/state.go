@@ -76,9 +76,9 @@ func (s *state) applyJob(log *slog.Logger, e jobs.Entry) {
 	if e.Deleted {
 		return
 	}
-	j, err := jobs.Decode(e.Value)
+	j, err := jobs.Decode(e.Key, e.Value)
 	switch {
-	case err != nil || j.ID != e.Key:
+	case err != nil:
 		log.Warn("job record skipped", "key", e.Key, "err", err)
 	case j.State.Terminal():
 		s.ended[e.Key] = view.EndedOf(j)

@@ -369,8 +369,8 @@ func (c *Client) Jobs(ctx context.Context) (all []domain.Job, bad []string, err 
 		if e.Deleted {
 			return nil
 		}
-		j, derr := jobs.Decode(e.Value)
-		if derr != nil || j.ID != e.Key {
+		j, derr := jobs.Decode(e.Key, e.Value)
+		if derr != nil {
 			bad = append(bad, e.Key)
 			return nil
 		}

@@ -66,7 +66,7 @@ func (w *JobsWatch) Replay() {
 func (w *JobsWatch) Apply(e jobs.Entry) {
 	var rec *domain.Job
 	if !e.Deleted {
-		if j, err := jobs.Decode(e.Value); err == nil && j.ID == e.Key {
+		if j, err := jobs.Decode(e.Key, e.Value); err == nil {
 			rec = &j
 		}
 	}

@@ -163,9 +163,9 @@ func (a *activeSink) apply(m activeMaps, e Entry) {
 	if !a.keepPending || b.State != domain.StatePending {
 		return
 	}
-	j, err := decode(e.Value)
-	if err != nil || j.ID != e.Key {
-		a.log.Warn("undecodable job record", "job", e.Key, "err", err)
+	j, err := decode(e.Key, e.Value)
+	if err != nil {
+		a.log.Warn("job record skipped", "job", e.Key, "err", err)
 		return
 	}
 	m.pending[e.Key] = heldJob{job: j, rev: e.Revision}

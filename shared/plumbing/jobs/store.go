@@ -41,15 +41,9 @@ func (s *Store) Get(ctx context.Context, id string) (domain.Job, uint64, error) 
 	if err != nil {
 		return domain.Job{}, 0, errors.Wrapf(err, "get job %s", errors.Safe(id))
 	}
-	j, err := decode(e.Value())
+	j, err := decode(id, e.Value())
 	if err != nil {
-		return domain.Job{}, 0, errors.Wrapf(err, "job %s", errors.Safe(id))
-	}
-	if j.ID != id {
-		// Taken for id's, it would lend another job's owner, state and
-		// attempt to id (and an update would write them back under id).
-		// Retrying cannot mend it: lockstep check names the record.
-		return domain.Job{}, 0, errs.MarkPermanent(errors.Newf("job %s: the record names job %q", errors.Safe(id), j.ID))
+		return domain.Job{}, 0, err
 	}
 	return j, e.Revision(), nil
 }
@@ -169,13 +163,20 @@ func (s *Store) LastRevision(ctx context.Context) (uint64, error) {
 	return bs.StreamInfo().State.LastSeq, nil
 }
 
-// Decode parses a stored job record.
-func Decode(data []byte) (domain.Job, error) { return decode(data) }
+// Decode parses the job record stored at key. A record that names another
+// job than its key is refused with the rest: taken for the key's, it would
+// lend another job's owner, state and attempt to it (and an update would
+// write them back under the key). That refusal is permanent: retrying
+// cannot mend the record, and lockstep check names it.
+func Decode(key string, data []byte) (domain.Job, error) { return decode(key, data) }
 
-func decode(data []byte) (domain.Job, error) {
+func decode(key string, data []byte) (domain.Job, error) {
 	var j domain.Job
 	if err := codec.Decode(data, &j); err != nil {
-		return domain.Job{}, errors.Wrap(err, "decode job record")
+		return domain.Job{}, errors.Wrapf(err, "job %s: decode job record", errors.Safe(key))
+	}
+	if j.ID != key {
+		return domain.Job{}, errs.MarkPermanent(errors.Newf("job %s: the record names job %q", errors.Safe(key), j.ID))
 	}
 	return j, nil
 }

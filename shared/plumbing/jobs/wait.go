@@ -38,8 +38,8 @@ func (s *Store) WatchUntilEnded(ctx context.Context, id string, seen func(domain
 			if e == nil || e.Operation() != jetstream.KeyValuePut {
 				continue
 			}
-			j, err := decode(e.Value())
-			if err != nil || j.ID != id {
+			j, err := decode(id, e.Value())
+			if err != nil {
 				continue
 			}
 			if j.State.Terminal() {
@@ -78,8 +78,8 @@ func (s *Store) NewRecords(ctx context.Context) (<-chan domain.Job, error) {
 				if e == nil || e.Operation() != jetstream.KeyValuePut {
 					continue
 				}
-				j, err := decode(e.Value())
-				if err != nil || j.ID != e.Key() {
+				j, err := decode(e.Key(), e.Value())
+				if err != nil {
 					continue
 				}
 				select {
