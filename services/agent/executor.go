@@ -197,10 +197,7 @@ func (e *executor) start(ctx context.Context, as domain.Assignment, assignRev in
 		}
 	}
 	if err := start(g, setup, workdir, dir, note); err != nil {
-		for _, p := range g.procs {
-			p.kill()
-			_ = p.finish()
-		}
+		g.killStarted()
 		go e.alive.drop(ctx, as, runRev)
 		return err
 	}
@@ -214,10 +211,7 @@ func (e *executor) start(ctx context.Context, as domain.Assignment, assignRev in
 		// the agent stopping): its fence has already listed the gangs to
 		// kill, so these would outlive it, beside their replacements.
 		e.mu.Unlock()
-		for _, p := range g.procs {
-			p.kill()
-			_ = p.finish()
-		}
+		g.killStarted()
 		g.span.End() // its running key goes with the registration's lease
 		return errors.Wrapf(ctx.Err(), "registration ended while job %s's ranks started", as.JobID)
 	}
@@ -428,6 +422,15 @@ func (e *executor) stopGangs(keep func(jobID string) bool, reason string, grace 
 	}
 	for _, g := range victims {
 		<-g.done
+	}
+}
+
+// killStarted kills the ranks a start got going before it gave up, and
+// waits for them.
+func (g *localGang) killStarted() {
+	for _, p := range g.procs {
+		p.kill()
+		_ = p.finish()
 	}
 }
 
