@@ -101,21 +101,42 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 	if err != nil {
 		return nil, err
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(64))
+	done, err = b.consume(ctx, spec, cons, log, h, pullHeartbeat)
 	if err != nil {
 		_ = adv.Unsubscribe()
+		return nil, err
+	}
+	go func() {
+		<-done
+		_ = adv.Unsubscribe()
+	}()
+	return done, nil
+}
+
+// pullHeartbeat is how often the server says it still holds a pull
+// request. Two missed in a row tell the iterator its request is gone, and
+// the loop then asks whether the consumer itself still exists.
+const pullHeartbeat = 5 * time.Second
+
+// consume runs the workers of Consume over a bound consumer.
+func (b *Bus) consume(ctx context.Context, spec ConsumerSpec, cons jetstream.Consumer, log *slog.Logger, h Handler, heartbeat time.Duration) (<-chan struct{}, error) {
+	it, err := cons.Messages(jetstream.PullMaxMessages(64), jetstream.PullHeartbeat(heartbeat))
+	if err != nil {
 		return nil, errors.Wrapf(err, "start consumer %s", spec.Durable)
 	}
 	finished := make(chan struct{})
 	b.setConsumer(spec.Durable, true)
 	go func() {
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-finished:
+			return
+		}
 		// Drain, not Stop: Stop would drop the messages already pulled
 		// (up to 64) unanswered, so that the server held them for AckWait
 		// (30 s) before anyone else had them; drained, each comes out of
 		// Next below and is nakked at once.
 		it.Drain()
-		_ = adv.Unsubscribe()
 	}()
 	var wg sync.WaitGroup
 	for range max(spec.Workers, 1) {
@@ -127,6 +148,17 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 				msg, err := it.Next()
 				if err != nil {
 					if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+						return
+					}
+					if consumerGone(ctx, cons) {
+						// The server answers a pull for a deleted consumer
+						// with "Consumer Deleted" only when the deletion
+						// finds the pull waiting; deleted a moment before
+						// the pull arrived, it answers nothing, and without
+						// this check the loop would wait for heartbeats
+						// for ever.
+						log.Error("consumer deleted under this service; stopping it", "consumer", spec.Durable, "err", err)
+						it.Stop()
 						return
 					}
 					log.Warn("consumer fetch failed", "consumer", spec.Durable, "err", err)
@@ -146,6 +178,15 @@ func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, 
 		close(finished)
 	}()
 	return finished, nil
+}
+
+// consumerGone says whether the server no longer has cons or its stream;
+// false when it could not tell (a lost connection is not a deletion).
+func consumerGone(ctx context.Context, cons jetstream.Consumer) bool {
+	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err := cons.Info(ictx)
+	return errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound)
 }
 
 // WaitConsumers returns once every consumer in done (by name) has
