@@ -67,12 +67,14 @@ func Run(ctx context.Context, cfg Config) error {
 			// one) or ctx ends.
 			s := newScheduler(st, cfg)
 			stopSweeping := startRetention(sess.Context(), st.Jobs, cfg, log)
+			stopJanitor := startJanitor(sess.Context(), st.Bus, log)
 			leading.Store(true)
 			if err := s.run(sess.Context()); err != nil && ctx.Err() == nil {
 				log.Warn("scheduler stopped", "err", err)
 			}
 			leading.Store(false)
 			stopSweeping()
+			stopJanitor()
 			if lost := sess.Lost(); lost != nil {
 				log.Warn("leader session lost; standing down", "err", lost)
 			}

@@ -30,6 +30,10 @@ const (
 	// BucketJobs is the JetStream KV bucket holding one record per job: the
 	// durable job queue.
 	BucketJobs = "lockstep_jobs"
+	// StreamKVJobs is the stream under the jobs bucket (JetStream's KV
+	// naming), and KVJobsAll the subjects its keys are stored under.
+	StreamKVJobs = "KV_" + BucketJobs
+	KVJobsAll    = "$KV." + BucketJobs + ".>"
 )
 
 // Subjects of the public contract.

@@ -25,8 +25,8 @@ const (
 	jsStreamInfo   = "$JS.API.STREAM.INFO.*"
 	jsAck          = "$JS.ACK.>"
 	jsFlowControl  = "$JS.FC.>"
-	kvJobsWrite    = "$KV." + subjects.BucketJobs + ".>"
-	kvJobsStream   = "KV_" + subjects.BucketJobs
+	kvJobsWrite    = subjects.KVJobsAll
+	kvJobsStream   = subjects.StreamKVJobs
 	jsDirectGetKV  = "$JS.API.DIRECT.GET." + kvJobsStream + ".>"
 	jsConsumerInfo = "$JS.API.CONSUMER.INFO.*.*"
 )
@@ -79,7 +79,7 @@ func Permissions(id Identity) Rules {
 			// listing them (`queue`) take, as in squeue, which shows every
 			// job. Events and logs, which carry what a job did and
 			// printed, stay the owner's.
-			consumerOn(kvJobsStream, "$KV."+subjects.BucketJobs+".>"),
+			consumerOn(kvJobsStream, subjects.KVJobsAll),
 		},
 		Sub: []string{inbox},
 	}

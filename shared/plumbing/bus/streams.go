@@ -23,6 +23,13 @@ type StreamOptions struct {
 // back by default: a quarter, well past the events' and job records' week.
 const DefaultHistoryAge = 90 * 24 * time.Hour
 
+// WorkQueueMaxBytes caps each work-queue stream (requests, work between
+// services). Their messages are deleted once handled, so a few KiB each
+// make 1 GiB a backlog of hundreds of thousands; the cap is for what
+// nobody consumes (see ForeignSubjects). A full stream refuses new
+// messages rather than drop accepted ones: the publisher gets the error.
+const WorkQueueMaxBytes = 1 << 30
+
 // Streams lists the stream configurations Lockstep needs.
 func Streams(o StreamOptions) []jetstream.StreamConfig {
 	streams := []jetstream.StreamConfig{
@@ -33,6 +40,8 @@ func Streams(o StreamOptions) []jetstream.StreamConfig {
 			Retention:   jetstream.WorkQueuePolicy,
 			Duplicates:  10 * time.Minute,
 			MaxMsgSize:  1 << 20,
+			MaxBytes:    WorkQueueMaxBytes,
+			Discard:     jetstream.DiscardNew,
 		},
 		{
 			Name:        subjects.StreamEvents,
@@ -48,6 +57,8 @@ func Streams(o StreamOptions) []jetstream.StreamConfig {
 			Subjects:    []string{subjects.WorkAll},
 			Retention:   jetstream.WorkQueuePolicy,
 			Duplicates:  2 * time.Minute,
+			MaxBytes:    WorkQueueMaxBytes,
+			Discard:     jetstream.DiscardNew,
 		},
 		{
 			Name:        subjects.StreamLogs,
