@@ -38,7 +38,7 @@ func (a *app) authServerCert(cmd *cobra.Command) runE {
 		if err != nil {
 			return err
 		}
-		kp, err := ca.Issue(args[0], hostList, auth.UsageServer|auth.UsageClient, *ttl, time.Now())
+		kp, err := ca.Issue(auth.ServerCommonName(args[0]), hostList, auth.UsageServer|auth.UsageClient, *ttl, time.Now())
 		if err != nil {
 			return err
 		}

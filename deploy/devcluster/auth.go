@@ -59,7 +59,7 @@ func newDevAuth(dataDir, etcdListen string) (*devAuth, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "dev CA")
 	}
-	kp, err := ca.Issue("etcd", etcdHosts(etcdListen), auth.UsageServer|auth.UsageClient, 10*365*24*time.Hour, now)
+	kp, err := ca.Issue(auth.ServerCommonName("etcd"), etcdHosts(etcdListen), auth.UsageServer|auth.UsageClient, 10*365*24*time.Hour, now)
 	if err != nil {
 		return nil, errors.Wrap(err, "dev etcd certificate")
 	}

@@ -124,6 +124,13 @@ type KeyPair struct {
 	CertPEM, KeyPEM []byte
 }
 
+// ServerCommonName is the common name of server name's certificate. etcd
+// takes the common name of a client certificate for the user it logs in
+// as, and a server's certificate is good for clients too (etcd peers and
+// NATS routes dial with it), so its name must be no user's: the prefix
+// holds a character no identity name may have.
+func ServerCommonName(name string) string { return "server:" + name }
+
 // Issue signs a certificate for commonName. hosts (DNS names or IPs) go
 // into the subject alternative names of a server certificate.
 func (ca *CA) Issue(commonName string, hosts []string, usage CertUsage, ttl time.Duration, now time.Time) (KeyPair, error) {

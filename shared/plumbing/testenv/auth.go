@@ -47,7 +47,7 @@ func newAuthority(t testing.TB) *Authority {
 	if err != nil {
 		t.Fatalf("CA: %v", err)
 	}
-	kp, err := ca.Issue("etcd", []string{"127.0.0.1", "localhost"}, auth.UsageServer|auth.UsageClient, time.Hour, now)
+	kp, err := ca.Issue(auth.ServerCommonName("etcd"), []string{"127.0.0.1", "localhost"}, auth.UsageServer|auth.UsageClient, time.Hour, now)
 	if err != nil {
 		t.Fatalf("etcd server certificate: %v", err)
 	}
