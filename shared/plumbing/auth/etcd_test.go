@@ -208,3 +208,35 @@ func TestEtcdRolesHoldNodesToTheirOwnKeys(t *testing.T) {
 		t.Error("a certificate without an etcd user read the store")
 	}
 }
+
+// An admin and a node of one name would be one etcd user holding both
+// roles, the node's certificate logging in with root: whichever comes
+// second is refused, and enrolling either again is still fine.
+func TestEtcdUserOfOneRoleIsNeverGivenAnother(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	apply := func(name string, role auth.Role) error {
+		return auth.ApplyEtcd(ctx, env.Etcd, auth.Identity{Name: name, Role: role})
+	}
+	for _, tc := range []struct {
+		name        string
+		first, then auth.Role
+	}{{"ops", auth.RoleAdmin, auth.RoleNode}, {"gpu-1", auth.RoleNode, auth.RoleAdmin}} {
+		if err := apply(tc.name, tc.first); err != nil {
+			t.Fatal(err)
+		}
+		if err := apply(tc.name, tc.first); err != nil {
+			t.Errorf("%s enrolled again as %s: %v", tc.name, tc.first, err)
+		}
+		if err := apply(tc.name, tc.then); err == nil || !strings.Contains(err.Error(), "another name") {
+			t.Errorf("%s, a %s, enrolled as %s too: %v", tc.name, tc.first, tc.then, err)
+		}
+		u, err := env.Etcd.UserGet(ctx, tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(u.Roles) != 1 {
+			t.Errorf("etcd user %s holds roles %v, want its first identity's only", tc.name, u.Roles)
+		}
+	}
+}
