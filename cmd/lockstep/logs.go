@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 )
 
 // logsTail is how long `logs -f` keeps reading after the job's record
@@ -91,6 +92,9 @@ func (a *app) printLogs(cons jetstream.Consumer, p logPrefix) (int, error) {
 	n := 0
 	for msg := range batch.Messages() {
 		n++
+		if bus.Replayed(msg.Headers()) {
+			continue // a direct get's answer stored on the job's log subject: no rank wrote it
+		}
 		var marks []string
 		// From the bus: only a number is shown. Lines of a later attempt
 		// are marked even when the job had one attempt when logs began.

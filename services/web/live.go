@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/services/web/view"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 )
 
 // live streams a page's live part: now, then after every change the hub
@@ -163,6 +164,9 @@ func (s *server) logs(w http.ResponseWriter, r *http.Request, v view.Viewer) {
 		msg, err := it.Next()
 		if err != nil {
 			return
+		}
+		if bus.Replayed(msg.Headers()) {
+			continue // a direct get's answer stored on the job's log subject: no rank wrote it
 		}
 		if writeEvent(w, "line", strings.TrimRight(string(msg.Data()), "\n")) != nil {
 			return

@@ -444,18 +444,20 @@ func (c *Client) follow(ctx context.Context, id string, live bool, fn func(event
 			}
 			return errors.Wrap(err, "follow events")
 		}
-		if !deliver(msg.Data(), fn) {
+		if !deliver(msg, fn) {
 			return nil
 		}
 	}
 }
 
-// deliver hands fn the event in data and reports whether fn wants more.
+// deliver hands fn the event in msg and reports whether fn wants more.
 // An event that does not decode is skipped, not an error: one bad message
-// must not end a history or a follow.
-func deliver(data []byte, fn func(events.Event) bool) bool {
+// must not end a history or a follow. So is a stored message that the
+// server answered a direct get with onto the event's subject (bus.Replayed):
+// anyone who may read job records can put one there, and it is no event.
+func deliver(msg jetstream.Msg, fn func(events.Event) bool) bool {
 	var ev events.Event
-	if json.Unmarshal(data, &ev) != nil {
+	if bus.Replayed(msg.Headers()) || json.Unmarshal(msg.Data(), &ev) != nil {
 		return true
 	}
 	return fn(ev)
@@ -471,7 +473,7 @@ func drain(cons jetstream.Consumer, fn func(events.Event) bool) error {
 		n := 0
 		for msg := range batch.Messages() {
 			n++
-			if !deliver(msg.Data(), fn) {
+			if !deliver(msg, fn) {
 				return nil
 			}
 		}

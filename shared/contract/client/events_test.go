@@ -8,6 +8,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
@@ -40,5 +41,45 @@ func TestEventsReadInCausalOrder(t *testing.T) {
 	}
 	if len(evs) != 2 || evs[0].Type != events.Admitted || evs[1].Type != events.Reserved {
 		t.Fatalf("events = %+v, want admitted then reserved", evs)
+	}
+}
+
+// A direct get of a job record answered onto a job's event subject is
+// stored there by the events stream, as anyone who may read records can
+// make it be; the job's events leave it out.
+func TestEventsLeaveOutStoredAnswersOfDirectGets(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	job := domain.Job{ID: "spoofed", Owner: "bob", State: domain.StateRunning, Attempt: 1}
+	if err := env.Jobs(t).Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Bus.PublishEvent(ctx, events.ForJob(events.Admitted, job, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	onto := subjects.JobEvent(job.Owner, job.ID, string(events.Succeeded))
+	get := "$JS.API.DIRECT.GET." + subjects.StreamKVJobs + ".$KV." + subjects.BucketJobs + "." + job.ID
+	if err := env.Bus.NC.PublishRequest(get, onto, nil); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := env.Bus.JS.Stream(ctx, subjects.StreamEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		_, err := stream.GetLastMsgForSubject(ctx, onto)
+		return err
+	})
+	cl, err := client.Dial(ctx, env.NATSURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	evs, err := cl.Events(ctx, job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Type != events.Admitted {
+		t.Fatalf("events = %+v, want admitted alone", evs)
 	}
 }
