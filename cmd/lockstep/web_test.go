@@ -20,7 +20,7 @@ func TestWebTokenFromCreds(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code := cli(t, "web", "token", "--creds", path, "--ttl", "1h")
-	if code != 0 || !strings.HasPrefix(out, "lst1.") || strings.Count(strings.TrimSpace(out), ".") != 3 {
+	if code != 0 || !strings.HasPrefix(out, "lst2.") || strings.Count(strings.TrimSpace(out), ".") != 3 {
 		t.Errorf("web token: %d %q %s", code, out, errOut)
 	}
 	if _, errOut, code := cli(t, "web", "token", "--creds", path, "--ttl", "48h"); code == 0 || !strings.Contains(errOut, "--ttl") {

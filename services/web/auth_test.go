@@ -47,7 +47,7 @@ func TestSignInWithAToken(t *testing.T) {
 	if code, body, _ := r.get(t, "/signin?next=/queue", ""); code != http.StatusOK || !strings.Contains(body, "lockstep web token") || !strings.Contains(body, `value="/queue"`) {
 		t.Errorf("sign-in form: %d", code)
 	}
-	if code, _, _ := r.post(t, "/signin", "", "", url.Values{"token": {"lst1.bogus.x.y"}}); code != http.StatusUnauthorized {
+	if code, _, _ := r.post(t, "/signin", "", "", url.Values{"token": {"lst2.bogus.x.y"}}); code != http.StatusUnauthorized {
 		t.Errorf("bad token: %d", code)
 	}
 	alice := r.tokenFor(t, auth.Identity{Name: "alice", Role: auth.RoleUser})

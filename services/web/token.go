@@ -25,10 +25,23 @@ import (
 // JWT's subject: only someone holding the seed can make one, and it names
 // whoever the JWT names, with the role the JWT's tag gives.
 //
-// Form: lst1.<base64url JWT>.<base64url claim>.<base64url signature>.
+// Form: lst2.<base64url JWT>.<base64url claim>.<base64url signature>.
+// The signature is over signedClaim(claim), not the claim alone.
 
-// tokenPrefix versions the form.
-const tokenPrefix = "lst1"
+// tokenPrefix versions the form. lst1 signed the bare claim: see
+// signedClaim.
+const tokenPrefix = "lst2"
+
+// signedClaim is what a token's signature covers: the claim behind a
+// label ending in a 0xFF byte. The user key signs other things too: the
+// NATS client signs whatever nonce a server's INFO names, so a rogue
+// server (or one reached without TLS through someone in the middle) could
+// send a nonce that is a dashboard claim and keep the signature as a
+// token. A nonce is a JSON string, decoded into valid UTF-8, which never
+// holds a 0xFF byte, so no nonce is ever these bytes.
+func signedClaim(claim []byte) []byte {
+	return append([]byte("lockstep-web-token\xff"), claim...)
+}
 
 // tokenAudience keeps a signature made for the dashboard from being
 // replayed anywhere else that checks user-key signatures.
@@ -80,7 +93,7 @@ func IssueToken(creds []byte, ttl time.Duration, now time.Time) (string, error) 
 	if err != nil {
 		return "", errors.Wrap(err, "token claim")
 	}
-	sig, err := kp.Sign(claim)
+	sig, err := kp.Sign(signedClaim(claim))
 	if err != nil {
 		return "", errors.Wrap(err, "sign token")
 	}
@@ -144,7 +157,7 @@ func (v *verifier) Verify(token string, now time.Time) (Identity, error) {
 	if err != nil {
 		return Identity{}, errors.Mark(errors.Wrap(err, "token JWT subject"), ErrBadToken)
 	}
-	if err := user.Verify(raw[1], raw[2]); err != nil {
+	if err := user.Verify(signedClaim(raw[1]), raw[2]); err != nil {
 		return Identity{}, errors.Mark(errors.New("token signature: not made by the JWT's key"), ErrBadToken)
 	}
 	var c tokenClaim

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,10 @@ func TestTokenRefused(t *testing.T) {
 	// Alice signs, with her own key, a claim whose lifetime overflows:
 	// exp − iat wraps to −1.
 	wrapped := withClaim(t, alice, `{"aud":"lockstep-web","iat":-9223372036854775808,"exp":9223372036854775807}`)
+	// A NATS server may name any nonce, which the client signs as it is:
+	// a server that named a claim holds its bare signature.
+	nonce := fmt.Sprintf(`{"aud":"lockstep-web","iat":%d,"exp":%d}`, now.Unix(), now.Add(time.Hour).Unix())
+	nonceSigned := bareSigned(t, alice, nonce)
 	// A node named like a user signs in with its creds.
 	nodeToken, err := IssueToken(credsOf(t, a, auth.Identity{Name: "alice", Role: auth.RoleNode}, 0), time.Hour, now)
 	if err != nil {
@@ -101,7 +106,7 @@ func TestTokenRefused(t *testing.T) {
 	}{
 		"self-signed, naming the cluster's account": {forged, now},
 		"empty":                          {"", now},
-		"garbage":                        {"lst1.a.b.c", now},
+		"garbage":                        {"lst2.a.b.c", now},
 		"other prefix":                   {"lst0." + strings.Join(parts[1:], "."), now},
 		"expired":                        {good, now.Add(2 * time.Hour)},
 		"claim rewritten":                {strings.Join([]string{parts[0], parts[1], longer, parts[3]}, "."), now},
@@ -112,6 +117,7 @@ func TestTokenRefused(t *testing.T) {
 		"issued a year ahead":            {ahead, now},
 		"lifetime overflowing":           {wrapped, now},
 		"a node's creds":                 {nodeToken, now},
+		"a claim signed as a nonce":      {nonceSigned, now},
 		"jwt not a jwt":                  {strings.Join([]string{parts[0], base64.RawURLEncoding.EncodeToString([]byte("x.y.z")), parts[2], parts[3]}, "."), now},
 	}
 	for name, c := range cases {
@@ -207,6 +213,25 @@ func selfSigned(t *testing.T, account string) string {
 // withClaim is a token of creds whose claim is the one given, signed with
 // the creds' own key (as their holder can sign any claim).
 func withClaim(t *testing.T, creds []byte, claim string) string {
+	t.Helper()
+	userJWT, err := jwt.ParseDecoratedJWT(creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := jwt.ParseDecoratedNKey(creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := kp.Sign(signedClaim([]byte(claim)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join([]string{tokenPrefix, b64.EncodeToString([]byte(userJWT)), b64.EncodeToString([]byte(claim)), b64.EncodeToString(sig)}, ".")
+}
+
+// bareSigned is a token whose signature is over the claim alone, as the
+// NATS client signs a server's nonce.
+func bareSigned(t *testing.T, creds []byte, claim string) string {
 	t.Helper()
 	userJWT, err := jwt.ParseDecoratedJWT(creds)
 	if err != nil {
