@@ -167,3 +167,28 @@ func TestRemoteListenNeedsAuthOrConsent(t *testing.T) {
 		t.Fatalf("remote listen without auth: %v", err)
 	}
 }
+
+// A live stream is checked once, when it opens; it must end when the
+// token it opened with does, not run on after it.
+func TestLiveStreamEndsWithItsToken(t *testing.T) {
+	r := startRig(t, testenv.WithAuth())
+	token, err := IssueToken(credsOf(t, r.env.Auth.Authority, auth.Identity{Name: "alice", Role: auth.RoleUser}, 0), 2*time.Second, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.stream(t, "/live/queue", token)
+	if name, _ := s.next(t); name != "update" {
+		t.Fatalf("first event %q, want the page", name)
+	}
+	ended := make(chan struct{})
+	go func() {
+		for s.lines.Scan() {
+		}
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the stream still runs 15 s after its 2 s token expired")
+	}
+}

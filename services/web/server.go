@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"crypto/subtle"
 	"net"
 	"net/http"
@@ -23,6 +24,8 @@ type server struct {
 	verify *verifier // nil without auth
 	pages  *pages
 	shared sharedRenders
+	// streams bounds the live streams open at once (streaming).
+	streams *streamSlots
 }
 
 // routes is the dashboard's URL space.
@@ -37,9 +40,9 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("GET /queue", s.viewing(s.queuePage))
 	mux.HandleFunc("GET /cluster", s.viewing(s.clusterPage))
 	mux.HandleFunc("GET /jobs/{id}", s.viewing(s.jobPage))
-	mux.HandleFunc("GET /live/{page}", s.viewing(s.live))
-	mux.HandleFunc("GET /live/jobs/{id}", s.viewing(s.liveJob))
-	mux.HandleFunc("GET /jobs/{id}/logs", s.viewing(s.logs))
+	mux.HandleFunc("GET /live/{page}", s.viewing(s.streaming(s.live)))
+	mux.HandleFunc("GET /live/jobs/{id}", s.viewing(s.streaming(s.liveJob)))
+	mux.HandleFunc("GET /jobs/{id}/logs", s.viewing(s.streaming(s.logs)))
 	mux.HandleFunc("POST /jobs/{id}/cancel", s.viewing(s.act(actionCancel)))
 	mux.HandleFunc("POST /jobs/{id}/checkpoint", s.viewing(s.act(actionCheckpoint)))
 	var h http.Handler = mux
@@ -97,7 +100,11 @@ func (s *server) viewing(next viewerHandler) http.HandlerFunc {
 			id, err := s.verify.Verify(c.Value, s.cfg.Now())
 			if err == nil {
 				v.Name, v.Role, v.CSRF = id.Name, id.Role, csrfFor(c.Value)
-				next(w, r, v)
+				// A live stream checked once at its start must not outlive
+				// the token: the request ends when the token does.
+				ctx, cancel := context.WithDeadline(r.Context(), id.Expires)
+				defer cancel()
+				next(w, r.WithContext(ctx), v)
 				return
 			}
 			s.Log.Info("web: session refused", "err", err)

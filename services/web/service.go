@@ -45,7 +45,8 @@ func Run(ctx context.Context, cfg Config) error {
 			}
 		}
 		h := newHub()
-		s := &server{Started: st, cfg: cfg, hub: h, state: newState(st.Etcd, st.Log, h), verify: verify, pages: mustPages()}
+		s := &server{Started: st, cfg: cfg, hub: h, state: newState(st.Etcd, st.Log, h), verify: verify, pages: mustPages(),
+			streams: newStreamSlots(maxStreamsPerViewer, maxStreams)}
 		s.state.run(ctx)
 		go st.Jobs.Follow(ctx, st.Log, jobs.EachEntry(func(e jobs.Entry) {
 			s.state.applyJob(st.Log, e)

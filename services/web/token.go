@@ -61,9 +61,10 @@ type tokenClaim struct {
 	Expires  int64  `json:"exp"`
 }
 
-// Identity is who a token names.
+// Identity is who a token names, until when.
 type Identity struct {
 	Name, Role string
+	Expires    time.Time
 }
 
 var b64 = base64.RawURLEncoding
@@ -181,7 +182,7 @@ func (v *verifier) Verify(token string, now time.Time) (Identity, error) {
 		// clock out of step shows itself here.
 		return Identity{}, errors.Mark(errors.Newf("token issued %s in the future (beyond %s of clock skew)", time.Unix(c.IssuedAt, 0).Sub(now).Round(time.Second), tokenSkew), ErrBadToken)
 	}
-	id := Identity{Name: claims.Name}
+	id := Identity{Name: claims.Name, Expires: time.Unix(c.Expires, 0)}
 	for _, tag := range claims.Tags {
 		if r, ok := strings.CutPrefix(tag, "role:"); ok {
 			id.Role = r
