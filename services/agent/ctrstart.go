@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -51,6 +52,9 @@ func (e *executor) prepareContainers(g *localGang, dir string) (ctrImage, error)
 	spec := as.Container.WithDefaults()
 	if e.engine == nil {
 		return ctrImage{}, e.noEngine()
+	}
+	if err := checkMountSources(spec.Mounts, e.cfg.ContainerMountsUnder, os.Lstat); err != nil {
+		return ctrImage{}, err
 	}
 	user, err := containerUser(spec.User, g.acct, e.self)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"context"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -75,6 +76,9 @@ type Config struct {
 	// runtime it is unused (compose sets both, the runtime from the
 	// environment).
 	ContainerShare string
+	// ContainerMountsUnder are the host trees container jobs may
+	// bind-mount from (checkMountSources); none: no job may mount any.
+	ContainerMountsUnder []string
 }
 
 // Container runtimes.
@@ -117,6 +121,11 @@ func (c *Config) Validate() error {
 		return errors.New("--data-dir: required")
 	case c.StopGrace < 0:
 		return errors.Newf("--stop-grace: %s is negative", c.StopGrace)
+	}
+	for _, u := range c.ContainerMountsUnder {
+		if !path.IsAbs(u) || path.Clean(u) != u {
+			return errors.Newf("--container-mounts-under: %q is not a clean absolute path", u)
+		}
 	}
 	if err := config.LeaseTTL("--lease-ttl", c.LeaseTTL); err != nil {
 		return err
