@@ -158,3 +158,48 @@ func TestSupervisorKeepsTheExitCode(t *testing.T) {
 		}
 	}
 }
+
+// The supervisor runs as the agent (root on a node): the rank's
+// environment, which the user chose, reaches the rank and never the
+// supervisor, where LD_PRELOAD or GODEBUG would steer a root process.
+func TestSupervisorRunsWithoutTheRanksEnvironment(t *testing.T) {
+	box, err := newContainer(Config{DataDir: t.TempDir(), Containment: ContainProcess}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "env")
+	// The rank writes its own environment and its parent's (the
+	// supervisor's), then exits.
+	rank := exec.Command("/bin/sh", "-c", `tr '\0' '\n' < /proc/$$/environ > "$OUT.rank"; tr '\0' '\n' < /proc/$PPID/environ > "$OUT.sup"`)
+	big := strings.Repeat("x", 50<<10) // four of them: more than a pipe holds at once
+	rank.Env = []string{"OUT=" + out, "PATH=/usr/bin:/bin", "GODEBUG=madvdontneed=1", "USER_CHOSEN=" + big,
+		"MORE1=" + big, "MORE2=" + big, "MORE3=" + big}
+	p, _, err := box.start(rank, rankPin{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.wait(); err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(out + "." + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	rankEnv, supEnv := read("rank"), read("sup")
+	for _, want := range []string{"GODEBUG=madvdontneed=1", "USER_CHOSEN=" + big, envRankToken + "="} {
+		if !strings.Contains(rankEnv, want) {
+			t.Errorf("the rank's environment lacks %.40q", want)
+		}
+	}
+	for _, unwanted := range []string{"GODEBUG", "USER_CHOSEN", "OUT="} {
+		if strings.Contains(supEnv, unwanted) {
+			t.Errorf("the supervisor's environment holds %s: %.200q", unwanted, supEnv)
+		}
+	}
+	if !strings.Contains(supEnv, envRankToken+"=") {
+		t.Errorf("the supervisor's environment lacks the rank token (it is part of the rank's tree): %q", supEnv)
+	}
+}

@@ -55,14 +55,20 @@ func (c *container) start(rank *exec.Cmd, pin rankPin) (p *rankProc, pinErr, err
 		c.release(rec, false)
 		return nil, nil, errors.Wrap(err, "status pipe")
 	}
-	defer func() { _, _, _ = lifeR.Close(), statW.Close(), statR.Close() }()
+	envR, envW, err := os.Pipe()
+	if err != nil {
+		_, _, _, _ = lifeR.Close(), lifeW.Close(), statR.Close(), statW.Close()
+		c.release(rec, false)
+		return nil, nil, errors.Wrap(err, "environment pipe")
+	}
+	defer func() { _, _, _, _, _ = lifeR.Close(), statW.Close(), statR.Close(), envR.Close(), envW.Close() }()
 	sup := &exec.Cmd{
 		Path:   "/proc/self/exe", // this binary, even if replaced on disk since
 		Args:   append([]string{supervisorArg0, credArg(rankCred(rank)), rank.Path}, rank.Args...),
 		Dir:    rank.Dir,
-		Env:    append(rank.Env[:len(rank.Env):len(rank.Env)], envRankToken+"="+rec.Token),
+		Env:    supervisorEnv(rec.Token, rec.Cgroup),
 		Stdout: rank.Stdout, Stderr: rank.Stderr,
-		ExtraFiles: []*os.File{lifeR, statW},
+		ExtraFiles: []*os.File{lifeR, statW, envR},
 		// The supervisor leads the rank's process group: a group signal
 		// reaches it (it ignores it) and the rank with its children.
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
@@ -71,7 +77,6 @@ func (c *container) start(rank *exec.Cmd, pin rankPin) (p *rankProc, pinErr, err
 		WaitDelay: 2 * time.Second,
 	}
 	if rec.Cgroup != "" {
-		sup.Env = append(sup.Env, envRankCgroup+"="+rec.Cgroup)
 		fd, err := unix.Open(rec.Cgroup, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			_ = lifeW.Close()
@@ -89,12 +94,20 @@ func (c *container) start(rank *exec.Cmd, pin rankPin) (p *rankProc, pinErr, err
 		c.release(rec, false)
 		return nil, nil, errors.Wrap(err, "start rank supervisor")
 	}
-	_ = statW.Close() // the supervisor holds its own copy
+	_, _ = statW.Close(), envR.Close() // the supervisor holds its own copies
+	// The rank's environment, the token included, for the rank alone. A
+	// supervisor that ended before reading it closed the pipe: the write
+	// fails, and the status read below says why.
+	_, werr := envW.Write(encodeRankEnv(append(rank.Env[:len(rank.Env):len(rank.Env)], envRankToken+"="+rec.Token)))
+	_ = envW.Close()
+	if werr != nil {
+		werr = errors.Wrap(werr, "hand the rank its environment")
+	}
 	_ = statR.SetReadDeadline(time.Now().Add(supervisorStartTimeout))
-	if _, err := readStatus(statR); err != nil {
+	if _, err := readStatus(statR); err != nil || werr != nil {
 		p.kill()
 		_ = p.wait()
-		return nil, nil, err
+		return nil, nil, errors.CombineErrors(err, werr)
 	}
 	return p, pinErr, nil
 }

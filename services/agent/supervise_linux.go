@@ -37,9 +37,14 @@ import (
 
 const (
 	supervisorArg0 = "lockstep-rank-supervisor"
-	// lifelineFD and statusFD are the supervisor's ExtraFiles (3 and 4).
+	// lifelineFD, statusFD and envFD are the supervisor's ExtraFiles (3,
+	// 4 and 5). envFD carries the rank's environment (rankEnvOver).
 	lifelineFD = 3
 	statusFD   = 4
+	envFD      = 5
+	// maxRankEnv bounds the environment read from envFD; exec refuses far
+	// less anyway (a quarter of the stack limit, 2 MiB by default).
+	maxRankEnv = 16 << 20
 	// envRankToken marks every process of one rank's tree (the rank and its
 	// descendants inherit it): a restarted agent finds leftovers by it, and
 	// verifies with it that a PID it recorded is still one of ours.
@@ -60,8 +65,15 @@ func init() {
 func superviseMain(cred, path string, argv []string) int {
 	lifeline := os.NewFile(lifelineFD, "lifeline")
 	status := os.NewFile(statusFD, "status")
-	if lifeline == nil || status == nil {
+	envPipe := os.NewFile(envFD, "environment")
+	if lifeline == nil || status == nil || envPipe == nil {
 		fmt.Fprintln(os.Stderr, "lockstep: rank supervisor started without its pipes")
+		return 127
+	}
+	env, err := readRankEnv(envPipe)
+	_ = envPipe.Close()
+	if err != nil {
+		fmt.Fprintf(status, "error: %v\n", oneLine(err.Error()))
 		return 127
 	}
 	// The rank must not inherit either pipe: it would hold the agent's
@@ -91,7 +103,7 @@ func superviseMain(cred, path string, argv []string) int {
 	// The parent death signal fires when the forking thread ends: this
 	// goroutine keeps its thread until the process exits.
 	runtime.LockOSThread()
-	rank := &exec.Cmd{Path: path, Args: argv, Env: rankOnlyEnv(os.Environ()),
+	rank := &exec.Cmd{Path: path, Args: argv, Env: env,
 		Stdout: os.Stdout, Stderr: os.Stderr,
 		// If the supervisor itself is killed, the rank goes with it; its
 		// own children are then the agent's (or the next agent's) to end.
@@ -218,16 +230,53 @@ func waitCode(ws syscall.WaitStatus) int {
 	return ws.ExitStatus()
 }
 
-// rankOnlyEnv drops what is only the supervisor's business. The token
-// stays: it marks the rank's processes.
-func rankOnlyEnv(env []string) []string {
-	out := env[:0:0]
+// The supervisor runs as the agent (root on a real node) and only its
+// rank takes the owner's credential, so it must not run with the rank's
+// environment: variables the user chose (the spec's env, srun's) would
+// steer a root process. LD_PRELOAD alone runs the user's code as root in
+// a binary built with cgo, and GODEBUG or GOTRACEBACK change the Go
+// runtime's behaviour in any build. The supervisor gets a fixed
+// environment of its own (supervisorEnv) and the rank's arrives on envFD,
+// NUL-separated, applied only to the rank it starts.
+
+// supervisorEnv is all the supervisor's own environment holds: the token
+// (the supervisor is part of the rank's tree) and its cgroup.
+func supervisorEnv(token, cgroup string) []string {
+	env := []string{envRankToken + "=" + token}
+	if cgroup != "" {
+		env = append(env, envRankCgroup+"="+cgroup)
+	}
+	return env
+}
+
+// encodeRankEnv is what the agent writes on envFD.
+func encodeRankEnv(env []string) []byte {
+	var b []byte
 	for _, kv := range env {
-		if !strings.HasPrefix(kv, envRankCgroup+"=") {
-			out = append(out, kv)
+		b = append(b, kv...)
+		b = append(b, 0)
+	}
+	return b
+}
+
+// readRankEnv reads the rank's environment from envFD, to its end.
+func readRankEnv(r io.Reader) ([]string, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxRankEnv+1))
+	switch {
+	case err != nil:
+		return nil, errors.Wrap(err, "read the rank's environment")
+	case len(data) > maxRankEnv:
+		return nil, errors.Newf("the rank's environment is over %d bytes", maxRankEnv)
+	case len(data) > 0 && data[len(data)-1] != 0:
+		return nil, errors.New("the rank's environment ends mid-variable")
+	}
+	var env []string
+	for kv := range strings.SplitSeq(strings.TrimSuffix(string(data), "\x00"), "\x00") {
+		if kv != "" {
+			env = append(env, kv)
 		}
 	}
-	return out
+	return env, nil
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
