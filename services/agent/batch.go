@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"github.com/cockroachdb/errors"
 	"golang.org/x/sys/unix"
@@ -181,12 +182,26 @@ func openBatchOutput(as domain.Assignment, acct account, node, workdir string) (
 	return out, errOut, nil
 }
 
-// openAs opens path for writing with the file system permissions of acct
-// (its uid and gid; on Linux fsuid/fsgid are per thread, so the switch is
-// made on a thread of its own that is never handed back to the runtime).
+// openAs opens path for writing with the file system permissions of acct:
+// its uid, gid and supplementary groups. On Linux these are per thread at
+// the system call (fsuid and fsgid; the groups through the raw call, where
+// Go's own Setgroups changes every thread), so the switch is made on a
+// thread of its own that is never handed back to the runtime. Without the
+// groups, the agent's own (root's disk or adm, when started from a root
+// shell) would let batch.output name a raw disk or a group-writable file.
+// A FIFO does not block the open (the agent would wait for a reader for
+// ever); the descriptor is made blocking again once open.
 func openAs(path string, acct account) (*os.File, error) {
 	open := func() (*os.File, error) {
-		return os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|unix.O_NONBLOCK, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		if err := unix.SetNonblock(int(f.Fd()), false); err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+		return f, nil
 	}
 	if acct.Cred == nil {
 		return open()
@@ -200,6 +215,10 @@ func openAs(path string, acct account) (*os.File, error) {
 		// Locked and never unlocked: the thread exits with the goroutine,
 		// whatever ids it was left with.
 		runtime.LockOSThread()
+		if err := setThreadGroups(acct.Cred.Groups); err != nil {
+			ch <- result{nil, errors.Wrap(err, "take the owner's groups")}
+			return
+		}
 		unix.Setfsgid(int(acct.Cred.Gid))
 		unix.Setfsuid(int(acct.Cred.Uid))
 		f, err := open()
@@ -225,4 +244,18 @@ func teeTo(f *os.File, sink *logSink) *tee {
 func (t *tee) Close() error {
 	_ = t.f.Close()
 	return t.sink.Close()
+}
+
+// setThreadGroups sets the calling thread's supplementary groups (none
+// for an empty list), and only that thread's: the raw system call, not
+// Go's Setgroups, which changes every thread of the process.
+func setThreadGroups(groups []uint32) error {
+	var p unsafe.Pointer
+	if len(groups) > 0 {
+		p = unsafe.Pointer(&groups[0])
+	}
+	if _, _, errno := unix.RawSyscall(unix.SYS_SETGROUPS, uintptr(len(groups)), uintptr(p), 0); errno != 0 {
+		return errno
+	}
+	return nil
 }

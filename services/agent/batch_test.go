@@ -3,7 +3,9 @@ package agent
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
@@ -69,4 +71,50 @@ func TestShimsFirstOnSpecPath(t *testing.T) {
 	if as.Env["PATH"] != "/venv/bin:/usr/bin" {
 		t.Errorf("the assignment's env was changed: %q", as.Env["PATH"])
 	}
+}
+
+// batch.output is opened with the owner's groups, not the agent's: a
+// file writable by a group the agent is in (as a raw disk is by disk, for
+// an agent started from a root shell) stays closed to an owner outside
+// that group.
+func TestBatchOutputOpensWithTheOwnersGroupsOnly(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	const disk = 4242 // a group the agent is in and the owner is not
+	orig, err := syscall.Getgroups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Setgroups(append(slices.Clone(orig), disk)); err != nil {
+		t.Skipf("cannot join a group: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Setgroups(orig) })
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} { // the owner must reach it
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := filepath.Join(dir, "group-writable")
+	if err := os.WriteFile(target, nil, 0o660); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(target, 0, disk); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(target, 0o660); err != nil {
+		t.Fatal(err)
+	}
+	nobody := account{Name: "nobody", Cred: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
+	if f, err := openAs(target, nobody); err == nil {
+		_ = f.Close()
+		t.Fatal("an owner outside the group opened a file only the group may write")
+	}
+	member := account{Name: "nobody", Cred: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{disk}}}
+	f, err := openAs(target, member)
+	if err != nil {
+		t.Fatalf("an owner in the group: %v", err)
+	}
+	_ = f.Close()
 }
