@@ -173,9 +173,20 @@ func parseCredArg(s string) (*syscall.Credential, error) {
 // attemptDir creates the attempt's directory (rank logs, ack files, the
 // default working directory). Ranks running as their owner get it as
 // theirs, closed to other users: they write their ack files there.
+//
+// It is made afresh. One already there is another job's: IDs are reused
+// once a record is gone, and an attempt starts once on a node. Taken over
+// as it was, its former owner's files would be the new job's: a planted
+// checkpoint ack naming a resume path, a log file linked elsewhere.
 func (e *executor) attemptDir(as domain.Assignment, acct account) (string, error) {
 	dir := filepath.Join(e.cfg.DataDir, "jobs", as.JobID, strconv.Itoa(as.Attempt))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", errors.Wrap(err, "rank working directory")
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return "", errors.Wrap(err, "remove an earlier job's directory of this ID")
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", errors.Wrap(err, "rank working directory")
 	}
 	if acct.Cred == nil {

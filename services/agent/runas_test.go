@@ -172,3 +172,29 @@ func TestCredArgRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// An attempt's directory left by an earlier job of the same ID (IDs are
+// reused once a record is gone) is not taken over: its files would be the
+// new job's.
+func TestAttemptDirIsMadeAfresh(t *testing.T) {
+	e := &executor{cfg: Config{DataDir: t.TempDir()}}
+	as := domain.Assignment{JobID: "reused", Attempt: 1}
+	dir, err := e.attemptDir(as, account{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted := filepath.Join(dir, "checkpoint-ack-rank-0")
+	if err := os.WriteFile(planted, []byte("resume from mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.attemptDir(as, account{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != dir {
+		t.Fatalf("directory %s, then %s", dir, again)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("the directory holds %v (%v), want nothing of the earlier job", entries, err)
+	}
+}
