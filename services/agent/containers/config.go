@@ -3,10 +3,12 @@ package containers
 import (
 	"fmt"
 	"hash/fnv"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/cockroachdb/errors"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
@@ -171,20 +173,41 @@ func cpuList(ids []int) string {
 // container (the compose cluster's nodes) reach what the agent has: they
 // join its network and IPC namespaces instead of the host's (the names of
 // the agent's network resolve, MASTER_ADDR included, and its ranks share
-// one IPC namespace as on a host), and take its volumes (VolumesFrom),
-// its data directory among them, instead of binding the agent's own paths
-// from the host, where they are not. The zero value shares nothing.
+// one IPC namespace as on a host), and mount its data directory's volume
+// instead of binding the agent's own paths from the host, where they are
+// not. That volume only: not all of the agent's (VolumesFrom), which hold
+// its credentials and, in compose, the engine's socket. The zero value
+// shares nothing.
 type Sharing struct {
 	// Container is the agent's container, by name or ID.
 	Container string
 	// DataDir is the agent's data directory, a volume of Container: binds
 	// of paths under it (the attempt's directory, the ack socket) are
-	// dropped, VolumesFrom brings them at the same paths.
+	// dropped, and the volume is mounted at the same path instead.
 	DataDir string
 }
 
-// Apply makes opts share what s says; a zero s leaves them as they are.
-func (s Sharing) Apply(opts *client.ContainerCreateOptions) {
+// dataMount is what a rank mounts to see the agent's data directory, from
+// the agent's container's mounts as the engine reports them.
+func (s Sharing) dataMount(mounts []container.MountPoint) (mount.Mount, error) {
+	for _, m := range mounts {
+		if path.Clean(m.Destination) != path.Clean(s.DataDir) {
+			continue
+		}
+		switch m.Type {
+		case mount.TypeVolume:
+			return mount.Mount{Type: mount.TypeVolume, Source: m.Name, Target: path.Clean(s.DataDir)}, nil
+		case mount.TypeBind:
+			return mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: path.Clean(s.DataDir)}, nil
+		}
+		return mount.Mount{}, errors.Newf("--container-share %s: its --data-dir %s is a %s mount, not a volume or a bind", s.Container, s.DataDir, m.Type)
+	}
+	return mount.Mount{}, errors.Newf("--container-share %s: --data-dir %s is not one of its volumes", s.Container, s.DataDir)
+}
+
+// Apply makes opts share what s says, data being the agent's data
+// directory's volume (dataMount); a zero s leaves them as they are.
+func (s Sharing) Apply(opts *client.ContainerCreateOptions, data mount.Mount) {
 	if s.Container == "" {
 		return
 	}
@@ -195,7 +218,6 @@ func (s Sharing) Apply(opts *client.ContainerCreateOptions) {
 		// (a per-node launcher's shmSize) stays private.
 		hc.IpcMode = container.IpcMode("container:" + s.Container)
 	}
-	hc.VolumesFrom = []string{s.Container}
 	var kept []mount.Mount
 	for _, m := range hc.Mounts {
 		if s.DataDir != "" && (m.Source == s.DataDir || strings.HasPrefix(m.Source, strings.TrimSuffix(s.DataDir, "/")+"/")) {
@@ -203,5 +225,5 @@ func (s Sharing) Apply(opts *client.ContainerCreateOptions) {
 		}
 		kept = append(kept, m)
 	}
-	hc.Mounts = kept
+	hc.Mounts = append(kept, data)
 }

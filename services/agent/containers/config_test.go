@@ -141,32 +141,53 @@ func TestRDMADevices(t *testing.T) {
 	}
 }
 
-// Sharing.Apply: the zero value changes nothing; otherwise network, IPC
-// and volumes come from the agent's container, and only binds under its
-// data directory are dropped.
+// Sharing.Apply: the zero value changes nothing; otherwise network and
+// IPC come from the agent's container, binds under its data directory are
+// dropped and its data volume mounted instead, and none of its other
+// volumes (its credentials, the engine's socket) comes along.
 func TestSharingApply(t *testing.T) {
 	r := Rank{Job: "j", Image: "img", Command: []string{"x"}, Mounts: []jobspec.Mount{
 		{Source: "/var/lib/lockstep/jobs/j/1", Target: "/var/lib/lockstep/jobs/j/1"}, {Source: "/var/lib/lockstep/agent.sock", Target: "/var/lib/lockstep/agent.sock"},
 		{Source: "/var/lib/lockstep2", Target: "/x"}, {Source: "/datasets", Target: "/data", ReadOnly: true}}}
 	opts := CreateOptions(r)
-	Sharing{}.Apply(&opts)
+	Sharing{}.Apply(&opts, mount.Mount{})
 	if !reflect.DeepEqual(opts, CreateOptions(r)) {
 		t.Errorf("the zero Sharing changed the options: %+v", opts.HostConfig)
 	}
-	Sharing{Container: "lockstep-node-01", DataDir: "/var/lib/lockstep/"}.Apply(&opts)
+	share := Sharing{Container: "lockstep-node-01", DataDir: "/var/lib/lockstep/"}
+	data, err := share.dataMount([]container.MountPoint{
+		{Type: mount.TypeBind, Source: "/srv/secrets", Destination: "/etc/lockstep"},
+		{Type: mount.TypeBind, Source: "/var/run/docker.sock", Destination: "/var/run/docker.sock"},
+		{Type: mount.TypeVolume, Name: "node-01-data", Source: "/var/lib/docker/volumes/node-01-data/_data", Destination: "/var/lib/lockstep"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	share.Apply(&opts, data)
 	hc := opts.HostConfig
-	if hc.NetworkMode != "container:lockstep-node-01" || hc.IpcMode != "container:lockstep-node-01" || !reflect.DeepEqual(hc.VolumesFrom, []string{"lockstep-node-01"}) {
+	if hc.NetworkMode != "container:lockstep-node-01" || hc.IpcMode != "container:lockstep-node-01" || len(hc.VolumesFrom) != 0 {
 		t.Errorf("network %q ipc %q volumes from %v", hc.NetworkMode, hc.IpcMode, hc.VolumesFrom)
 	}
-	want := []mount.Mount{{Type: mount.TypeBind, Source: "/var/lib/lockstep2", Target: "/x"}, {Type: mount.TypeBind, Source: "/datasets", Target: "/data", ReadOnly: true}}
+	want := []mount.Mount{{Type: mount.TypeBind, Source: "/var/lib/lockstep2", Target: "/x"}, {Type: mount.TypeBind, Source: "/datasets", Target: "/data", ReadOnly: true},
+		{Type: mount.TypeVolume, Source: "node-01-data", Target: "/var/lib/lockstep"}}
 	if !reflect.DeepEqual(hc.Mounts, want) {
 		t.Errorf("mounts %+v, want %+v", hc.Mounts, want)
 	}
 	// A per-node launcher's private IPC (its shmSize) stays private.
 	r.ShmSize = 1 << 30
 	opts = CreateOptions(r)
-	Sharing{Container: "lockstep-node-01"}.Apply(&opts)
+	Sharing{Container: "lockstep-node-01"}.Apply(&opts, data)
 	if opts.HostConfig.IpcMode != "private" || opts.HostConfig.ShmSize != 1<<30 {
 		t.Errorf("shared launcher container: ipc %q shm %d, want private with 1 GiB", opts.HostConfig.IpcMode, opts.HostConfig.ShmSize)
+	}
+}
+
+// A data directory that is not one of the agent's container's mounts is
+// said so, naming both flags.
+func TestSharingDataDirMustBeAVolume(t *testing.T) {
+	share := Sharing{Container: "node-01", DataDir: "/var/lib/lockstep"}
+	_, err := share.dataMount([]container.MountPoint{{Type: mount.TypeBind, Source: "/srv", Destination: "/srv"}})
+	if err == nil || !strings.Contains(err.Error(), "--data-dir /var/lib/lockstep is not one of its volumes") {
+		t.Errorf("got %v", err)
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"io"
 	"strconv"
+	"sync"
 
 	"github.com/cockroachdb/errors"
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
@@ -17,8 +19,11 @@ import (
 // Docker is a container engine reached through the Docker Engine API.
 type Docker struct {
 	c *client.Client
-	// share is applied to every container Start makes.
-	share Sharing
+	// share is applied to every container Start makes, with shareData
+	// (read from the engine once, under mu).
+	share     Sharing
+	mu        sync.Mutex
+	shareData *mount.Mount
 }
 
 // Option configures NewDocker.
@@ -87,7 +92,13 @@ func (d *Docker) Ensure(ctx context.Context, image, policy string) (pulled bool,
 // and starts it; copied is closed when the output has all been written.
 // On error nothing of it is left.
 func (d *Docker) Start(ctx context.Context, opts client.ContainerCreateOptions, stdout, stderr io.Writer) (id string, copied <-chan struct{}, err error) {
-	d.share.Apply(&opts)
+	if d.share.Container != "" {
+		data, err := d.sharedData(ctx)
+		if err != nil {
+			return "", nil, err
+		}
+		d.share.Apply(&opts, data)
+	}
 	created, err := d.c.ContainerCreate(ctx, opts)
 	if err != nil {
 		return "", nil, errors.Wrapf(err, "create container %s", opts.Name)
@@ -194,4 +205,24 @@ func Reap(ctx context.Context, d *Docker, node, scope string, keep func(job stri
 		n++
 	}
 	return n, errs
+}
+
+// sharedData is the mount of the agent's data directory its ranks'
+// containers take (Sharing), read from the agent's container once.
+func (d *Docker) sharedData(ctx context.Context) (mount.Mount, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.shareData != nil {
+		return *d.shareData, nil
+	}
+	insp, err := d.c.ContainerInspect(ctx, d.share.Container, client.ContainerInspectOptions{})
+	if err != nil {
+		return mount.Mount{}, errors.Wrapf(err, "--container-share: inspect %s", d.share.Container)
+	}
+	m, err := d.share.dataMount(insp.Container.Mounts)
+	if err != nil {
+		return mount.Mount{}, err
+	}
+	d.shareData = &m
+	return m, nil
 }

@@ -158,9 +158,9 @@ func TestDockerReap(t *testing.T) {
 }
 
 // A rank of an agent that runs in a container itself shares that
-// container's network, IPC and volumes: its data directory comes through
-// VolumesFrom (the rank writes its ack file there), and the binds of the
-// agent's paths, not on the host, are dropped.
+// container's network, IPC and data volume (the rank writes its ack file
+// there), none of its other volumes, and the binds of the agent's paths,
+// not on the host, are dropped.
 func TestDockerSharing(t *testing.T) {
 	d := engine(t)
 	ctx := t.Context()
@@ -197,7 +197,8 @@ func TestDockerSharing(t *testing.T) {
 		t.Fatal(err)
 	}
 	hc := insp.Container.HostConfig
-	if string(hc.NetworkMode) != "container:"+host.ID || string(hc.IpcMode) != "container:"+host.ID || len(hc.VolumesFrom) != 1 || len(hc.Mounts) != 0 {
+	if string(hc.NetworkMode) != "container:"+host.ID || string(hc.IpcMode) != "container:"+host.ID || len(hc.VolumesFrom) != 0 ||
+		len(hc.Mounts) != 1 || hc.Mounts[0].Type != mount.TypeVolume || hc.Mounts[0].Target != dataDir {
 		t.Errorf("network %q ipc %q volumes from %v mounts %+v", hc.NetworkMode, hc.IpcMode, hc.VolumesFrom, hc.Mounts)
 	}
 	deadline := time.Now().Add(30 * time.Second)
