@@ -142,13 +142,29 @@ func CreateOptions(r Rank) client.ContainerCreateOptions {
 	if len(r.GPUs) > 0 {
 		hc.DeviceRequests = []container.DeviceRequest{{DeviceIDs: r.GPUs, Capabilities: [][]string{{"gpu"}}}}
 	}
+	// The NVIDIA runtime also reads which GPUs to give from the container's
+	// environment, which the image (CUDA images say "all") or the spec may
+	// set: an engine whose default runtime is NVIDIA's would give every GPU
+	// of the node. It names the rank's own, or none, whatever was given
+	// (a duplicate would not do: a process reads the first of two).
+	visible := "void"
+	if len(r.GPUs) > 0 {
+		visible = strings.Join(r.GPUs, ",")
+	}
+	env := make([]string, 0, len(r.Env)+1)
+	for _, kv := range r.Env {
+		if !strings.HasPrefix(kv, nvidiaVisibleDevices+"=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, nvidiaVisibleDevices+"="+visible)
 	return client.ContainerCreateOptions{
 		Name: Name(r),
 		Config: &container.Config{
 			Image:      r.Image,
 			Entrypoint: r.Command[:1],
 			Cmd:        r.Command[1:],
-			Env:        r.Env,
+			Env:        env,
 			WorkingDir: r.Workdir,
 			User:       r.User,
 			Labels:     Labels(r),
@@ -159,6 +175,10 @@ func CreateOptions(r Rank) client.ContainerCreateOptions {
 		HostConfig: hc,
 	}
 }
+
+// nvidiaVisibleDevices is the NVIDIA container runtime's variable naming
+// the GPUs a container gets ("void": none, the runtime stands aside).
+const nvidiaVisibleDevices = "NVIDIA_VISIBLE_DEVICES"
 
 // cpuList writes ids as the engine's cpuset ("0,1,5"; "" for none).
 func cpuList(ids []int) string {

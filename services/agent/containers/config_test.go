@@ -63,10 +63,21 @@ func TestCreateOptions(t *testing.T) {
 				t.Errorf("memory limit %d, want %d", hc.Memory, int64(256<<30))
 			}
 		}},
-		{"gpus by uuid", func(r *Rank) { r.GPUs = []string{"GPU-aaa", "GPU-bbb"} }, func(t *testing.T, _ *container.Config, hc *container.HostConfig) {
+		{"gpus by uuid", func(r *Rank) {
+			r.GPUs = []string{"GPU-aaa", "GPU-bbb"}
+			r.Env = append(r.Env, "NVIDIA_VISIBLE_DEVICES=all") // as a CUDA image or the spec may say
+		}, func(t *testing.T, cfg *container.Config, hc *container.HostConfig) {
 			want := []container.DeviceRequest{{DeviceIDs: []string{"GPU-aaa", "GPU-bbb"}, Capabilities: [][]string{{"gpu"}}}}
 			if !reflect.DeepEqual(hc.DeviceRequests, want) {
 				t.Errorf("device requests %+v", hc.DeviceRequests)
+			}
+			if got := envOf(cfg.Env, "NVIDIA_VISIBLE_DEVICES"); !reflect.DeepEqual(got, []string{"GPU-aaa,GPU-bbb"}) {
+				t.Errorf("NVIDIA_VISIBLE_DEVICES %v, want the rank's GPUs alone", got)
+			}
+		}},
+		{"no gpus", func(r *Rank) { r.Env = append(r.Env, "NVIDIA_VISIBLE_DEVICES=all") }, func(t *testing.T, cfg *container.Config, _ *container.HostConfig) {
+			if got := envOf(cfg.Env, "NVIDIA_VISIBLE_DEVICES"); !reflect.DeepEqual(got, []string{"void"}) {
+				t.Errorf("NVIDIA_VISIBLE_DEVICES %v, want void (no GPU)", got)
 			}
 		}},
 		{"rdma devices", func(r *Rank) { r.Devices = []string{"/dev/infiniband/uverbs3", "/dev/infiniband/rdma_cm"} }, func(t *testing.T, _ *container.Config, hc *container.HostConfig) {
@@ -190,4 +201,15 @@ func TestSharingDataDirMustBeAVolume(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--data-dir /var/lib/lockstep is not one of its volumes") {
 		t.Errorf("got %v", err)
 	}
+}
+
+// envOf is every value env gives name, in order.
+func envOf(env []string, name string) []string {
+	var out []string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			out = append(out, v)
+		}
+	}
+	return out
 }
