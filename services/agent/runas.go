@@ -186,7 +186,9 @@ func (e *executor) attemptDir(as domain.Assignment, acct account) (string, error
 	if err := os.RemoveAll(dir); err != nil {
 		return "", errors.Wrap(err, "remove an earlier job's directory of this ID")
 	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	// Closed to others even when the ranks run as the agent (root's own
+	// ranks, a job without an owner): their output is nobody else's.
+	if err := os.Mkdir(dir, 0o700); err != nil {
 		return "", errors.Wrap(err, "rank working directory")
 	}
 	if acct.Cred == nil {

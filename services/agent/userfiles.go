@@ -3,6 +3,7 @@ package agent
 import (
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/cockroachdb/errors"
 	"golang.org/x/sys/unix"
@@ -16,7 +17,10 @@ import (
 
 // openUserFile opens path (flags as os.OpenFile's, mode for a new file)
 // without following a final symbolic link and only if it is a regular
-// file.
+// file with one name: a hard link the owner planted (to /etc/passwd or
+// /etc/shadow, say, where the kernel's protected_hardlinks is off) is a
+// regular file too, which the agent, root, would append to or read. Opened
+// for writing, it must also be the agent's own.
 func openUserFile(path string, flags int, mode os.FileMode) (*os.File, error) {
 	f, err := os.OpenFile(path, flags|unix.O_NOFOLLOW|unix.O_NONBLOCK, mode)
 	if err != nil {
@@ -25,6 +29,14 @@ func openUserFile(path string, flags int, mode os.FileMode) (*os.File, error) {
 	info, err := f.Stat()
 	if err == nil && !info.Mode().IsRegular() {
 		err = errors.Newf("%s is not a regular file (%s)", path, info.Mode().Type())
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); err == nil && ok {
+		switch {
+		case st.Nlink != 1:
+			err = errors.Newf("%s has %d names (a hard link): not opened", path, st.Nlink)
+		case flags&(os.O_WRONLY|os.O_RDWR) != 0 && int(st.Uid) != os.Geteuid():
+			err = errors.Newf("%s belongs to uid %d, not this agent: not written", path, st.Uid)
+		}
 	}
 	if err != nil {
 		_ = f.Close()

@@ -49,3 +49,51 @@ func TestUserFilesAreOpenedOnlyAsRegularFiles(t *testing.T) {
 		t.Errorf("the link's target changed: %q, %v", raw, err)
 	}
 }
+
+// A hard link is a regular file too: one planted where the agent writes a
+// log, or reads an ack, is refused, and so is a log file someone else
+// made there first.
+func TestUserFilesRefuseHardLinksAndOthersFiles(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "passwd")
+	if err := os.WriteFile(secret, []byte("root:x:0:0::/root:/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linked := filepath.Join(dir, "rank-1.log")
+	if err := os.Link(secret, linked); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := openUserFile(linked, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil || !strings.Contains(err.Error(), "hard link") {
+		if f != nil {
+			f.Close()
+		}
+		t.Errorf("a log file planted as a hard link: %v", err)
+	}
+	if raw, err := readUserFile(linked, 1<<10); err == nil {
+		t.Errorf("an ack file planted as a hard link read: %q", raw)
+	}
+	if raw, err := os.ReadFile(secret); err != nil || string(raw) != "root:x:0:0::/root:/bin/sh\n" {
+		t.Errorf("the linked file changed: %q, %v", raw, err)
+	}
+	if os.Geteuid() == 0 {
+		theirs := filepath.Join(dir, "rank-2.log")
+		if err := os.WriteFile(theirs, nil, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(theirs, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if f, err := openUserFile(theirs, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil || !strings.Contains(err.Error(), "not this agent") {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("a log file made by someone else: %v", err)
+		}
+	}
+	fresh := filepath.Join(dir, "rank-3.log")
+	f, err := openUserFile(fresh, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatalf("a log file of the agent's own: %v", err)
+	}
+	f.Close()
+}
