@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 )
 
 // Ranks hold no bus credentials, so `lockstep ckpt-done` hands its ack to
@@ -80,25 +81,47 @@ func listenOpen(dataDir, name, users string) (net.Listener, string, error) {
 
 // serveAcks answers ack requests on l until ctx ends.
 func (a *agent) serveAcks(ctx context.Context, l net.Listener) {
-	err := acceptUntil(ctx, l, func(c net.Conn) { a.answerAck(ctx, c.(*net.UnixConn)) })
+	err := acceptUntil(ctx, l, maxSocketConns, func(c net.Conn) { a.answerAck(ctx, c.(*net.UnixConn)) })
 	if ctx.Err() == nil {
 		a.Log.Warn("ack socket closed", "err", err)
 	}
 }
 
+// maxSocketConns bounds the connections one socket serves at once. Every
+// local user may connect (the sockets are 0666: ranks run as their
+// owners), and each connection holds a goroutine and a descriptor of the
+// agent's: without a bound, one user could take them all.
+const maxSocketConns = 1024
+
 // acceptUntil hands each connection to handle, in its own goroutine,
-// until ctx ends (which closes l) or l fails.
-func acceptUntil(ctx context.Context, l net.Listener, handle func(net.Conn)) error {
+// until ctx ends (which closes l). Past most open (maxSocketConns), a new
+// connection is closed at once. A failed accept (out of descriptors, say)
+// is retried after a pause rather than ending the socket for every job.
+func acceptUntil(ctx context.Context, l net.Listener, most int, handle func(net.Conn)) error {
 	go func() {
 		<-ctx.Done()
 		_ = l.Close()
 	}()
+	slots := make(chan struct{}, most)
 	for {
 		c, err := l.Accept()
 		if err != nil {
-			return err
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			clock.Sleep(ctx, 100*time.Millisecond)
+			continue
 		}
-		go handle(c)
+		select {
+		case slots <- struct{}{}:
+		default:
+			_ = c.Close()
+			continue
+		}
+		go func() {
+			defer func() { <-slots }()
+			handle(c)
+		}()
 	}
 }
 
@@ -120,7 +143,7 @@ func (a *agent) answerAck(ctx context.Context, c *net.UnixConn) {
 	}
 	req := sr.ackRequest
 	if err := a.exec.admitAck(req, peerUID(c)); err != nil {
-		a.Log.Warn("checkpoint ack refused", "job", req.JobID, "attempt", req.Attempt, "rank", req.Rank, "err", err)
+		a.Log.Warn("checkpoint ack refused", "job", domain.BoundReason(req.JobID), "attempt", req.Attempt, "rank", req.Rank, "err", err)
 		reply(domain.AckReply{Error: err.Error()})
 		return
 	}

@@ -1,10 +1,16 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
@@ -98,4 +104,53 @@ func TestPublicNATSDropsCredentials(t *testing.T) {
 			t.Errorf("publicNATS(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// Past its bound of open connections a socket closes new ones at once,
+// and serves again once one of those open ends.
+func TestAcceptUntilBoundsOpenConnections(t *testing.T) {
+	l, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	release := make(chan struct{})
+	go func() {
+		_ = acceptUntil(ctx, l, 2, func(c net.Conn) {
+			defer c.Close()
+			_, _ = c.Write([]byte("hi"))
+			<-release
+		})
+	}()
+	dial := func() net.Conn {
+		t.Helper()
+		c, err := net.Dial("unix", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	greeted := func(c net.Conn) bool {
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 2)
+		_, err := io.ReadFull(c, buf)
+		return err == nil
+	}
+	for i := range 2 {
+		if !greeted(dial()) {
+			t.Fatalf("connection %d within the bound was not served", i+1)
+		}
+	}
+	if greeted(dial()) {
+		t.Error("a third connection was served past the bound of 2")
+	}
+	close(release)
+	testenv.Eventually(t, 5*time.Second, func() error {
+		if !greeted(dial()) {
+			return errors.New("not served after the others ended")
+		}
+		return nil
+	})
 }

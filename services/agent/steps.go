@@ -131,7 +131,7 @@ func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, in *json.Decoder
 	enc := json.NewEncoder(c)
 	send := func(ev SrunEvent) error { return enc.Encode(ev) }
 	fail := func(err error) {
-		a.Log.Warn("srun refused", "job", req.JobID, "err", err)
+		a.Log.Warn("srun refused", "job", domain.BoundReason(req.JobID), "err", err)
 		_ = send(SrunEvent{Done: true, ExitCode: 1, Error: err.Error()})
 	}
 	g, err := a.exec.admitSrun(req, token, peerUID(c))
