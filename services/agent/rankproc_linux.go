@@ -131,6 +131,11 @@ func (p *rankProc) signal(sig syscall.Signal) {
 		p.kill()
 		return
 	}
+	if isClosed(p.exited) {
+		// Reaped: its PID, the group's ID, may be someone else's now (a
+		// job whose first rank ended, then drained, would signal them).
+		return
+	}
 	_ = syscall.Kill(-p.pid(), sig)
 }
 
