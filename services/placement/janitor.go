@@ -13,7 +13,7 @@ import (
 // janitorEvery is how often the leader purges the streams of foreign
 // messages (bus.ForeignSubjects). A clean pass is one read per stream and
 // filter.
-const janitorEvery = 15 * time.Second
+const janitorEvery = 5 * time.Second
 
 // startJanitor purges foreign messages from every stream, now and every
 // janitorEvery, until ctx (the leader's term) ends; like retention, only

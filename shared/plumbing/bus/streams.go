@@ -25,10 +25,23 @@ const DefaultHistoryAge = 90 * 24 * time.Hour
 
 // WorkQueueMaxBytes caps each work-queue stream (requests, work between
 // services). Their messages are deleted once handled, so a few KiB each
-// make 1 GiB a backlog of hundreds of thousands; the cap is for what
+// make 256 MiB a backlog of a hundred thousand; the cap is for what
 // nobody consumes (see ForeignSubjects). A full stream refuses new
 // messages rather than drop accepted ones: the publisher gets the error.
-const WorkQueueMaxBytes = 1 << 30
+// JetStream reserves a stream's cap against the server's storage when
+// the stream is created (75 % of the free disk by default), so the caps
+// are kept small: a server short of room refuses the stream
+// ("insufficient storage resources") and the services do not start.
+const WorkQueueMaxBytes = 256 << 20
+
+// EventsPerSubject bounds the events kept under one subject (one job's
+// events of one type, one node's of one type), the oldest going first. A
+// user may pull their own events with the reply naming one of their own
+// event subjects, and the stream stores each delivery again there: every
+// pull doubles them, and without a bound a few dozen pulls fill the disk.
+// A job requeued more often than this keeps only its latest requeues'
+// events of each type.
+const EventsPerSubject = 512
 
 // Streams lists the stream configurations Lockstep needs.
 func Streams(o StreamOptions) []jetstream.StreamConfig {
@@ -44,12 +57,13 @@ func Streams(o StreamOptions) []jetstream.StreamConfig {
 			Discard:     jetstream.DiscardNew,
 		},
 		{
-			Name:        subjects.StreamEvents,
-			Description: "Lockstep job and node events",
-			Subjects:    []string{subjects.EventsAll},
-			Retention:   jetstream.LimitsPolicy,
-			Duplicates:  10 * time.Minute,
-			MaxAge:      7 * 24 * time.Hour,
+			Name:              subjects.StreamEvents,
+			Description:       "Lockstep job and node events",
+			Subjects:          []string{subjects.EventsAll},
+			Retention:         jetstream.LimitsPolicy,
+			Duplicates:        10 * time.Minute,
+			MaxAge:            7 * 24 * time.Hour,
+			MaxMsgsPerSubject: EventsPerSubject,
 		},
 		{
 			Name:        subjects.StreamWork,
@@ -93,11 +107,12 @@ func historyStream(o StreamOptions) jetstream.StreamConfig {
 		age = DefaultHistoryAge
 	}
 	return jetstream.StreamConfig{
-		Name:        subjects.StreamHistory,
-		Description: "Lockstep job lifecycle events kept for accounting",
-		Retention:   jetstream.LimitsPolicy,
-		MaxAge:      age,
-		Discard:     jetstream.DiscardOld,
+		Name:              subjects.StreamHistory,
+		Description:       "Lockstep job lifecycle events kept for accounting",
+		Retention:         jetstream.LimitsPolicy,
+		MaxAge:            age,
+		MaxMsgsPerSubject: EventsPerSubject,
+		Discard:           jetstream.DiscardOld,
 		Sources: []*jetstream.StreamSource{{
 			Name: subjects.StreamEvents, SubjectTransforms: transforms,
 		}},
