@@ -157,7 +157,7 @@ func (a *app) agent(cmd *cobra.Command) runE {
 	fs.Var(&visible, "visible-devices", "how CUDA_VISIBLE_DEVICES names a rank's GPUs: index or uuid")
 	runtime := choice{value: agent.RuntimeNone, allowed: []string{agent.RuntimeNone, agent.RuntimeDocker}}
 	fs.Var(&runtime, "container-runtime", "run container jobs (spec container:) through a Docker Engine API: docker (Docker, or Podman's API service), or none to refuse them on this node")
-	fs.StringVar(&cfg.ContainerShare, "container-share", "", "the container this agent runs in (by name), when it does: rank containers join its network, IPC and volumes (its --data-dir must be a volume) instead of the host's; for agents in compose")
+	fs.StringVar(&cfg.ContainerShare, "container-share", "", "the container this agent runs in (by name), when it does: rank containers join its network and IPC and mount its --data-dir volume (that volume only) instead of the host's; for agents in compose")
 	fs.StringSliceVar(&cfg.ContainerMountsUnder, "container-mounts-under", nil, "host trees container jobs may bind-mount from (comma-separated or repeated, e.g. /datasets,/scratch); none: container jobs may mount nothing")
 	fs.StringVar(&cfg.ContainerHost, "container-host", "", "the container engine's API address (unix:///run/podman/podman.sock for Podman); default: $DOCKER_HOST, else the engine's default socket")
 	disc.register(fs)

@@ -30,6 +30,9 @@ func TestConfigValidateHardware(t *testing.T) {
 		"core twice":          {func(c *Config) { c.Node.NUMA[1].CPUs = []int{1, 2} }, "core 1"},
 		"core past CPUs":      {func(c *Config) { c.Node.CPUs = 3 }, "core 3"},
 		"negative stop grace": {func(c *Config) { c.StopGrace = -1 }, "--stop-grace: -1ns is negative"},
+		"mounts under":        {func(c *Config) { c.ContainerMountsUnder = []string{"/datasets"} }, ""},
+		"mounts under, rel":   {func(c *Config) { c.ContainerMountsUnder = []string{"datasets"} }, "not a clean absolute path"},
+		"mounts under, share": {func(c *Config) { c.ContainerMountsUnder, c.ContainerShare = []string{"/datasets"}, "node-1" }, "not with --container-share"},
 	} {
 		c := base()
 		tc.mutate(&c)

@@ -98,6 +98,7 @@ func (c *container) start(rank *exec.Cmd, pin rankPin) (p *rankProc, pinErr, err
 	// The rank's environment, the token included, for the rank alone. A
 	// supervisor that ended before reading it closed the pipe: the write
 	// fails, and the status read below says why.
+	_ = envW.SetWriteDeadline(time.Now().Add(supervisorStartTimeout)) // a supervisor that neither reads nor exits
 	_, werr := envW.Write(encodeRankEnv(append(rank.Env[:len(rank.Env):len(rank.Env)], envRankToken+"="+rec.Token)))
 	_ = envW.Close()
 	if werr != nil {

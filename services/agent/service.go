@@ -122,6 +122,11 @@ func (c *Config) Validate() error {
 	case c.StopGrace < 0:
 		return errors.Newf("--stop-grace: %s is negative", c.StopGrace)
 	}
+	if len(c.ContainerMountsUnder) > 0 && c.ContainerShare != "" {
+		// The agent checks a mount's source in its own file system; with
+		// --container-share the engine resolves it in the host's.
+		return errors.New("--container-mounts-under: not with --container-share: the agent checks mount sources in its own container, the engine takes them from the host")
+	}
 	for _, u := range c.ContainerMountsUnder {
 		if !path.IsAbs(u) || path.Clean(u) != u {
 			return errors.Newf("--container-mounts-under: %q is not a clean absolute path", u)

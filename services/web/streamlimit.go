@@ -2,7 +2,6 @@ package web
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"sync"
 
@@ -31,12 +30,13 @@ func newStreamSlots(per, across int) *streamSlots {
 	return &streamSlots{open: map[string]int{}, per: per, across: across}
 }
 
-// take holds a slot for who, or says why there is none.
+// take holds a slot for who ("": an unnamed viewer, bound by the total
+// only), or says why there is none.
 func (s *streamSlots) take(who string) (release func(), refused string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.open[who] >= s.per:
+	case who != "" && s.open[who] >= s.per:
 		return nil, fmt.Sprintf("%d live views open for %s already: close some pages", s.per, who)
 	case s.total >= s.across:
 		return nil, fmt.Sprintf("the dashboard has %d live views open, its most: try again later", s.across)
@@ -56,15 +56,12 @@ func (s *streamSlots) take(who string) (release func(), refused string) {
 	}, ""
 }
 
-// streaming holds a stream slot for the viewer (by name; by address
-// without auth, where viewers have none) while next runs.
+// streaming holds a stream slot for the viewer while next runs. Without
+// auth viewers have no name (and all come from loopback, or through one
+// proxy): only the dashboard's total bounds them.
 func (s *server) streaming(next viewerHandler) viewerHandler {
 	return func(w http.ResponseWriter, r *http.Request, v view.Viewer) {
-		who := v.Name
-		if who == "" {
-			who, _, _ = net.SplitHostPort(r.RemoteAddr)
-		}
-		release, refused := s.streams.take(who)
+		release, refused := s.streams.take(v.Name)
 		if refused != "" {
 			http.Error(w, refused, http.StatusTooManyRequests)
 			return

@@ -34,3 +34,17 @@ func TestStreamSlots(t *testing.T) {
 		t.Errorf("a closed stream released twice freed two slots: %q", why)
 	}
 }
+
+// Viewers without a name (a dashboard without auth, all from loopback)
+// are bound by the total only, not by one viewer's share.
+func TestStreamSlotsOfUnnamedViewers(t *testing.T) {
+	s := newStreamSlots(1, 3)
+	for i := range 3 {
+		if _, why := s.take(""); why != "" {
+			t.Fatalf("unnamed stream %d: %s", i+1, why)
+		}
+	}
+	if _, why := s.take(""); !strings.Contains(why, "its most") {
+		t.Errorf("a fourth in all: %q, want refused as over the total", why)
+	}
+}

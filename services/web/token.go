@@ -183,6 +183,9 @@ func (v *verifier) Verify(token string, now time.Time) (Identity, error) {
 		return Identity{}, errors.Mark(errors.Newf("token issued %s in the future (beyond %s of clock skew)", time.Unix(c.IssuedAt, 0).Sub(now).Round(time.Second), tokenSkew), ErrBadToken)
 	}
 	id := Identity{Name: claims.Name, Expires: time.Unix(c.Expires, 0)}
+	if claims.Expires != 0 && claims.Expires < c.Expires {
+		id.Expires = time.Unix(claims.Expires, 0) // the creds end first
+	}
 	for _, tag := range claims.Tags {
 		if r, ok := strings.CutPrefix(tag, "role:"); ok {
 			id.Role = r
