@@ -60,8 +60,18 @@ func (e *executor) keepSweeping(ctx context.Context) {
 
 // sweepAttempts removes the attempt directories expired at now and
 // returns how many it removed.
+//
+// A directory is moved aside under the lock that starts take, and removed
+// after: a job's owner can fill theirs with millions of files, and
+// removing those under the lock would hold every start on the node.
 func (e *executor) sweepAttempts(ctx context.Context, now time.Time) int {
 	root := filepath.Join(e.cfg.DataDir, "jobs")
+	trash := filepath.Join(e.cfg.DataDir, "removing")
+	_ = os.RemoveAll(trash) // what a sweep cut short left
+	if err := os.MkdirAll(trash, 0o700); err != nil {
+		e.log.Warn("attempt directories not swept", "err", err)
+		return 0
+	}
 	victims := expired(listAttempts(ctx, root), e.running, now, e.cfg.Retention, sweepLimit)
 	removed := 0
 	for _, d := range victims {
@@ -75,9 +85,13 @@ func (e *executor) sweepAttempts(ctx context.Context, now time.Time) int {
 			e.dirMu.Unlock()
 			continue
 		}
-		err := os.RemoveAll(filepath.Join(root, d.job, d.attempt))
+		gone := filepath.Join(trash, d.job+"."+d.attempt)
+		err := os.Rename(filepath.Join(root, d.job, d.attempt), gone)
 		_ = os.Remove(filepath.Join(root, d.job)) // only if it is empty now
 		e.dirMu.Unlock()
+		if err == nil {
+			err = os.RemoveAll(gone)
+		}
 		if err != nil {
 			e.log.Warn("attempt directory not removed", "job", d.job, "attempt", d.attempt, "err", err)
 			continue
@@ -119,18 +133,28 @@ func listAttempts(ctx context.Context, root string) []attemptDir {
 	return out
 }
 
-// lastChange is the latest modification time of dir and its entries.
+// lastChange is the latest modification time of dir and its entries,
+// read a batch at a time: the owner decides how many there are.
 func lastChange(dir string) (time.Time, bool) {
-	st, err := os.Stat(dir)
+	f, err := os.Open(dir)
+	if err != nil {
+		return time.Time{}, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
 		return time.Time{}, false
 	}
 	last := st.ModTime()
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if info, err := e.Info(); err == nil && info.ModTime().After(last) {
-			last = info.ModTime()
+	for {
+		ents, err := f.ReadDir(1024)
+		for _, e := range ents {
+			if info, err := e.Info(); err == nil && info.ModTime().After(last) {
+				last = info.ModTime()
+			}
+		}
+		if err != nil || len(ents) == 0 {
+			return last, true
 		}
 	}
-	return last, true
 }

@@ -94,6 +94,10 @@ func TestSweepRemovesExpiredAttemptDirectories(t *testing.T) {
 			t.Fatalf("%s removed: %v", dir, err)
 		}
 	}
+	// Moved aside, then removed: nothing is left there either.
+	if left, err := os.ReadDir(filepath.Join(e.cfg.DataDir, "removing")); err != nil || len(left) != 0 {
+		t.Errorf("left aside: %v (%v)", left, err)
+	}
 	// Once the job's ranks are gone here, its old attempt goes too.
 	delete(e.gangs, "busy")
 	if n := e.sweepAttempts(context.Background(), now); n != 1 {
