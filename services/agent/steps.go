@@ -125,11 +125,20 @@ func (r *stepRelay) waiting() int {
 	return len(r.queue)
 }
 
+// srunWriteTimeout bounds one write to an srun (see serveSrun).
+const srunWriteTimeout = time.Minute
+
 // serveSrun runs one srun request on connection c.
 func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, in *json.Decoder, token string, req SrunRequest) {
 	_ = c.SetDeadline(time.Time{}) // a step runs as long as it runs
 	enc := json.NewEncoder(c)
-	send := func(ev SrunEvent) error { return enc.Encode(ev) }
+	// Each write has srunWriteTimeout: an srun that stops reading fails
+	// its step (its tasks are killed) instead of holding this goroutine,
+	// and the output queued for it, as long as the job lives.
+	send := func(ev SrunEvent) error {
+		_ = c.SetWriteDeadline(time.Now().Add(srunWriteTimeout))
+		return enc.Encode(ev)
+	}
 	fail := func(err error) {
 		a.Log.Warn("srun refused", "job", domain.BoundReason(req.JobID), "err", err)
 		_ = send(SrunEvent{Done: true, ExitCode: 1, Error: err.Error()})
