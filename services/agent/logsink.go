@@ -21,10 +21,18 @@ type logSink struct {
 	jobID   string
 	attempt string
 
-	mu   sync.Mutex
-	f    *os.File
-	part []byte
+	mu      sync.Mutex
+	f       *os.File
+	written int64 // to f
+	limit   int64 // of f (maxRankLog)
+	part    []byte
 }
+
+// maxRankLog bounds a rank's log file. The agent writes it (as root on a
+// node), so the owner's disk quota does not apply, and a rank printing
+// without end would fill the data directory for every job. Past it the
+// file ends with a note; the lines still go to the logs stream.
+const maxRankLog = 2 << 30
 
 // maxLine bounds a published line; longer output is split.
 const maxLine = 64 << 10
@@ -40,14 +48,21 @@ func (e *executor) newSink(as domain.Assignment, rank int, stream, path string) 
 		f = nil
 	}
 	return &logSink{e: e, subject: subjects.Logs(as.Owner, as.JobID, rank, stream), jobID: as.JobID,
-		attempt: strconv.Itoa(as.Attempt), f: f}
+		attempt: strconv.Itoa(as.Attempt), f: f, limit: maxRankLog}
 }
 
 func (s *logSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f != nil {
-		_, _ = s.f.Write(p)
+		if s.written+int64(len(p)) <= s.limit {
+			n, _ := s.f.Write(p)
+			s.written += int64(n)
+		} else {
+			_, _ = s.f.WriteString("\n[lockstep: this log file stops here, at " + strconv.FormatInt(s.limit, 10) + " bytes; lockstep logs has the rest, while the logs stream keeps it]\n")
+			_ = s.f.Close()
+			s.f = nil
+		}
 	}
 	s.part = append(s.part, p...)
 	for {
