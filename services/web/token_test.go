@@ -215,24 +215,19 @@ func selfSigned(t *testing.T, account string) string {
 // the creds' own key (as their holder can sign any claim).
 func withClaim(t *testing.T, creds []byte, claim string) string {
 	t.Helper()
-	userJWT, err := jwt.ParseDecoratedJWT(creds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kp, err := jwt.ParseDecoratedNKey(creds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig, err := kp.Sign(signedClaim([]byte(claim)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join([]string{tokenPrefix, b64.EncodeToString([]byte(userJWT)), b64.EncodeToString([]byte(claim)), b64.EncodeToString(sig)}, ".")
+	return tokenSigning(t, creds, claim, signedClaim([]byte(claim)))
 }
 
 // bareSigned is a token whose signature is over the claim alone, as the
 // NATS client signs a server's nonce.
 func bareSigned(t *testing.T, creds []byte, claim string) string {
+	t.Helper()
+	return tokenSigning(t, creds, claim, []byte(claim))
+}
+
+// tokenSigning is a token of creds carrying claim, whose signature, made
+// with the creds' key, is over signed.
+func tokenSigning(t *testing.T, creds []byte, claim string, signed []byte) string {
 	t.Helper()
 	userJWT, err := jwt.ParseDecoratedJWT(creds)
 	if err != nil {
@@ -242,7 +237,7 @@ func bareSigned(t *testing.T, creds []byte, claim string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig, err := kp.Sign([]byte(claim))
+	sig, err := kp.Sign(signed)
 	if err != nil {
 		t.Fatal(err)
 	}
