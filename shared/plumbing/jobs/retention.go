@@ -42,7 +42,12 @@ type ended struct {
 // PlanSweep decides, from the bucket's entries and the time, what a sweep
 // removes. Only a record that decodes, names its own key and is in a final
 // state is ever removed, once its end (or its last write, whichever is
-// later) is older than p.Age.
+// later) is older than p.Age; and a record naming another job than its
+// key, once its last write is that old. No service writes one of those: it
+// is a direct get's answer someone had stored under a new key (see
+// docs/operations.md, "Redirected deliveries"), and every reader refuses
+// it. A record that does not decode at all stays: it may be a newer
+// version's, mid-upgrade.
 func PlanSweep(entries []Entry, now time.Time, p RetentionPolicy) SweepPlan {
 	var plan SweepPlan
 	type aged struct {
@@ -58,7 +63,16 @@ func PlanSweep(entries []Entry, now time.Time, p RetentionPolicy) SweepPlan {
 			continue
 		}
 		var r ended
-		if json.Unmarshal(e.Value, &r) != nil || r.ID != e.Key || !r.State.Terminal() {
+		if json.Unmarshal(e.Value, &r) != nil {
+			continue
+		}
+		if r.ID != e.Key {
+			if now.Sub(e.Created) >= p.Age {
+				due = append(due, aged{e, e.Created})
+			}
+			continue
+		}
+		if !r.State.Terminal() {
 			continue
 		}
 		// A record rewritten after its end (a late report folded in) keeps

@@ -23,8 +23,10 @@ func entry(t *testing.T, j domain.Job, rev uint64, written time.Time) jobs.Entry
 }
 
 // PlanSweep removes only final records past the age (from their end, or
-// their last write if later), oldest first within the limit, and markers
-// past theirs; nothing unfinished or undecodable is ever removed.
+// their last write if later), records naming another job than their key
+// (which no service writes) past the age of their last write, oldest
+// first within the limit, and markers past theirs; nothing unfinished or
+// undecodable is ever removed.
 func TestPlanSweep(t *testing.T) {
 	now := time.Date(2030, 1, 8, 0, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
@@ -39,11 +41,13 @@ func TestPlanSweep(t *testing.T) {
 		entry(t, domain.Job{ID: "pending", State: domain.StatePending, SubmittedAt: older}, 7, older),
 		entry(t, domain.Job{ID: "running", State: domain.StateRunning}, 8, older),
 		entry(t, domain.Job{ID: "not-its-key", State: domain.StateSucceeded, EndedAt: old}, 9, old),
+		entry(t, domain.Job{ID: "not-its-key-either", State: domain.StatePending}, 13, recent),
 		{Key: "garbage", Revision: 10, Created: older, Value: []byte("{not json")},
 		{Key: "old-marker", Revision: 11, Created: now.Add(-2 * time.Hour), Deleted: true},
 		{Key: "new-marker", Revision: 12, Created: now.Add(-time.Minute), Deleted: true},
 	}
 	entries[8].Key = "someone-else"
+	entries[9].Key = "someone-else-recent"
 	keys := func(es []jobs.Entry) []string {
 		var out []string
 		for _, e := range es {
@@ -53,7 +57,7 @@ func TestPlanSweep(t *testing.T) {
 	}
 	p := jobs.RetentionPolicy{Age: 7 * day, MarkerAge: time.Hour}
 	plan := jobs.PlanSweep(entries, now, p)
-	if got, want := keys(plan.Delete), []string{"done-earlier", "done", "no-end-time", "rejected"}; !reflect.DeepEqual(got, want) {
+	if got, want := keys(plan.Delete), []string{"done-earlier", "done", "no-end-time", "rejected", "someone-else"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("delete %v, want %v", got, want)
 	}
 	if got, want := keys(plan.Purge), []string{"old-marker"}; !reflect.DeepEqual(got, want) {
