@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"golang.org/x/sys/unix"
 )
 
 // Containment selects how the agent tracks each rank's process tree.
@@ -339,11 +340,33 @@ func killHolders(tokens map[string]bool) int {
 			break
 		}
 		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			killHolder(pid, tokens)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	return first
+}
+
+// killHolder SIGKILLs pid if it still carries one of tokens. Between the
+// scan of /proc and the kill, the process may have ended and its PID gone
+// to someone else's: a pidfd names one process for good, so the token is
+// checked again after opening it and the signal goes through it (to a
+// process that ended meanwhile it goes nowhere). Without pidfds (Linux
+// before 5.3) it falls back to kill(2).
+func killHolder(pid int, tokens map[string]bool) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ENOSYS) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		return
+	}
+	if err != nil {
+		return // gone
+	}
+	defer unix.Close(fd)
+	if !tokens[envValue(pid, envRankToken)] {
+		return // the PID is another process's now
+	}
+	_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 }
 
 func writeFileSync(path string, b []byte) error {

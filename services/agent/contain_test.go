@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -201,5 +202,34 @@ func TestSupervisorRunsWithoutTheRanksEnvironment(t *testing.T) {
 	}
 	if !strings.Contains(supEnv, envRankToken+"=") {
 		t.Errorf("the supervisor's environment lacks the rank token (it is part of the rank's tree): %q", supEnv)
+	}
+}
+
+// killHolders ends the processes carrying one of the tokens, through a
+// pidfd checked again, and no other.
+func TestKillHoldersEndsOnlyTheTokensProcesses(t *testing.T) {
+	start := func(token string) *exec.Cmd {
+		t.Helper()
+		cmd := exec.Command("sleep", "60")
+		cmd.Env = []string{envRankToken + "=" + token}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	holder, other := start("tok-kill"), start("tok-keep")
+	exited := make(chan error, 1)
+	go func() { exited <- holder.Wait() }()
+	if n := killHolders(map[string]bool{"tok-kill": true}); n != 1 {
+		t.Errorf("found %d holders, want 1", n)
+	}
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the token's process still runs")
+	}
+	if err := other.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the other token's process was killed too: %v", err)
 	}
 }
