@@ -125,6 +125,11 @@ func (r *stepRelay) waiting() int {
 	return len(r.queue)
 }
 
+// maxSruns bounds the sruns one job runs at once: each holds a goroutine
+// of the root agent and up to stepRelayBytes of output. Slurm's own
+// default (MaxStepCount) bounds a job's steps in all at 40,000.
+const maxSruns = 256
+
 // srunWriteTimeout bounds one write to an srun (see serveSrun).
 const srunWriteTimeout = time.Minute
 
@@ -148,6 +153,11 @@ func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, in *json.Decoder
 		fail(err)
 		return
 	}
+	if !g.steps.enterSrun(maxSruns) {
+		fail(errors.Newf("job %s already runs %d sruns at once on %s, its most", req.JobID, maxSruns, a.cfg.Node.Name))
+		return
+	}
+	defer g.steps.leaveSrun()
 	layout, err := layoutStep(g.as.Nodes, len(g.as.Ranks), stepShape{Nodes: req.Nodes, NTasks: req.NTasks, TasksPerNode: req.TasksPerNode})
 	if err != nil {
 		fail(err)

@@ -47,6 +47,25 @@ type gangSteps struct {
 	// before the other nodes have started theirs) is ended at once.
 	killed map[int]bool
 	wg     sync.WaitGroup // one per task still running
+	sruns  int            // served on this node now (the script's)
+}
+
+// enterSrun counts one more srun served, unless most are already.
+func (s *gangSteps) enterSrun(most int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sruns >= most {
+		return false
+	}
+	s.sruns++
+	return true
+}
+
+// leaveSrun counts one srun fewer.
+func (s *gangSteps) leaveSrun() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sruns--
 }
 
 // newStep numbers a step of the gang (on the script's node).

@@ -295,3 +295,20 @@ func TestSlowSrunGetsABurstWhole(t *testing.T) {
 		t.Errorf("srun got %d lines (first %q), want all %d in order", len(lines), lines[:min(1, len(lines))], burst)
 	}
 }
+
+// A job's sruns at once are bounded; one that ends makes room.
+func TestGangStepsBoundTheirSruns(t *testing.T) {
+	var s gangSteps
+	for i := range 3 {
+		if !s.enterSrun(3) {
+			t.Fatalf("srun %d of 3 refused", i+1)
+		}
+	}
+	if s.enterSrun(3) {
+		t.Error("a fourth srun served past the bound of 3")
+	}
+	s.leaveSrun()
+	if !s.enterSrun(3) {
+		t.Error("no room after one ended")
+	}
+}
