@@ -34,6 +34,7 @@ func (a *app) web(cmd *cobra.Command) runE {
 	}
 	listen := fs.String("listen", web.DefaultListen, "serve the dashboard on this address (beyond loopback only with auth or --allow-remote)")
 	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --listen on a cluster without auth, where anyone who reaches it sees every job")
+	publicHosts := fs.StringSlice("public-host", nil, "with --allow-remote: host names the dashboard is reached by (besides IP addresses and localhost); a request naming any other is refused, so that a page elsewhere rebinding its own name to this address reads nothing")
 	traceURL := fs.String("trace-url", "", "link each job page to its trace in a collector's UI, {trace} standing for the trace ID (e.g. http://jaeger:16686/trace/{trace})")
 	queues := queuesFlag(fs, "the queue page lists pending jobs in its order")
 	a.add(cmd, webCommands)
@@ -48,7 +49,7 @@ func (a *app) web(cmd *cobra.Command) runE {
 			return err
 		}
 		return a.serve(cmd.Context(), b, "web", func(b config.Base) error {
-			return web.Run(cmd.Context(), web.Config{Base: b, Listen: *listen, AllowRemote: *allowRemote, Queues: q, TraceURL: *traceURL})
+			return web.Run(cmd.Context(), web.Config{Base: b, Listen: *listen, AllowRemote: *allowRemote, PublicHosts: *publicHosts, Queues: q, TraceURL: *traceURL})
 		})
 	}
 }

@@ -27,6 +27,10 @@ type Config struct {
 	// AllowRemote lets the dashboard listen beyond loopback on a cluster
 	// without auth, where anyone who reaches it sees every job.
 	AllowRemote bool
+	// PublicHosts are the host names a dashboard without auth answers for,
+	// besides loopback and IP addresses (with AllowRemote; see
+	// server.routes).
+	PublicHosts []string
 	// Queues is the queue policy: the queue page lists pending jobs in its
 	// order.
 	Queues queue.Config
@@ -48,7 +52,11 @@ func (c *Config) Validate() error {
 	if c.Listener != nil {
 		addr = c.Listener.Addr().String()
 	}
-	return c.ValidateWith(CheckListen(addr, c.Creds != "", c.AllowRemote), CheckTraceURL(c.TraceURL))
+	var hosts error
+	if len(c.PublicHosts) > 0 && (!c.AllowRemote || c.Creds != "") {
+		hosts = errors.New("--public-host: only with --allow-remote, on a cluster without auth (with auth every page needs a sign-in, whatever the host)")
+	}
+	return c.ValidateWith(CheckListen(addr, c.Creds != "", c.AllowRemote), CheckTraceURL(c.TraceURL), hosts)
 }
 
 // CheckTraceURL accepts "" or an http(s) URL with a "{trace}" placeholder.

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/lockstep-dev/lockstep/services/web/view"
@@ -46,24 +47,33 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /jobs/{id}/cancel", s.viewing(s.act(actionCancel)))
 	mux.HandleFunc("POST /jobs/{id}/checkpoint", s.viewing(s.act(actionCheckpoint)))
 	var h http.Handler = mux
-	if s.verify == nil && !s.cfg.AllowRemote {
-		h = loopbackOnly(h)
+	switch {
+	case s.verify != nil:
+		// Signed-in sessions: a rebound name gets no cookie.
+	case !s.cfg.AllowRemote:
+		h = hostsOnly(h, nil, false, "localhost (no auth on this cluster)")
+	default:
+		h = hostsOnly(h, s.cfg.PublicHosts, true, "localhost, an IP address or a --public-host name (no auth on this cluster)")
 	}
 	return secureHeaders(h)
 }
 
-// loopbackOnly answers only requests that name this machine's loopback
-// (localhost, 127.0.0.1, [::1]): without auth the dashboard listens there
-// only, and a page elsewhere that rebinds its own DNS name to 127.0.0.1
-// must not read every job through the visitor's browser.
-func loopbackOnly(next http.Handler) http.Handler {
+// hostsOnly answers only requests whose Host is this machine's loopback
+// (localhost, 127.0.0.1, [::1]), one of names, or, with anyIP, an IP
+// address. Without auth anyone who reaches the dashboard reads every job,
+// and a page elsewhere that rebinds its own DNS name to the dashboard's
+// address would be reached through its visitors' browsers: such a request
+// names the page's own host, which is none of these.
+func hostsOnly(next http.Handler, names []string, anyIP bool, says string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
 		if h, _, err := net.SplitHostPort(host); err == nil {
 			host = h
 		}
-		if !isLoopback(strings.Trim(host, "[]")) {
-			http.Error(w, "this dashboard answers only for localhost (no auth on this cluster)", http.StatusMisdirectedRequest)
+		host = strings.Trim(host, "[]")
+		ok := isLoopback(host) || (anyIP && net.ParseIP(host) != nil) || slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, host) })
+		if !ok {
+			http.Error(w, "this dashboard answers only for "+says, http.StatusMisdirectedRequest)
 			return
 		}
 		next.ServeHTTP(w, r)
