@@ -30,15 +30,7 @@ func TestEventsReadInCausalOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cl, err := client.Dial(ctx, env.NATSURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	evs, err := cl.Events(ctx, job.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := eventsOf(t, env, job.ID)
 	if len(evs) != 2 || evs[0].Type != events.Admitted || evs[1].Type != events.Reserved {
 		t.Fatalf("events = %+v, want admitted then reserved", evs)
 	}
@@ -70,16 +62,24 @@ func TestEventsLeaveOutStoredAnswersOfDirectGets(t *testing.T) {
 		_, err := stream.GetLastMsgForSubject(ctx, onto)
 		return err
 	})
+	evs := eventsOf(t, env, job.ID)
+	if len(evs) != 1 || evs[0].Type != events.Admitted {
+		t.Fatalf("events = %+v, want admitted alone", evs)
+	}
+}
+
+// eventsOf is job id's events as a client reads them.
+func eventsOf(t *testing.T, env *testenv.Env, id string) []events.Event {
+	t.Helper()
+	ctx := context.Background()
 	cl, err := client.Dial(ctx, env.NATSURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	evs, err := cl.Events(ctx, job.ID)
+	evs, err := cl.Events(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 1 || evs[0].Type != events.Admitted {
-		t.Fatalf("events = %+v, want admitted alone", evs)
-	}
+	return evs
 }

@@ -377,13 +377,14 @@ func TestUsersReadOnlyTheirOwnJobsEventsAndLogs(t *testing.T) {
 }
 
 // A certificate's common name is what etcd takes for its user: a person,
-// who has none, gets one no etcd user can be named, so that a user named
-// like a node never acts as that node in etcd.
+// who has none, and an admin get one no node or service can be named, so
+// that neither ever acts as the node of their name in etcd, nor a node
+// with an admin's root.
 func TestCertName(t *testing.T) {
 	for id, want := range map[auth.Identity]string{
 		{Name: "gpu-07", Role: auth.RoleNode}:   "gpu-07",
 		{Name: "gang", Role: auth.RoleGang}:     "gang",
-		{Name: "ops", Role: auth.RoleAdmin}:     "ops",
+		{Name: "ops", Role: auth.RoleAdmin}:     "admin:ops",
 		{Name: "gpu-07", Role: auth.RoleUser}:   "user:gpu-07",
 		{Name: "olga", Role: auth.RoleOperator}: "operator:olga",
 	} {

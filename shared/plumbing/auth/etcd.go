@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/errors"
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -76,11 +75,9 @@ func ApplyEtcd(ctx context.Context, cli *clientv3.Client, id Identity) error {
 	if !ok {
 		return nil // no etcd access for this role
 	}
-	if err := refuseOtherRoles(ctx, cli, id, role.Name); err != nil {
-		return err
-	}
-	if _, err := cli.UserAddWithOptions(ctx, id.Name, "", &clientv3.UserAddOptions{NoPassword: true}); err != nil && !alreadyExists(err) {
-		return errors.Wrapf(err, "add etcd user %s", id.Name)
+	user := CertName(id) // the common name its certificate logs in with
+	if _, err := cli.UserAddWithOptions(ctx, user, "", &clientv3.UserAddOptions{NoPassword: true}); err != nil && !alreadyExists(err) {
+		return errors.Wrapf(err, "add etcd user %s", user)
 	}
 	if !role.Root {
 		if _, err := cli.RoleAdd(ctx, role.Name); err != nil && !alreadyExists(err) {
@@ -100,30 +97,8 @@ func ApplyEtcd(ctx context.Context, cli *clientv3.Client, id Identity) error {
 			}
 		}
 	}
-	if _, err := cli.UserGrantRole(ctx, id.Name, role.Name); err != nil {
-		return errors.Wrapf(err, "grant etcd role %s to %s", role.Name, id.Name)
-	}
-	return nil
-}
-
-// refuseOtherRoles refuses to grant role to id's etcd user when that user
-// already holds another: admins, nodes and services share etcd's user
-// names, so an admin and a node of one name would be one user, and the
-// node's certificate would log in with the admin's root. Granting the
-// same role again is fine (ApplyEtcd is idempotent).
-func refuseOtherRoles(ctx context.Context, cli *clientv3.Client, id Identity, role string) error {
-	u, err := cli.UserGet(ctx, id.Name)
-	if err != nil {
-		if errors.Is(err, rpctypes.ErrUserNotFound) {
-			return nil
-		}
-		return errors.Wrapf(err, "read etcd user %s", id.Name)
-	}
-	for _, held := range u.Roles {
-		if held != role {
-			return errors.Newf("identity %q (%s): etcd user %s already holds role %s, of an identity of another role; give this one another name",
-				id.Name, id.Role, id.Name, held)
-		}
+	if _, err := cli.UserGrantRole(ctx, user, role.Name); err != nil {
+		return errors.Wrapf(err, "grant etcd role %s to %s", role.Name, user)
 	}
 	return nil
 }

@@ -84,12 +84,15 @@ func (id Identity) Validate() error {
 }
 
 // CertName is the common name of id's TLS client certificate, which etcd
-// takes for its user: id's name where id has an etcd user (an admin, a
-// service, a node: EtcdPermissions); for a person, who has none, "role:name",
-// which no etcd user can be named (names have no ':'), so that a person
-// named like a node never acts as that node in etcd.
+// takes for its user (ApplyEtcd names the user so). A service's or a
+// node's is its name: services' names are theirs alone (Validate), and no
+// node is named like one. Everyone else's carries the role, "role:name",
+// which no bare name can be (names have no ':'): an admin named like a
+// node is another etcd user than the node, so the node's certificate never
+// logs in with the admin's root, and a person, who has no etcd user at
+// all, never acts as a node of their name.
 func CertName(id Identity) string {
-	if _, ok := EtcdPermissions(id); ok {
+	if id.Role.IsService() || id.Role == RoleNode {
 		return id.Name
 	}
 	return string(id.Role) + ":" + id.Name

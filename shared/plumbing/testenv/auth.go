@@ -82,7 +82,7 @@ func (a *Authority) Credentials(t testing.TB, id auth.Identity) config.Credentia
 	if err := auth.ApplyEtcd(ctx, a.etcd, id); err != nil {
 		t.Fatalf("etcd user for %s: %v", id.Name, err)
 	}
-	c.EtcdCA, c.EtcdCert, c.EtcdKey = a.cert(t, id.Name)
+	c.EtcdCA, c.EtcdCert, c.EtcdKey = a.cert(t, auth.CertName(id))
 	return c
 }
 
