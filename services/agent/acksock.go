@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -81,28 +82,33 @@ func listenOpen(dataDir, name, users string) (net.Listener, string, error) {
 
 // serveAcks answers ack requests on l until ctx ends.
 func (a *agent) serveAcks(ctx context.Context, l net.Listener) {
-	err := acceptUntil(ctx, l, maxSocketConns, func(c net.Conn) { a.answerAck(ctx, c.(*net.UnixConn)) })
+	err := acceptUntil(ctx, l, maxConnsPerUser, func(c net.Conn) { a.answerAck(ctx, c.(*net.UnixConn)) })
 	if ctx.Err() == nil {
 		a.Log.Warn("ack socket closed", "err", err)
 	}
 }
 
-// maxSocketConns bounds the connections one socket serves at once. Every
-// local user may connect (the sockets are 0666: ranks run as their
-// owners), and each connection holds a goroutine and a descriptor of the
-// agent's: without a bound, one user could take them all.
-const maxSocketConns = 1024
+// maxConnsPerUser bounds the ack socket's connections one local user
+// holds at once (an srun holds one for its step's life). Every local user
+// may connect (the socket is 0666: ranks run as their owners), and each
+// connection holds a goroutine and a descriptor of the agent's: without a
+// bound, one user could take them all, from everyone's acks and sruns.
+const maxConnsPerUser = 1024
 
 // acceptUntil hands each connection to handle, in its own goroutine,
-// until ctx ends (which closes l). Past most open (maxSocketConns), a new
-// connection is closed at once. A failed accept (out of descriptors, say)
-// is retried after a pause rather than ending the socket for every job.
-func acceptUntil(ctx context.Context, l net.Listener, most int, handle func(net.Conn)) error {
+// until ctx ends (which closes l). With perUser > 0, a connection past
+// perUser open from the same peer uid is closed at once; 0 bounds nothing
+// (the lifeline socket: a closed lifeline kills its rank, so refusing one
+// would let any user kill others' ranks). A failed accept (out of
+// descriptors, say) is retried after a pause rather than ending the socket
+// for every job.
+func acceptUntil(ctx context.Context, l net.Listener, perUser int, handle func(net.Conn)) error {
 	go func() {
 		<-ctx.Done()
 		_ = l.Close()
 	}()
-	slots := make(chan struct{}, most)
+	var mu sync.Mutex
+	open := map[int]int{} // by peer uid
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -112,14 +118,32 @@ func acceptUntil(ctx context.Context, l net.Listener, most int, handle func(net.
 			clock.Sleep(ctx, 100*time.Millisecond)
 			continue
 		}
-		select {
-		case slots <- struct{}{}:
-		default:
+		if perUser <= 0 {
+			go handle(c)
+			continue
+		}
+		uid := -1
+		if uc, ok := c.(*net.UnixConn); ok {
+			uid = peerUID(uc)
+		}
+		mu.Lock()
+		full := open[uid] >= perUser
+		if !full {
+			open[uid]++
+		}
+		mu.Unlock()
+		if full {
 			_ = c.Close()
 			continue
 		}
 		go func() {
-			defer func() { <-slots }()
+			defer func() {
+				mu.Lock()
+				if open[uid]--; open[uid] == 0 {
+					delete(open, uid)
+				}
+				mu.Unlock()
+			}()
 			handle(c)
 		}()
 	}

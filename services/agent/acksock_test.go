@@ -106,8 +106,9 @@ func TestPublicNATSDropsCredentials(t *testing.T) {
 	}
 }
 
-// Past its bound of open connections a socket closes new ones at once,
-// and serves again once one of those open ends.
+// Past its bound of open connections from one user a socket closes new
+// ones at once, and serves again once one of those open ends; a socket
+// without a bound (the lifeline's) serves them all.
 func TestAcceptUntilBoundsOpenConnections(t *testing.T) {
 	l, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
 	if err != nil {
@@ -153,4 +154,33 @@ func TestAcceptUntilBoundsOpenConnections(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+func TestAcceptUntilWithoutABoundServesAll(t *testing.T) {
+	l, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	release := make(chan struct{})
+	defer close(release)
+	go func() {
+		_ = acceptUntil(ctx, l, 0, func(c net.Conn) {
+			defer c.Close()
+			_, _ = c.Write([]byte("hi"))
+			<-release
+		})
+	}()
+	for i := range 5 {
+		c, err := net.Dial("unix", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadFull(c, make([]byte, 2)); err != nil {
+			t.Fatalf("connection %d of an unbounded socket not served: %v", i+1, err)
+		}
+	}
 }

@@ -80,7 +80,7 @@ func (a *agent) assigned(ctx context.Context, kv *mvccpb.KeyValue, epoch int64) 
 	}
 	if err := checkAssignment(key, as, a.cfg.Node); err != nil {
 		a.Log.Warn("assignment refused", "key", key, "err", err)
-		a.refused(ctx, as, epoch, err)
+		a.refused(ctx, key, as, epoch, err)
 		return
 	}
 	// An assignment of an earlier registration is never ours to run, even if
@@ -126,7 +126,12 @@ func (a *agent) assigned(ctx context.Context, kv *mvccpb.KeyValue, epoch int64) 
 // registration (it decoded, so its job and attempt are known), with the
 // field at fault: left unsaid, the gang would wait out its launch
 // deadline and be requeued, a restart spent, with no word of why.
-func (a *agent) refused(ctx context.Context, as domain.Assignment, epoch int64, why error) {
+func (a *agent) refused(ctx context.Context, key string, as domain.Assignment, epoch int64, why error) {
+	// Only for the job its key names, of this node: an assignment that
+	// names another job or node says nothing trustworthy about either.
+	if store.LastSegment(key) != as.JobID || as.Node != a.cfg.Node.Name {
+		return
+	}
 	if as.Epoch != epoch || a.exec.launchedBefore(as.JobID, as.Attempt) {
 		return
 	}

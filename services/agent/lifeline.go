@@ -123,7 +123,7 @@ func listenLifelines(dataDir string) (net.Listener, string, error) {
 // until the agent's process exits: the kernel closes them then, SIGKILL
 // included. (A closed listener ends no connection already accepted.)
 func serveLifelines(ctx context.Context, l net.Listener) {
-	_ = acceptUntil(ctx, l, maxSocketConns, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+	_ = acceptUntil(ctx, l, 0, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
 }
 
 // staticBinary reports whether the ELF executable at path needs no

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/cockroachdb/errors"
+
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 )
 
@@ -66,11 +68,10 @@ func (e *executor) keepSweeping(ctx context.Context) {
 // removing those under the lock would hold every start on the node.
 func (e *executor) sweepAttempts(ctx context.Context, now time.Time) int {
 	root := filepath.Join(e.cfg.DataDir, "jobs")
-	trash := filepath.Join(e.cfg.DataDir, "removing")
-	_ = os.RemoveAll(trash) // what a sweep cut short left
-	if err := os.MkdirAll(trash, 0o700); err != nil {
-		e.log.Warn("attempt directories not swept", "err", err)
-		return 0
+	// What a removal cut short (an agent stopped meanwhile) left aside.
+	left, _ := os.ReadDir(e.asideDir())
+	for _, l := range left {
+		_ = os.RemoveAll(filepath.Join(e.asideDir(), l.Name()))
 	}
 	victims := expired(listAttempts(ctx, root), e.running, now, e.cfg.Retention, sweepLimit)
 	removed := 0
@@ -85,8 +86,7 @@ func (e *executor) sweepAttempts(ctx context.Context, now time.Time) int {
 			e.dirMu.Unlock()
 			continue
 		}
-		gone := filepath.Join(trash, d.job+"."+d.attempt)
-		err := os.Rename(filepath.Join(root, d.job, d.attempt), gone)
+		gone, err := e.moveAside(filepath.Join(root, d.job, d.attempt))
 		_ = os.Remove(filepath.Join(root, d.job)) // only if it is empty now
 		e.dirMu.Unlock()
 		if err == nil {
@@ -101,6 +101,29 @@ func (e *executor) sweepAttempts(ctx context.Context, now time.Time) int {
 			"idle", now.Sub(d.last).Round(time.Second).String(), "retention", e.cfg.Retention.String())
 	}
 	return removed
+}
+
+// asideDir holds directories moved aside to be removed (moveAside).
+func (e *executor) asideDir() string { return filepath.Join(e.cfg.DataDir, "removing") }
+
+// moveAside moves dir, under the lock held by whoever calls it, to a place
+// of its own in asideDir, and returns that place, which the caller removes
+// after letting go of the lock: an owner can fill a directory with millions
+// of files, and removing them under the lock would hold every start on the
+// node. Nothing removes asideDir itself, so a move never finds it gone.
+func (e *executor) moveAside(dir string) (string, error) {
+	if err := os.MkdirAll(e.asideDir(), 0o700); err != nil {
+		return "", errors.Wrap(err, "make the directory to move attempts aside to")
+	}
+	place, err := os.MkdirTemp(e.asideDir(), "attempt-")
+	if err != nil {
+		return "", errors.Wrap(err, "make a place to move an attempt aside to")
+	}
+	if err := os.Rename(dir, filepath.Join(place, "dir")); err != nil {
+		_ = os.Remove(place)
+		return "", errors.Wrapf(err, "move %s aside", dir)
+	}
+	return place, nil
 }
 
 // running reports whether ranks of the job run here.

@@ -183,8 +183,12 @@ func (e *executor) attemptDir(as domain.Assignment, acct account) (string, error
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", errors.Wrap(err, "rank working directory")
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		return "", errors.Wrap(err, "remove an earlier job's directory of this ID")
+	if _, err := os.Lstat(dir); err == nil {
+		gone, err := e.moveAside(dir)
+		if err != nil {
+			return "", errors.Wrap(err, "an earlier job's directory of this ID")
+		}
+		go func() { _ = os.RemoveAll(gone) }() // outside dirMu, which start holds
 	}
 	// Closed to others even when the ranks run as the agent (root's own
 	// ranks, a job without an owner): their output is nobody else's.
