@@ -65,10 +65,14 @@ func (s *service) observe(ctx context.Context) (lifecycle.ReconcileInput, bool) 
 // pass decided from its listing, and says whether the deadline still holds
 // (lifecycle.StillDue): a report may have passed the launch barrier or
 // ended the pull since, on this replica or another.
-func (s *service) stillDue(ctx context.Context, act lifecycle.Action, jobID string) (domain.Allocation, bool) {
-	fresh, _, found, err := store.GetAllocation(ctx, s.Etcd, jobID)
-	if err != nil || !found {
-		return fresh, false // gone, or unreadable: the next pass decides again
+func (s *service) stillDue(ctx context.Context, act lifecycle.Action, a domain.Allocation) (domain.Allocation, bool) {
+	fresh, _, found, err := store.GetAllocation(ctx, s.Etcd, a.JobID)
+	if err != nil {
+		s.Log.Warn("reconcile: allocation not read again before its deadline action; the next pass decides", "job", a.JobID, "err", err)
+		return fresh, false
+	}
+	if !found {
+		return fresh, false // released meanwhile
 	}
 	return fresh, lifecycle.StillDue(act, fresh, s.cfg.Now())
 }
@@ -91,11 +95,11 @@ func (s *service) apply(ctx context.Context, in lifecycle.ReconcileInput, act li
 			s.Log.Warn("reconcile: release orphan", "job", act.JobID, "err", err)
 		}
 	case lifecycle.LaunchTimeout:
-		if fresh, ok := s.stillDue(ctx, act, act.Alloc.JobID); ok {
+		if fresh, ok := s.stillDue(ctx, act, act.Alloc); ok {
 			s.launchTimeout(ctx, fresh)
 		}
 	case lifecycle.FailPull:
-		if fresh, ok := s.stillDue(ctx, act, act.Alloc.JobID); ok {
+		if fresh, ok := s.stillDue(ctx, act, act.Alloc); ok {
 			if err := s.failPull(ctx, fresh, 0, act.Reason); err != nil {
 				s.Log.Warn("reconcile: fail a gang past its pull deadline", "job", act.Alloc.JobID, "err", err)
 			}

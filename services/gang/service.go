@@ -132,18 +132,8 @@ func (s *service) serve(parent context.Context) error {
 	}()
 	defer s.Ready(store.NodesPrefix)()
 	log.Info("gang running")
-	stopped := "reserve"
-	select {
-	case <-reserveDone:
-	case <-reportDone:
-		stopped = "report"
-	}
-	cancel()
-	<-reserveDone
-	<-reportDone
+	err = bus.WaitConsumers(ctx, cancel, map[string]<-chan struct{}{"reserve": reserveDone, "report": reportDone})
+	cancel() // WaitConsumers ends ctx only when a consumer stopped on its own
 	<-reconciled
-	if parent.Err() != nil {
-		return nil
-	}
-	return errors.Newf("the %s consumer stopped", stopped)
+	return errors.Wrap(err, "gang")
 }

@@ -26,8 +26,9 @@ func startJanitor(ctx context.Context, b *bus.Bus, log *slog.Logger) (stop func(
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		purger := b.NewForeignPurger()
 		purge := func() {
-			found, err := b.PurgeForeign(ctx)
+			found, err := purger.Purge(ctx)
 			for _, p := range found {
 				log.Warn("purged messages redirected onto another stream's subjects (a pull or get whose reply named them)",
 					"stream", p.Stream, "subjects", p.Filter, "lastSubject", p.Example)

@@ -52,24 +52,48 @@ type Purged struct {
 	Stream, Filter, Example string
 }
 
-// PurgeForeign purges every stream of the messages stored under another
-// stream's subjects (ForeignSubjects), and says where it found some. Each
-// filter is first looked up (the last message under it), so that a clean
-// stream, the usual case, costs one read per filter and no write.
-func (b *Bus) PurgeForeign(ctx context.Context) ([]Purged, error) {
-	var found []Purged
-	foreign := ForeignSubjects()
-	names := make([]string, 0, len(foreign))
-	for name := range foreign {
-		names = append(names, name)
+// ForeignPurger purges the streams of foreign messages, pass after pass
+// (the placement leader's janitor keeps one for its term): what is
+// foreign to each stream is worked out once, and each stream is bound on
+// its first pass only.
+type ForeignPurger struct {
+	b       *Bus
+	foreign map[string][]string
+	names   []string // sorted: passes go in one order
+	streams map[string]jetstream.Stream
+}
+
+// NewForeignPurger makes a purger over every stream (ForeignSubjects).
+func (b *Bus) NewForeignPurger() *ForeignPurger {
+	p := &ForeignPurger{b: b, foreign: ForeignSubjects(), streams: map[string]jetstream.Stream{}}
+	for name := range p.foreign {
+		p.names = append(p.names, name)
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		stream, err := b.JS.Stream(ctx, name)
-		if err != nil {
-			return found, errors.Wrapf(err, "stream %s", name)
+	slices.Sort(p.names)
+	return p
+}
+
+// PurgeForeign is one pass of a new ForeignPurger.
+func (b *Bus) PurgeForeign(ctx context.Context) ([]Purged, error) {
+	return b.NewForeignPurger().Purge(ctx)
+}
+
+// Purge purges every stream of the messages stored under another
+// stream's subjects, and says where it found some. Each filter is first
+// looked up (the last message under it), so that a clean stream, the
+// usual case, costs one read per filter and no write.
+func (p *ForeignPurger) Purge(ctx context.Context) ([]Purged, error) {
+	var found []Purged
+	for _, name := range p.names {
+		stream, ok := p.streams[name]
+		if !ok {
+			var err error
+			if stream, err = p.b.JS.Stream(ctx, name); err != nil {
+				return found, errors.Wrapf(err, "stream %s", name)
+			}
+			p.streams[name] = stream
 		}
-		for _, filter := range foreign[name] {
+		for _, filter := range p.foreign[name] {
 			last, err := stream.GetLastMsgForSubject(ctx, filter)
 			if errors.Is(err, jetstream.ErrMsgNotFound) {
 				continue
