@@ -25,7 +25,6 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/slurmenv"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/core/place"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
@@ -91,10 +90,7 @@ func decodeStep[T any](a *agent, kind, from string, data []byte, decode func([]b
 // subscribeSteps receives step messages addressed to this node until ctx
 // ends.
 func (a *agent) subscribeSteps(ctx context.Context) error {
-	sub, err := a.Bus.NC.Subscribe(subjects.StepsTo(a.cfg.Node.Name), func(m *nats.Msg) {
-		if bus.Replayed(m.Header) {
-			return // a stored message sent here as a direct get's answer, not a node's
-		}
+	sub, err := a.Bus.Serve(subjects.StepsTo(a.cfg.Node.Name), "", func(m *nats.Msg) {
 		from := subjects.StepSender(m.Subject)
 		kind, _, _ := strings.Cut(strings.TrimPrefix(m.Subject, subjects.Steps+"."), ".")
 		switch subjects.Steps + "." + kind {

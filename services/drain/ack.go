@@ -12,7 +12,6 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
@@ -24,9 +23,6 @@ import (
 // completes the drain before the reply.
 func (s *service) handleAck(ctx context.Context) nats.MsgHandler {
 	return func(msg *nats.Msg) {
-		if bus.Replayed(msg.Header) {
-			return // a stored message sent here as a direct get's answer, not a rank's ack
-		}
 		// Request/reply, not JetStream: the same CONSUMER span as the bus's,
 		// child of the agent's checkpoint span.
 		mctx, span := telemetry.StartProcess(telemetry.Extract(ctx, msg.Header), s.Tel.Tracer, msg.Subject, subjects.QueueDrain, "", len(msg.Data))

@@ -100,12 +100,12 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		// Acks come from agents, each on its node's subject; the bare subject
 		// (no node) is not listened to: an ack must say where it came from.
-		sub, err := b.NC.QueueSubscribe(subjects.CheckpointAcksAll, subjects.QueueDrain, s.handleAck(ctx))
+		sub, err := b.Serve(subjects.CheckpointAcksAll, subjects.QueueDrain, s.handleAck(ctx))
 		if err != nil {
 			return errors.Wrap(err, "drain: subscribe to acks")
 		}
 		defer func() { _ = sub.Unsubscribe() }()
-		listSub, err := b.NC.QueueSubscribe(subjects.NodeList, subjects.QueueDrain, s.handleNodeList)
+		listSub, err := b.Serve(subjects.NodeList, subjects.QueueDrain, s.handleNodeList)
 		if err != nil {
 			return errors.Wrap(err, "drain: subscribe to node list")
 		}

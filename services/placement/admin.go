@@ -17,14 +17,14 @@ import (
 // serveAdmin answers `submit --test-only` and `lockstep topology` while
 // this replica leads: the leader has the view that matters.
 func (s *scheduler) serveAdmin(ctx context.Context) (stop func(), err error) {
-	testOnly, err := s.Bus.NC.Subscribe(subjects.TestOnly, func(m *nats.Msg) {
+	testOnly, err := s.Bus.Serve(subjects.TestOnly, "", func(m *nats.Msg) {
 		data, _ := json.Marshal(s.testOnly(m.Data))
 		_ = m.Respond(data)
 	})
 	if err != nil {
 		return nil, err
 	}
-	topo, err := s.Bus.NC.Subscribe(subjects.TopologyView, func(m *nats.Msg) {
+	topo, err := s.Bus.Serve(subjects.TopologyView, "", func(m *nats.Msg) {
 		_ = m.Respond(s.renderTopology())
 	})
 	if err != nil {

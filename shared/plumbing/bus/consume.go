@@ -238,8 +238,23 @@ func (b *Bus) handle(ctx context.Context, log *slog.Logger, spec ConsumerSpec, m
 // Replayed says whether a message is JetStream's answer from a stream (a
 // direct get's), sent onto the subject its request named as reply, rather
 // than something a client published there (see dropReplayed). Every
-// handler of a work subject, core NATS ones too, ignores such messages.
+// handler of a work subject ignores such messages: Consume's, and core
+// NATS ones through Serve.
 func Replayed(h nats.Header) bool { return h.Get(jetstream.StreamHeader) != "" }
+
+// Serve subscribes h to a core NATS subject, in queue group queue unless
+// it is "", and hands it only what a client sent there: a stored message
+// JetStream answered a direct get with onto that subject (Replayed) is
+// dropped unread, as Consume drops it.
+func (b *Bus) Serve(subject, queue string, h nats.MsgHandler) (*nats.Subscription, error) {
+	served := func(m *nats.Msg) {
+		if !Replayed(m.Header) {
+			h(m)
+		}
+	}
+	sub, err := b.NC.QueueSubscribe(subject, queue, served)
+	return sub, errors.Wrapf(err, "subscribe to %s", subject)
+}
 
 // dropReplayed terminates a message that JetStream answered from a
 // stream (a direct get, which the server sends to whatever reply subject

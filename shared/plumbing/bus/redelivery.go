@@ -147,10 +147,7 @@ type maxDeliveriesAdvisory struct {
 // sent while no replica runs is lost; the message then stays in the
 // stream, undelivered.
 func (b *Bus) watchMaxDeliveries(ctx context.Context, log *slog.Logger, spec ConsumerSpec) (*nats.Subscription, error) {
-	sub, err := b.NC.QueueSubscribe(subjects.MaxDeliveriesAdvisory(spec.Stream, spec.Durable), spec.Durable, func(m *nats.Msg) {
-		if Replayed(m.Header) {
-			return // a stored message sent here as a direct get's answer, not the server's advisory
-		}
+	sub, err := b.Serve(subjects.MaxDeliveriesAdvisory(spec.Stream, spec.Durable), spec.Durable, func(m *nats.Msg) {
 		var adv maxDeliveriesAdvisory
 		if err := json.Unmarshal(m.Data, &adv); err != nil || adv.StreamSeq == 0 {
 			log.Warn("malformed max-deliveries advisory", "consumer", spec.Durable, "err", err)

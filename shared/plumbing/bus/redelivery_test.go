@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -305,4 +306,41 @@ func TestReplayedStoredMessageIsDropped(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A core NATS handler served through Serve gets what clients send, never
+// a stored message JetStream answered a direct get with onto its subject.
+func TestServeDropsReplayedMessages(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	if err := h.env.Jobs(t).Create(ctx, domain.Job{ID: "stored", State: domain.StatePending, Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	const subject = "lockstep.v1.admin.serve-test"
+	var got atomic.Int64
+	sub, err := h.b.Serve(subject, "", func(m *nats.Msg) { got.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	get := "$JS.API.DIRECT.GET.KV_" + subjects.BucketJobs + ".$KV." + subjects.BucketJobs + ".stored"
+	if err := h.b.NC.PublishRequest(get, subject, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.b.NC.Publish(subject, []byte("a client's")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.b.NC.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 5*time.Second, func() error {
+		if n := got.Load(); n != 1 {
+			return errors.Newf("%d messages handled, want the client's one", n)
+		}
+		return nil
+	})
+	time.Sleep(200 * time.Millisecond) // the direct get's answer, had it come through
+	if n := got.Load(); n != 1 {
+		t.Errorf("%d messages handled, want the client's one only", n)
+	}
 }
