@@ -56,6 +56,14 @@ func (c *Config) Validate() error {
 	if len(c.PublicHosts) > 0 && (!c.AllowRemote || c.Creds != "") {
 		hosts = errors.New("--public-host: only with --allow-remote, on a cluster without auth (with auth every page needs a sign-in, whatever the host)")
 	}
+	for _, h := range c.PublicHosts {
+		// Compared with a request's Host less its port: a name with a
+		// port, or none at all (a request without Host), would never
+		// match, or match what it should not.
+		if h == "" || strings.ContainsAny(h, ":/ ") {
+			hosts = errors.Newf("--public-host: %q is not a host name (no port, no scheme)", h)
+		}
+	}
 	return c.ValidateWith(CheckListen(addr, c.Creds != "", c.AllowRemote), CheckTraceURL(c.TraceURL), hosts)
 }
 

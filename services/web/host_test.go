@@ -70,6 +70,8 @@ func TestPublicHostNeedsAllowRemoteWithoutAuth(t *testing.T) {
 	for name, c := range map[string]Config{
 		"without --allow-remote": {Base: base, Listen: "127.0.0.1:8080", PublicHosts: []string{"head"}},
 		"with auth":              {Base: withCreds(base), Listen: "0.0.0.0:8080", AllowRemote: true, PublicHosts: []string{"head"}},
+		"a name with a port":     {Base: base, Listen: "0.0.0.0:8080", AllowRemote: true, PublicHosts: []string{"head:8080"}},
+		"an empty name":          {Base: base, Listen: "0.0.0.0:8080", AllowRemote: true, PublicHosts: []string{"head", ""}},
 	} {
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--public-host") {
 			t.Errorf("%s: %v, want --public-host refused", name, err)

@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nkeys"
 
-	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 )
 
@@ -196,13 +195,12 @@ func (v *verifier) Verify(token string, now time.Time) (Identity, error) {
 	}
 	// People only: a node's or a service's creds sign in as no one, even
 	// under a name a user has (the bus keeps their subjects apart too).
-	switch auth.Role(id.Role) {
-	case auth.RoleUser, auth.RoleAdmin, auth.RoleOperator:
-	default:
+	who := auth.Identity{Name: id.Name, Role: auth.Role(id.Role)}
+	if !who.Role.IsPerson() {
 		return Identity{}, errors.Mark(errors.Newf("token of a %s's creds: only people sign in", id.Role), ErrBadToken)
 	}
-	if !domain.ValidUserName(id.Name) {
-		return Identity{}, errors.Mark(errors.Newf("token names %q, not a user name", id.Name), ErrBadToken)
+	if err := who.Validate(); err != nil {
+		return Identity{}, errors.Mark(errors.Wrap(err, "token"), ErrBadToken)
 	}
 	return id, nil
 }

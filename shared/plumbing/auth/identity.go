@@ -44,6 +44,16 @@ func ParseRole(s string) (Role, error) {
 	return "", errors.Newf("role %q: must be one of %v", s, roles)
 }
 
+// IsPerson reports whether r is a person's role: someone who signs in
+// (the dashboard) and owns jobs, as opposed to a node or a service.
+func (r Role) IsPerson() bool {
+	switch r {
+	case RoleUser, RoleAdmin, RoleOperator:
+		return true
+	}
+	return false
+}
+
 // IsService reports whether r is one of the services' roles.
 func (r Role) IsService() bool {
 	switch r {

@@ -25,9 +25,7 @@ const (
 	jsStreamInfo   = "$JS.API.STREAM.INFO.*"
 	jsAck          = "$JS.ACK.>"
 	jsFlowControl  = "$JS.FC.>"
-	kvJobsWrite    = subjects.KVJobsAll
-	kvJobsStream   = subjects.StreamKVJobs
-	jsDirectGetKV  = "$JS.API.DIRECT.GET." + kvJobsStream + ".>"
+	jsDirectGetKV  = "$JS.API.DIRECT.GET." + subjects.StreamKVJobs + ".>"
 	jsConsumerInfo = "$JS.API.CONSUMER.INFO.*.*"
 )
 
@@ -37,7 +35,7 @@ const (
 // streams): a person who could pull from, acknowledge on or delete those
 // could read other users' submissions, lose them unanswered, or stop a
 // service consuming.
-var readable = []string{subjects.StreamEvents, subjects.StreamLogs, subjects.StreamHistory, kvJobsStream}
+var readable = []string{subjects.StreamEvents, subjects.StreamLogs, subjects.StreamHistory, subjects.StreamKVJobs}
 
 // readerRights is what a person's own consumers take on the readable
 // streams: pull, delete, acknowledge (nothing to acknowledge with an
@@ -79,7 +77,7 @@ func Permissions(id Identity) Rules {
 			// listing them (`queue`) take, as in squeue, which shows every
 			// job. Events and logs, which carry what a job did and
 			// printed, stay the owner's.
-			consumerOn(kvJobsStream, subjects.KVJobsAll),
+			consumerOn(subjects.StreamKVJobs, subjects.KVJobsAll),
 		},
 		Sub: []string{inbox},
 	}
@@ -133,7 +131,7 @@ func Permissions(id Identity) Rules {
 		// service shares the job records (every one moves jobs through
 		// their states), but only placement proposes and asks for
 		// preemption, and no service speaks for a node or a person.
-		pub := []string{subjects.EventsAll, jsAPI, jsAck, jsFlowControl, kvJobsWrite}
+		pub := []string{subjects.EventsAll, jsAPI, jsAck, jsFlowControl, subjects.KVJobsAll}
 		if id.Role == RolePlacement {
 			pub = append(pub, subjects.Reserve, subjects.Drain)
 		}
