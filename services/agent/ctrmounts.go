@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 
+	"github.com/lockstep-dev/lockstep/services/agent/containers"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 )
 
@@ -54,7 +55,7 @@ func checkMountSources(mounts []jobspec.Mount, under []string, lstat func(string
 func mountRoot(src string, under []string) (string, bool) {
 	for _, u := range under {
 		u = path.Clean(u)
-		if src == u || strings.HasPrefix(src, strings.TrimSuffix(u, "/")+"/") {
+		if containers.Within(src, u) {
 			return u, true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -116,13 +117,6 @@ func (r *stepRelay) take() []domain.StepOutput {
 	out := r.queue
 	r.queue, r.queued = nil, 0
 	return out
-}
-
-// waiting is how many messages wait in the queue.
-func (r *stepRelay) waiting() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.queue)
 }
 
 // maxSruns bounds the sruns one job runs at once: each holds a goroutine
@@ -271,7 +265,7 @@ func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, in *json.Decoder
 			}
 		case <-relay.lost:
 			kill()
-			_ = send(SrunEvent{Done: true, ExitCode: 1, Error: stepOutputLost})
+			_ = send(SrunEvent{Done: true, ExitCode: 1, Error: stepOutputLost()})
 			return
 		case <-gone:
 			kill()
@@ -287,14 +281,16 @@ func (a *agent) serveSrun(ctx context.Context, c *net.UnixConn, in *json.Decoder
 	select {
 	case <-relay.lost:
 		// Every task ended, but some of their output never reached srun.
-		_ = send(SrunEvent{Done: true, ExitCode: 1, Error: stepOutputLost})
+		_ = send(SrunEvent{Done: true, ExitCode: 1, Error: stepOutputLost()})
 	default:
 		_ = send(SrunEvent{Done: true, ExitCode: stepExitCode(codes, killedTasks)})
 	}
 }
 
 // stepOutputLost is what srun is told when its step's output overflowed.
-const stepOutputLost = "some of the step's output was lost (srun fell 16 MiB behind it: is srun's own output read?): the step failed and its tasks were killed"
+func stepOutputLost() string {
+	return fmt.Sprintf("some of the step's output was lost (srun fell %d MiB behind it: is srun's own output read?): the step failed and its tasks were killed", stepRelayBytes>>20)
+}
 
 // admitSrun checks srun's request against the attempt running here: the
 // token is the attempt's, the job a batch job whose script runs on this

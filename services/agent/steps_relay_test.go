@@ -312,3 +312,10 @@ func TestGangStepsBoundTheirSruns(t *testing.T) {
 		t.Error("no room after one ended")
 	}
 }
+
+// waiting is how many messages wait in the queue.
+func (r *stepRelay) waiting() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.queue)
+}

@@ -180,6 +180,12 @@ func CreateOptions(r Rank) client.ContainerCreateOptions {
 // the GPUs a container gets ("void": none, the runtime stands aside).
 const nvidiaVisibleDevices = "NVIDIA_VISIBLE_DEVICES"
 
+// Within says whether path is dir or lies below it, as paths (/data2 is
+// not within /data).
+func Within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
+}
+
 // cpuList writes ids as the engine's cpuset ("0,1,5"; "" for none).
 func cpuList(ids []int) string {
 	s := make([]string, len(ids))
@@ -240,7 +246,7 @@ func (s Sharing) Apply(opts *client.ContainerCreateOptions, data mount.Mount) {
 	}
 	var kept []mount.Mount
 	for _, m := range hc.Mounts {
-		if s.DataDir != "" && (m.Source == s.DataDir || strings.HasPrefix(m.Source, strings.TrimSuffix(s.DataDir, "/")+"/")) {
+		if s.DataDir != "" && Within(m.Source, s.DataDir) {
 			continue
 		}
 		kept = append(kept, m)

@@ -33,22 +33,33 @@ const smiTimeout = 30 * time.Second
 // machine's GPUs, far less than this.
 const maxSMIOutput = 4 << 20
 
-// cappedBuffer keeps what is written up to limit, and notes that more came.
-type cappedBuffer struct {
+// CappedBuffer keeps what a command writes up to a limit and takes the
+// rest without keeping it, noting that more came: a chatty command can
+// neither fill memory nor block on a full pipe, nor fail on a short write.
+type CappedBuffer struct {
 	buf   bytes.Buffer
 	limit int
 	over  bool
 }
 
-func (b *cappedBuffer) Write(p []byte) (int, error) {
+// NewCappedBuffer keeps at most limit bytes.
+func NewCappedBuffer(limit int) *CappedBuffer { return &CappedBuffer{limit: limit} }
+
+func (b *CappedBuffer) Write(p []byte) (int, error) {
 	n := len(p)
 	if room := b.limit - b.buf.Len(); n > room {
 		b.over = true
 		p = p[:max(room, 0)]
 	}
 	b.buf.Write(p)
-	return n, nil // all taken: the command is not to fail on a short write
+	return n, nil
 }
+
+// Bytes is what was kept.
+func (b *CappedBuffer) Bytes() []byte { return b.buf.Bytes() }
+
+// Over says whether more came than was kept.
+func (b *CappedBuffer) Over() bool { return b.over }
 
 // CommandSMI runs the nvidia-smi binary at path.
 func CommandSMI(path string) SMI {
@@ -58,17 +69,17 @@ func CommandSMI(path string) SMI {
 			ctx, cancel = context.WithTimeout(ctx, smiTimeout)
 			defer cancel()
 		}
-		stdout, stderr := &cappedBuffer{limit: maxSMIOutput}, &cappedBuffer{limit: maxSMIOutput}
+		stdout, stderr := NewCappedBuffer(maxSMIOutput), NewCappedBuffer(maxSMIOutput)
 		cmd := exec.CommandContext(ctx, path, args...)
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		err := cmd.Run()
-		out := stdout.buf.Bytes()
+		out := stdout.Bytes()
 		if err != nil {
 			// nvidia-smi explains driver trouble on stdout, not stderr.
-			msg := strings.TrimSpace(stderr.buf.String() + " " + string(out))
+			msg := strings.TrimSpace(string(stderr.Bytes()) + " " + string(out))
 			return nil, errors.Wrapf(err, "%s %s: %s", path, strings.Join(args, " "), truncate(msg))
 		}
-		if stdout.over {
+		if stdout.Over() {
 			// Cut, a CSV would parse into too few GPUs: refuse it whole.
 			return nil, errors.Newf("%s %s: more than %d bytes of output", path, strings.Join(args, " "), maxSMIOutput)
 		}

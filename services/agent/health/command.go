@@ -19,8 +19,8 @@ import (
 // all of that. Output beyond 1 MiB is dropped.
 func Command(path string) discover.SMI {
 	return func(ctx context.Context, args ...string) ([]byte, error) {
-		stdout := &boundedBuffer{limit: maxOutput}
-		stderr := &boundedBuffer{limit: maxOutput}
+		stdout := discover.NewCappedBuffer(maxOutput)
+		stderr := discover.NewCappedBuffer(maxOutput)
 		cmd := exec.CommandContext(ctx, path, args...)
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		// Killed at the deadline, a wedged nvidia-smi must not hold the poll

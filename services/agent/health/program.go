@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/services/agent/discover"
 )
 
 // DefaultProgramTimeout is how long the health-check program may run, as
@@ -39,7 +41,7 @@ func CommandProgram(path string, timeout time.Duration) Program {
 	return func(ctx context.Context) ProgramResult {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		out := &boundedBuffer{limit: maxProgramOutput}
+		out := discover.NewCappedBuffer(maxProgramOutput)
 		cmd := exec.CommandContext(ctx, path)
 		cmd.Stdout, cmd.Stderr = out, out
 		// A child that keeps the pipe open must not hold us past the kill.
@@ -122,19 +124,3 @@ func (n NamedGPU) matches(index int, uuid string) bool {
 	i, err := strconv.Atoi(n.Ref)
 	return err == nil && i == index
 }
-
-// boundedBuffer keeps the first limit bytes written and drops the rest, so
-// a chatty program can neither fill memory nor block on a full pipe.
-type boundedBuffer struct {
-	buf   bytes.Buffer
-	limit int
-}
-
-func (b *boundedBuffer) Write(p []byte) (int, error) {
-	if room := b.limit - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
-
-func (b *boundedBuffer) Bytes() []byte { return b.buf.Bytes() }
