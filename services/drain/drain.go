@@ -115,13 +115,6 @@ func (s *service) createRecord(ctx context.Context, rec domain.DrainRecord) (boo
 	return resp.Succeeded, nil
 }
 
-// thenCancelReason is a drain's reason once a cancel joins it: each part
-// within the bound, so that the record stays within what its decoder
-// accepts (two reasons and the joint).
-func thenCancelReason(drain, cancel string) string {
-	return domain.BoundReason(drain) + "; then " + domain.BoundReason(cancel)
-}
-
 // upgradeToCancel makes a drain under way end in a cancel; actor, who
 // decided the outcome now, becomes the drain's actor.
 func (s *service) upgradeToCancel(ctx context.Context, jobID, reason, actor string) error {
@@ -138,7 +131,7 @@ func (s *service) upgradeToCancel(ctx context.Context, jobID, reason, actor stri
 		upgrade := domain.Drain{Then: domain.ThenCancel, Reason: reason, Actor: actor}
 		if rec.Drain.Then != domain.ThenCancel {
 			rec.Drain.Then = domain.ThenCancel
-			rec.Drain.Reason = thenCancelReason(rec.Drain.Reason, reason)
+			rec.Drain.Reason = domain.ThenCancelReason(rec.Drain.Reason, reason)
 			rec.Drain.Actor = actor
 			resp, err := s.Etcd.Txn(ctx).
 				If(clientv3.Compare(clientv3.ModRevision(store.DrainKey(jobID)), "=", rev)).

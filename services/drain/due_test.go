@@ -35,7 +35,7 @@ func TestANodeDrainsLongestReasonFitsTheJobsDrain(t *testing.T) {
 	}
 	rec := domain.DrainRecord{JobID: "j", Attempt: 1, Expected: []int{0},
 		Drain: domain.Drain{Kind: reqs[0].Kind, Then: reqs[0].Then, RequestedAt: now, Deadline: now.Add(time.Minute),
-			Reason: thenCancelReason(reqs[0].Reason, strings.Repeat("x", 2*domain.MaxReasonBytes))}}
+			Reason: domain.ThenCancelReason(reqs[0].Reason, strings.Repeat("x", 2*domain.MaxReasonBytes))}}
 	if raw, err = json.Marshal(rec); err != nil {
 		t.Fatal(err)
 	}

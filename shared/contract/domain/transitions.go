@@ -56,6 +56,12 @@ func (j *Job) stopClock(now time.Time) {
 
 func nonNegative(d time.Duration) time.Duration { return max(d, 0) }
 
+// ThenCancelReason is a drain's reason once a cancel joins it, within
+// MaxReasonBytes: the same on the job record and the drain record.
+func ThenCancelReason(drain, cancel string) string {
+	return BoundReason(drain + "; then " + cancel)
+}
+
 // StartDrain records a drain request on an active attempt. A second request
 // while one is in progress changes nothing, except that a cancel wins over
 // a requeue or a timeout (the job will not come back).
@@ -65,7 +71,7 @@ func (j *Job) StartDrain(attempt int, d Drain) bool {
 	}
 	if j.Drain != nil {
 		if d.Then == ThenCancel && j.Drain.Then != ThenCancel {
-			j.Drain.Then, j.Drain.Reason = ThenCancel, BoundReason(j.Drain.Reason+"; then "+d.Reason)
+			j.Drain.Then, j.Drain.Reason = ThenCancel, ThenCancelReason(j.Drain.Reason, d.Reason)
 			if d.Actor != "" {
 				j.Drain.Actor = d.Actor
 			}

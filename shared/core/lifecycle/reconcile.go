@@ -80,7 +80,7 @@ func JudgeAllocation(a domain.Allocation, job domain.JobBrief, found bool, up ma
 		return nil
 	case !found || job.State.Terminal() || job.Attempt != a.Attempt:
 		return Release{JobID: a.JobID, Attempt: a.Attempt}
-	case a.State == domain.AllocReserved && a.Pull.Pending():
+	case pulling(a):
 		// Pulling: the pull deadline, not the launch one, applies (the
 		// launch timeout starts after the pull).
 		if v := JudgePull(a, nil, now); v.Step == PullFail {
@@ -89,7 +89,7 @@ func JudgeAllocation(a domain.Allocation, job domain.JobBrief, found bool, up ma
 		if job.State == domain.StatePending {
 			return nil
 		}
-	case a.State == domain.AllocReserved && now.After(a.LaunchDeadline):
+	case launchLate(a, now):
 		return LaunchTimeout{Alloc: a}
 	case job.State == domain.StatePending:
 		// The same attempt, still pending: a replica committed the
@@ -158,11 +158,20 @@ func NodeLostReason(node string) string { return "node " + node + " lost" }
 func StillDue(act Action, fresh domain.Allocation, now time.Time) bool {
 	switch act := act.(type) {
 	case LaunchTimeout:
-		return fresh.Attempt == act.Alloc.Attempt && fresh.State == domain.AllocReserved &&
-			!fresh.Pull.Pending() && now.After(fresh.LaunchDeadline)
+		return fresh.Attempt == act.Alloc.Attempt && !pulling(fresh) && launchLate(fresh, now)
 	case FailPull:
-		return fresh.Attempt == act.Alloc.Attempt && fresh.State == domain.AllocReserved &&
-			fresh.Pull.Pending() && JudgePull(fresh, nil, now).Step == PullFail
+		return fresh.Attempt == act.Alloc.Attempt && pulling(fresh) && JudgePull(fresh, nil, now).Step == PullFail
 	}
 	return true
+}
+
+// pulling: a reserved gang whose nodes are still making its image present.
+func pulling(a domain.Allocation) bool {
+	return a.State == domain.AllocReserved && a.Pull.Pending()
+}
+
+// launchLate: a reserved gang past its launch deadline (JudgeAllocation
+// asks it of a gang not pulling).
+func launchLate(a domain.Allocation, now time.Time) bool {
+	return a.State == domain.AllocReserved && now.After(a.LaunchDeadline)
 }
