@@ -42,6 +42,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/embedded"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry/otelsdk"
 )
 
 // Config shapes the dev cluster.
@@ -140,7 +141,7 @@ type Cluster struct {
 	errs   chan error
 	ctx    context.Context
 
-	tel    *telemetry.Telemetry
+	tel    *otelsdk.Telemetry
 	health *telemetry.Health
 	// metricsAddr is the address /metrics is served on ("" for none).
 	metricsAddr string
@@ -234,7 +235,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	// Ready once every kind of service serves (each adds itself when up).
 	c.health.Require("admission", "placement", "gang", "drain", "agent")
 	if cfg.MetricsAddr != "" {
-		if c.metricsAddr, err = telemetry.Serve(cctx, cfg.MetricsAddr, telemetry.Handler(tel, c.health)); err != nil {
+		if c.metricsAddr, err = otelsdk.Serve(cctx, cfg.MetricsAddr, otelsdk.Handler(tel, c.health)); err != nil {
 			cancel()
 			_ = tel.Shutdown(ctx)
 			da.close()
@@ -335,12 +336,12 @@ func (c *Cluster) waitFor(ctx context.Context, what string, check func() (missin
 // startTelemetry sets up one tracer provider per service instance (each
 // with its own service.name) over shared exporters: the span file in the
 // data dir, the caller's exporters, and OTLP when the environment asks.
-func startTelemetry(ctx context.Context, cfg Config) (*telemetry.Telemetry, error) {
-	tc := telemetry.Config{Service: "dev", Instance: "dev", PerServiceNames: true, SpanExporters: cfg.SpanExporters, Log: cfg.Log}
+func startTelemetry(ctx context.Context, cfg Config) (*otelsdk.Telemetry, error) {
+	tc := otelsdk.Config{Service: "dev", Instance: "dev", PerServiceNames: true, SpanExporters: cfg.SpanExporters, Log: cfg.Log}
 	if !cfg.NoSpanFile {
 		tc.SpanFile = SpanFile(cfg.DataDir)
 	}
-	return telemetry.Setup(ctx, tc)
+	return otelsdk.Setup(ctx, tc)
 }
 
 // SpanFile is where a dev cluster with this data dir writes its spans.

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry/otelsdk"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
@@ -61,7 +62,7 @@ func TestExportedMetricNames(t *testing.T) {
 // bus's terminated-message counter.
 func lockstepNames(t *testing.T) []string {
 	ctx := context.Background()
-	tel, err := telemetry.Setup(ctx, telemetry.Config{Service: "names"})
+	tel, err := otelsdk.Setup(ctx, otelsdk.Config{Service: "names"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func lockstepNames(t *testing.T) []string {
 	defer svc.ObserveDependencies("gang/test", map[string]func() bool{"nats": func() bool { return true }})()
 	defer svc.ObservePastSwitchWait(func() map[string]int { return map[string]int{"q": 0} })()
 
-	srv := httptest.NewServer(telemetry.Handler(tel, nil))
+	srv := httptest.NewServer(otelsdk.Handler(tel, nil))
 	defer srv.Close()
 	code, body := testenv.HTTPGet(t, srv.URL+"/metrics")
 	if code != 200 {

@@ -26,6 +26,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry/otelsdk"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
@@ -199,7 +200,7 @@ type benchFixture struct {
 	sent     int64
 	// tel traces the service when tracing; traced holds each proposal's
 	// context, a placement span.
-	tel    *telemetry.Telemetry
+	tel    *otelsdk.Telemetry
 	spans  *tracetest.InMemoryExporter
 	traced []context.Context
 }
@@ -228,7 +229,7 @@ func newBenchFixture(b *testing.B, n, raw int) *benchFixture {
 	}
 	f.spans = tracetest.NewInMemoryExporter()
 	var err error
-	f.tel, err = telemetry.Setup(ctx, telemetry.Config{Service: "gang", Instance: "bench",
+	f.tel, err = otelsdk.Setup(ctx, otelsdk.Config{Service: "gang", Instance: "bench",
 		Sampler: sdktrace.AlwaysSample(), SpanExporters: []sdktrace.SpanExporter{f.spans}})
 	if err != nil {
 		b.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry/otelsdk"
 )
 
 // Default addresses (those of `lockstep dev`).
@@ -48,7 +49,7 @@ type Base struct {
 	// Telemetry and Health are the process's tracing/metrics and readiness
 	// (set by StartTelemetry, or by devcluster for all its services); nil
 	// means no-op, as in most tests.
-	Telemetry *telemetry.Telemetry
+	Telemetry *otelsdk.Telemetry
 	Health    *telemetry.Health
 	// Now is the clock a service reads its times from (tests set a fake
 	// one); nil means time.Now, which Start fills in.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry/otelsdk"
 )
 
 // Default --metrics-addr of each service process. They differ so that
@@ -27,10 +28,10 @@ var DefaultMetricsAddr = map[string]string{
 const DevMetricsAddr = "127.0.0.1:9464"
 
 // StartTelemetry sets up tracing and metrics for a one-service process from
-// the OTEL_* environment (telemetry.Setup) and serves /metrics, /healthz and
+// the OTEL_* environment (otelsdk.Setup) and serves /metrics, /healthz and
 // /readyz on MetricsAddr. stop flushes spans and stops serving.
 func (b *Base) StartTelemetry(ctx context.Context, service, version string) (stop func(), err error) {
-	tel, err := telemetry.Setup(ctx, telemetry.Config{Service: service, Instance: b.Instance, Version: version, Log: b.Logger()})
+	tel, err := otelsdk.Setup(ctx, otelsdk.Config{Service: service, Instance: b.Instance, Version: version, Log: b.Logger()})
 	if err != nil {
 		return nil, errors.Wrap(err, "telemetry")
 	}
@@ -38,7 +39,7 @@ func (b *Base) StartTelemetry(ctx context.Context, service, version string) (sto
 	b.Health.Require(service)
 	sctx, cancel := context.WithCancel(ctx)
 	if b.MetricsAddr != "" {
-		addr, err := telemetry.Serve(sctx, b.MetricsAddr, telemetry.Handler(tel, b.Health))
+		addr, err := otelsdk.Serve(sctx, b.MetricsAddr, otelsdk.Handler(tel, b.Health))
 		if err != nil {
 			cancel()
 			_ = tel.Shutdown(context.Background())

@@ -10,8 +10,8 @@ import (
 )
 
 // propagator is W3C TraceContext plus Baggage; Setup also installs it as
-// the global propagator.
-var propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+// the global Propagator.
+var Propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 
 // natsHeaderCarrier is the one carrier of trace context in NATS message
 // headers: the bus injects into every published message and extracts from
@@ -46,7 +46,7 @@ func (c natsHeaderCarrier) Keys() []string {
 
 // Inject writes the trace context of ctx into message headers (nothing when
 // ctx carries no span). h must not be nil: nats.NewMsg makes it.
-func Inject(ctx context.Context, h nats.Header) { propagator.Inject(ctx, natsHeaderCarrier(h)) }
+func Inject(ctx context.Context, h nats.Header) { Propagator.Inject(ctx, natsHeaderCarrier(h)) }
 
 // Extract returns ctx with the trace context (and baggage) found in message
 // headers, if any, as the remote parent.
@@ -54,7 +54,7 @@ func Extract(ctx context.Context, h nats.Header) context.Context {
 	if len(h) == 0 {
 		return ctx
 	}
-	return propagator.Extract(ctx, natsHeaderCarrier(h))
+	return Propagator.Extract(ctx, natsHeaderCarrier(h))
 }
 
 // traceParentKey is the W3C header that records store.
@@ -87,7 +87,7 @@ func (f recordField) Keys() []string { return []string{traceParentKey} }
 // record's TraceParent field; "" when ctx carries no valid span.
 func TraceParent(ctx context.Context) string {
 	var tp string
-	propagator.Inject(ctx, recordField{&tp})
+	Propagator.Inject(ctx, recordField{&tp})
 	return tp
 }
 
@@ -97,7 +97,7 @@ func WithTraceParent(ctx context.Context, tp string) context.Context {
 	if tp == "" {
 		return ctx
 	}
-	return propagator.Extract(ctx, recordField{&tp})
+	return Propagator.Extract(ctx, recordField{&tp})
 }
 
 // TraceID returns the trace ID of the span in ctx ("" when none).

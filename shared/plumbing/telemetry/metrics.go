@@ -98,7 +98,7 @@ type Metrics struct {
 	clusterEfficiency                                                        metric.Float64ObservableGauge
 }
 
-func newMetrics(m metric.Meter) (*Metrics, error) {
+func NewMetrics(m metric.Meter) (*Metrics, error) {
 	var out Metrics
 	var err, e error
 	counter := func(name, unit, desc string) metric.Int64Counter {
@@ -147,8 +147,8 @@ func newMetrics(m metric.Meter) (*Metrics, error) {
 	return &out, errors.Wrap(err, "metric instruments")
 }
 
-func noopMetrics() *Metrics {
-	m, _ := newMetrics(metricnoop.NewMeterProvider().Meter(ScopeName))
+func NoopMetrics() *Metrics {
+	m, _ := NewMetrics(metricnoop.NewMeterProvider().Meter(ScopeName))
 	return m
 }
 

@@ -157,3 +157,6 @@ func JobID(ctx context.Context) string {
 	id, _ := ctx.Value(jobKey{}).(string)
 	return id
 }
+
+// ScopeName is the instrumentation scope of every Lockstep tracer and meter.
+const ScopeName = "github.com/lockstep-dev/lockstep"

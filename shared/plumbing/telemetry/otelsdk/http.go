@@ -1,4 +1,4 @@
-package telemetry
+package otelsdk
 
 import (
 	"context"
@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 // Handler serves /metrics (Prometheus), /healthz (the process is up) and
 // /readyz (every service of the process is connected to NATS and etcd with
 // its consumers running; 503 with the failing checks otherwise).
-func Handler(t *Telemetry, h *Health) http.Handler {
+func Handler(t *Telemetry, h *telemetry.Health) http.Handler {
 	mux := http.NewServeMux()
 	if t != nil {
 		mux.Handle("/metrics", t.MetricsHandler())

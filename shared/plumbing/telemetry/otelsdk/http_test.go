@@ -1,4 +1,4 @@
-package telemetry_test
+package otelsdk_test
 
 import (
 	"context"
@@ -7,20 +7,21 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry/otelsdk"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
 func TestEndpoints(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tel, err := telemetry.Setup(ctx, telemetry.Config{Service: "test"})
+	tel, err := otelsdk.Setup(ctx, otelsdk.Config{Service: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = tel.Shutdown(context.Background()) }()
 	h := telemetry.NewHealth()
 	h.Require("gang", "drain")
-	addr, err := telemetry.Serve(ctx, "127.0.0.1:0", telemetry.Handler(tel, h))
+	addr, err := otelsdk.Serve(ctx, "127.0.0.1:0", otelsdk.Handler(tel, h))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
-package telemetry
+package otelsdk
 
 import (
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
+
 	"context"
 	"testing"
 
@@ -22,7 +24,7 @@ import (
 // (BenchmarkTracingOverhead's cpu-µs/reservation), it bounds the overhead
 // without the noise of an end-to-end run.
 //
-//	go test -run '^$' -bench ReservationSpans ./shared/plumbing/telemetry/
+//	go test -run '^$' -bench ReservationSpans ./shared/plumbing/telemetry/otelsdk/
 func BenchmarkReservationSpans(b *testing.B) {
 	ctx := context.Background()
 	exp := tracetest.NewInMemoryExporter()
@@ -32,24 +34,24 @@ func BenchmarkReservationSpans(b *testing.B) {
 	}
 	defer func() { _ = tel.Shutdown(ctx) }()
 	tr := tel.Service("gang", "bench").Tracer
-	pctx, parent := tel.Service("placement", "bench").Tracer.Start(ctx, SpanPropose)
+	pctx, parent := tel.Service("placement", "bench").Tracer.Start(ctx, telemetry.SpanPropose)
 	parent.End()
 	hdr := nats.Header{}
-	Inject(pctx, hdr)
+	telemetry.Inject(pctx, hdr)
 	job := domain.Job{ID: "bench-1", Attempt: 1, Spec: jobspec.Spec{Queue: "default", Gang: jobspec.Gang{Nodes: 2, GPUsPerNode: 8}}}
 	pl := domain.Placement{Leaves: []string{"leaf-1"}, Nodes: []domain.NodePlacement{{Node: "n1"}, {Node: "n2"}}}
 	event := "lockstep.v1.events.job.bench-1.reserved"
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		mctx, process := StartProcess(Extract(ctx, hdr), tr, subjects.Reserve, subjects.DurableGang, "propose.bench-1.1.0", 900)
-		process.SetAttributes(append(JobAttrs(job), PlacementAttrs(pl)...)...)
-		rctx, reserve := tr.Start(mctx, SpanReserve)
-		_ = TraceParent(rctx)
-		reserve.SetAttributes(AttrConflicts.Int(0))
+		mctx, process := telemetry.StartProcess(telemetry.Extract(ctx, hdr), tr, subjects.Reserve, subjects.DurableGang, "propose.bench-1.1.0", 900)
+		process.SetAttributes(append(telemetry.JobAttrs(job), telemetry.PlacementAttrs(pl)...)...)
+		rctx, reserve := tr.Start(mctx, telemetry.SpanReserve)
+		_ = telemetry.TraceParent(rctx)
+		reserve.SetAttributes(telemetry.AttrConflicts.Int(0))
 		reserve.End()
-		sctx, send := StartSend(mctx, tr, event, "job.bench-1.1.reserved", 700, AttrEventType.String("reserved"), AttrJobID.String(job.ID))
-		Inject(sctx, nats.Header{})
+		sctx, send := telemetry.StartSend(mctx, tr, event, "job.bench-1.1.reserved", 700, telemetry.AttrEventType.String("reserved"), telemetry.AttrJobID.String(job.ID))
+		telemetry.Inject(sctx, nats.Header{})
 		send.End()
 		process.End()
 		if i++; i%4096 == 0 {

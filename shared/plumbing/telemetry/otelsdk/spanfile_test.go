@@ -1,4 +1,4 @@
-package telemetry
+package otelsdk
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 func TestSpanFileRoundTripAndRotation(t *testing.T) {
-	path := filepath.Join(t.TempDir(), SpanFileName)
+	path := filepath.Join(t.TempDir(), telemetry.SpanFileName)
 	fe, err := NewFileExporter(path, 2000)
 	if err != nil {
 		t.Fatal(err)
@@ -19,10 +21,10 @@ func TestSpanFileRoundTripAndRotation(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(fe))
 	tr := tp.Tracer("test")
 	ctx, root := tr.Start(context.Background(), "process lockstep.v1.jobs.submit", trace.WithSpanKind(trace.SpanKindConsumer))
-	root.SetAttributes(AttrJobID.String("job-1"))
+	root.SetAttributes(telemetry.AttrJobID.String("job-1"))
 	for range 20 {
-		_, s := tr.Start(ctx, SpanReserve)
-		s.SetAttributes(AttrLeaves.StringSlice([]string{"leaf-1"}), AttrConflicts.Int(0))
+		_, s := tr.Start(ctx, telemetry.SpanReserve)
+		s.SetAttributes(telemetry.AttrLeaves.StringSlice([]string{"leaf-1"}), telemetry.AttrConflicts.Int(0))
 		s.End()
 	}
 	root.End()
@@ -32,21 +34,21 @@ func TestSpanFileRoundTripAndRotation(t *testing.T) {
 	if _, err := os.Stat(path + ".1"); err != nil {
 		t.Fatalf("no rotated file after exceeding the limit: %v", err)
 	}
-	spans, err := ReadSpanFile(path)
+	spans, err := telemetry.ReadSpanFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	last := spans[len(spans)-1]
-	if last.Name != "process lockstep.v1.jobs.submit" || last.Kind != KindConsumer || last.Attr(string(AttrJobID)) != "job-1" || !last.IsRoot() {
+	if last.Name != "process lockstep.v1.jobs.submit" || last.Kind != telemetry.KindConsumer || last.Attr(string(telemetry.AttrJobID)) != "job-1" || !last.IsRoot() {
 		t.Errorf("last span read back as %+v", last)
 	}
-	if got := spans[0].Attr(string(AttrLeaves)); got != `["leaf-1"]` {
+	if got := spans[0].Attr(string(telemetry.AttrLeaves)); got != `["leaf-1"]` {
 		t.Errorf("slice attribute read back as %q", got)
 	}
 	if spans[0].ParentSpanID != last.SpanID || spans[0].TraceID != last.TraceID {
 		t.Errorf("child does not point at its parent")
 	}
-	if _, err := ReadSpanFile(filepath.Join(t.TempDir(), "none.jsonl")); err == nil {
+	if _, err := telemetry.ReadSpanFile(filepath.Join(t.TempDir(), "none.jsonl")); err == nil {
 		t.Error("a missing span file read without error")
 	}
 }

@@ -1,4 +1,4 @@
-package telemetry
+package otelsdk
 
 import (
 	"context"
@@ -19,17 +19,14 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
-	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
-	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
-)
 
-// ScopeName is the instrumentation scope of every Lockstep tracer and meter.
-const ScopeName = "github.com/lockstep-dev/lockstep"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
+)
 
 // Config configures a process's telemetry. Everything about exporters and
 // sampling comes from the standard OTEL_* environment variables; these
@@ -70,24 +67,13 @@ type Telemetry struct {
 
 	registry *prometheus.Registry
 	meters   *sdkmetric.MeterProvider
-	metrics  *Metrics
+	metrics  *telemetry.Metrics
 
 	mu       sync.Mutex
-	services map[serviceKey]*Service
+	services map[serviceKey]*telemetry.Service
 }
 
 type serviceKey struct{ name, instance string }
-
-// Service is what one service instance records with: its tracer (whose
-// resource names the service) and the process's metric instruments.
-type Service struct {
-	Name           string
-	TracerProvider trace.TracerProvider
-	Tracer         trace.Tracer
-	Meter          metric.Meter
-	Metrics        *Metrics
-	shutdown       func(context.Context) error
-}
 
 // Setup builds the process's telemetry from cfg and the environment:
 //
@@ -111,8 +97,8 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 		log := cfg.Log
 		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("telemetry export failed", "err", err) }))
 	}
-	otel.SetTextMapPropagator(propagator)
-	t := &Telemetry{cfg: cfg, services: map[serviceKey]*Service{}}
+	otel.SetTextMapPropagator(telemetry.Propagator)
+	t := &Telemetry{cfg: cfg, services: map[serviceKey]*telemetry.Service{}}
 	t.disabled = strings.EqualFold(strings.TrimSpace(os.Getenv("OTEL_SDK_DISABLED")), "true")
 
 	envRes, err := resource.New(ctx, resource.WithTelemetrySDK(), resource.WithFromEnv())
@@ -157,7 +143,7 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	}
 	t.meters = sdkmetric.NewMeterProvider(sdkmetric.WithReader(prom),
 		sdkmetric.WithResource(t.resource(cfg.Service, cfg.Instance, false)))
-	if t.metrics, err = newMetrics(t.meters.Meter(ScopeName)); err != nil {
+	if t.metrics, err = telemetry.NewMetrics(t.meters.Meter(telemetry.ScopeName)); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -219,9 +205,9 @@ func (t *Telemetry) resource(service, instance string, pin bool) *resource.Resou
 // Calling it again returns the same Service. On a nil Telemetry it returns
 // the global (by default no-op) providers, so code under test needs no
 // setup.
-func (t *Telemetry) Service(name, instance string) *Service {
+func (t *Telemetry) Service(name, instance string) *telemetry.Service {
 	if t == nil {
-		return globalService(name)
+		return telemetry.GlobalService(name)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -229,7 +215,7 @@ func (t *Telemetry) Service(name, instance string) *Service {
 	if s, ok := t.services[key]; ok {
 		return s
 	}
-	s := &Service{Name: name, Meter: t.meters.Meter(ScopeName), Metrics: t.metrics}
+	s := &telemetry.Service{Name: name, Meter: t.meters.Meter(telemetry.ScopeName), Metrics: t.metrics}
 	if t.disabled {
 		s.TracerProvider = noop.NewTracerProvider()
 	} else {
@@ -241,34 +227,10 @@ func (t *Telemetry) Service(name, instance string) *Service {
 			opts = append(opts, sdktrace.WithSpanProcessor(sharedProcessor{p}))
 		}
 		tp := sdktrace.NewTracerProvider(opts...)
-		s.TracerProvider, s.shutdown = tp, tp.Shutdown
+		s.TracerProvider, s.Shutdown = tp, tp.Shutdown
 	}
-	s.Tracer = s.TracerProvider.Tracer(ScopeName)
+	s.Tracer = s.TracerProvider.Tracer(telemetry.ScopeName)
 	t.services[key] = s
-	return s
-}
-
-var (
-	globalMu       sync.Mutex
-	globalServices = map[string]*Service{}
-)
-
-// globalService uses whatever providers the process installed globally
-// (none: no-ops). Instruments are made once per name.
-func globalService(name string) *Service {
-	globalMu.Lock()
-	defer globalMu.Unlock()
-	if s, ok := globalServices[name]; ok {
-		return s
-	}
-	tp := otel.GetTracerProvider()
-	meter := otel.GetMeterProvider().Meter(ScopeName)
-	m, err := newMetrics(meter)
-	if err != nil {
-		m = noopMetrics()
-	}
-	s := &Service{Name: name, TracerProvider: tp, Tracer: tp.Tracer(ScopeName), Meter: meter, Metrics: m}
-	globalServices[name] = s
 	return s
 }
 
@@ -302,12 +264,12 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 	}
 	t.mu.Lock()
 	services := t.services
-	t.services = map[serviceKey]*Service{}
+	t.services = map[serviceKey]*telemetry.Service{}
 	t.mu.Unlock()
 	var errs error
 	for _, s := range services {
-		if s.shutdown != nil {
-			errs = errors.CombineErrors(errs, s.shutdown(ctx))
+		if s.Shutdown != nil {
+			errs = errors.CombineErrors(errs, s.Shutdown(ctx))
 		}
 	}
 	for _, p := range t.processors {
