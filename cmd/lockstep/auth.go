@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth/etcdauth"
 )
 
 // authCommands are auth's subcommands. Their flags decide their
@@ -131,7 +132,7 @@ func (a *app) issue(cmd *cobra.Command, role string) runE {
 		// never answers.
 		ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
 		defer cancel()
-		if err := auth.ApplyEtcd(ctx, cli, id); err != nil {
+		if err := etcdauth.ApplyEtcd(ctx, cli, id); err != nil {
 			return errors.Wrapf(err, "create %s's etcd user and role on %s", id.Name, *etcdURL)
 		}
 		fmt.Fprintf(a.env.stdout, "etcd user and role for %s ready on %s\n", id.Name, *etcdURL)

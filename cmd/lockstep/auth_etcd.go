@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth/etcdauth"
 )
 
 // authEtcdRBAC creates each named identity's etcd user and role and
@@ -41,11 +42,11 @@ func (a *app) authEtcdRBAC(cmd *cobra.Command) runE {
 		cctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
 		defer cancel()
 		for _, id := range ids {
-			if err := auth.ApplyEtcd(cctx, cli, id); err != nil {
+			if err := etcdauth.ApplyEtcd(cctx, cli, id); err != nil {
 				return err
 			}
 		}
-		if err := auth.EnableEtcdAuth(cctx, cli); err != nil {
+		if err := etcdauth.EnableEtcdAuth(cctx, cli); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.env.stdout, "etcd auth on at %s; users: %d\n", *endpoints, len(ids))

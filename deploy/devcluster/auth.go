@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth/etcdauth"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
@@ -128,7 +129,7 @@ func (d *devAuth) credentials(id auth.Identity) (config.Credentials, error) {
 		return config.Credentials{}, err
 	}
 	c := config.Credentials{Creds: creds}
-	if _, ok := auth.EtcdPermissions(id); !ok {
+	if _, ok := etcdauth.EtcdPermissions(id); !ok {
 		return c, nil
 	}
 	f, err := d.etcdCreds(id)
@@ -142,7 +143,7 @@ func (d *devAuth) credentials(id auth.Identity) (config.Credentials, error) {
 // startEtcdAuth connects to etcd as admin, creates admin's etcd user with
 // the root role and turns etcd's auth on (all idempotent: a restart on the
 // same data dir finds them done). From then on etcd holds every identity
-// to its role (auth.EtcdPermissions): a simulated node writes only its own
+// to its role (etcdauth.EtcdPermissions): a simulated node writes only its own
 // keys.
 func (d *devAuth) startEtcdAuth(ctx context.Context, endpoint string) error {
 	admin, err := d.adminCredentials()
@@ -153,11 +154,11 @@ func (d *devAuth) startEtcdAuth(ctx context.Context, endpoint string) error {
 	if err != nil {
 		return err
 	}
-	if err := auth.ApplyEtcd(ctx, cli, auth.Identity{Name: "admin", Role: auth.RoleAdmin}); err != nil {
+	if err := etcdauth.ApplyEtcd(ctx, cli, auth.Identity{Name: "admin", Role: auth.RoleAdmin}); err != nil {
 		_ = cli.Close()
 		return err
 	}
-	if err := auth.EnableEtcdAuth(ctx, cli); err != nil {
+	if err := etcdauth.EnableEtcdAuth(ctx, cli); err != nil {
 		_ = cli.Close()
 		return err
 	}
@@ -167,7 +168,7 @@ func (d *devAuth) startEtcdAuth(ctx context.Context, endpoint string) error {
 
 // identity issues id's credentials and creates its etcd user and role.
 func (d *devAuth) identity(ctx context.Context, id auth.Identity) (config.Credentials, error) {
-	if err := auth.ApplyEtcd(ctx, d.admin, id); err != nil {
+	if err := etcdauth.ApplyEtcd(ctx, d.admin, id); err != nil {
 		return config.Credentials{}, err
 	}
 	return d.credentials(id)

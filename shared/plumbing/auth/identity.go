@@ -94,7 +94,7 @@ func (id Identity) Validate() error {
 }
 
 // CertName is the common name of id's TLS client certificate, which etcd
-// takes for its user (ApplyEtcd names the user so). A service's or a
+// takes for its user (etcdauth.ApplyEtcd names the user so). A service's or a
 // node's is its name: services' names are theirs alone (Validate), and no
 // node is named like one. Everyone else's carries the role, "role:name",
 // which no bare name can be (names have no ':'): an admin named like a

@@ -9,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth/etcdauth"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
@@ -69,17 +70,17 @@ func (a *Authority) rootCredentials(t testing.TB) config.Credentials {
 }
 
 // Credentials issues id's NATS creds and etcd client certificate, creating
-// its etcd user and role (auth.ApplyEtcd), ready for config.Base or
+// its etcd user and role (etcdauth.ApplyEtcd), ready for config.Base or
 // bus/store options. Identities without etcd access get no certificate.
 func (a *Authority) Credentials(t testing.TB, id auth.Identity) config.Credentials {
 	t.Helper()
 	c := config.Credentials{Creds: a.creds(t, id)}
-	if _, ok := auth.EtcdPermissions(id); !ok {
+	if _, ok := etcdauth.EtcdPermissions(id); !ok {
 		return c
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := auth.ApplyEtcd(ctx, a.etcd, id); err != nil {
+	if err := etcdauth.ApplyEtcd(ctx, a.etcd, id); err != nil {
 		t.Fatalf("etcd user for %s: %v", id.Name, err)
 	}
 	c.EtcdCA, c.EtcdCert, c.EtcdKey = a.cert(t, auth.CertName(id))

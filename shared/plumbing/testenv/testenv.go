@@ -11,7 +11,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth/etcdauth"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/embedded"
@@ -86,7 +86,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	t.Cleanup(func() { _ = cli.Close() })
 	if a != nil {
 		a.etcd = cli
-		if err := auth.EnableEtcdAuth(ctx, cli); err != nil {
+		if err := etcdauth.EnableEtcdAuth(ctx, cli); err != nil {
 			t.Fatalf("%v", err)
 		}
 	}

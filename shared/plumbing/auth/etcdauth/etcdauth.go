@@ -1,4 +1,7 @@
-package auth
+// Package etcdauth is the etcd half of Lockstep's permissions: each
+// identity's etcd role and user, and turning etcd's auth on. It is apart
+// from package auth, which the CLI links, because it needs the etcd client.
+package etcdauth
 
 import (
 	"context"
@@ -7,6 +10,7 @@ import (
 	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
@@ -41,14 +45,14 @@ const serviceRole = "lockstep-service"
 // nothing else: no claim, allocation, footprint or assignment, and no key
 // of another node. People reach etcd only through the services, except an
 // admin (lockstep check, recovery).
-func EtcdPermissions(id Identity) (EtcdRole, bool) {
+func EtcdPermissions(id auth.Identity) (EtcdRole, bool) {
 	switch {
-	case id.Role == RoleAdmin:
+	case id.Role == auth.RoleAdmin:
 		return EtcdRole{Name: "root", Root: true}, true
 	case id.Role.IsService():
 		return EtcdRole{Name: serviceRole, Grants: []EtcdGrant{{Key: store.Prefix, Prefix: true, Write: true}}}, true
-	case id.Role == RoleNode:
-		// Identity names have no '/', so node-1's prefixes never cover
+	case id.Role == auth.RoleNode:
+		// auth.Identity names have no '/', so node-1's prefixes never cover
 		// node-10's keys.
 		return EtcdRole{Name: "node-" + id.Name, Grants: []EtcdGrant{
 			{Key: store.NodeKey(id.Name), Write: true},
@@ -67,7 +71,7 @@ func EtcdPermissions(id Identity) (EtcdRole, bool) {
 // ApplyEtcd creates id's etcd user (certificate auth, no password) and
 // role, and grants the role. It is idempotent, so enrolling a node twice
 // or re-running setup is harmless. cli must act as root.
-func ApplyEtcd(ctx context.Context, cli *clientv3.Client, id Identity) error {
+func ApplyEtcd(ctx context.Context, cli *clientv3.Client, id auth.Identity) error {
 	if err := id.Validate(); err != nil {
 		return err
 	}
@@ -75,7 +79,7 @@ func ApplyEtcd(ctx context.Context, cli *clientv3.Client, id Identity) error {
 	if !ok {
 		return nil // no etcd access for this role
 	}
-	user := CertName(id) // the common name its certificate logs in with
+	user := auth.CertName(id) // the common name its certificate logs in with
 	if _, err := cli.UserAddWithOptions(ctx, user, "", &clientv3.UserAddOptions{NoPassword: true}); err != nil && !alreadyExists(err) {
 		return errors.Wrapf(err, "add etcd user %s", user)
 	}

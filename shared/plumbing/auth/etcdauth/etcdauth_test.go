@@ -1,4 +1,4 @@
-package auth_test
+package etcdauth_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth/etcdauth"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
@@ -61,7 +62,7 @@ func TestEtcdRolesHoldNodesToTheirOwnKeys(t *testing.T) {
 	gang := etcdAs(t, env, auth.Identity{Name: "gang", Role: auth.RoleGang})
 	node := etcdAs(t, env, auth.Identity{Name: "node-1", Role: auth.RoleNode})
 	// Applying twice (re-enrolling) is harmless.
-	if err := auth.ApplyEtcd(ctx, env.Etcd, auth.Identity{Name: "node-1", Role: auth.RoleNode}); err != nil {
+	if err := etcdauth.ApplyEtcd(ctx, env.Etcd, auth.Identity{Name: "node-1", Role: auth.RoleNode}); err != nil {
 		t.Fatalf("re-apply: %v", err)
 	}
 
@@ -222,7 +223,7 @@ func TestEtcdUserOfOneRoleIsNeverGivenAnother(t *testing.T) {
 	}{{"ops", auth.RoleAdmin, auth.RoleNode}, {"gpu-1", auth.RoleNode, auth.RoleAdmin}} {
 		first, then := auth.Identity{Name: tc.name, Role: tc.first}, auth.Identity{Name: tc.name, Role: tc.then}
 		for _, id := range []auth.Identity{first, first, then, then} {
-			if err := auth.ApplyEtcd(ctx, env.Etcd, id); err != nil {
+			if err := etcdauth.ApplyEtcd(ctx, env.Etcd, id); err != nil {
 				t.Fatalf("enrol %+v: %v", id, err)
 			}
 		}
@@ -230,7 +231,7 @@ func TestEtcdUserOfOneRoleIsNeverGivenAnother(t *testing.T) {
 			t.Fatalf("a %s and a %s named %s log in to etcd as one user, %s", tc.first, tc.then, tc.name, auth.CertName(first))
 		}
 		for _, id := range []auth.Identity{first, then} {
-			role, _ := auth.EtcdPermissions(id)
+			role, _ := etcdauth.EtcdPermissions(id)
 			u, err := env.Etcd.UserGet(ctx, auth.CertName(id))
 			if err != nil {
 				t.Fatal(err)
