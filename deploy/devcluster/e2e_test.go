@@ -19,6 +19,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/contract/schemacheck"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
@@ -128,7 +129,7 @@ func TestTwoNodeGangEndToEnd(t *testing.T) {
 		for _, ev := range evs {
 			types = append(types, string(ev.Type))
 			raw, _ := json.Marshal(ev)
-			if err := events.Check(raw); err != nil {
+			if err := schemacheck.Event(raw); err != nil {
 				t.Errorf("event %s: %v", ev.Type, err)
 			}
 		}

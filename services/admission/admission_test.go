@@ -13,6 +13,7 @@ import (
 	"github.com/lockstep-dev/lockstep/services/admission"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
+	"github.com/lockstep-dev/lockstep/shared/contract/schemacheck"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -72,7 +73,7 @@ func waitEvent(t *testing.T, env *testenv.Env, jobID string, typ events.Type) ev
 	if err := json.Unmarshal(msg.Data(), &ev); err != nil {
 		t.Fatal(err)
 	}
-	if err := events.Check(msg.Data()); err != nil {
+	if err := schemacheck.Event(msg.Data()); err != nil {
 		t.Error(err)
 	}
 	return ev

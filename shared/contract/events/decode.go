@@ -25,11 +25,11 @@ func Decode(data []byte) (Event, error) {
 	if len(data) > MaxEventBytes {
 		return Event{}, domain.Malformed("event", validate.Errorf("", "%d bytes, more than the %d allowed", len(data), MaxEventBytes))
 	}
-	sch, err := loadSchema()
+	fes, err := schemaCheck(data)
 	if err != nil {
 		return Event{}, errors.Wrap(err, "load event schema")
 	}
-	if fes := sch.Check(data); fes != nil {
+	if fes != nil {
 		return Event{}, domain.Malformed("event", fes...)
 	}
 	var ev Event

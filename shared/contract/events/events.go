@@ -8,15 +8,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/cockroachdb/errors"
-
-	"github.com/lockstep-dev/lockstep/schemas"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
-	"github.com/lockstep-dev/lockstep/shared/contract/validate"
 )
 
 // Type is an event type; it is also the last subject token.
@@ -174,20 +169,4 @@ func ForJob(t Type, job domain.Job, now time.Time) Event {
 		Type: t, JobID: job.ID, Time: now.UTC(), Attempt: job.Attempt, Queue: job.Spec.Queue, Restarts: job.Restarts, Owner: job.Owner,
 		SubmittedAt: job.SubmittedAt.UTC(), StartedAt: job.RunningAt.UTC(), Nodes: job.Spec.Gang.Nodes, GPUsPerNode: job.Spec.Gang.GPUsPerNode,
 	}
-}
-
-var loadSchema = sync.OnceValues(func() (*validate.Schema, error) {
-	return validate.Load(schemas.EventV1)
-})
-
-// Check validates an encoded event against schemas/event.v1.json.
-func Check(raw []byte) error {
-	sch, err := loadSchema()
-	if err != nil {
-		return err
-	}
-	if fes := sch.Check(raw); fes != nil {
-		return errors.Newf("event violates schema: %s", validate.Join(fes))
-	}
-	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/schemacheck"
 )
 
 // declaredTypes reads every `X Type = "..."` constant of this package from
@@ -71,7 +73,7 @@ func TestEventsMatchSchema(t *testing.T) {
 	}
 	for name, ev := range goodEvents() {
 		data, _ := json.Marshal(ev)
-		if err := Check(data); err != nil {
+		if err := schemacheck.Event(data); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

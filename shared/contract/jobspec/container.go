@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/validate"
@@ -77,18 +78,21 @@ const (
 
 // imageRef is the distribution reference grammar (docker/distribution
 // reference/regexp.go), without the normalisation the engine applies.
-var imageRef = regexp.MustCompile(`^` +
-	`(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?/)?` +
-	`[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*` +
-	`(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?` +
-	`(?:@[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,})?$`)
+// Compiled on first use: it is large, and most commands check no image.
+var imageRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^` +
+		`(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?/)?` +
+		`[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*` +
+		`(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?` +
+		`(?:@[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,})?$`)
+})
 
 var (
 	userSpec = regexp.MustCompile(`^[a-z_][a-z0-9_.-]*\$?$|^[0-9]+(:[0-9]+)?$`)
 )
 
 // ValidImage reports whether ref is an image reference the engine accepts.
-func ValidImage(ref string) bool { return len(ref) <= MaxImageRef && imageRef.MatchString(ref) }
+func ValidImage(ref string) bool { return len(ref) <= MaxImageRef && imageRef().MatchString(ref) }
 
 // WithDefaults fills the container's defaults.
 func (c Container) WithDefaults() Container {

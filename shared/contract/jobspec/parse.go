@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
-	"sync"
 	"time"
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/lockstep-dev/lockstep/schemas"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/validate"
 )
@@ -24,10 +22,6 @@ type InvalidError struct {
 
 func (e *InvalidError) Error() string { return "invalid job spec: " + validate.Join(e.Fields) }
 
-var loadSchema = sync.OnceValues(func() (*validate.Schema, error) {
-	return validate.Load(schemas.JobSpecV1)
-})
-
 // Parse validates raw JSON against the v1 schema and the rules a schema
 // cannot express, fills every default (WithDefaults), and returns the
 // spec. Any violation is an *InvalidError marked errs.ErrInvalidSpec.
@@ -35,11 +29,11 @@ func Parse(raw []byte) (Spec, error) {
 	if len(raw) > MaxSpecBytes {
 		return Spec{}, invalid(validate.Errorf("", "spec is %d bytes, more than the %d allowed", len(raw), MaxSpecBytes))
 	}
-	sch, err := loadSchema()
+	fes, err := schemaCheck(raw)
 	if err != nil {
 		return Spec{}, errors.Wrap(err, "load job spec schema")
 	}
-	if fes := sch.Check(raw); fes != nil {
+	if fes != nil {
 		return Spec{}, invalid(fes...)
 	}
 	var s Spec

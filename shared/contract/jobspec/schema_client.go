@@ -1,0 +1,30 @@
+//go:build lockstep_client
+
+package jobspec
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/validate"
+)
+
+// SchemaChecked says whether Parse checks specs against
+// schemas/jobspec.v1.json. The client build of the CLI (-tags
+// lockstep_client, docs/cli.md) does not: the JSON Schema library costs
+// every command milliseconds of start-up, and admission checks every spec
+// against the schema anyway, its rejection naming the field as Parse
+// would. Parse still decodes strictly and applies every rule of its own.
+const SchemaChecked = false
+
+// schemaCheck refuses only what is not one JSON object, which the strict
+// decode would report less plainly.
+func schemaCheck(raw []byte) ([]validate.FieldError, error) {
+	if !json.Valid(raw) {
+		return []validate.FieldError{{Message: "malformed JSON"}}, nil
+	}
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return []validate.FieldError{{Message: "a job spec is a JSON object"}}, nil
+	}
+	return nil, nil
+}
