@@ -8,7 +8,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
@@ -27,7 +27,7 @@ func newApp(env *cliEnv) *app {
 
 // connection is where the cluster is and how to reach it, from the global
 // flags, the environment and the config file, in that order.
-func (a *app) connection() (config.Connection, error) {
+func (a *app) connection() (connection.Connection, error) {
 	return a.globals.conn.Resolve(os.Getenv)
 }
 
@@ -60,7 +60,7 @@ func (a *app) dialEtcd(ctx context.Context) (*clientv3.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cli, err := store.Connect(ctx, conn.Etcd, conn.StoreOptions()...)
+	cli, err := store.Connect(ctx, conn.Etcd, store.WithCredentials(conn.Credentials))
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
@@ -82,7 +82,7 @@ func TestDevContextKeepsTheUsersCurrentContext(t *testing.T) {
 	if err != nil || !strings.Contains(line, "unchanged") || !strings.Contains(line, "--context dev") {
 		t.Fatalf("writeDevContext: %q, %v", line, err)
 	}
-	cfg, err := config.LoadCLIConfig(cfgPath)
+	cfg, err := connection.LoadCLIConfig(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}

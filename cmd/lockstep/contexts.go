@@ -8,7 +8,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/spf13/cobra"
 
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 )
 
 // configCommands are config's subcommands: the contexts of the config
@@ -41,15 +41,15 @@ func (a *app) configPath() string { return a.globals.conn.ConfigPath(os.Getenv) 
 
 // contextRow is one context as get-contexts -o json prints it.
 type contextRow struct {
-	Name    string         `json:"name"`
-	Current bool           `json:"current"`
-	Context config.Context `json:"context"`
+	Name    string             `json:"name"`
+	Current bool               `json:"current"`
+	Context connection.Context `json:"context"`
 }
 
 func (a *app) getContexts(*cobra.Command) runE {
 	return func(*cobra.Command, []string) error {
 		path := a.configPath()
-		cfg, err := config.LoadCLIConfig(path)
+		cfg, err := connection.LoadCLIConfig(path)
 		if err != nil {
 			return err
 		}
@@ -97,7 +97,7 @@ func orDash(s string) string {
 func (a *app) currentContext(*cobra.Command) runE {
 	return func(*cobra.Command, []string) error {
 		path := a.configPath()
-		cfg, err := config.LoadCLIConfig(path)
+		cfg, err := connection.LoadCLIConfig(path)
 		if err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func (a *app) currentContext(*cobra.Command) runE {
 func (a *app) useContext(*cobra.Command) runE {
 	return func(_ *cobra.Command, args []string) error {
 		path := a.configPath()
-		if err := config.UseContext(path, args[0]); err != nil {
+		if err := connection.UseContext(path, args[0]); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.env.stdout, "current context is %s (%s)\n", clean(args[0]), clean(path))
@@ -134,11 +134,11 @@ func (a *app) setContext(cmd *cobra.Command) runE {
 		if cmd.Flags().Changed("context") {
 			return usagef("config set-context: --context does not apply (the context is NAME)")
 		}
-		if err := config.ValidContextName(args[0]); err != nil {
+		if err := connection.ValidContextName(args[0]); err != nil {
 			return usagef("config set-context: %v", err)
 		}
 		path := a.configPath()
-		if err := config.UpdateContext(path, args[0], a.globals.conn.CopyTo); err != nil {
+		if err := connection.UpdateContext(path, args[0], a.globals.conn.CopyTo); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.env.stdout, "context %s set in %s\n", clean(args[0]), clean(path))
@@ -149,7 +149,7 @@ func (a *app) setContext(cmd *cobra.Command) runE {
 func (a *app) deleteContext(*cobra.Command) runE {
 	return func(_ *cobra.Command, args []string) error {
 		path := a.configPath()
-		wasCurrent, err := config.DeleteContext(path, args[0])
+		wasCurrent, err := connection.DeleteContext(path, args[0])
 		if err != nil {
 			return err
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 )
 
 // The config commands: set-context creates and merges, use-context
@@ -122,7 +122,7 @@ func TestCLIBadConfigFile(t *testing.T) {
 func TestDevWritesItsContextToConfigFlag(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dev.yaml")
 	banner := devBanner(t, path)
-	cfg, err := config.LoadCLIConfig(path)
+	cfg, err := connection.LoadCLIConfig(path)
 	if err != nil || cfg.CurrentContext != "dev" || !strings.HasPrefix(cfg.Contexts["dev"].NATS, "nats://127.0.0.1:") {
 		t.Fatalf("config after dev: %+v, %v", cfg, err)
 	}

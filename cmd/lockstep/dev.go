@@ -14,6 +14,7 @@ import (
 	"github.com/lockstep-dev/lockstep/services/agent"
 	"github.com/lockstep-dev/lockstep/services/web"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 )
 
 func (a *app) dev(cmd *cobra.Command) runE {
@@ -81,7 +82,7 @@ func runDevCluster(ctx context.Context, env *cliEnv, cfg devcluster.Config, conf
 	}
 	// Its own error: the cluster runs, only the convenience is missing, and
 	// dev's exit status is the cluster's.
-	configPath := cmp.Or(configFile, config.ConfigPath(os.Getenv))
+	configPath := cmp.Or(configFile, connection.ConfigPath(os.Getenv))
 	cliLine, current, ctxErr := writeDevContext(configPath, c)
 	written := ctxErr == nil
 	if ctxErr != nil {
@@ -149,9 +150,9 @@ const devContext = "dev"
 // cluster is never switched. It returns what it did, for the banner.
 func writeDevContext(path string, c *devcluster.Cluster) (line string, current bool, err error) {
 	a := c.Admin
-	ctx := config.Context{NATS: c.NATSURL, Creds: a.Creds, TLSCA: a.TLSCA, TLSCert: a.TLSCert, TLSKey: a.TLSKey,
+	ctx := connection.Context{NATS: c.NATSURL, Creds: a.Creds, TLSCA: a.TLSCA, TLSCert: a.TLSCert, TLSKey: a.TLSKey,
 		Etcd: c.EtcdEndpoint, EtcdCA: a.EtcdCA, EtcdCert: a.EtcdCert, EtcdKey: a.EtcdKey}
-	current, err = config.SetContext(path, devContext, ctx)
+	current, err = connection.SetContext(path, devContext, ctx)
 	if err != nil {
 		return "", false, err
 	}
@@ -180,7 +181,7 @@ func devCommandFlags(getenv func(string) string, c *devcluster.Cluster, written,
 	switch {
 	case written && envNATS != "" && envNATS != c.NATSURL:
 		flags = append(flags, "--nats", c.NATSURL)
-	case !written && (c.NATSURL != config.DefaultNATS || envNATS != "" && envNATS != c.NATSURL):
+	case !written && (c.NATSURL != connection.DefaultNATS || envNATS != "" && envNATS != c.NATSURL):
 		flags = append(flags, "--nats", c.NATSURL)
 	}
 	if !written && c.Admin.Creds != "" {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/deploy/devcluster"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
@@ -58,7 +58,7 @@ func TestDevBannerRepeatsNonDefaultNATS(t *testing.T) {
 	t.Setenv("LOCKSTEP_CONFIG", filepath.Join(writeFile(t, "not-a-dir", ""), "config.yaml"))
 	banner := devBanner(t, "")
 	m := regexp.MustCompile(`NATS +(nats://\S+)`).FindStringSubmatch(banner)
-	if m == nil || m[1] == config.DefaultNATS {
+	if m == nil || m[1] == connection.DefaultNATS {
 		t.Fatalf("banner names no non-default NATS:\n%s", banner)
 	}
 	for _, want := range []string{"lockstep submit docs/examples/hello.json --wait --nats " + m[1] + "\n", "lockstep queue --nats " + m[1] + "\n",

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 )
 
 // Global flags are the root command's persistent flags, declared once
@@ -31,7 +31,7 @@ const (
 // globals are one invocation's global flags.
 type globals struct {
 	// conn reads the connection flags (Resolve).
-	conn   *config.ConnFlags
+	conn   *connection.ConnFlags
 	output choice
 	// flags are the root's persistent flags.
 	flags *pflag.FlagSet
@@ -41,10 +41,10 @@ type globals struct {
 func (g *globals) register(root *cobra.Command) {
 	pfs := root.PersistentFlags()
 	g.flags = pfs
-	g.conn = config.RegisterConnection(pfs, true)
+	g.conn = connection.RegisterConnection(pfs, true)
 	// The NATS-side flags are those config registers without etcd.
 	natsSide := pflag.NewFlagSet("", pflag.ContinueOnError)
-	config.RegisterConnection(natsSide, false)
+	connection.RegisterConnection(natsSide, false)
 	pfs.VisitAll(func(f *pflag.Flag) {
 		group := groupEtcd
 		if natsSide.Lookup(f.Name) != nil {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/slurmenv"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 )
 
 // The Slurm commands (docs/slurm.md) parse their own command line: Slurm's
@@ -43,7 +43,7 @@ func shimArgs(argv0 string, args []string) []string {
 func (a *app) slurmCommand(cmd *cobra.Command, fs *pflag.FlagSet, long string, run func(cmd *cobra.Command, args []string) error) runE {
 	cmd.DisableFlagParsing = true
 	cmd.Long = long
-	conn := config.RegisterConnection(fs, false)
+	conn := connection.RegisterConnection(fs, false)
 	// -h is help unless the command has Slurm's -h (squeue's and sinfo's
 	// --noheader).
 	var help *bool

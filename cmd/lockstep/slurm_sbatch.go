@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockstep-dev/lockstep/cmd/lockstep/slurm"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 )
 
 const sbatchLong = `Submit a batch script as Slurm's sbatch does (docs/slurm.md, "sbatch").
@@ -49,7 +49,7 @@ func (a *app) sbatch(cmd *cobra.Command) runE {
 	}
 	cmd.SetHelpFunc(func(cmd *cobra.Command, _ []string) { help(cmd) })
 	fs := slurmFlags("sbatch")
-	conn := config.RegisterConnection(fs, false)
+	conn := connection.RegisterConnection(fs, false)
 	return func(cmd *cobra.Command, args []string) error {
 		a.globals.conn = conn
 		d, sc, ignore, err := parseSbatch(args, fs.Set, a.readBatchScript)

@@ -16,7 +16,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 )
 
 func (a *app) submit(cmd *cobra.Command) runE {
@@ -278,7 +278,7 @@ const maxSpecFile = 4 << 20
 // readSpec reads a spec file (YAML for .yaml/.yml files) and returns
 // JSON. (Specs on stdin are specStream's.)
 func readSpec(path string) ([]byte, error) {
-	raw, err := config.ReadFileUpTo(path, maxSpecFile)
+	raw, err := connection.ReadFileUpTo(path, maxSpecFile)
 	if err != nil {
 		return nil, errors.Wrap(err, "read job spec")
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth/etcdauth"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
@@ -117,24 +117,24 @@ func (d *devAuth) etcdCreds(id auth.Identity) (auth.TLSFiles, error) {
 }
 
 // adminCredentials are admin's creds and etcd certificate.
-func (d *devAuth) adminCredentials() (config.Credentials, error) {
+func (d *devAuth) adminCredentials() (connection.Credentials, error) {
 	return d.credentials(auth.Identity{Name: "admin", Role: auth.RoleAdmin})
 }
 
 // credentials issues what id connects with: its creds file and, when its
 // role reaches etcd, its client certificate.
-func (d *devAuth) credentials(id auth.Identity) (config.Credentials, error) {
+func (d *devAuth) credentials(id auth.Identity) (connection.Credentials, error) {
 	creds, err := d.creds(id)
 	if err != nil {
-		return config.Credentials{}, err
+		return connection.Credentials{}, err
 	}
-	c := config.Credentials{Creds: creds}
+	c := connection.Credentials{Creds: creds}
 	if _, ok := etcdauth.EtcdPermissions(id); !ok {
 		return c, nil
 	}
 	f, err := d.etcdCreds(id)
 	if err != nil {
-		return config.Credentials{}, err
+		return connection.Credentials{}, err
 	}
 	c.EtcdCA, c.EtcdCert, c.EtcdKey = f.CA, f.Cert, f.Key
 	return c, nil
@@ -150,7 +150,7 @@ func (d *devAuth) startEtcdAuth(ctx context.Context, endpoint string) error {
 	if err != nil {
 		return err
 	}
-	cli, err := store.Connect(ctx, endpoint, admin.StoreOptions()...)
+	cli, err := store.Connect(ctx, endpoint, store.WithCredentials(admin))
 	if err != nil {
 		return err
 	}
@@ -167,9 +167,9 @@ func (d *devAuth) startEtcdAuth(ctx context.Context, endpoint string) error {
 }
 
 // identity issues id's credentials and creates its etcd user and role.
-func (d *devAuth) identity(ctx context.Context, id auth.Identity) (config.Credentials, error) {
+func (d *devAuth) identity(ctx context.Context, id auth.Identity) (connection.Credentials, error) {
 	if err := etcdauth.ApplyEtcd(ctx, d.admin, id); err != nil {
-		return config.Credentials{}, err
+		return connection.Credentials{}, err
 	}
 	return d.credentials(id)
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/embedded"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
@@ -130,7 +131,7 @@ type Cluster struct {
 	// CredsDir holds the creds files when Config.Auth is on ("" otherwise);
 	// Admin is what admin connects with (zero without auth).
 	CredsDir string
-	Admin    config.Credentials
+	Admin    connection.Credentials
 
 	cfg    Config
 	auth   *devAuth // nil without Config.Auth
@@ -376,7 +377,7 @@ func ensureStreams(ctx context.Context, url string, da *devAuth) error {
 // waitNodes returns once n nodes are registered, so a job submitted right
 // after Start is judged against the whole cluster.
 func (c *Cluster) waitNodes(ctx context.Context, n int) error {
-	cli, err := store.Connect(ctx, c.EtcdEndpoint, c.Admin.StoreOptions()...)
+	cli, err := store.Connect(ctx, c.EtcdEndpoint, store.WithCredentials(c.Admin))
 	if err != nil {
 		return err
 	}

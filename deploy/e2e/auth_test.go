@@ -11,25 +11,25 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // loadCredentials reads the current context of the config file at path
 // (deploy/secrets.sh's admin/config.yaml).
-func loadCredentials(path string) (config.Credentials, error) {
-	file, err := config.LoadCLIConfig(path)
+func loadCredentials(path string) (connection.Credentials, error) {
+	file, err := connection.LoadCLIConfig(path)
 	if err != nil {
-		return config.Credentials{}, err
+		return connection.Credentials{}, err
 	}
 	if file.Path == "" {
-		return config.Credentials{}, fmt.Errorf("%s is missing: deploy/up.sh (secrets.sh) makes it", path)
+		return connection.Credentials{}, fmt.Errorf("%s is missing: deploy/up.sh (secrets.sh) makes it", path)
 	}
 	ctx, err := file.Use("")
 	if err != nil {
-		return config.Credentials{}, err
+		return connection.Credentials{}, err
 	}
-	return config.Credentials{
+	return connection.Credentials{
 		Creds: ctx.Creds, TLSCA: ctx.TLSCA, TLSCert: ctx.TLSCert, TLSKey: ctx.TLSKey,
 		EtcdCA: ctx.EtcdCA, EtcdCert: ctx.EtcdCert, EtcdKey: ctx.EtcdKey,
 	}, nil

@@ -24,7 +24,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/invariants"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -54,7 +54,7 @@ type cluster struct {
 	// adminConfig is the config file deploy/secrets.sh writes for admin, and
 	// admin the credentials in it: the test acts as admin, over TLS.
 	adminConfig string
-	admin       config.Credentials
+	admin       connection.Credentials
 	cl          *client.Client
 	etcd        *clientv3.Client
 	jobs        *jobs.Store
@@ -114,7 +114,7 @@ func startCluster(t testing.TB) *cluster {
 	t.Cleanup(c.cl.Close)
 	// The test's own etcd client gives up on a member that does not answer
 	// within 2 s, so a paused member does not hang its reads.
-	c.etcd, err = store.ConnectTimeout(ctx, etcdURLs, 2*time.Second, c.admin.StoreOptions()...)
+	c.etcd, err = store.ConnectTimeout(ctx, etcdURLs, 2*time.Second, store.WithCredentials(c.admin))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
@@ -38,7 +38,7 @@ type Config struct {
 	// be an admin's: the virtual agents report for every virtual node, and
 	// the harness registers nodes in etcd and reads every job's events.
 	// With an embedded cluster they are set from it.
-	Credentials config.Credentials
+	Credentials connection.Credentials
 	// SubmitCreds is the creds file of the user the jobs are submitted as,
 	// on their own subject (subjects.SubmitAs), as a user's pipeline does;
 	// "" submits with Credentials' creds (their user's subject) or, with
@@ -156,7 +156,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Auth = describeAuth(cfg.Credentials)
 	res.SubmitSubject = submitSubject(sb)
 	res.SubmittedAs = sb.Identity().Name
-	cli, err := store.Connect(ctx, cfg.Etcd, cfg.Credentials.StoreOptions()...)
+	cli, err := store.Connect(ctx, cfg.Etcd, store.WithCredentials(cfg.Credentials))
 	if err != nil {
 		return nil, err
 	}

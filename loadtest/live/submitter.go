@@ -8,7 +8,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 )
 
 // connectSubmitter opens the connection the jobs are published on: its own,
@@ -39,7 +39,7 @@ func submitSubject(b *bus.Bus) string {
 }
 
 // describeAuth says what c presents, for the report: "" for nothing.
-func describeAuth(c config.Credentials) string {
+func describeAuth(c connection.Credentials) string {
 	var parts []string
 	if c.Creds != "" {
 		parts = append(parts, "NATS creds")

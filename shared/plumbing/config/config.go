@@ -14,15 +14,10 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry/otelsdk"
-)
-
-// Default addresses (those of `lockstep dev`).
-const (
-	DefaultNATS = "nats://127.0.0.1:4222"
-	DefaultEtcd = "http://127.0.0.1:2379"
 )
 
 // Base is the configuration common to every service.
@@ -31,7 +26,7 @@ type Base struct {
 	Etcd    string
 	// Credentials are what the process connects with (zero: anonymous,
 	// plain text).
-	Credentials
+	connection.Credentials
 	// StreamReplicas is the JetStream replication factor (3 on a cluster).
 	StreamReplicas int
 	// HistoryRetention is how long the accounting history stream keeps a
@@ -72,7 +67,7 @@ func (b *Base) Register(fs *pflag.FlagSet) {
 // ResolveConnection fills NATSURL, Etcd and Credentials from the
 // connection flags, the environment and the config file
 // (ConnFlags.Resolve).
-func (b *Base) ResolveConnection(conn *ConnFlags, getenv func(string) string) error {
+func (b *Base) ResolveConnection(conn *connection.ConnFlags, getenv func(string) string) error {
 	c, err := conn.Resolve(getenv)
 	if err != nil {
 		return err
@@ -142,7 +137,7 @@ func (b *Base) Clients(ctx context.Context, service string, streams bool) (*bus.
 	if timeout == 0 {
 		timeout = store.DefaultRequestTimeout
 	}
-	cli, err := store.ConnectTimeout(ctx, b.Etcd, timeout, b.StoreOptions()...)
+	cli, err := store.ConnectTimeout(ctx, b.Etcd, timeout, store.WithCredentials(b.Credentials))
 	if err != nil {
 		bs.Close()
 		return nil, nil, err

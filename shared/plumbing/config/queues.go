@@ -8,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 )
 
 // LoadQueues reads the queue policy file (YAML or JSON):
@@ -45,7 +46,7 @@ func LoadQueues(path string) (queue.Config, error) {
 	if path == "" {
 		return cfg, nil
 	}
-	raw, err := ReadFileUpTo(path, maxConfigFile)
+	raw, err := connection.ReadFileUpTo(path, connection.MaxConfigFile)
 	if err != nil {
 		return cfg, errors.Wrap(err, "--queues")
 	}

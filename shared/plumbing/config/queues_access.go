@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/errors"
+
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
 )

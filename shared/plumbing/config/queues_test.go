@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -45,4 +47,13 @@ func TestLoadQueues(t *testing.T) {
 	if cfg, err := LoadQueues(""); err != nil || len(cfg.Queues) != 0 {
 		t.Errorf("empty path: %+v %v", cfg, err)
 	}
+}
+
+// writeConfig writes body to a queues file of its own and returns its path.
+func writeConfig(t *testing.T, body string) string {
+	p := filepath.Join(t.TempDir(), "queues.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

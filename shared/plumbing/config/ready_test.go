@@ -26,7 +26,7 @@ func TestAgentReadinessUnderRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.Close)
-	cli, err := store.Connect(ctx, env.EtcdEndpoint, creds.StoreOptions()...)
+	cli, err := store.Connect(ctx, env.EtcdEndpoint, store.WithCredentials(creds))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,12 @@ package config
 import (
 	"testing"
 	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 )
 
 func TestServiceChecks(t *testing.T) {
-	ok := Base{NATSURL: DefaultNATS, Etcd: DefaultEtcd, StreamReplicas: 1}
+	ok := Base{NATSURL: connection.DefaultNATS, Etcd: connection.DefaultEtcd, StreamReplicas: 1}
 	cases := []struct {
 		base   Base
 		checks []error
@@ -14,7 +16,7 @@ func TestServiceChecks(t *testing.T) {
 	}{
 		{base: ok},
 		{base: ok, checks: []error{nil, LeaseTTL("--ttl", 0), LeaseTTL("--ttl", 3*time.Second)}},
-		{base: Base{Etcd: DefaultEtcd, StreamReplicas: 1}, checks: []error{LeaseTTL("--ttl", time.Second)}, want: "--nats: a NATS URL is required"},
+		{base: Base{Etcd: connection.DefaultEtcd, StreamReplicas: 1}, checks: []error{LeaseTTL("--ttl", time.Second)}, want: "--nats: a NATS URL is required"},
 		{base: ok, checks: []error{LeaseTTL("--ttl", time.Second)}, want: "--ttl: 1s is below the 2s minimum"},
 		{base: ok, checks: []error{LeaseTTL("--ttl", 2500*time.Millisecond)}, want: "--ttl: 2.5s is not whole seconds (etcd leases are)"},
 		{base: ok, checks: []error{Require(true, "first"), Require(false, "--n: %d is negative", -1), Require(false, "third")},

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/codec"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 )
 
 // DefaultRequestTimeout is how long one attempt at an etcd request may
@@ -49,6 +50,12 @@ func WithTLS(caFile, certFile, keyFile string) Option {
 	return func(o *connectOptions) {
 		o.tls = transport.TLSInfo{TrustedCAFile: caFile, CertFile: certFile, KeyFile: keyFile}
 	}
+}
+
+// WithCredentials presents the etcd half of c: its CA and client
+// certificate.
+func WithCredentials(c connection.Credentials) Option {
+	return WithTLS(c.EtcdCA, c.EtcdCert, c.EtcdKey)
 }
 
 // tlsConfig is the client TLS configuration, nil for plain text.

@@ -207,7 +207,7 @@ func TestLeasePoolRevokesSurplusLeasesQuietly(t *testing.T) {
 func BenchmarkReserveWithAuth(b *testing.B) {
 	env := testenv.Start(b, testenv.WithAuth())
 	creds := env.Auth.Credentials(b, auth.Identity{Name: "gang", Role: auth.RoleGang})
-	cli, err := store.Connect(b.Context(), env.EtcdEndpoint, creds.StoreOptions()...)
+	cli, err := store.Connect(b.Context(), env.EtcdEndpoint, store.WithCredentials(creds))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth/etcdauth"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 )
 
 // WithAuth starts the servers as a secured cluster runs them: NATS in
@@ -62,9 +62,9 @@ func newAuthority(t testing.TB) *Authority {
 // rootCredentials are admin's creds and etcd's root certificate, what the
 // test's own clients connect with (etcd auth is not on yet: they turn it
 // on).
-func (a *Authority) rootCredentials(t testing.TB) config.Credentials {
+func (a *Authority) rootCredentials(t testing.TB) connection.Credentials {
 	t.Helper()
-	c := config.Credentials{Creds: a.creds(t, auth.Identity{Name: "admin", Role: auth.RoleAdmin})}
+	c := connection.Credentials{Creds: a.creds(t, auth.Identity{Name: "admin", Role: auth.RoleAdmin})}
 	c.EtcdCA, c.EtcdCert, c.EtcdKey = a.cert(t, "root")
 	return c
 }
@@ -72,9 +72,9 @@ func (a *Authority) rootCredentials(t testing.TB) config.Credentials {
 // Credentials issues id's NATS creds and etcd client certificate, creating
 // its etcd user and role (etcdauth.ApplyEtcd), ready for config.Base or
 // bus/store options. Identities without etcd access get no certificate.
-func (a *Authority) Credentials(t testing.TB, id auth.Identity) config.Credentials {
+func (a *Authority) Credentials(t testing.TB, id auth.Identity) connection.Credentials {
 	t.Helper()
-	c := config.Credentials{Creds: a.creds(t, id)}
+	c := connection.Credentials{Creds: a.creds(t, id)}
 	if _, ok := etcdauth.EtcdPermissions(id); !ok {
 		return c
 	}

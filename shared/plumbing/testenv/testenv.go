@@ -14,6 +14,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth/etcdauth"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/embedded"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -67,7 +68,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// The test's own clients act as admin (etcd's root).
-	var creds config.Credentials
+	var creds connection.Credentials
 	if a != nil {
 		creds = a.rootCredentials(t)
 	}
@@ -79,7 +80,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	if err := b.EnsureStreams(ctx, bus.StreamOptions{}); err != nil {
 		t.Fatalf("%v", err)
 	}
-	cli, err := store.Connect(ctx, es.Endpoint(), creds.StoreOptions()...)
+	cli, err := store.Connect(ctx, es.Endpoint(), store.WithCredentials(creds))
 	if err != nil {
 		t.Fatalf("%v", err)
 	}

@@ -47,7 +47,7 @@ func TestStartWithAuth(t *testing.T) {
 	if err := b.PublishJSON(ctx, subjects.ReportFrom("n1"), "", map[string]int{"a": 1}); err != nil {
 		t.Fatalf("node publishing its own report: %v", err)
 	}
-	cli, err := store.Connect(ctx, env.EtcdEndpoint, node.StoreOptions()...)
+	cli, err := store.Connect(ctx, env.EtcdEndpoint, store.WithCredentials(node))
 	if err != nil {
 		t.Fatal(err)
 	}

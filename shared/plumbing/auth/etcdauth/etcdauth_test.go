@@ -20,7 +20,7 @@ func etcdAs(t *testing.T, env *testenv.Env, id auth.Identity) *clientv3.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cli, err := store.Connect(ctx, env.EtcdEndpoint, env.Auth.Credentials(t, id).StoreOptions()...)
+	cli, err := store.Connect(ctx, env.EtcdEndpoint, store.WithCredentials(env.Auth.Credentials(t, id)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package config
+package connection
 
 import (
 	"bytes"
@@ -58,9 +58,9 @@ func ConfigPath(getenv func(string) string) string {
 	return ""
 }
 
-// maxConfigFile bounds the config file read: a few contexts are a few
+// MaxConfigFile bounds the config file read: a few contexts are a few
 // hundred bytes, and a file is hostile input like any other.
-const maxConfigFile = 1 << 20
+const MaxConfigFile = 1 << 20
 
 // LoadCLIConfig reads the config file at path; a missing file (or "") is an
 // empty config. The file is checked as strictly as a job spec: one YAML
@@ -101,13 +101,13 @@ func LoadCLIConfig(path string) (CLIConfig, error) {
 	return cfg, nil
 }
 
-// readConfigFile reads at most maxConfigFile bytes of path, and refuses a
+// readConfigFile reads at most MaxConfigFile bytes of path, and refuses a
 // longer file or something that is not a file.
 func readConfigFile(path string) ([]byte, error) {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
 		return nil, errors.Newf("config file %s: not a regular file", path)
 	}
-	raw, err := ReadFileUpTo(path, maxConfigFile)
+	raw, err := ReadFileUpTo(path, MaxConfigFile)
 	return raw, errors.Wrap(err, "config file")
 }
 

@@ -1,4 +1,4 @@
-package config
+package connection
 
 import (
 	"io"
@@ -112,7 +112,7 @@ func TestConfigFileErrorsNameFileAndField(t *testing.T) {
 		{"contexts:\n  'bad name!': {nats: x}\n", "", `context name "bad name!"`},
 		{"contexts:\n  a: {nats: [x]}\n", "", "line 2"},
 		{"- a\n", "", "cannot unmarshal"},
-		{"contexts:\n  a: {nats: x}\n#" + strings.Repeat("x", maxConfigFile), "", "larger than"},
+		{"contexts:\n  a: {nats: x}\n#" + strings.Repeat("x", MaxConfigFile), "", "larger than"},
 	} {
 		file := writeConfig(t, tc.body)
 		var args []string

@@ -1,4 +1,11 @@
-package config
+// Package connection is where a Lockstep cluster is and how to reach it:
+// the connection flags, their environment variables and the CLI's config
+// file of named contexts (~/.config/lockstep/config.yaml), resolved in
+// that order, and the credentials a process presents. Services and the
+// CLI alike resolve their connection here; it needs neither the etcd
+// client nor the services, so the CLI stays small (store.WithCredentials
+// turns the etcd half into store options).
+package connection
 
 import (
 	"path/filepath"
@@ -7,7 +14,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+)
+
+// Default addresses (those of `lockstep dev`).
+const (
+	DefaultNATS = "nats://127.0.0.1:4222"
+	DefaultEtcd = "http://127.0.0.1:2379"
 )
 
 // Credentials are how a process proves who it is: a NATS creds file, TLS
@@ -27,11 +39,6 @@ type Credentials struct {
 // BusOptions are the bus.Connect options that present c.
 func (c Credentials) BusOptions() []bus.Option {
 	return []bus.Option{bus.WithCreds(c.Creds), bus.WithTLS(c.TLSCA, c.TLSCert, c.TLSKey)}
-}
-
-// StoreOptions are the store.Connect options that present c.
-func (c Credentials) StoreOptions() []store.Option {
-	return []store.Option{store.WithTLS(c.EtcdCA, c.EtcdCert, c.EtcdKey)}
 }
 
 // Connection is where a cluster is and how to reach it: what every
