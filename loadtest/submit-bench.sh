@@ -3,6 +3,8 @@
 # specs, against one dev cluster, in the same run.
 # BIN is the binary to measure (default: built here, static, as released);
 # BIN_OLD, when set, another one measured the same way first.
+# BIN_CLIENT is the client build (-tags lockstep_client) measured beside
+# it (default: built here too; none when BIN is given).
 #   loadtest/submit-bench.sh                 # this checkout
 #   BIN_OLD=/tmp/lockstep-old loadtest/submit-bench.sh
 set -euo pipefail
@@ -14,6 +16,10 @@ unset LOCKSTEP_CONFIG
 if [[ -z ${BIN:-} ]]; then
   BIN=$D/lockstep
   (cd "$(dirname "$0")/.." && CGO_ENABLED=0 go build -o "$BIN" ./cmd/lockstep)
+  if [[ -z ${BIN_CLIENT:-} ]]; then
+    BIN_CLIENT=$D/lockstep-client
+    (cd "$(dirname "$0")/.." && CGO_ENABLED=0 go build -tags lockstep_client -o "$BIN_CLIENT" ./cmd/lockstep)
+  fi
 fi
 $BIN dev --data-dir $D/dev -N 32 --leaves 4 --web-listen "" --metrics-addr "" --nats-listen 127.0.0.1:14222 --etcd-listen 127.0.0.1:12379 > $D/dev.log 2>&1 &
 DEV=$!
@@ -25,8 +31,16 @@ echo "$SPEC" > $D/one.json
 mkdir $D/sweep
 for i in $(seq 1 200); do echo "$SPEC" > $D/sweep/s$i.json; done
 N=200
+t0=$(date +%s%N); for i in $(seq 1 $N); do /bin/true; done; t1=$(date +%s%N)
+echo "the loop itself (/bin/true): $(( (t1-t0)/N/1000 )) us per call"
 t0=$(date +%s%N); for i in $(seq 1 $N); do $BIN --help >/dev/null; done; t1=$(date +%s%N)
 echo "startup floor (lockstep --help): $(( (t1-t0)/N/1000 )) us per call"
+if [[ -n ${BIN_CLIENT:-} ]]; then
+t0=$(date +%s%N); for i in $(seq 1 $N); do $BIN_CLIENT --help >/dev/null; done; t1=$(date +%s%N)
+echo "startup floor, client build: $(( (t1-t0)/N/1000 )) us per call"
+t0=$(date +%s%N); for i in $(seq 1 $N); do $BIN_CLIENT submit $D/one.json >/dev/null; done; t1=$(date +%s%N)
+echo "sequential submit, client build: $(( (t1-t0)/N/1000 )) us per call"
+fi
 if [[ -n ${BIN_OLD:-} ]]; then
 t0=$(date +%s%N); for i in $(seq 1 $N); do $BIN_OLD submit $D/one.json >/dev/null; done; t1=$(date +%s%N)
 echo "sequential submit, before (polled verdict): $(( (t1-t0)/N/1000 )) us per call"

@@ -5,11 +5,9 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // app is one invocation of the CLI: its streams, its global flags and the
@@ -51,21 +49,6 @@ func (a *app) dial(ctx context.Context) (*client.Client, error) {
 	}
 	a.closers = append(a.closers, c.Close)
 	return c, nil
-}
-
-// dialEtcd connects to the cluster's etcd with the connection's
-// credentials (commands that take the etcd flags).
-func (a *app) dialEtcd(ctx context.Context) (*clientv3.Client, error) {
-	conn, err := a.connection()
-	if err != nil {
-		return nil, err
-	}
-	cli, err := store.Connect(ctx, conn.Etcd, store.WithCredentials(conn.Credentials))
-	if err != nil {
-		return nil, err
-	}
-	a.closers = append(a.closers, func() { _ = cli.Close() })
-	return cli, nil
 }
 
 // close closes what the command opened, newest first.

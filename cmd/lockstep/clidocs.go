@@ -1,3 +1,5 @@
+//go:build !lockstep_client
+
 package main
 
 import (
@@ -25,6 +27,12 @@ func cliReference(root *cobra.Command) string {
 	b.WriteString("a test fails when it differs from the commands. Every command prints the same with `--help`,\n")
 	b.WriteString("with nothing running. Exit codes: 0 success, 1 failure (or the job failed, with `--wait`),\n")
 	b.WriteString("2 usage error.\n\n")
+	b.WriteString("This is the full build. The client build, for login nodes and pipelines\n")
+	b.WriteString("(`CGO_ENABLED=0 go build -tags lockstep_client -o lockstep ./cmd/lockstep`), has the job,\n")
+	b.WriteString("cluster, Slurm, config and version commands and starts in a quarter of the time: it leaves\n")
+	b.WriteString("out `dev`, the services, `web`, `healthcheck`, `auth`, `check`, `node remove`, `loadtest`,\n")
+	b.WriteString("`simulate`, `trace`, and `srun` and `ckpt-done` (which run on nodes), and it leaves a spec's\n")
+	b.WriteString("JSON Schema check to admission, whose rejection `submit` prints.\n\n")
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		fmt.Fprintf(&b, "## %s\n\n", c.CommandPath())

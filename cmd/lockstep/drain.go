@@ -13,14 +13,11 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/spf13/cobra"
 
-	"github.com/lockstep-dev/lockstep/services/agent"
 	"github.com/lockstep-dev/lockstep/services/web/view"
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
-	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // jobRequest is the RunE of a request about one job (the argument): it
@@ -90,51 +87,6 @@ func (a *app) checkpoint(cmd *cobra.Command) runE {
 	})
 }
 
-// ckptDone is what a training script runs after writing a checkpoint.
-// It holds no bus credentials: the ack goes to the node's agent over its
-// socket, with the attempt's token, and the agent forwards it.
-func (a *app) ckptDone(cmd *cobra.Command) runE {
-	cmd.Long = "Acknowledge a checkpoint from inside a rank (after the checkpoint signal).\n" +
-		"The ack goes to the node's agent, which forwards it. Job, attempt, rank,\n" +
-		"the agent's socket and the attempt's token come from the rank's environment\n" +
-		"(" + rankenv.JobID + ", " + rankenv.Attempt + ", " + rankenv.Rank + ", " + rankenv.AgentSocket + ", " + rankenv.AckToken + ").\n" +
-		"Without a Lockstep binary, write `step=N path=P` to the file named by\n" +
-		rankenv.CheckpointAck + " instead."
-	fs := cmd.Flags()
-	sock := fs.String("socket", os.Getenv(rankenv.AgentSocket), "the node agent's socket")
-	job := fs.String("job", os.Getenv(rankenv.JobID), "job ID")
-	attempt := fs.Int("attempt", envInt(rankenv.Attempt, 0), "attempt")
-	rank := fs.Int("rank", envInt(rankenv.Rank, -1), "rank")
-	step := fs.Int64("step", -1, "training step of the checkpoint (required)")
-	path := fs.String("path", "", "where the checkpoint is")
-	return func(cmd *cobra.Command, _ []string) error {
-		switch {
-		case *sock == "":
-			return usagef("--socket (or %s) is required: run ckpt-done inside a rank, or write the ack file", rankenv.AgentSocket)
-		case *job == "":
-			return usagef("--job (or %s) is required", rankenv.JobID)
-		case *attempt < 1:
-			return usagef("--attempt (or %s) is required", rankenv.Attempt)
-		case *rank < 0:
-			return usagef("--rank (or %s) is required", rankenv.Rank)
-		case *step < 0:
-			return usagef("--step is required")
-		}
-		// The token is read from the environment only: a flag would show it in
-		// ps to every user of the node.
-		reply, err := agent.SendAck(cmd.Context(), *sock, os.Getenv(rankenv.AckToken),
-			domain.CheckpointAck{JobID: *job, Attempt: *attempt, Rank: *rank, Step: *step, Path: *path})
-		if err != nil {
-			return err
-		}
-		if !reply.OK {
-			return &exitError{code: 1, msg: "acknowledgement refused: " + clean(reply.Error)}
-		}
-		fmt.Fprintln(a.env.stdout, "acknowledged")
-		return nil
-	}
-}
-
 // nodeCommands are node's subcommands.
 var nodeCommands = []command{
 	{"", "drain NODE", "no new work on NODE; its running gangs checkpoint and move elsewhere", args(1, "NODE"), onNATS, (*app).nodeDrain},
@@ -151,30 +103,6 @@ func (a *app) node(cmd *cobra.Command) runE {
 	a.add(cmd, nodeCommands)
 	return func(*cobra.Command, []string) error {
 		return usagef("node needs a subcommand: drain NODE --reason TEXT | resume NODE | list [NODE...] [-o json] | remove NODE")
-	}
-}
-
-// nodeRemove deletes a dead node's inventory record and admin state, so
-// that it leaves node list, topology and the GPU totals. etcd decides, in
-// one Txn, that the node is down and idle: an agent that comes back
-// registers it again.
-func (a *app) nodeRemove(cmd *cobra.Command) runE {
-	cmd.Long = longHelp(`
-		Forget a node that is gone for good: its inventory record and admin state are
-		deleted, so it leaves node list, topology and the GPU totals. Only a node that
-		is down (its agent's lease ended) and idle (no GPU claim, assignment or running
-		rank) is removed, checked in the same etcd transaction. Needs etcd's admin
-		credentials. A node whose agent starts again registers anew.`)
-	return func(cmd *cobra.Command, args []string) error {
-		cli, err := a.dialEtcd(cmd.Context())
-		if err != nil {
-			return err
-		}
-		if err := store.RemoveNode(cmd.Context(), cli, args[0]); err != nil {
-			return err
-		}
-		fmt.Fprintf(a.env.stdout, "node %s removed\n", clean(args[0]))
-		return nil
 	}
 }
 

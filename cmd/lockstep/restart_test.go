@@ -18,11 +18,11 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
-// buildBinary compiles lockstep once per test run.
-func buildBinary(t *testing.T) string {
+// buildBinary compiles lockstep, with the build tags given, for a test.
+func buildBinary(t *testing.T, tags ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "lockstep")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-tags", strings.Join(tags, ","), "-o", bin, ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

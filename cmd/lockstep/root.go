@@ -112,11 +112,26 @@ func newRoot(a *app) *cobra.Command {
 	).Replace(root.UsageTemplate()))
 	root.SetUsageFunc(hideGlobals(root.UsageFunc()))
 	a.globals.register(root)
-	root.AddGroup(groups...)
 	a.add(root, commands)
+	root.AddGroup(shownGroups(root)...)
 	a.registerCompletions(root)
 	root.SetGlobalNormalizationFunc(normalize)
 	return root
+}
+
+// shownGroups are the groups that have a command help lists (the client
+// build hides the "Running Lockstep" ones).
+func shownGroups(root *cobra.Command) []*cobra.Group {
+	var out []*cobra.Group
+	for _, g := range groups {
+		for _, c := range root.Commands() {
+			if c.GroupID == g.ID && !c.Hidden {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // add builds commands and adds them to parent.
