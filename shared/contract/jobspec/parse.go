@@ -99,7 +99,9 @@ func invalid(fes ...validate.FieldError) error {
 // semanticChecks are the rules JSON Schema cannot say.
 func (s Spec) semanticChecks() []validate.FieldError {
 	var out []validate.FieldError
-	if s.Gang.GPUsPerNode%s.Gang.TasksPerNode != 0 {
+	// The schema keeps tasksPerNode ≥ 1; the client build, which leaves the
+	// schema to admission, must not divide by what it did not check.
+	if t := s.Gang.TasksPerNode; t > 0 && s.Gang.GPUsPerNode%t != 0 {
 		out = append(out, validate.Errorf("gang.tasksPerNode",
 			"%d ranks cannot share %d GPUs evenly; tasksPerNode must divide gpusPerNode", s.Gang.TasksPerNode, s.Gang.GPUsPerNode))
 	}

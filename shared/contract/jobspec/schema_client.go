@@ -9,16 +9,13 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/validate"
 )
 
-// SchemaChecked says whether Parse checks specs against
-// schemas/jobspec.v1.json. The client build of the CLI (-tags
-// lockstep_client, docs/cli.md) does not: the JSON Schema library costs
-// every command milliseconds of start-up, and admission checks every spec
-// against the schema anyway, its rejection naming the field as Parse
-// would. Parse still decodes strictly and applies every rule of its own.
-const SchemaChecked = false
-
-// schemaCheck refuses only what is not one JSON object, which the strict
-// decode would report less plainly.
+// schemaCheck, in the client build of the CLI (-tags lockstep_client,
+// docs/cli.md), does not check specs against schemas/jobspec.v1.json: the
+// JSON Schema library costs every command milliseconds of start-up, and
+// admission checks every spec against the schema anyway, its rejection
+// naming the field as Parse would. Parse still decodes strictly and
+// applies every rule of its own; this refuses only what is not one JSON
+// object, which the strict decode would report less plainly.
 func schemaCheck(raw []byte) ([]validate.FieldError, error) {
 	if !json.Valid(raw) {
 		return []validate.FieldError{{Message: "malformed JSON"}}, nil
