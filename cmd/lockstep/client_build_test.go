@@ -75,6 +75,13 @@ func TestClientBuildSubmitsAndLeavesTheSchemaToAdmission(t *testing.T) {
 	if code != 1 || !strings.HasPrefix(out, "zero-") || !strings.Contains(errOut, "rejected") || !strings.Contains(errOut, "gang.nodes") {
 		t.Fatalf("submit of a spec the schema refuses: exit %d, out %q, stderr %s", code, out, errOut)
 	}
+	// An ID admission would not file the verdict under is refused here,
+	// before anything is sent: the verdict would be waited for in vain.
+	badID := writeFile(t, "bad-id.json", `{"id":"MyJob","gang":{"nodes":1,"gpusPerNode":1},"command":["true"]}`)
+	out, errOut, code = run("submit", badID, "--nats", url)
+	if code != 1 || out != "" || !strings.Contains(errOut, "id: ") {
+		t.Fatalf("submit of an ID that is not a DNS label: exit %d, out %q, stderr %s", code, out, errOut)
+	}
 	out, errOut, code = run("queue", "--nats", url)
 	if code != 0 || !strings.Contains(out, id) {
 		t.Fatalf("queue: exit %d, out %s, stderr %s", code, out, errOut)

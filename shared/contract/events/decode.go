@@ -89,6 +89,20 @@ func (e Event) check() []validate.FieldError {
 	if e.Actor != "" && !validActor(e.Actor) {
 		fail("actor", "not a user name or lockstep:<service>")
 	}
+	// Counts the schema also bounds below, said here too: accounting
+	// multiplies nodes by GPUs, and the client build reads events without
+	// the schema.
+	for _, n := range []struct {
+		field string
+		value int
+	}{{"attempt", e.Attempt}, {"restarts", e.Restarts}, {"nodes", e.Nodes}, {"gpusPerNode", e.GPUsPerNode}} {
+		if n.value < 0 {
+			fail(n.field, "%d is negative", n.value)
+		}
+	}
+	if e.Rank != nil && *e.Rank < 0 {
+		fail("rank", "%d is negative", *e.Rank)
+	}
 	if len(e.Conflicts) > 1024 {
 		fail("conflicts", "%d entries, more than 1024", len(e.Conflicts))
 	}

@@ -124,3 +124,23 @@ func TestSeedCorpus(t *testing.T) {
 	}
 	fuzzseed.Sync(t, "FuzzDecode", seeds)
 }
+
+// The counts accounting multiplies are checked by Decode's own rules, not
+// only by the schema the client build does without.
+func TestEventChecksRefuseNegativeCounts(t *testing.T) {
+	rank := -1
+	ev := Event{Type: Succeeded, JobID: "j", Time: time.Now(), Nodes: -2, GPUsPerNode: -8, Attempt: -1, Restarts: -1, Rank: &rank}
+	got := map[string]bool{}
+	for _, fe := range ev.check() {
+		got[fe.Field] = true
+	}
+	for _, f := range []string{"nodes", "gpusPerNode", "attempt", "restarts", "rank"} {
+		if !got[f] {
+			t.Errorf("check() does not refuse a negative %s: %v", f, ev.check())
+		}
+	}
+	ev = Event{Type: Succeeded, JobID: "j", Time: time.Now(), Nodes: 2, GPUsPerNode: 8}
+	if fes := ev.check(); fes != nil {
+		t.Errorf("a sound event refused: %v", fes)
+	}
+}

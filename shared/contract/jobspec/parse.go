@@ -99,6 +99,13 @@ func invalid(fes ...validate.FieldError) error {
 // semanticChecks are the rules JSON Schema cannot say.
 func (s Spec) semanticChecks() []validate.FieldError {
 	var out []validate.FieldError
+	// The ID keys the job's record, and so admission's verdict: one that
+	// admission would not take as the job's (claimedID) would leave a
+	// client build, which leaves the schema to admission, waiting on a
+	// record filed under another ID.
+	if s.ID != "" && !ValidBaseID(s.ID) {
+		out = append(out, validate.Errorf("id", "%q is not a DNS label (lower-case letters, digits and '-', at most 63)", s.ID))
+	}
 	// The schema keeps tasksPerNode ≥ 1; the client build, which leaves the
 	// schema to admission, must not divide by what it did not check.
 	if t := s.Gang.TasksPerNode; t > 0 && s.Gang.GPUsPerNode%t != 0 {

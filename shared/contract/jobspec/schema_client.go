@@ -17,8 +17,9 @@ import (
 // applies every rule of its own; this refuses only what is not one JSON
 // object, which the strict decode would report less plainly.
 func schemaCheck(raw []byte) ([]validate.FieldError, error) {
-	if !json.Valid(raw) {
-		return []validate.FieldError{{Message: "malformed JSON"}}, nil
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return []validate.FieldError{{Message: "malformed JSON: " + err.Error()}}, nil
 	}
 	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return []validate.FieldError{{Message: "a job spec is a JSON object"}}, nil
