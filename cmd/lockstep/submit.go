@@ -31,7 +31,11 @@ func (a *app) submit(cmd *cobra.Command) runE {
 		and *.yml files), or - with many specs on stdin (JSON values one after another,
 		or YAML documents separated by ---). All are checked before any is sent, then
 		published together; their IDs are printed in order, and it exits 1 if any was
-		rejected (each rejection on stderr).`)
+		rejected (each rejection on stderr).
+
+		The client build (-tags lockstep_client) checks a spec against all but the JSON
+		Schema, which admission applies: a spec only the schema refuses is sent, and
+		its rejection, naming the field, is printed as admission's.`)
 	fs := cmd.Flags()
 	wait := fs.Bool("wait", false, "follow the job's events until it ends")
 	testOnly := fs.Bool("test-only", false, "print where and when the job would start, without submitting it (like sbatch --test-only)")
@@ -63,6 +67,8 @@ func (a *app) submit(cmd *cobra.Command) runE {
 		}
 		raw := specs[0].raw
 		// Validate before connecting: a bad spec is the user's to fix first.
+		// (The client build leaves the JSON Schema to admission, whose
+		// rejection submitOne prints.)
 		spec, err := jobspec.Parse(raw)
 		if err != nil {
 			return err

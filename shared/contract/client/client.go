@@ -76,7 +76,8 @@ type SubmitOptions struct {
 	Workdir string
 }
 
-// Submit validates a spec locally (same rules as admission), fills in an ID
+// Submit validates a spec locally (same rules as admission; in the client
+// build, all but the JSON Schema, which admission applies), fills in an ID
 // when it has none, and publishes it. The returned ID is the job's ID; the
 // publish ack means the submission is durably accepted.
 func (c *Client) Submit(ctx context.Context, raw []byte, opts ...SubmitOptions) (string, error) {

@@ -9,8 +9,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// propagator is W3C TraceContext plus Baggage; Setup also installs it as
-// the global Propagator.
+// Propagator is W3C TraceContext plus Baggage; otelsdk.Setup also installs
+// it as the global propagator.
 var Propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 
 // natsHeaderCarrier is the one carrier of trace context in NATS message

@@ -52,7 +52,7 @@ func EtcdPermissions(id auth.Identity) (EtcdRole, bool) {
 	case id.Role.IsService():
 		return EtcdRole{Name: serviceRole, Grants: []EtcdGrant{{Key: store.Prefix, Prefix: true, Write: true}}}, true
 	case id.Role == auth.RoleNode:
-		// auth.Identity names have no '/', so node-1's prefixes never cover
+		// Identity names have no '/', so node-1's prefixes never cover
 		// node-10's keys.
 		return EtcdRole{Name: "node-" + id.Name, Grants: []EtcdGrant{
 			{Key: store.NodeKey(id.Name), Write: true},
