@@ -91,6 +91,10 @@ func TestClientBuildSubmitsAndLeavesTheSchemaToAdmission(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "not in this client build") {
 		t.Fatalf("dev in the client build: exit %d, stderr %s", code, errOut)
 	}
+	out, _, code = run("version")
+	if code != 0 || !strings.Contains(out, "client build") {
+		t.Fatalf("client build's version should say so: exit %d, %q", code, out)
+	}
 	out, _, _ = run("--help")
 	if !strings.Contains(out, "submit") || regexp.MustCompile(`(?m)^\s+dev\s`).MatchString(out) {
 		t.Fatalf("client build's help should list submit and hide dev:\n%s", out)

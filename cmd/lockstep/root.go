@@ -148,8 +148,9 @@ func (a *app) version(cmd *cobra.Command) runE {
 	cmd.Long = longHelp(`
 		Print the version: the one the release build set (-ldflags "-X main.version=...",
 		deploy/build.sh: git describe), else the module version or the VCS revision
-		Go recorded in the binary (go install, go build in a checkout), and the Go
-		version it was built with.`)
+		Go recorded in the binary (go install, go build in a checkout), the Go
+		version it was built with, and "client build" for the CLI built alone
+		(-tags lockstep_client).`)
 	return func(*cobra.Command, []string) error {
 		info, _ := debug.ReadBuildInfo()
 		fmt.Fprintln(a.env.stdout, "lockstep", versionString(version, info))

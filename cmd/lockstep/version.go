@@ -1,12 +1,17 @@
 package main
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+	"slices"
+	"strings"
+)
 
 // versionString is what `lockstep version` prints: set, the version a
 // release build stamped in (-X main.version), when it is not "dev";
 // otherwise the module version Go recorded (go install ...@vX), else the
 // VCS revision of the checkout it was built in (go build records it),
-// with "-dirty" when it had changes; and the Go version.
+// with "-dirty" when it had changes; and the Go version, and whether it is
+// the client build.
 func versionString(set string, info *debug.BuildInfo) string {
 	v := set
 	goVersion := ""
@@ -19,10 +24,31 @@ func versionString(set string, info *debug.BuildInfo) string {
 	if v == "" {
 		v = "dev (no version recorded)"
 	}
+	var notes []string
 	if goVersion != "" {
-		v += " (" + goVersion + ")"
+		notes = append(notes, goVersion)
+	}
+	if clientBuild(info) {
+		notes = append(notes, "client build")
+	}
+	if len(notes) > 0 {
+		v += " (" + strings.Join(notes, ", ") + ")"
 	}
 	return v
+}
+
+// clientBuild reports whether info records the lockstep_client build tag
+// (client_build.go): the CLI without the servers.
+func clientBuild(info *debug.BuildInfo) bool {
+	if info == nil {
+		return false
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-tags" && slices.Contains(strings.Split(s.Value, ","), "lockstep_client") {
+			return true
+		}
+	}
+	return false
 }
 
 // buildVersion is the version Go recorded in info: the module's, else

@@ -25,6 +25,8 @@ func TestVersionString(t *testing.T) {
 		{"dev", vcs, "dev-a148ba7f00d1-dirty 2026-12-01T10:00:00Z (go1.26.1)"},
 		{"dev", &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Version: "v0.5.0"}}, "v0.5.0 (go1.26.1)"},
 		{"dev", &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Version: "(devel)"}}, "dev (no version recorded) (go1.26.1)"},
+		{"v0.6.0", &debug.BuildInfo{GoVersion: "go1.26.1", Settings: []debug.BuildSetting{{Key: "-tags", Value: "netgo,lockstep_client"}}}, "v0.6.0 (go1.26.1, client build)"},
+		{"v0.6.0", &debug.BuildInfo{GoVersion: "go1.26.1", Settings: []debug.BuildSetting{{Key: "-tags", Value: "lockstep_clientx"}}}, "v0.6.0 (go1.26.1)"},
 	} {
 		if got := versionString(tc.set, tc.info); got != tc.want {
 			t.Errorf("versionString(%q) = %q, want %q", tc.set, got, tc.want)
