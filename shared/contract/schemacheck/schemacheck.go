@@ -26,8 +26,7 @@ import (
 
 // Schema is a compiled schema from schemas/.
 type Schema struct {
-	name string
-	sch  *jsonschema.Schema
+	sch *jsonschema.Schema
 }
 
 // Load compiles one schema file of schemas.FS.
@@ -49,7 +48,7 @@ func Load(file string) (*Schema, error) {
 	if err != nil {
 		return nil, errors.Wrapf(err, "compile schema %s", file)
 	}
-	return &Schema{name: file, sch: sch}, nil
+	return &Schema{sch: sch}, nil
 }
 
 // Check parses raw as JSON and validates it. A syntax error yields one
@@ -139,13 +138,25 @@ func Event(raw []byte) error {
 
 // EventFields is Event's violations, one per field (nil: valid).
 func EventFields(raw []byte) ([]validate.FieldError, error) {
-	sch, err := loadEvent()
+	return check(loadEvent, raw)
+}
+
+// JobSpecFields checks a job spec against schemas/jobspec.v1.json: its
+// violations, one per field (nil: valid). jobspec.Parse calls it.
+func JobSpecFields(raw []byte) ([]validate.FieldError, error) {
+	return check(loadJobSpec, raw)
+}
+
+// Each schema is compiled once per process, when first used.
+var (
+	loadEvent   = sync.OnceValues(func() (*Schema, error) { return Load(schemas.EventV1) })
+	loadJobSpec = sync.OnceValues(func() (*Schema, error) { return Load(schemas.JobSpecV1) })
+)
+
+func check(load func() (*Schema, error), raw []byte) ([]validate.FieldError, error) {
+	sch, err := load()
 	if err != nil {
 		return nil, err
 	}
 	return sch.Check(raw), nil
 }
-
-var loadEvent = sync.OnceValues(func() (*Schema, error) {
-	return Load(schemas.EventV1)
-})
