@@ -66,8 +66,8 @@ func (e *executor) startBatch(g *localGang, setup rankSetup, workdir, dir, note 
 	// The script's output goes to its files and, as a rank's does, to the
 	// job's log stream and the attempt's rank log.
 	logFile := filepath.Join(dir, "rank-0.log")
-	stdout := teeTo(out, e.newSink(as, 0, "stdout", logFile))
-	stderr := teeTo(errOut, e.newSink(as, 0, "stderr", logFile))
+	outSink, errSink := e.newSinks(as, 0, logFile)
+	stdout, stderr := teeTo(out, outSink), teeTo(errOut, errSink)
 	if note != "" {
 		_, _ = io.WriteString(stderr, note)
 	}

@@ -180,7 +180,7 @@ func (e *executor) startContainers(g *localGang, _ rankSetup, dir, note string) 
 	}
 	for _, r := range as.Ranks {
 		logFile := dir + "/rank-" + strconv.Itoa(r.Rank) + ".log"
-		stdout, stderr := e.newSink(as, r.Rank, "stdout", logFile), e.newSink(as, r.Rank, "stderr", logFile)
+		stdout, stderr := e.newSinks(as, r.Rank, logFile)
 		if note != "" {
 			_, _ = io.WriteString(stderr, note)
 		}

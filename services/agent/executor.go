@@ -238,8 +238,7 @@ func (e *executor) startRanks(g *localGang, setup rankSetup, workdir, dir, note 
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: acct.Cred}
 		}
 		logFile := filepath.Join(dir, "rank-"+strconv.Itoa(r.Rank)+".log")
-		cmd.Stdout = e.newSink(as, r.Rank, "stdout", logFile)
-		cmd.Stderr = e.newSink(as, r.Rank, "stderr", logFile)
+		cmd.Stdout, cmd.Stderr = e.newSinks(as, r.Rank, logFile)
 		if note != "" {
 			_, _ = io.WriteString(cmd.Stderr, note)
 		}
@@ -249,6 +248,7 @@ func (e *executor) startRanks(g *localGang, setup rankSetup, workdir, dir, note 
 		pin.cpus, pin.mems = place.Pin(e.cfg.Node, r, as.GPUBind == "closest")
 		p, pinErr, err := e.box.start(cmd, pin)
 		if err != nil {
+			closeAll([]io.Writer{cmd.Stdout, cmd.Stderr})
 			return errors.Wrapf(err, "start rank %d (%s)", r.Rank, as.Command[0])
 		}
 		g.procs = append(g.procs, p)

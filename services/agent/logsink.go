@@ -21,11 +21,49 @@ type logSink struct {
 	jobID   string
 	attempt string
 
+	log *rankLog
+
+	mu   sync.Mutex
+	part []byte
+}
+
+// rankLog is a rank's log file, shared by its stdout and stderr sinks so
+// that maxRankLog bounds the file, not each stream. A nil f is a file that
+// could not be opened, or one that reached its bound.
+type rankLog struct {
 	mu      sync.Mutex
 	f       *os.File
-	written int64 // to f
-	limit   int64 // of f (maxRankLog)
-	part    []byte
+	written int64
+	limit   int64 // maxRankLog
+	users   int   // sinks not yet closed
+}
+
+func (l *rankLog) write(p []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return
+	}
+	if l.written+int64(len(p)) <= l.limit {
+		n, _ := l.f.Write(p)
+		l.written += int64(n)
+		return
+	}
+	_, _ = l.f.WriteString("\n[lockstep: this log file stops here, at " + strconv.FormatInt(l.limit, 10) + " bytes; lockstep logs has the rest, while the logs stream keeps it]\n")
+	_ = l.f.Close()
+	l.f = nil
+}
+
+// release closes the file once its last sink is closed.
+func (l *rankLog) release() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.users--; l.users > 0 || l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
 }
 
 // maxRankLog bounds a rank's log file. The agent writes it (as root on a
@@ -37,9 +75,10 @@ const maxRankLog = 2 << 30
 // maxLine bounds a published line; longer output is split.
 const maxLine = 64 << 10
 
-// newSink publishes under the job's owner, whose permissions let them
-// read their own jobs' output and nobody else's.
-func (e *executor) newSink(as domain.Assignment, rank int, stream, path string) *logSink {
+// newSinks are a rank's stdout and stderr sinks, which publish under the
+// job's owner (whose permissions let them read their own jobs' output and
+// nobody else's) and append to one log file at path.
+func (e *executor) newSinks(as domain.Assignment, rank int, path string) (stdout, stderr *logSink) {
 	// In the job's directory, which its owner can write: a link planted
 	// there is not followed (openUserFile).
 	f, err := openUserFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -47,23 +86,18 @@ func (e *executor) newSink(as domain.Assignment, rank int, stream, path string) 
 		e.log.Warn("rank log file not writable", "path", path, "err", err)
 		f = nil
 	}
-	return &logSink{e: e, subject: subjects.Logs(as.Owner, as.JobID, rank, stream), jobID: as.JobID,
-		attempt: strconv.Itoa(as.Attempt), f: f, limit: maxRankLog}
+	log := &rankLog{f: f, limit: maxRankLog, users: 2}
+	sink := func(stream string) *logSink {
+		return &logSink{e: e, subject: subjects.Logs(as.Owner, as.JobID, rank, stream), jobID: as.JobID,
+			attempt: strconv.Itoa(as.Attempt), log: log}
+	}
+	return sink("stdout"), sink("stderr")
 }
 
 func (s *logSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.f != nil {
-		if s.written+int64(len(p)) <= s.limit {
-			n, _ := s.f.Write(p)
-			s.written += int64(n)
-		} else {
-			_, _ = s.f.WriteString("\n[lockstep: this log file stops here, at " + strconv.FormatInt(s.limit, 10) + " bytes; lockstep logs has the rest, while the logs stream keeps it]\n")
-			_ = s.f.Close()
-			s.f = nil
-		}
-	}
+	s.log.write(p)
 	s.part = append(s.part, p...)
 	for {
 		i := bytes.IndexByte(s.part, '\n')
@@ -81,7 +115,8 @@ func (s *logSink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Close publishes a trailing partial line and closes the file.
+// Close publishes a trailing partial line and releases the file (closed
+// with its last sink).
 func (s *logSink) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -89,12 +124,7 @@ func (s *logSink) Close() error {
 		s.publish(append(s.part, '\n'))
 		s.part = nil
 	}
-	if s.f != nil {
-		err := s.f.Close()
-		s.f = nil
-		return err
-	}
-	return nil
+	return s.log.release()
 }
 
 func (s *logSink) publish(line []byte) {
