@@ -12,19 +12,31 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
+// assignmentIsFor checks that an assignment is for the job its key names,
+// on this node: until it is, nothing it says about either is believed,
+// not even enough to report it refused.
+func assignmentIsFor(key string, as domain.Assignment, node string) error {
+	switch {
+	case !subjects.Token(as.JobID) || strings.ContainsAny(as.JobID, `/\`) || len(as.JobID) > 256:
+		return errors.Newf("jobId: %q is not a job ID", as.JobID)
+	case store.LastSegment(key) != as.JobID:
+		return errors.Newf("jobId: %q does not match its key %s", as.JobID, key)
+	case as.Node != node:
+		return errors.Newf("node: %q is not this node (%s)", as.Node, node)
+	}
+	return nil
+}
+
 // checkAssignment checks an assignment read from etcd against what the
 // agent knows for itself — its key, this node — before anything of it runs
 // or touches the disk: an etcd value is input like any other. The job ID
 // names a directory under the data dir, so it must be one path element.
 // The error names the offending field.
 func checkAssignment(key string, as domain.Assignment, node domain.Node) error {
+	if err := assignmentIsFor(key, as, node.Name); err != nil {
+		return err
+	}
 	switch {
-	case !subjects.Token(as.JobID) || strings.ContainsAny(as.JobID, `/\`) || len(as.JobID) > 256:
-		return errors.Newf("jobId: %q is not a job ID", as.JobID)
-	case store.LastSegment(key) != as.JobID:
-		return errors.Newf("jobId: %q does not match its key %s", as.JobID, key)
-	case as.Node != node.Name:
-		return errors.Newf("node: %q is not this node (%s)", as.Node, node.Name)
 	case as.Attempt < 1:
 		return errors.Newf("attempt: %d is not positive", as.Attempt)
 	case len(as.Command) == 0 || as.Command[0] == "":

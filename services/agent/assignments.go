@@ -129,7 +129,7 @@ func (a *agent) assigned(ctx context.Context, kv *mvccpb.KeyValue, epoch int64) 
 func (a *agent) refused(ctx context.Context, key string, as domain.Assignment, epoch int64, why error) {
 	// Only for the job its key names, of this node: an assignment that
 	// names another job or node says nothing trustworthy about either.
-	if store.LastSegment(key) != as.JobID || as.Node != a.cfg.Node.Name {
+	if assignmentIsFor(key, as, a.cfg.Node.Name) != nil {
 		return
 	}
 	if as.Epoch != epoch || a.exec.launchedBefore(as.JobID, as.Attempt) {

@@ -201,5 +201,5 @@ func (e *executor) attemptDir(as domain.Assignment, acct account) (string, error
 	if err := os.Chown(dir, int(acct.Cred.Uid), int(acct.Cred.Gid)); err != nil {
 		return "", errors.Wrapf(err, "give the attempt's directory to %s", acct.Name)
 	}
-	return dir, errors.Wrap(os.Chmod(dir, 0o700), "close the attempt's directory")
+	return dir, nil
 }

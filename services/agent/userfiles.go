@@ -26,23 +26,33 @@ func openUserFile(path string, flags int, mode os.FileMode) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	info, err := f.Stat()
-	if err == nil && !info.Mode().IsRegular() {
-		err = errors.Newf("%s is not a regular file (%s)", path, info.Mode().Type())
-	}
-	if st, ok := info.Sys().(*syscall.Stat_t); err == nil && ok {
-		switch {
-		case st.Nlink != 1:
-			err = errors.Newf("%s has %d names (a hard link): not opened", path, st.Nlink)
-		case flags&(os.O_WRONLY|os.O_RDWR) != 0 && int(st.Uid) != os.Geteuid():
-			err = errors.Newf("%s belongs to uid %d, not this agent: not written", path, st.Uid)
-		}
-	}
-	if err != nil {
+	if err := checkUserFile(f, path, flags); err != nil {
 		_ = f.Close()
 		return nil, err
 	}
 	return f, nil
+}
+
+// checkUserFile refuses what openUserFile opened unless it is a regular
+// file with one name and, opened for writing, the agent's own.
+func checkUserFile(f *os.File, path string, flags int) error {
+	info, err := f.Stat()
+	if err != nil {
+		return errors.Wrapf(err, "stat %s", path)
+	}
+	if !info.Mode().IsRegular() {
+		return errors.Newf("%s is not a regular file (%s)", path, info.Mode().Type())
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	switch {
+	case !ok:
+		return nil
+	case st.Nlink != 1:
+		return errors.Newf("%s has %d names (a hard link): not opened", path, st.Nlink)
+	case flags&(os.O_WRONLY|os.O_RDWR) != 0 && int(st.Uid) != os.Geteuid():
+		return errors.Newf("%s belongs to uid %d, not this agent: not written", path, st.Uid)
+	}
+	return nil
 }
 
 // readUserFile reads at most limit bytes of the regular file at path (a
