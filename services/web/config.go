@@ -61,7 +61,7 @@ func (c *Config) Validate() error {
 		// port, or none at all (a request without Host), would never
 		// match, or match what it should not.
 		if h == "" || strings.ContainsAny(h, ":/ ") {
-			hosts = errors.Newf("--public-host: %q is not a host name (no port, no scheme)", h)
+			hosts = errors.CombineErrors(hosts, errors.Newf("--public-host: %q is not a host name (no port, no scheme)", h))
 		}
 	}
 	return c.ValidateWith(CheckListen(addr, c.Creds != "", c.AllowRemote), CheckTraceURL(c.TraceURL), hosts)

@@ -107,9 +107,9 @@ func ApplyEtcd(ctx context.Context, cli *clientv3.Client, id auth.Identity) erro
 	return nil
 }
 
-// EnableEtcdAuth turns etcd's auth on. The root user must exist first
-// (ApplyEtcd of an admin identity named root, or of any admin: etcd only
-// requires a user named root holding the root role).
+// EnableEtcdAuth turns etcd's auth on, first making the user etcd requires
+// for it: root, holding the root role, without a password. Admins log in
+// as admin:NAME (ApplyEtcd), granted the root role.
 func EnableEtcdAuth(ctx context.Context, cli *clientv3.Client) error {
 	if _, err := cli.UserAddWithOptions(ctx, "root", "", &clientv3.UserAddOptions{NoPassword: true}); err != nil && !alreadyExists(err) {
 		return errors.Wrap(err, "add etcd root user")
