@@ -85,13 +85,19 @@ func TestSmallLiveRun(t *testing.T) {
 		t.Errorf("usage not measured: %+v", res.Usage)
 	}
 	// Every gang's allocation was written and released, and its GPUs
-	// claimed; the report says so per job.
+	// claimed, each 8-GPU node whole by one key: put at the reservation
+	// and again at the barrier, deleted at the end (never one per GPU);
+	// the report says so per job.
 	w := res.EtcdWrites
 	if w == nil {
 		t.Fatal("etcd writes not counted")
 	}
-	if a, c := w.Families["alloc"], w.Families["claims"]; a.Puts < len(jobs) || a.Deletes < len(jobs) || c.Puts < int(ranks)*8 || w.Revisions < int64(len(jobs)) {
-		t.Errorf("etcd writes %+v: want at least %d allocations put and deleted and %d claims", w, len(jobs), ranks*8)
+	a, claims := w.Families["alloc"], w.Families["claims"]
+	if a.Puts < len(jobs) || a.Deletes < len(jobs) || w.Revisions < int64(len(jobs)) {
+		t.Errorf("etcd writes %+v: want at least %d allocations put and deleted", w, len(jobs))
+	}
+	if claims.Puts < 2*int(ranks) || claims.Deletes < int(ranks) || claims.Puts >= 8*int(ranks) {
+		t.Errorf("claims %+v: want a key per node (%d nodes): at least %d puts and %d deletes, fewer than one per GPU", claims, ranks, 2*ranks, ranks)
 	}
 	if md := (Report{Result: res}).Summary(); !strings.Contains(md, "| alloc/ |") {
 		t.Errorf("report has no etcd key family table:\n%s", md)

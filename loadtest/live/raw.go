@@ -121,7 +121,9 @@ func rawAllocation(i int, shape trace.Shape) domain.Allocation {
 		p.Nodes = append(p.Nodes, np)
 	}
 	p.MasterAddr = p.Nodes[0].Node
-	return domain.Allocation{JobID: fmt.Sprintf("raw-%d", i), Attempt: 1, State: domain.AllocReserved, Placement: p}
+	// Every GPU of each node, so claimed whole, as gang claims such a gang.
+	return domain.Allocation{JobID: fmt.Sprintf("raw-%d", i), Attempt: 1, State: domain.AllocReserved, Placement: p,
+		WholeNodes: p.NodeNames()}
 }
 
 func rawAssignments(a domain.Allocation) []domain.Assignment {

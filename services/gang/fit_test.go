@@ -1,6 +1,7 @@
 package gang
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,5 +144,24 @@ func TestCheckFit(t *testing.T) {
 				t.Errorf("checkFit = %d %q, want %d containing %q", got.code, got.reason, c.want, c.reason)
 			}
 		})
+	}
+}
+
+// Only a placement of every GPU a node registered, each once, is claimed
+// as the whole node.
+func TestWholeNodesAreThoseWithEveryGPU(t *testing.T) {
+	nodes := map[string]nodeView{
+		"a": {Reg: domain.Node{Name: "a", GPUs: 4}}, "b": {Reg: domain.Node{Name: "b", GPUs: 4}},
+		"c": {Reg: domain.Node{Name: "c", GPUs: 4}}, "d": {Reg: domain.Node{Name: "d", GPUs: 4}},
+	}
+	p := domain.Placement{Nodes: []domain.NodePlacement{
+		{Node: "a", GPUs: []int{3, 1, 0, 2}}, // every GPU, in any order
+		{Node: "b", GPUs: []int{0, 1, 2}},    // three of four
+		{Node: "c", GPUs: []int{0, 1, 1, 2}}, // four entries, one repeated
+		{Node: "d", GPUs: []int{0, 1, 2, 4}}, // a GPU the node does not have
+		{Node: "e", GPUs: []int{0}},          // a node with no view
+	}}
+	if got := wholeNodes(p, nodes); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("wholeNodes = %v, want [a]", got)
 	}
 }

@@ -54,8 +54,7 @@ func readRefusal(kvs []*mvccpb.KeyValue, p domain.Placement, jobID string) refus
 		switch {
 		case strings.HasPrefix(key, store.ClaimsPrefix):
 			holder, own := claimHolder(kv.Value, jobID)
-			node, gpu, _ := store.ParseClaimKey(key)
-			r.conflicts = append(r.conflicts, fmt.Sprintf("%s/gpu%d held by %s", node, gpu, holder))
+			r.conflicts = append(r.conflicts, claimName(key)+" held by "+holder)
 			r.own = r.own || own
 		case strings.HasPrefix(key, store.PortsPrefix):
 			holder, own := claimHolder(kv.Value, jobID)
@@ -84,6 +83,19 @@ func readRefusal(kvs []*mvccpb.KeyValue, p domain.Placement, jobID string) refus
 	sort.Strings(r.conflicts)
 	sort.Strings(r.ranks)
 	return r
+}
+
+// claimName names the GPU (or the whole node) a claim key holds, as a
+// conflict reason says it: "node-3/gpu2", "node-3 (every GPU)".
+func claimName(key string) string {
+	node, gpu, ok := store.ParseClaimKey(key)
+	switch {
+	case !ok:
+		return "an unreadable claim key"
+	case gpu == store.WholeNode:
+		return node + " (every GPU)"
+	}
+	return fmt.Sprintf("%s/gpu%d", node, gpu)
 }
 
 // claimHolder names the job a claim value says holds the slot, and whether

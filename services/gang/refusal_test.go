@@ -30,6 +30,10 @@ func TestRefusalDecidesWhatFollows(t *testing.T) {
 		step      step
 	}{
 		{"a GPU taken: propose again", []*mvccpb.KeyValue{claim}, []string{"n1/gpu3 held by other"}, nil, proposeAgain},
+		{"a node held whole: propose again", []*mvccpb.KeyValue{kv(store.WholeNodeClaimKey("n2"), domain.Claim{JobID: "other", Attempt: 2})},
+			[]string{"n2 (every GPU) held by other"}, nil, proposeAgain},
+		{"a claim key nobody writes", []*mvccpb.KeyValue{kv(store.ClaimsPrefix+"n2/x", domain.Claim{JobID: "other", Attempt: 2})},
+			[]string{"an unreadable claim key held by other"}, nil, proposeAgain},
 		{"nothing read: a node changed", nil, []string{"a node of n1,n2 re-registered or went down"}, nil, proposeAgain},
 		{"ranks of attempt 1 alive: wait for them", []*mvccpb.KeyValue{ranksN2},
 			[]string{"n2 still runs ranks of attempt 1"}, []string{store.RunningKey("n2", "job")}, waitForRanks},

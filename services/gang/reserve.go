@@ -234,6 +234,7 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 		ReservedAt: now, LaunchDeadline: now.Add(s.cfg.LaunchTimeout),
 		NodeEpochs: epochs, TraceParent: telemetry.TraceParent(ctx),
 		Batch: job.Spec.Batch != nil, Pull: pullPhaseOf(job.Spec, now),
+		WholeNodes: wholeNodes(p, nodes),
 	}
 	if alloc.Pull != nil {
 		// The launch timeout starts after the pull (pull.go sets it anew
@@ -288,6 +289,35 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 	// The agents' reports start from this, without reading it back.
 	s.remember(alloc, resp.Header.Revision)
 	return alloc, nil, nil
+}
+
+// wholeNodes lists the nodes of p whose every GPU, by their registrations
+// (pinned by the reservation's compare on each node key), p takes: those
+// are claimed by one key each (store.ClaimKeys).
+func wholeNodes(p domain.Placement, nodes map[string]nodeView) []string {
+	var out []string
+	for _, np := range p.Nodes {
+		if coversAll(np.GPUs, nodes[np.Node].Reg.GPUs) {
+			out = append(out, np.Node)
+		}
+	}
+	return out
+}
+
+// coversAll reports whether gpus are exactly the indexes 0..n-1 of a node
+// of n GPUs, each once.
+func coversAll(gpus []int, n int) bool {
+	if n < 1 || len(gpus) != n {
+		return false
+	}
+	seen := make([]bool, n)
+	for _, g := range gpus {
+		if g < 0 || g >= n || seen[g] {
+			return false
+		}
+		seen[g] = true
+	}
+	return true
 }
 
 // assignments builds each node's part of the gang.

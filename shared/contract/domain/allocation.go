@@ -24,6 +24,11 @@ type Allocation struct {
 	Attempt   int        `json:"attempt"`
 	State     AllocState `json:"state"`
 	Placement Placement  `json:"placement"`
+	// WholeNodes lists the placement's nodes whose every GPU the gang holds:
+	// each is claimed by one key for the whole node instead of one key per
+	// GPU (store.ClaimKeys), which is most of a gang's etcd writes saved.
+	// Gang sets it from the nodes' registrations at reservation.
+	WholeNodes []string `json:"wholeNodes,omitempty"`
 	// Lease is the reservation lease the claims were written under.
 	Lease      int64     `json:"lease"`
 	ReservedAt time.Time `json:"reservedAt"`
@@ -57,6 +62,16 @@ func (a Allocation) AllStarted() bool {
 		}
 	}
 	return true
+}
+
+// Whole reports whether the allocation claims node as a whole.
+func (a Allocation) Whole(node string) bool {
+	for _, n := range a.WholeNodes {
+		if n == node {
+			return true
+		}
+	}
+	return false
 }
 
 // AllExited reports whether every node reported its ranks exited; for a

@@ -91,6 +91,14 @@ func DecodeAllocation(data []byte) (Allocation, error) {
 			c.member("exited", n, in)
 			c.between("exited."+n, a.Exited[n], -1, 255)
 		}
+		whole := map[string]bool{}
+		for _, n := range a.WholeNodes {
+			c.member("wholeNodes", n, in)
+			if whole[n] {
+				c.fail("wholeNodes", "%s is listed twice", quote(n))
+			}
+			whole[n] = true
+		}
 		for _, n := range sortedKeys(a.NodeEpochs) {
 			c.member("nodeEpochs", n, in)
 			c.notNegative("nodeEpochs."+n, a.NodeEpochs[n])

@@ -25,7 +25,7 @@ import (
 // is an error.
 func Collect(ctx context.Context, cli *clientv3.Client, js *jobs.Store) (State, error) {
 	s := State{
-		Claims: map[string]Claim{}, Allocations: map[string]domain.Allocation{}, Assignments: map[string]Assignment{},
+		Claims: map[string]Claim{}, WholeClaims: map[string]Claim{}, NodeGPUs: map[string]int{}, Allocations: map[string]domain.Allocation{}, Assignments: map[string]Assignment{},
 		Running: map[string]Running{}, Footprints: map[string][]string{},
 		Inventory: map[string]bool{}, Epochs: map[string]int64{}, LiveLeases: map[int64]bool{},
 		Jobs: map[string]domain.Job{}, Malformed: map[string]string{},
@@ -82,13 +82,18 @@ func (s *State) add(key string, value []byte, lease int64) string {
 	case strings.HasPrefix(key, store.ClaimsPrefix):
 		node, gpu, ok := store.ParseClaimKey(key)
 		if !ok {
-			return "not a claims/<node>/<gpu> key"
+			return "not a claims/<node>/<gpu> or claims/<node>/all key"
 		}
 		c, why := decodeClaim(value, "claim")
 		if why != "" {
 			return why
 		}
-		s.Claims[fmt.Sprintf("%s/%d", node, gpu)] = Claim{Node: node, GPU: gpu, Job: c.JobID, Lease: lease}
+		claim := Claim{Node: node, GPU: gpu, Job: c.JobID, Lease: lease}
+		if gpu == store.WholeNode {
+			s.WholeClaims[node] = claim
+			return ""
+		}
+		s.Claims[fmt.Sprintf("%s/%d", node, gpu)] = claim
 	case strings.HasPrefix(key, store.PortsPrefix):
 		if _, _, ok := store.ParsePortKey(key); !ok {
 			return "not a ports/<addr>/<port> key"
@@ -132,6 +137,7 @@ func (s *State) add(key string, value []byte, lease int64) string {
 			s.Epochs[name] = n.Epoch
 		} else {
 			s.Inventory[name] = true
+			s.NodeGPUs[name] = n.GPUs
 		}
 	case strings.HasPrefix(key, store.RunningPrefix):
 		r, err := store.DecodeRunning(key, value)

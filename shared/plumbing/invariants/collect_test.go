@@ -215,3 +215,26 @@ func TestCheckRanksOfAnEarlierAttempt(t *testing.T) {
 	c.del(t, store.RunningKey("n1", "run"))
 	expect(t, c.findings(t), want[0])
 }
+
+// A gang holding a node whole has one claim key there (claims/<node>/all),
+// written as gang writes it: the check counts it on every GPU the node's
+// inventory gives it, and names a GPU claim beside it.
+func TestCheckWholeNodeClaims(t *testing.T) {
+	c := seed(t)
+	ctx := context.Background()
+	c.put(t, store.InventoryKey("n3"), domain.Node{Name: "n3", Addr: "n3", GPUs: 4}, 0)
+	a := domain.Allocation{JobID: "big", Attempt: 1, State: domain.AllocRunning, WholeNodes: []string{"n3"},
+		Placement: domain.Placement{MasterAddr: "n3", MasterPort: 29501,
+			Nodes: []domain.NodePlacement{{Node: "n3", GPUs: []int{0, 1, 2, 3}}}}}
+	if _, err := c.env.Etcd.Txn(ctx).Then(store.AllocationPuts(a, nil)...).Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.js.Create(ctx, domain.Job{ID: "big", State: domain.StateRunning, Attempt: 1,
+		Spec: jobspec.Spec{Gang: jobspec.Gang{Nodes: 1, GPUsPerNode: 4}}}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, c.findings(t))
+
+	c.put(t, store.ClaimKey("n3", 2), domain.Claim{JobID: "res", Attempt: 1}, c.resLease)
+	expect(t, c.findings(t), "gpu-claimed-twice: n3/2 is claimed by res and, with the whole node, by big")
+}

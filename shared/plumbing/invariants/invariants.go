@@ -32,12 +32,18 @@ import (
 type State struct {
 	// Claims maps "node/gpu" to the claim and the lease it is attached to.
 	Claims map[string]Claim
+	// WholeClaims maps a node to its whole-node claim (claims/<node>/all),
+	// which Evaluate counts as a claim of each of the node's GPUs.
+	WholeClaims map[string]Claim
 	// Allocations by job ID.
 	Allocations map[string]domain.Allocation
 	// Assignments maps "node/job" to the assignment stored for that node.
 	Assignments map[string]Assignment
 	// Inventory holds every registered node name.
 	Inventory map[string]bool
+	// NodeGPUs is each registered node's GPU count, as its inventory
+	// record says: the GPUs a whole-node claim holds.
+	NodeGPUs map[string]int
 	// Running maps "job/node" to what the node's agent reports alive.
 	Running map[string]Running
 	// Footprints maps a job to the nodes its latest reservation recorded
@@ -55,7 +61,8 @@ type State struct {
 	Malformed map[string]string
 }
 
-// Claim is one GPU claim as stored.
+// Claim is one GPU claim as stored (GPU is store.WholeNode's -1 for a
+// whole-node claim).
 type Claim struct {
 	Node  string
 	GPU   int
@@ -142,7 +149,8 @@ func Evaluate(s State) []Violation {
 			}
 		}
 	}
-	for key, c := range s.Claims {
+	claims := gpuClaims(s, add)
+	for key, c := range claims {
 		if o, ok := owner[key]; ok && o != c.Job {
 			add(RuleDoubleClaim, "%s is claimed by %s but allocated to %s", key, c.Job, o)
 		}
@@ -159,7 +167,7 @@ func Evaluate(s State) []Violation {
 		}
 	}
 	for key, job := range owner {
-		if c, ok := s.Claims[key]; !ok || c.Job != job {
+		if c, ok := claims[key]; !ok || c.Job != job {
 			add(RuleOrphanClaim, "allocation of %s lists %s but does not hold its claim", job, key)
 		}
 	}
@@ -172,15 +180,42 @@ func Evaluate(s State) []Violation {
 			add(RuleFinishedAlloc, "allocation of %s, which is %s", id, j.State)
 		}
 	}
-	out = append(out, evaluateJobs(s)...)
+	out = append(out, evaluateJobs(s, claims)...)
 	out = append(out, evaluateAssignments(s)...)
 	out = append(out, evaluateRunning(s)...)
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
 }
 
+// gpuClaims is every GPU's claim: s.Claims, and each whole-node claim
+// counted on every GPU its node has. A whole-node claim beside a GPU
+// claim of the same node is a double claim; one on a node of unknown size
+// is kept under "node/all", so the checks on its owner still run.
+func gpuClaims(s State, add func(rule, format string, args ...any)) map[string]Claim {
+	out := make(map[string]Claim, len(s.Claims))
+	for key, c := range s.Claims {
+		out[key] = c
+	}
+	for node, c := range s.WholeClaims {
+		n, known := s.NodeGPUs[node]
+		if !known {
+			out[node+"/all"] = c
+			continue
+		}
+		for g := range n {
+			key := fmt.Sprintf("%s/%d", node, g)
+			if other, ok := s.Claims[key]; ok {
+				add(RuleDoubleClaim, "%s is claimed by %s and, with the whole node, by %s", key, other.Job, c.Job)
+			}
+			c.GPU = g
+			out[key] = c
+		}
+	}
+	return out
+}
+
 // evaluateJobs checks that every active job holds its gang.
-func evaluateJobs(s State) []Violation {
+func evaluateJobs(s State, claims map[string]Claim) []Violation {
 	var out []Violation
 	for id, j := range s.Jobs {
 		if !j.State.Active() {
@@ -202,7 +237,7 @@ func evaluateJobs(s State) []Violation {
 		gpus, nodes := 0, len(a.Placement.Nodes)
 		for _, np := range a.Placement.Nodes {
 			for _, g := range np.GPUs {
-				if c, ok := s.Claims[fmt.Sprintf("%s/%d", np.Node, g)]; ok && c.Job == id {
+				if c, ok := claims[fmt.Sprintf("%s/%d", np.Node, g)]; ok && c.Job == id {
 					gpus++
 				}
 			}

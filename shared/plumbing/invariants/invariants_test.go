@@ -46,6 +46,27 @@ func TestHealthyStateHasNoViolations(t *testing.T) {
 	}
 }
 
+// wholeN2 has job a hold node n2 (2 GPUs) by its whole-node claim
+// instead of one claim per GPU.
+func wholeN2(s *State) {
+	delete(s.Claims, "n2/0")
+	delete(s.Claims, "n2/1")
+	s.WholeClaims = map[string]Claim{"n2": {"n2", -1, "a", 0}}
+	s.NodeGPUs = map[string]int{"n1": 4, "n2": 2}
+}
+
+func TestWholeNodeClaimCountsOnEveryGPU(t *testing.T) {
+	s := healthy()
+	wholeN2(&s)
+	if v := Evaluate(s); len(v) != 0 {
+		t.Fatalf("n2 held whole reported %v", v)
+	}
+	s.NodeGPUs["n2"] = 1 // the claim no longer covers GPU 1, which a's allocation lists
+	if v := Evaluate(s); len(v) == 0 || v[0].Rule != RuleOrphanClaim || !strings.Contains(v[0].Detail, "n2/1") {
+		t.Fatalf("whole-node claim of a 1-GPU node: %v, want a's n2/1 unheld", v)
+	}
+}
+
 func TestEachRuleIsDetected(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -106,6 +127,21 @@ func TestEachRuleIsDetected(t *testing.T) {
 			s.Jobs["b"] = b
 		}, RuleFinishedAlloc},
 		{"claim on an unregistered node", func(s *State) { delete(s.Inventory, "n2") }, RuleUnknownNode},
+		{"a GPU claim beside its node's whole-node claim", func(s *State) {
+			wholeN2(s)
+			s.Claims["n2/1"] = Claim{"n2", 1, "b", 7}
+		}, RuleDoubleClaim},
+		{"whole-node claim of a job without allocation", func(s *State) {
+			wholeN2(s)
+			c := s.WholeClaims["n2"]
+			c.Job = "ghost"
+			s.WholeClaims["n2"] = c
+		}, RuleOrphanClaim},
+		{"whole-node claim on an unregistered node", func(s *State) {
+			wholeN2(s)
+			delete(s.Inventory, "n2")
+			delete(s.NodeGPUs, "n2")
+		}, RuleUnknownNode},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

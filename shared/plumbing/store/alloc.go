@@ -12,18 +12,35 @@ import (
 )
 
 // An allocation is a set of keys that live and die together: the
-// allocation record, one claim per GPU, the MASTER_PORT claim and one
-// assignment per node. These helpers are the only code that knows the set.
+// allocation record, its GPU claims (ClaimKeys), the MASTER_PORT claim and
+// one assignment per node. These helpers are the only code that knows the
+// set.
+
+// ClaimKeys are the GPU claim keys of an allocation: one for each node it
+// holds whole (a.WholeNodes), one per GPU on the others. A gang of n whole
+// nodes of g GPUs writes n keys, not n×g, three times each (reserve,
+// detach, release): most of the etcd writes a job costs.
+func ClaimKeys(a domain.Allocation) []string {
+	var keys []string
+	for _, np := range a.Placement.Nodes {
+		if a.Whole(np.Node) {
+			keys = append(keys, WholeNodeClaimKey(np.Node))
+			continue
+		}
+		for _, g := range np.GPUs {
+			keys = append(keys, ClaimKey(np.Node, g))
+		}
+	}
+	return keys
+}
 
 // AllocationPuts returns the writes that create (or re-write) an
 // allocation. opts apply to every put (e.g. clientv3.WithLease).
 func AllocationPuts(a domain.Allocation, assigns []domain.Assignment, opts ...clientv3.OpOption) []clientv3.Op {
 	claim := MustJSON(domain.Claim{JobID: a.JobID, Attempt: a.Attempt})
 	ops := []clientv3.Op{clientv3.OpPut(AllocKey(a.JobID), MustJSON(a), opts...)}
-	for _, np := range a.Placement.Nodes {
-		for _, g := range np.GPUs {
-			ops = append(ops, clientv3.OpPut(ClaimKey(np.Node, g), claim, opts...))
-		}
+	for _, key := range ClaimKeys(a) {
+		ops = append(ops, clientv3.OpPut(key, claim, opts...))
 	}
 	ops = append(ops, clientv3.OpPut(PortKey(a.Placement.MasterAddr, a.Placement.MasterPort), claim, opts...))
 	for _, as := range assigns {
@@ -35,10 +52,10 @@ func AllocationPuts(a domain.Allocation, assigns []domain.Assignment, opts ...cl
 // AllocationDeletes returns the deletes that remove an allocation.
 func AllocationDeletes(a domain.Allocation) []clientv3.Op {
 	ops := []clientv3.Op{clientv3.OpDelete(AllocKey(a.JobID))}
+	for _, key := range ClaimKeys(a) {
+		ops = append(ops, clientv3.OpDelete(key))
+	}
 	for _, np := range a.Placement.Nodes {
-		for _, g := range np.GPUs {
-			ops = append(ops, clientv3.OpDelete(ClaimKey(np.Node, g)))
-		}
 		ops = append(ops, clientv3.OpDelete(AssignKey(np.Node, a.JobID)))
 	}
 	ops = append(ops, clientv3.OpDelete(PortKey(a.Placement.MasterAddr, a.Placement.MasterPort)))
@@ -132,6 +149,13 @@ func CheckAllocation(key string, a domain.Allocation) error {
 			}
 			gpus[g] = true
 		}
+	}
+	whole := map[string]bool{}
+	for i, n := range a.WholeNodes {
+		if !nodes[n] || whole[n] {
+			return bad(fmt.Sprintf("wholeNodes[%d]", i), "%q is not a node of the placement, or repeated", n)
+		}
+		whole[n] = true
 	}
 	return nil
 }

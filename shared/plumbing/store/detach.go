@@ -21,10 +21,10 @@ import (
 func AllocationDetach(a domain.Allocation) []clientv3.Op {
 	keep := clientv3.WithIgnoreValue()
 	ops := []clientv3.Op{clientv3.OpPut(AllocKey(a.JobID), MustJSON(a))}
+	for _, key := range ClaimKeys(a) {
+		ops = append(ops, clientv3.OpPut(key, "", keep))
+	}
 	for _, np := range a.Placement.Nodes {
-		for _, g := range np.GPUs {
-			ops = append(ops, clientv3.OpPut(ClaimKey(np.Node, g), "", keep))
-		}
 		ops = append(ops, clientv3.OpPut(AssignKey(np.Node, a.JobID), "", keep))
 	}
 	ops = append(ops, clientv3.OpPut(PortKey(a.Placement.MasterAddr, a.Placement.MasterPort), "", keep))

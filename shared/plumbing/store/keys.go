@@ -6,6 +6,9 @@
 //	nodes/<node>              domain.Node, under the agent's lease (liveness)
 //	inventory/<node>          domain.Node, no lease (capacity known even while down)
 //	claims/<node>/<gpu>       domain.Claim, under the reservation lease until running
+//	claims/<node>/all         domain.Claim of every GPU of the node (a gang holding
+//	                          the whole node: one key, not one per GPU; see
+//	                          ClaimKeys); it excludes every other claim on the node
 //	ports/<addr>/<port>       domain.Claim for MASTER_PORT, same lifetime as GPU claims
 //	alloc/<job>               domain.Allocation, same lifetime as claims
 //	assign/<node>/<job>       domain.Assignment, same lifetime as claims
@@ -113,6 +116,16 @@ func ClaimKey(node string, gpu int) string {
 	return ClaimsPrefix + node + "/" + strconv.Itoa(gpu)
 }
 
+// WholeNodeClaimKey is the claim of every GPU of one node, held by a gang
+// that uses the whole node. It and the node's GPU claims exclude each
+// other (ReservationTxn).
+func WholeNodeClaimKey(node string) string { return ClaimsPrefix + node + "/" + wholeNode }
+
+// WholeNode is the GPU index ParseClaimKey gives a whole-node claim.
+const WholeNode = -1
+
+const wholeNode = "all"
+
 // NodeClaimsPrefix covers every GPU claim of one node.
 func NodeClaimsPrefix(node string) string { return ClaimsPrefix + node + "/" }
 
@@ -133,9 +146,21 @@ func NodeAssignPrefix(node string) string { return AssignPrefix + node + "/" }
 // ElectionKey is the election prefix of a singleton service.
 func ElectionKey(service string) string { return ElectionPrefix + service }
 
-// ParseClaimKey splits a claim key into node and GPU index.
+// ParseClaimKey splits a claim key into node and GPU index; the index of a
+// whole-node claim is WholeNode.
 func ParseClaimKey(key string) (node string, gpu int, ok bool) {
-	return splitIndexedKey(key, ClaimsPrefix)
+	if node, found := strings.CutSuffix(key, "/"+wholeNode); found {
+		node, found = strings.CutPrefix(node, ClaimsPrefix)
+		if found && node != "" && !strings.Contains(node, "/") {
+			return node, WholeNode, true
+		}
+		return "", 0, false
+	}
+	node, gpu, ok = splitIndexedKey(key, ClaimsPrefix)
+	if !ok || gpu < 0 {
+		return "", 0, false
+	}
+	return node, gpu, true
 }
 
 // ParsePortKey splits a port key into address and port.

@@ -48,7 +48,7 @@ func RemoveNode(ctx context.Context, kv clientv3.KV, node string) error {
 	case count(1) > 0:
 		return errors.Mark(errors.Newf("node %s is up: drain it and stop its agent first (its registration ends with its lease)", node), ErrNodeInUse)
 	case count(2) > 0:
-		return errors.Mark(errors.Newf("node %s still holds %d GPU claims of a gang", node, count(2)), ErrNodeInUse)
+		return errors.Mark(errors.Newf("node %s still holds GPU claims of a gang (claim keys: %d)", node, count(2)), ErrNodeInUse)
 	case count(3) > 0:
 		var jobs []string
 		for _, kv := range resp.Responses[3].GetResponseRange().Kvs {

@@ -38,7 +38,8 @@ func TestRemoveNodeOnlyWhenDownAndIdle(t *testing.T) {
 		key, want string
 	}{
 		{store.NodeKey("n1"), "is up"},
-		{store.ClaimKey("n1", 3), "holds 1 GPU claims"},
+		{store.ClaimKey("n1", 3), "holds GPU claims of a gang (claim keys: 1)"},
+		{store.WholeNodeClaimKey("n1"), "holds GPU claims of a gang (claim keys: 1)"},
 		{store.AssignKey("n1", "job-7"), "assigned jobs [job-7]"},
 		{store.RunningKey("n1", "job-7"), "running ranks"},
 	} {

@@ -12,7 +12,8 @@ import (
 // ReservationTxn builds the one transaction that claims a whole gang:
 //
 //	If:   every GPU claim key, the MASTER_PORT key and the job's allocation
-//	      key are absent; no agent reports ranks of the job alive on a node
+//	      key are absent (a node held whole: no claim key at all under
+//	      the node; any other node: no whole-node claim either); no agent reports ranks of the job alive on a node
 //	      where they may be (RunningChecks: the prior reservation's nodes
 //	      and this one's; see footprint.go) and the job's footprint is as
 //	      read (prior.ModRev); every node key still has the revision read
@@ -25,14 +26,25 @@ import (
 // It is the only way claims are created, so a gang holds all its GPUs or
 // none of them.
 //
-// Its size, for n nodes, g GPUs and r = len(RunningChecks) ≤ 2n:
-// n+g+r+3 compares, n+g+3 puts, n+g+r+2 reads. etcd counts each list
+// Its size, for n nodes, g GPU claim keys (ClaimKeys: one per node held
+// whole) and r = len(RunningChecks) ≤ 2n: at most 2n+g+r+3 compares, n+g+3
+// puts, 2n+g+r+2 reads. etcd counts each list
 // against its --max-txn-ops (MaxTxnOps).
 func ReservationTxn(a domain.Allocation, assigns []domain.Assignment, nodeRevs map[string]int64, prior Prior, lease clientv3.LeaseID) (cmps []clientv3.Cmp, then, els []clientv3.Op) {
 	p := a.Placement
 	for _, np := range p.Nodes {
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(NodeKey(np.Node)), "=", nodeRevs[np.Node]))
 		els = append(els, clientv3.OpGet(NodeKey(np.Node), clientv3.WithKeysOnly()))
+		if a.Whole(np.Node) {
+			// No claim of any kind on the node.
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(NodeClaimsPrefix(np.Node)), "=", 0).WithPrefix())
+			els = append(els, clientv3.OpGet(NodeClaimsPrefix(np.Node), clientv3.WithPrefix()))
+			continue
+		}
+		// Neither these GPUs' claims nor a whole-node claim.
+		whole := WholeNodeClaimKey(np.Node)
+		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(whole), "=", 0))
+		els = append(els, clientv3.OpGet(whole))
 		for _, g := range np.GPUs {
 			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(ClaimKey(np.Node, g)), "=", 0))
 			els = append(els, clientv3.OpGet(ClaimKey(np.Node, g)))

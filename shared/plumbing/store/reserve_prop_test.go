@@ -101,11 +101,18 @@ func randomAllocation(rt *rapid.T, job string, nodes []string, gpus int) domain.
 	chosen := rapid.SliceOfNDistinct(rapid.SampledFrom(nodes), 1, len(nodes), rapid.ID[string]).Draw(rt, "nodes")
 	per := rapid.IntRange(1, gpus).Draw(rt, "gpusPerNode")
 	p := domain.Placement{MasterAddr: "h", MasterPort: rapid.IntRange(1, 3).Draw(rt, "port")}
+	var whole []string
 	for i, n := range chosen {
 		idx := rapid.SliceOfNDistinct(rapid.IntRange(0, gpus-1), per, per, rapid.ID[int]).Draw(rt, "gpus")
 		p.Nodes = append(p.Nodes, domain.NodePlacement{Node: n, NodeRank: i, GPUs: idx})
+		// A node taken whole is claimed by one key, as gang does, or (a
+		// replica of before whole-node claims) one per GPU: the two
+		// forms must exclude each other too.
+		if per == gpus && rapid.Bool().Draw(rt, "whole") {
+			whole = append(whole, n)
+		}
 	}
-	return domain.Allocation{JobID: job, Attempt: 1, State: domain.AllocReserved, Placement: p}
+	return domain.Allocation{JobID: job, Attempt: 1, State: domain.AllocReserved, Placement: p, WholeNodes: whole}
 }
 
 // assertClaimsMatch checks etcd's claims equal the model exactly.
@@ -114,9 +121,7 @@ func assertClaimsMatch(rt *rapid.T, kv clientv3.KV, model map[string]string) {
 	if err != nil {
 		rt.Fatal(err)
 	}
-	if len(resp.Kvs) != len(model) {
-		rt.Fatalf("etcd holds %d claims, model %d", len(resp.Kvs), len(model))
-	}
+	claimed := 0
 	for _, kvp := range resp.Kvs {
 		node, gpu, ok := store.ParseClaimKey(string(kvp.Key))
 		if !ok {
@@ -126,8 +131,18 @@ func assertClaimsMatch(rt *rapid.T, kv clientv3.KV, model map[string]string) {
 		if err := json.Unmarshal(kvp.Value, &c); err != nil {
 			rt.Fatal(err)
 		}
-		if want := model[fmt.Sprintf("%s/%d", node, gpu)]; c.JobID != want {
-			rt.Fatalf("%s/%d claimed by %q, model says %q", node, gpu, c.JobID, want)
+		held := []int{gpu}
+		if gpu == store.WholeNode {
+			held = []int{0, 1, 2, 3} // every GPU of the test's 4-GPU nodes
 		}
+		for _, g := range held {
+			claimed++
+			if want := model[fmt.Sprintf("%s/%d", node, g)]; c.JobID != want {
+				rt.Fatalf("%s/%d claimed by %q (key %s), model says %q", node, g, c.JobID, kvp.Key, want)
+			}
+		}
+	}
+	if claimed != len(model) {
+		rt.Fatalf("etcd's claims hold %d GPUs, model %d", claimed, len(model))
 	}
 }

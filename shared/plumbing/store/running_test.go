@@ -209,9 +209,11 @@ func checkDecodeNamesTheField(t *testing.T, decode func(value []byte) error, cas
 }
 
 // A 64-node gang of 8 GPUs per node, placed away from its previous
-// reservation's 64 nodes, is the largest compare set for that size: 64
-// node revisions, 512 claims, the port, the allocation, 128 running keys
-// and the footprint. etcd (as embedded, store.MaxTxnOps) takes it.
+// reservation's 64 nodes, on nodes with more GPUs than that (so claimed
+// GPU by GPU), is the largest compare set for that size: 64 node
+// revisions, 512 claims and 64 whole-node claims' absence, the port, the
+// allocation, 128 running keys and the footprint. etcd (as embedded,
+// store.MaxTxnOps) takes it. On whole nodes the same gang is 64 claims.
 func TestReservationOfA64NodeGang(t *testing.T) {
 	env := testenv.Start(t)
 	ctx := context.Background()
@@ -237,8 +239,14 @@ func TestReservationOfA64NodeGang(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmps, then, els := store.ReservationTxn(second, nil, revs, prior, 0)
-	if len(cmps) != 707 || len(then) != 515 || len(els) != 706 {
-		t.Errorf("ops: %d compares, %d puts, %d reads; want 707, 515 (no assignments here), 706", len(cmps), len(then), len(els))
+	if len(cmps) != 771 || len(then) != 515 || len(els) != 770 {
+		t.Errorf("ops: %d compares, %d puts, %d reads; want 771, 515 (no assignments here), 770", len(cmps), len(then), len(els))
+	}
+	whole := second
+	whole.WholeNodes = whole.Placement.NodeNames()
+	cmps, then, els = store.ReservationTxn(whole, nil, revs, prior, 0)
+	if len(cmps) != 259 || len(then) != 67 || len(els) != 258 {
+		t.Errorf("whole nodes: %d compares, %d puts, %d reads; want 259, 67, 258", len(cmps), len(then), len(els))
 	}
 	if max(len(cmps), len(then), len(els)) > store.MaxTxnOps {
 		t.Errorf("the reservation exceeds store.MaxTxnOps")

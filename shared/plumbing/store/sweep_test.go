@@ -70,6 +70,9 @@ func TestCheckAllocation(t *testing.T) {
 		{"node twice", func(a *domain.Allocation) { a.Placement.Nodes[1].Node = "n0" }, "placement.nodes[1].node"},
 		{"GPU twice", func(a *domain.Allocation) { a.Placement.Nodes[0].GPUs = []int{1, 1} }, "placement.nodes[0].gpus"},
 		{"negative GPU", func(a *domain.Allocation) { a.Placement.Nodes[1].GPUs = []int{-3} }, "placement.nodes[1].gpus"},
+		{"a whole node", func(a *domain.Allocation) { a.WholeNodes = []string{"n1"} }, ""},
+		{"a whole node not placed", func(a *domain.Allocation) { a.WholeNodes = []string{"n1", "n7"} }, "wholeNodes[1]"},
+		{"a whole node twice", func(a *domain.Allocation) { a.WholeNodes = []string{"n0", "n0"} }, "wholeNodes[1]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
