@@ -46,19 +46,26 @@ type Owned struct {
 // attempt when attempt < 0). An assignment or allocation record whose value
 // does not decode (or names another job) is picked by its key, which names
 // the job: no agent can run it and no release can use it.
+//
+// Assignments come first: a sweep of more keys than one transaction takes
+// deletes them before any claim, so no node's GPUs are free to reserve
+// while its agent still holds the assignment that runs ranks on them.
 func SweepTargets(job string, attempt int, keys []Owned) []StoredKey {
-	var out []StoredKey
+	var assigns, out []StoredKey
 	for _, k := range keys {
 		mine := k.Job == job && (attempt < 0 || k.Attempt <= attempt)
 		if k.Job == "" && LastSegment(k.Key) == job &&
 			(strings.HasPrefix(k.Key, AssignPrefix) || k.Key == AllocKey(job)) {
 			mine = true
 		}
-		if mine {
+		switch {
+		case mine && strings.HasPrefix(k.Key, AssignPrefix):
+			assigns = append(assigns, k.StoredKey)
+		case mine:
 			out = append(out, k.StoredKey)
 		}
 	}
-	return out
+	return append(assigns, out...)
 }
 
 // sweepBatch bounds the deletes of one transaction (etcd's default limit

@@ -17,7 +17,8 @@ func owned(key, job string, attempt int) store.Owned {
 	return store.Owned{StoredKey: store.StoredKey{Key: key, ModRev: 1}, Job: job, Attempt: attempt}
 }
 
-// SweepTargets picks a job's keys of the attempts that are over.
+// SweepTargets picks a job's keys of the attempts that are over,
+// assignments first.
 func TestSweepTargets(t *testing.T) {
 	keys := []store.Owned{
 		owned(store.ClaimKey("n0", 0), "j", 1),
@@ -33,8 +34,10 @@ func TestSweepTargets(t *testing.T) {
 		attempt int
 		want    []string
 	}{
-		{"attempt 1 and older", 1, []string{store.ClaimKey("n0", 0), store.PortKey("n0", 29500), store.AssignKey("n0", "j"), store.AllocKey("j")}},
-		{"every attempt", -1, []string{store.ClaimKey("n0", 0), store.ClaimKey("n0", 1), store.PortKey("n0", 29500), store.AssignKey("n0", "j"), store.AllocKey("j")}},
+		// Assignments first, so a sweep spanning transactions stops the
+		// ranks before it frees their GPUs; the rest in the order read.
+		{"attempt 1 and older", 1, []string{store.AssignKey("n0", "j"), store.ClaimKey("n0", 0), store.PortKey("n0", 29500), store.AllocKey("j")}},
+		{"every attempt", -1, []string{store.AssignKey("n0", "j"), store.ClaimKey("n0", 0), store.ClaimKey("n0", 1), store.PortKey("n0", 29500), store.AllocKey("j")}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
