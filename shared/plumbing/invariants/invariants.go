@@ -22,6 +22,7 @@ package invariants
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -188,21 +189,33 @@ func Evaluate(s State) []Violation {
 }
 
 // gpuClaims is every GPU's claim: s.Claims, and each whole-node claim
-// counted on every GPU its node has. A whole-node claim beside a GPU
-// claim of the same node is a double claim; one on a node of unknown size
-// is kept under "node/all", so the checks on its owner still run.
+// counted on every GPU its node has (by its inventory) and every GPU its
+// job's allocation places there, should the two disagree (a node that
+// re-registered with another count). A whole-node claim beside a GPU claim
+// of the same node is a double claim; one whose GPUs neither tells is kept
+// under "node/all", so the checks on its owner still run.
 func gpuClaims(s State, add func(rule, format string, args ...any)) map[string]Claim {
 	out := make(map[string]Claim, len(s.Claims))
 	for key, c := range s.Claims {
 		out[key] = c
 	}
 	for node, c := range s.WholeClaims {
-		n, known := s.NodeGPUs[node]
-		if !known {
+		gpus := map[int]bool{}
+		for g := range s.NodeGPUs[node] {
+			gpus[g] = true
+		}
+		for _, np := range s.Allocations[c.Job].Placement.Nodes {
+			if np.Node == node {
+				for _, g := range np.GPUs {
+					gpus[g] = true
+				}
+			}
+		}
+		if len(gpus) == 0 {
 			out[node+"/all"] = c
 			continue
 		}
-		for g := range n {
+		for _, g := range slices.Sorted(maps.Keys(gpus)) {
 			key := fmt.Sprintf("%s/%d", node, g)
 			if other, ok := s.Claims[key]; ok {
 				add(RuleDoubleClaim, "%s is claimed by %s and, with the whole node, by %s", key, other.Job, c.Job)
