@@ -25,9 +25,9 @@ import (
 // is an error.
 func Collect(ctx context.Context, cli *clientv3.Client, js *jobs.Store) (State, error) {
 	s := State{
-		Claims: map[string]Claim{}, WholeClaims: map[string]Claim{}, NodeGPUs: map[string]int{}, Allocations: map[string]domain.Allocation{}, Assignments: map[string]Assignment{},
+		Claims: map[string]Claim{}, WholeClaims: map[string]Claim{}, Allocations: map[string]domain.Allocation{}, Assignments: map[string]Assignment{},
 		Running: map[string]Running{}, Footprints: map[string][]string{},
-		Inventory: map[string]bool{}, Epochs: map[string]int64{}, LiveLeases: map[int64]bool{},
+		Inventory: map[string]int{}, Epochs: map[string]int64{}, LiveLeases: map[int64]bool{},
 		Jobs: map[string]domain.Job{}, Malformed: map[string]string{},
 	}
 	resp, err := cli.Get(ctx, store.Prefix, clientv3.WithPrefix())
@@ -136,8 +136,7 @@ func (s *State) add(key string, value []byte, lease int64) string {
 		if strings.HasPrefix(key, store.NodesPrefix) {
 			s.Epochs[name] = n.Epoch
 		} else {
-			s.Inventory[name] = true
-			s.NodeGPUs[name] = n.GPUs
+			s.Inventory[name] = n.GPUs
 		}
 	case strings.HasPrefix(key, store.RunningPrefix):
 		r, err := store.DecodeRunning(key, value)

@@ -40,11 +40,9 @@ type State struct {
 	Allocations map[string]domain.Allocation
 	// Assignments maps "node/job" to the assignment stored for that node.
 	Assignments map[string]Assignment
-	// Inventory holds every registered node name.
-	Inventory map[string]bool
-	// NodeGPUs is each registered node's GPU count, as its inventory
-	// record says: the GPUs a whole-node claim holds.
-	NodeGPUs map[string]int
+	// Inventory holds every registered node, with its GPU count as its
+	// inventory record says (the GPUs a whole-node claim holds).
+	Inventory map[string]int
 	// Running maps "job/node" to what the node's agent reports alive.
 	Running map[string]Running
 	// Footprints maps a job to the nodes its latest reservation recorded
@@ -163,7 +161,7 @@ func Evaluate(s State) []Violation {
 		if !hasAlloc {
 			add(RuleOrphanClaim, "%s held by %s, which has no allocation", key, c.Job)
 		}
-		if !s.Inventory[c.Node] {
+		if _, registered := s.Inventory[c.Node]; !registered {
 			add(RuleUnknownNode, "%s is claimed on node %s, which never registered", key, c.Node)
 		}
 	}
@@ -201,7 +199,7 @@ func gpuClaims(s State, add func(rule, format string, args ...any)) map[string]C
 	}
 	for node, c := range s.WholeClaims {
 		gpus := map[int]bool{}
-		for g := range s.NodeGPUs[node] {
+		for g := range s.Inventory[node] {
 			gpus[g] = true
 		}
 		for _, np := range s.Allocations[c.Job].Placement.Nodes {

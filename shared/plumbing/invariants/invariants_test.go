@@ -29,7 +29,7 @@ func healthy() State {
 			"a/n1": {"n1", "a", 1}, "a/n2": {"n2", "a", 1}, "b/n1": {"n1", "b", 1},
 		},
 		Footprints: map[string][]string{"a": {"n1", "n2"}, "b": {"n1"}},
-		Inventory:  map[string]bool{"n1": true, "n2": true},
+		Inventory:  map[string]int{"n1": 4, "n2": 2},
 		Epochs:     map[string]int64{"n1": 11, "n2": 12},
 		Malformed:  map[string]string{},
 		LiveLeases: map[int64]bool{7: true},
@@ -52,7 +52,6 @@ func wholeN2(s *State) {
 	delete(s.Claims, "n2/0")
 	delete(s.Claims, "n2/1")
 	s.WholeClaims = map[string]Claim{"n2": {"n2", -1, "a", 0}}
-	s.NodeGPUs = map[string]int{"n1": 4, "n2": 2}
 }
 
 func TestWholeNodeClaimCountsOnEveryGPU(t *testing.T) {
@@ -64,13 +63,13 @@ func TestWholeNodeClaimCountsOnEveryGPU(t *testing.T) {
 	// The inventory and the allocation disagree on the node's size (it
 	// re-registered): the claim covers the GPUs of both, and the check
 	// says nothing false of it.
-	s.NodeGPUs["n2"] = 1
+	s.Inventory["n2"] = 1
 	if v := Evaluate(s); len(v) != 0 {
 		t.Fatalf("whole-node claim of a node now of 1 GPU: %v", v)
 	}
-	delete(s.NodeGPUs, "n2")
+	s.Inventory["n2"] = 0
 	if v := Evaluate(s); len(v) != 0 {
-		t.Fatalf("whole-node claim of a node of unknown size: %v", v)
+		t.Fatalf("whole-node claim of a node its inventory gives no GPUs: %v", v)
 	}
 }
 
@@ -147,7 +146,6 @@ func TestEachRuleIsDetected(t *testing.T) {
 		{"whole-node claim on an unregistered node", func(s *State) {
 			wholeN2(s)
 			delete(s.Inventory, "n2")
-			delete(s.NodeGPUs, "n2")
 		}, RuleUnknownNode},
 	}
 	for _, tc := range cases {
