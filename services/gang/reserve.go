@@ -261,6 +261,7 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 			break
 		}
 		s.Log.WarnContext(ctx, "reservation not answered; trying the next etcd member", "job", job.ID, "try", try, "err", err)
+		store.AwaitMemberCheck(ctx, s.Etcd)
 	}
 	if !ok && !unanswered {
 		// Nothing of it on the lease (or, on an error, maybe a little). A

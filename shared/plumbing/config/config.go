@@ -137,7 +137,7 @@ func (b *Base) Clients(ctx context.Context, service string, streams bool) (*bus.
 	if timeout == 0 {
 		timeout = store.DefaultRequestTimeout
 	}
-	cli, err := store.ConnectTimeout(ctx, b.Etcd, timeout, store.WithCredentials(b.Credentials))
+	cli, err := store.ConnectTimeout(ctx, b.Etcd, timeout, store.WithCredentials(b.Credentials), store.WithLog(b.Logger()))
 	if err != nil {
 		bs.Close()
 		return nil, nil, err

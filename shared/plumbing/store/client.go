@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -41,6 +42,13 @@ type Option func(*connectOptions)
 
 type connectOptions struct {
 	tls transport.TLSInfo
+	log *slog.Logger
+}
+
+// WithLog logs what the client decides on its own, such as leaving out a
+// member that stopped answering. Without it, nothing is logged.
+func WithLog(log *slog.Logger) Option {
+	return func(o *connectOptions) { o.log = log }
 }
 
 // WithTLS connects over TLS, trusting the CA in caFile, and authenticates
@@ -88,7 +96,15 @@ func ConnectTimeout(ctx context.Context, endpoints string, requestTimeout time.D
 		return nil, errors.Wrapf(err, "connect to etcd at %s", endpoints)
 	}
 	eps := strings.Split(endpoints, ",")
+	log := o.log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	guard := newMemberGuard(eps, requestTimeout, log)
 	cli, err := clientv3.New(clientv3.Config{
+		// The client's own context carries its guard, so that whatever
+		// holds the client (a watch) can tell the guard what it noticed.
+		Context:              context.WithValue(context.Background(), guardKey{}, guard),
 		Endpoints:            eps,
 		DialTimeout:          10 * time.Second,
 		DialKeepAliveTime:    keepAlive,
@@ -96,13 +112,14 @@ func ConnectTimeout(ctx context.Context, endpoints string, requestTimeout time.D
 		// Ping only connections with requests or streams in flight: etcd
 		// counts pings on idle connections as abuse (GOAWAY too_many_pings).
 		PermitWithoutStream: false,
-		DialOptions:         []grpc.DialOption{grpc.WithChainUnaryInterceptor(attemptTimeout(requestTimeout))},
+		DialOptions:         []grpc.DialOption{grpc.WithChainUnaryInterceptor(attemptTimeout(requestTimeout, guard))},
 		Logger:              zap.NewNop(),
 		TLS:                 tlsCfg,
 	})
 	if err != nil {
 		return nil, errors.Wrapf(err, "connect to etcd at %s", endpoints)
 	}
+	go guard.run(cli)
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	// An identity that may not read the ping key (a node) is still answered:
@@ -118,13 +135,15 @@ func ConnectTimeout(ctx context.Context, endpoints string, requestTimeout time.D
 // inside the etcd client's retry interceptor, so a timeout of its own
 // (not the caller's) is reported as codes.Unavailable: the client retries
 // it on another member if the request is a read, and never if it is a
-// write (which may have reached the member).
-func attemptTimeout(d time.Duration) grpc.UnaryClientInterceptor {
+// write (which may have reached the member). The guard hears of each such
+// timeout, to find the member and leave it out.
+func attemptTimeout(d time.Duration, guard *memberGuard) grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		actx, cancel := context.WithTimeout(ctx, d)
 		defer cancel()
 		err := invoker(actx, method, req, reply, cc, opts...)
 		if err != nil && ctx.Err() == nil && actx.Err() != nil {
+			guard.notice()
 			return status.Errorf(codes.Unavailable, "etcd member did not answer %s within %s", method, d)
 		}
 		return err

@@ -19,7 +19,7 @@ func TestUnansweredIsAMemberThatDidNotAnswer(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	err := attemptTimeout(10*time.Millisecond)(context.Background(), "/etcdserverpb.KV/Txn", nil, nil, nil, hang)
+	err := attemptTimeout(10*time.Millisecond, nil)(context.Background(), "/etcdserverpb.KV/Txn", nil, nil, nil, hang)
 	if !Unanswered(errors.Wrap(err, "reserve job j")) {
 		t.Errorf("Unanswered(%v) = false", err)
 	}

@@ -37,7 +37,10 @@ type LeaseKeeper struct {
 	// etcd several requests a second each; a new one is granted when
 	// needed.
 	Expendable func() bool
-	Log        *slog.Logger
+	// Late, if set, hears of each late renewal: NewLeaseKeeper tells the
+	// client's member guard, since the stream may sit on a frozen member.
+	Late func()
+	Log  *slog.Logger
 }
 
 // ErrLetGo is Hold's answer when it let an expendable lease go rather than
@@ -58,7 +61,8 @@ func NewLeaseKeeper(cli *clientv3.Client, id clientv3.LeaseID, ttl time.Duration
 			}
 			return time.Duration(resp.TTL) * time.Second, nil
 		},
-		Log: log,
+		Late: func() { noticeUnanswered(cli) },
+		Log:  log,
 	}
 }
 
@@ -135,6 +139,9 @@ func (k LeaseKeeper) Hold(ctx context.Context, granted time.Time) error {
 			// The client's renewals may just be late (they are checked twice
 			// a second, a busy machine delays them, a frozen etcd leader
 			// blocks them).
+			if k.Late != nil {
+				k.Late()
+			}
 			if k.expendable() {
 				return ErrLetGo
 			}

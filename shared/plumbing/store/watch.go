@@ -126,6 +126,7 @@ func Watch(ctx context.Context, cli *clientv3.Client, key string, after int64, o
 				}
 			case <-quiet.C:
 				if !asked.IsZero() && time.Since(asked) >= WatchStall {
+					noticeUnanswered(cli)
 					w.err = errors.Newf("etcd member gave no answer to a progress request in %s", WatchStall)
 					return
 				}
@@ -198,10 +199,12 @@ func open(ctx context.Context, cli *clientv3.Client, key string, opts []clientv3
 			keep(t.stream)
 			return t.in, t.stream, nil
 		case <-hedge.C:
+			noticeUnanswered(cli)
 			if len(tries) < watchTries {
 				start()
 			}
 		case <-stall.C:
+			noticeUnanswered(cli)
 			keep(nil)
 			return nil, nil, errors.Newf("etcd member gave no answer to the watch's creation in %s", WatchStall)
 		case <-ctx.Done():

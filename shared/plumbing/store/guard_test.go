@@ -1,0 +1,131 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
+)
+
+// With one member of two frozen, the client stops sending it requests
+// once one has gone unanswered, and takes it back once it answers again.
+// Without the guard, the balancer hands the frozen member every other
+// request, and each waits out the attempt timeout there.
+func TestFrozenMemberIsLeftOutUntilItAnswers(t *testing.T) {
+	env := testenv.Start(t)
+	target := strings.TrimPrefix(env.EtcdEndpoint, "http://")
+	a, b := newFreezingProxy(t, target), newFreezingProxy(t, target)
+	aURL, bURL := "http://"+a.addr, "http://"+b.addr
+	ctx := t.Context()
+	const timeout = time.Second
+	cli, err := store.ConnectTimeout(ctx, aURL+","+bURL, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+
+	// get reads a key, retried by the client on the other member if the
+	// first does not answer, and says whether it took a timeout to do so.
+	get := func() (slow bool) {
+		t.Helper()
+		began := time.Now()
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if _, err := cli.Get(rctx, "/guard/k"); err != nil {
+			t.Fatalf("get with one member of two live: %v", err)
+		}
+		return time.Since(began) >= timeout/2
+	}
+	endpoints := func(want ...string) {
+		t.Helper()
+		testenv.Eventually(t, 10*time.Second, func() error {
+			if got := cli.Endpoints(); !slices.Equal(got, want) {
+				return fmt.Errorf("endpoints in use %v, want %v", got, want)
+			}
+			return nil
+		})
+	}
+
+	a.freeze()
+	for slow := false; !slow; {
+		slow = get() // until one lands on the frozen member
+	}
+	endpoints(bURL)
+	for i := range 20 {
+		if get() {
+			t.Fatalf("get %d after the frozen member was found still waited on it", i)
+		}
+	}
+
+	a.thaw()
+	endpoints(aURL, bURL)
+	// And it is really used again: with the other member frozen now, the
+	// client still gets answers, from it alone.
+	b.freeze()
+	defer b.thaw()
+	for slow := false; !slow; {
+		slow = get()
+	}
+	endpoints(aURL)
+	for i := range 10 {
+		if get() {
+			t.Fatalf("get %d with the thawed member back still waited on the frozen one", i)
+		}
+	}
+}
+
+// A write that a frozen member did not answer is not retried by etcd's
+// client; the caller repeats it. After AwaitMemberCheck the repeat goes
+// to the live member, every time. Without it, in a client busy with other
+// requests (as every service is: here, reads in the background), the
+// balancer's turn sends about every other repeat back to the frozen
+// member before the guard has decided.
+func TestRepeatAfterAwaitMemberCheckGoesToALiveMember(t *testing.T) {
+	env := testenv.Start(t)
+	target := strings.TrimPrefix(env.EtcdEndpoint, "http://")
+	ctx := t.Context()
+	for i := range 5 {
+		a, b := newFreezingProxy(t, target), newFreezingProxy(t, target)
+		cli, err := store.ConnectTimeout(ctx, "http://"+a.addr+",http://"+b.addr, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Both connections up (the connect's check needs only one).
+		time.Sleep(300 * time.Millisecond)
+		busy, stop := context.WithCancel(ctx)
+		go func() {
+			for busy.Err() == nil {
+				_, _ = cli.Get(busy, "/guard/r")
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		a.freeze()
+		put := func() error {
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			_, err := cli.Put(rctx, "/guard/w", "1")
+			return err
+		}
+		for try := 0; err == nil; try++ {
+			if try == 100 {
+				t.Fatalf("client %d: 100 puts and none went to the frozen member", i)
+			}
+			err = put()
+		}
+		if !store.Unanswered(err) {
+			t.Fatalf("client %d: put with one member frozen: %v, want it unanswered", i, err)
+		}
+		store.AwaitMemberCheck(ctx, cli)
+		if err := put(); err != nil {
+			t.Errorf("client %d: the repeat after AwaitMemberCheck: %v", i, err)
+		}
+		stop()
+		a.thaw()
+		_ = cli.Close()
+	}
+}
