@@ -45,8 +45,8 @@ func Run(ctx context.Context, cfg Config) error {
 			if err != nil {
 				return nil // ctx ended
 			}
-			el := sess.Election(store.ElectionKey("placement"))
-			if err := el.Campaign(sess.Context(), cfg.Instance); err != nil {
+			el, err := sess.Campaign(sess.Context(), store.ElectionKey("placement"), cfg.Instance)
+			if err != nil {
 				lost := sess.Lost()
 				sess.Close()
 				switch {

@@ -89,11 +89,6 @@ func (s *Session) Lost() error {
 	return s.err
 }
 
-// Election is a concurrency election on this session's lease.
-func (s *Session) Election(prefix string) *concurrency.Election {
-	return concurrency.NewElection(s.cs, prefix)
-}
-
 // Orphan stops renewing the lease and leaves it to expire: what a crashed
 // replica would do, and what a gang replica does so that reservations it
 // made can still pass their launch barrier meanwhile.
