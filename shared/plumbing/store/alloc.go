@@ -22,8 +22,9 @@ import (
 // detach, release): most of the etcd writes a job costs.
 func ClaimKeys(a domain.Allocation) []string {
 	var keys []string
+	whole := a.WholeSet()
 	for _, np := range a.Placement.Nodes {
-		if a.Whole(np.Node) {
+		if whole[np.Node] {
 			keys = append(keys, WholeNodeClaimKey(np.Node))
 			continue
 		}

@@ -32,10 +32,11 @@ import (
 // against its --max-txn-ops (MaxTxnOps).
 func ReservationTxn(a domain.Allocation, assigns []domain.Assignment, nodeRevs map[string]int64, prior Prior, lease clientv3.LeaseID) (cmps []clientv3.Cmp, then, els []clientv3.Op) {
 	p := a.Placement
+	wholeNodes := a.WholeSet()
 	for _, np := range p.Nodes {
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(NodeKey(np.Node)), "=", nodeRevs[np.Node]))
 		els = append(els, clientv3.OpGet(NodeKey(np.Node), clientv3.WithKeysOnly()))
-		if a.Whole(np.Node) {
+		if wholeNodes[np.Node] {
 			// No claim of any kind on the node.
 			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(NodeClaimsPrefix(np.Node)), "=", 0).WithPrefix())
 			els = append(els, clientv3.OpGet(NodeClaimsPrefix(np.Node), clientv3.WithPrefix()))
