@@ -499,8 +499,10 @@ func pauseEtcd(t testing.TB, c *cluster, name string) string {
 		// watches and requests that went to the frozen member hang until it
 		// thaws. Safety holds (checked after the phase); availability does
 		// not.
-		knownIssue(t, "with etcd leader %s frozen, nothing was scheduled for the whole %s pause; the probe ran %s after the thaw",
-			victim, pauseDuration, ms(time.Since(thawed)))
+		// The probe's events go into the message: the failure summary is
+		// what the end of a long CI log keeps.
+		knownIssue(t, "with etcd leader %s frozen, nothing was scheduled for the whole %s pause; the probe ran %s after the thaw (its events since the freeze: %s)",
+			victim, pauseDuration, ms(time.Since(thawed)), c.timeline(t, probeID, fault))
 	}
 	t.Logf("probe %s: %s", probeID, c.timeline(t, probeID, fault))
 	h := c.waitHealthy(t, victim, 60*time.Second)
