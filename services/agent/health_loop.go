@@ -353,11 +353,10 @@ func (h *healthLoop) watchState(ctx context.Context, out chan domain.NodeState) 
 			continue
 		}
 		send(st)
-		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-		for resp := range h.etcd.Watch(wctx, store.NodeStateKey(h.node), clientv3.WithRev(rev+1)) {
-			if resp.Err() != nil {
-				break
-			}
+		// A live watch: a plain one on a frozen etcd member would deliver
+		// nothing until the thaw.
+		wctx, cancel := context.WithCancel(ctx)
+		for resp := range store.Watch(wctx, h.etcd, store.NodeStateKey(h.node), rev).C {
 			for _, ev := range resp.Events {
 				if ev.Type != clientv3.EventTypePut {
 					continue
