@@ -236,5 +236,9 @@ func TestCheckWholeNodeClaims(t *testing.T) {
 	expect(t, c.findings(t))
 
 	c.put(t, store.ClaimKey("n3", 2), domain.Claim{JobID: "res", Attempt: 1}, c.resLease)
-	expect(t, c.findings(t), "gpu-claimed-twice: n3/2 is claimed by res and, with the whole node, by big")
+	// Twice wrong: beside the whole node's claim, and outside res's own
+	// allocation (which places n2).
+	expect(t, c.findings(t),
+		"claim-outside-allocation: n3/2 held by res, whose allocation does not place it",
+		"gpu-claimed-twice: n3/2 is claimed by res and, with the whole node, by big")
 }

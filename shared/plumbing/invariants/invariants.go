@@ -12,6 +12,8 @@
 //     that is gone, nor of an attempt older than one that is reserved, nor
 //     on a node the job's footprint does not name (its next reservation
 //     would not wait for them);
+//   - every claim is one its owner's allocation names (else its release
+//     would leave it behind);
 //   - every stored value decodes and agrees with its key.
 //
 // Evaluate is pure, so tests can feed it states directly; Collect reads a
@@ -123,6 +125,12 @@ const (
 	// its footprint does not name, so its next reservation would not wait
 	// for them (a footprint deleted or rewritten by hand).
 	RuleRanksOutsideFootprint = "ranks-outside-footprint"
+	// RuleStrayClaim: a claim its owner's allocation does not name: a GPU
+	// it does not place, a node it does not hold whole (for a whole-node
+	// claim), or a GPU of a node it holds whole (for a GPU claim). The
+	// release deletes the keys the allocation names (store.ClaimKeys), so
+	// such a claim outlives its job and blocks the GPU for good.
+	RuleStrayClaim = "claim-outside-allocation"
 )
 
 // Evaluate returns every violation in s, sorted.
@@ -148,6 +156,7 @@ func Evaluate(s State) []Violation {
 			}
 		}
 	}
+	strayClaims(s, owner, add)
 	claims := gpuClaims(s, add)
 	for key, c := range claims {
 		if o, ok := owner[key]; ok && o != c.Job {
@@ -184,6 +193,27 @@ func Evaluate(s State) []Violation {
 	out = append(out, evaluateRunning(s)...)
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
+}
+
+// strayClaims names the claims whose owner has an allocation that does
+// not name them (owner: which job's allocation places each "node/gpu").
+// A claim whose owner has no allocation at all is RuleOrphanClaim's.
+func strayClaims(s State, owner map[string]string, add func(rule, format string, args ...any)) {
+	for key, c := range s.Claims {
+		a, ok := s.Allocations[c.Job]
+		switch {
+		case !ok:
+		case owner[key] != c.Job:
+			add(RuleStrayClaim, "%s held by %s, whose allocation does not place it", key, c.Job)
+		case a.WholeSet()[c.Node]:
+			add(RuleStrayClaim, "%s held by %s, whose allocation holds %s whole (one claim for the node)", key, c.Job, c.Node)
+		}
+	}
+	for node, c := range s.WholeClaims {
+		if a, ok := s.Allocations[c.Job]; ok && !a.WholeSet()[node] {
+			add(RuleStrayClaim, "%s (every GPU) held by %s, whose allocation does not hold the node whole", node, c.Job)
+		}
+	}
 }
 
 // gpuClaims is every GPU's claim: s.Claims, and each whole-node claim

@@ -52,6 +52,9 @@ func wholeN2(s *State) {
 	delete(s.Claims, "n2/0")
 	delete(s.Claims, "n2/1")
 	s.WholeClaims = map[string]Claim{"n2": {"n2", -1, "a", 0}}
+	a := s.Allocations["a"]
+	a.WholeNodes = []string{"n2"}
+	s.Allocations["a"] = a
 }
 
 func TestWholeNodeClaimCountsOnEveryGPU(t *testing.T) {
@@ -143,6 +146,20 @@ func TestEachRuleIsDetected(t *testing.T) {
 			c.Job = "ghost"
 			s.WholeClaims["n2"] = c
 		}, RuleOrphanClaim},
+		{"claim of a GPU its owner's allocation does not place", func(s *State) {
+			s.Claims["n1/3"] = Claim{"n1", 3, "a", 0}
+		}, RuleStrayClaim},
+		{"whole-node claim of a node its owner's allocation holds in part", func(s *State) {
+			wholeN2(s)
+			a := s.Allocations["a"]
+			a.WholeNodes = nil
+			s.Allocations["a"] = a
+		}, RuleStrayClaim},
+		{"GPU claims of a node its owner's allocation holds whole", func(s *State) {
+			a := s.Allocations["a"]
+			a.WholeNodes = []string{"n2"}
+			s.Allocations["a"] = a
+		}, RuleStrayClaim},
 		{"whole-node claim on an unregistered node", func(s *State) {
 			wholeN2(s)
 			delete(s.Inventory, "n2")
