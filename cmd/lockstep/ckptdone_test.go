@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
@@ -40,6 +41,26 @@ func TestCkptDoneGoesThroughTheAgent(t *testing.T) {
 		}
 		return fmt.Errorf("rank not started (%v)", err)
 	})
+	// The rank runs before the job record says so (gang records it once
+	// every node reported started); a checkpoint asked before that would
+	// be refused below.
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if j, err := cl.Job(ctx, id); err != nil || j.State != domain.StateRunning {
+			return fmt.Errorf("not running yet: %v", err)
+		}
+		return nil
+	})
+	// A job not running yet has nothing to checkpoint: it is named, not
+	// asked, and the command fails.
+	waiting := writeFile(t, "waiting.yaml", fmt.Sprintf("name: waiting\ngang: {nodes: 1, gpusPerNode: 1}\ndependencies: [{type: afterok, jobs: [%s]}]\ncommand: [\"true\"]\n", id))
+	o, e, code = cli(t, "submit", waiting, "--nats", url)
+	if code != 0 {
+		t.Fatalf("submit: %s %s", o, e)
+	}
+	pending := strings.TrimSpace(o)
+	if o, e, code := cli(t, "checkpoint", pending, "--nats", url); code != 1 || !strings.Contains(o, pending+" is pending, not running yet") {
+		t.Errorf("checkpoint of a pending job: exit %d, %q %q; want exit 1 naming it pending", code, o, e)
+	}
 	if o, e, code := cli(t, "checkpoint", id, "--nats", url); code != 0 {
 		t.Fatalf("checkpoint: %s %s", o, e)
 	}
@@ -70,4 +91,5 @@ func TestCkptDoneGoesThroughTheAgent(t *testing.T) {
 		return nil
 	})
 	_ = cl.Cancel(ctx, id, "test over")
+	_ = cl.Cancel(ctx, pending, "test over")
 }

@@ -21,8 +21,10 @@ import (
 )
 
 // jobRequest is the RunE of a request about one job (the argument): it
-// waits for the job to be known, asks, and says what it asked.
-func (a *app) jobRequest(what string, ask func(ctx context.Context, c *client.Client, id string) error) runE {
+// waits for the job to be known, asks, and says what it asked. A job
+// that does not run yet is not asked when runningOnly is set: it is
+// named, and if no job was asked the command fails (exit 1).
+func (a *app) jobRequest(what string, runningOnly bool, ask func(ctx context.Context, c *client.Client, id string) error) runE {
 	return a.clientRun(func(ctx context.Context, c *client.Client, args []string) error {
 		// An array's ID asks for every task of it not yet ended.
 		jobs, array, err := jobsByID(ctx, c, args[0])
@@ -32,14 +34,23 @@ func (a *app) jobRequest(what string, ask func(ctx context.Context, c *client.Cl
 		if err := notEnded(args[0], jobs, array); err != nil {
 			return err
 		}
+		asked := 0
 		for _, j := range jobs {
 			if array && j.State.Terminal() {
+				continue
+			}
+			if runningOnly && (j.State == domain.StatePending || j.State == domain.StateReserved) {
+				fmt.Fprintf(a.env.stdout, "%s is %s, not running yet: no %s asked\n", clean(j.ID), clean(string(j.State)), what)
 				continue
 			}
 			if err := ask(ctx, c, j.ID); err != nil {
 				return err
 			}
+			asked++
 			fmt.Fprintf(a.env.stdout, "%s requested for %s\n", what, clean(j.ID))
+		}
+		if asked == 0 {
+			return &exitError{code: 1, msg: fmt.Sprintf("nothing of %s runs yet: no %s asked", clean(args[0]), what)}
 		}
 		return nil
 	})
@@ -80,9 +91,11 @@ func waitJob(ctx context.Context, c *client.Client, id string) (domain.Job, erro
 func (a *app) checkpoint(cmd *cobra.Command) runE {
 	cmd.Long = longHelp(`
 		Ask a running job to checkpoint, then requeue it to resume from that checkpoint
-		(its GPUs are freed as soon as every rank acknowledges).`)
+		(its GPUs are freed as soon as every rank acknowledges). A job still pending or
+		reserved has nothing to checkpoint: it is named and not asked, and the command
+		fails if nothing was asked.`)
 	reason := cmd.Flags().String("reason", "checkpoint requested", "why (shown in describe)")
-	return a.jobRequest("checkpoint", func(ctx context.Context, c *client.Client, id string) error {
+	return a.jobRequest("checkpoint", true, func(ctx context.Context, c *client.Client, id string) error {
 		return c.Drain(ctx, id, domain.DrainCheckpoint, domain.ThenRequeue, *reason)
 	})
 }
