@@ -633,3 +633,39 @@ func poll(timeout, interval time.Duration, cond func() bool) bool {
 
 // ms rounds a duration for the report.
 func ms(d time.Duration) string { return d.Round(100 * time.Millisecond).String() }
+
+// logLines is what the services' logs said since since, in lines that
+// contain one of the phrases, each cut to its time, service and message:
+// the few that explain a failure, small enough for its summary.
+func (c *cluster) logLines(t testing.TB, since time.Time, phrases []string, services ...string) []string {
+	t.Helper()
+	var out []string
+	for _, s := range services {
+		logs, err := c.docker(t, "logs", "--since", since.UTC().Format(time.RFC3339Nano), container(s))
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", s, err))
+			continue
+		}
+		for _, line := range strings.Split(logs, "\n") {
+			var rec struct {
+				Time time.Time `json:"time"`
+				Msg  string    `json:"msg"`
+				Err  string    `json:"err"`
+			}
+			if json.Unmarshal([]byte(line), &rec) != nil {
+				continue
+			}
+			for _, p := range phrases {
+				if strings.Contains(rec.Msg, p) {
+					l := fmt.Sprintf("%s %+.1fs %s", s, rec.Time.Sub(since).Seconds(), rec.Msg)
+					if rec.Err != "" {
+						l += " (" + rec.Err + ")"
+					}
+					out = append(out, l)
+					break
+				}
+			}
+		}
+	}
+	return out
+}

@@ -501,8 +501,10 @@ func pauseEtcd(t testing.TB, c *cluster, name string) string {
 		// not.
 		// The probe's events go into the message: the failure summary is
 		// what the end of a long CI log keeps.
-		knownIssue(t, "with etcd leader %s frozen, nothing was scheduled for the whole %s pause; the probe ran %s after the thaw (its events since the freeze: %s)",
-			victim, pauseDuration, ms(time.Since(thawed)), c.timeline(t, probeID, fault))
+		knownIssue(t, "with etcd leader %s frozen, nothing was scheduled for the whole %s pause; the probe ran %s after the thaw (its events since the freeze: %s; placement and gang said: %s)",
+			victim, pauseDuration, ms(time.Since(thawed)), c.timeline(t, probeID, fault),
+			strings.Join(c.logLines(t, fault, []string{"leader elected", "session lost", "campaign failed", "scheduler stopped", "reservation not answered"},
+				"placement-1", "placement-2", "gang-1", "gang-2"), "; "))
 	}
 	t.Logf("probe %s: %s", probeID, c.timeline(t, probeID, fault))
 	h := c.waitHealthy(t, victim, 60*time.Second)
