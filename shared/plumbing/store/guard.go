@@ -35,6 +35,7 @@ type memberGuard struct {
 	// answered (a round answers the notices that came before it began).
 	notices, answered uint64
 	roundEnd          chan struct{} // closed when a round ends, then replaced
+	leftOut           chan struct{} // closed when a member is left out, then replaced
 }
 
 // recheckEvery is how often the members left out are asked again.
@@ -50,6 +51,7 @@ func newMemberGuard(endpoints []string, requestTimeout time.Duration, log *slog.
 		log:      log,
 		noticed:  make(chan struct{}, 1),
 		roundEnd: make(chan struct{}),
+		leftOut:  make(chan struct{}),
 	}
 }
 
@@ -99,6 +101,18 @@ func (g *memberGuard) await(ctx context.Context) {
 	}
 }
 
+// leftOutNews is closed when the guard next leaves a member out: a watch
+// still waiting on its member then is most likely waiting on that one.
+// Nil (never closed) without a guard.
+func (g *memberGuard) leftOutNews() <-chan struct{} {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.leftOut
+}
+
 // left says which members are left out now.
 func (g *memberGuard) left() []string {
 	g.mu.Lock()
@@ -144,6 +158,10 @@ func (g *memberGuard) run(cli *clientv3.Client) {
 				"left_out", next, "in_use", inUse(g.all, next))
 		}
 		g.mu.Lock()
+		if slices.ContainsFunc(next, func(m string) bool { return !slices.Contains(out, m) }) {
+			close(g.leftOut)
+			g.leftOut = make(chan struct{})
+		}
 		g.out = next
 		g.answered = max(g.answered, covers)
 		close(g.roundEnd)
@@ -221,14 +239,15 @@ type guardKey struct{}
 // and waits for its verdict (about half the request timeout at most; at
 // once without a guard), so that the repeat goes to a member that answers
 // rather than, by the balancer's turn, to the silent one again.
-func AwaitMemberCheck(ctx context.Context, cli *clientv3.Client) {
+func AwaitMemberCheck(ctx context.Context, cli *clientv3.Client) { guardOf(cli).await(ctx) }
+
+// guardOf is cli's member guard, nil if it has none (a client not made by
+// Connect).
+func guardOf(cli *clientv3.Client) *memberGuard {
 	g, _ := cli.Ctx().Value(guardKey{}).(*memberGuard)
-	g.await(ctx)
+	return g
 }
 
 // noticeUnanswered tells cli's guard, if it has one, that something sent
 // on it went unanswered.
-func noticeUnanswered(cli *clientv3.Client) {
-	g, _ := cli.Ctx().Value(guardKey{}).(*memberGuard)
-	g.notice()
-}
+func noticeUnanswered(cli *clientv3.Client) { guardOf(cli).notice() }

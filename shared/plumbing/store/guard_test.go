@@ -129,3 +129,54 @@ func TestRepeatAfterAwaitMemberCheckGoesToALiveMember(t *testing.T) {
 		_ = cli.Close()
 	}
 }
+
+// Watches on a member that freezes end as soon as the guard has found the
+// member silent, not after their own stall; watches on the live member go
+// on. (Compose pause-etcd: an agent's assignment watch on the frozen
+// leader held its gang's start for the whole stall.)
+func TestWatchesEndWhenTheGuardLeavesTheirMemberOut(t *testing.T) {
+	env := testenv.Start(t)
+	target := strings.TrimPrefix(env.EtcdEndpoint, "http://")
+	a, b := newFreezingProxy(t, target), newFreezingProxy(t, target)
+	ctx := t.Context()
+	cli, err := store.ConnectTimeout(ctx, "http://"+a.addr+",http://"+b.addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	time.Sleep(300 * time.Millisecond) // both connections up
+	// Each watch on a stream of its own, which the balancer hands to the
+	// members in turn: about half on each.
+	var watches []*store.LiveWatch
+	for i := range 10 {
+		w := store.Watch(ctx, cli, fmt.Sprintf("/guardwatch/%d", i), 0)
+		watches = append(watches, w)
+	}
+	time.Sleep(500 * time.Millisecond) // every watch created
+	a.freeze()
+	defer a.thaw()
+	ended := make(chan int, len(watches))
+	for i, w := range watches {
+		go func() {
+			for range w.C {
+			}
+			ended <- i
+		}()
+	}
+	deadline := time.After(store.WatchStall + 3*time.Second)
+	count := 0
+	for done := false; !done; {
+		select {
+		case i := <-ended:
+			count++
+			if err := watches[i].Err(); err == nil || !strings.Contains(err.Error(), "left a silent member out") {
+				t.Errorf("watch %d ended with %v, want it ended by the guard's verdict", i, err)
+			}
+		case <-deadline:
+			done = true
+		}
+	}
+	if count == 0 || count == len(watches) {
+		t.Fatalf("%d of %d watches ended; want those on the frozen member only (some, not all)", count, len(watches))
+	}
+}

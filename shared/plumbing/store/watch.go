@@ -97,6 +97,8 @@ func Watch(ctx context.Context, cli *clientv3.Client, key string, after int64, o
 		quiet := time.NewTimer(WatchStall / 3)
 		defer quiet.Stop()
 		var asked time.Time // when progress was asked for with no answer since
+		guard := guardOf(cli)
+		leftOut := guard.leftOutNews()
 		for {
 			select {
 			case resp, ok := <-in:
@@ -124,11 +126,26 @@ func Watch(ctx context.Context, cli *clientv3.Client, key string, after int64, o
 				case <-ctx.Done():
 					return
 				}
+			case <-leftOut:
+				// The guard found a member silent. If this watch's own
+				// member is silent too, it is that one: end now rather than
+				// wait out the stall (a live member answers a progress
+				// request in milliseconds).
+				leftOut = guard.leftOutNews()
+				if !asked.IsZero() && time.Since(asked) >= silentAfter {
+					w.err = errors.Newf("etcd member gave no answer to a progress request in %s, and the client left a silent member out", time.Since(asked).Round(time.Millisecond))
+					return
+				}
 			case <-quiet.C:
 				if !asked.IsZero() && time.Since(asked) >= WatchStall {
 					noticeUnanswered(cli)
 					w.err = errors.Newf("etcd member gave no answer to a progress request in %s", WatchStall)
 					return
+				}
+				if !asked.IsZero() {
+					// Unanswered for a quiet period already: have the guard
+					// ask the members, without waiting for the stall.
+					guard.notice()
 				}
 				if asked.IsZero() {
 					asked = time.Now()
@@ -213,6 +230,11 @@ func open(ctx context.Context, cli *clientv3.Client, key string, opts []clientv3
 		}
 	}
 }
+
+// silentAfter is how long a progress request must have gone unanswered
+// for its watch to end when the guard leaves a member out: long past a
+// live member's answer, so only the watches on the member left out end.
+const silentAfter = 250 * time.Millisecond
 
 // watchHedge is how long open waits for a member to create a watch before
 // asking again: a live member creates it in milliseconds.
