@@ -100,7 +100,14 @@ func (s *service) apply(ctx context.Context, in lifecycle.ReconcileInput, act li
 		}
 	case lifecycle.FailPull:
 		if fresh, ok := s.stillDue(ctx, act, act.Alloc); ok {
-			if err := s.failPull(ctx, fresh, 0, act.Reason); err != nil {
+			// Named from the allocation as read again: a node may have
+			// reported its image since the listing, and the reason must
+			// not name it.
+			reason := lifecycle.JudgePull(fresh, nil, s.cfg.Now()).Reason
+			if reason == "" {
+				reason = act.Reason
+			}
+			if err := s.failPull(ctx, fresh, 0, reason); err != nil {
 				s.Log.Warn("reconcile: fail a gang past its pull deadline", "job", act.Alloc.JobID, "err", err)
 			}
 		}
