@@ -154,8 +154,12 @@ func (g *memberGuard) run(cli *clientv3.Client) {
 		next := leaveOut(g.all, out, ask, answered)
 		if !slices.Equal(next, out) {
 			cli.SetEndpoints(inUse(g.all, next)...)
-			g.log.Warn("etcd members not answering are left out of this client's requests until they answer again",
-				"left_out", next, "in_use", inUse(g.all, next))
+			if len(next) > 0 {
+				g.log.Warn("etcd members not answering are left out of this client's requests until they answer again",
+					"left_out", next, "in_use", inUse(g.all, next))
+			} else {
+				g.log.Info("every etcd member is in use again", "in_use", g.all)
+			}
 		}
 		g.mu.Lock()
 		if slices.ContainsFunc(next, func(m string) bool { return !slices.Contains(out, m) }) {
