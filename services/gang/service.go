@@ -117,8 +117,15 @@ func (s *service) serve(parent context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Reports come back from a replica that died holding them (fetched,
+	// unacknowledged: up to 64) after the ack wait. At the default 30 s a
+	// gang whose started report a killed replica held could run, exit and
+	// finish before anyone recorded it running; a report's handling takes
+	// milliseconds (seconds while etcd elects), and one handled twice
+	// changes nothing the second time.
 	reportDone, err := b.Consume(ctx, bus.ConsumerSpec{
 		Stream: subjects.StreamWork, Durable: subjects.DurableReports, Filter: subjects.ReportsAll, Workers: s.cfg.Workers,
+		AckWait: reportAckWait,
 	}, log, s.handleReport)
 	if err != nil {
 		cancel()
@@ -137,3 +144,7 @@ func (s *service) serve(parent context.Context) error {
 	<-reconciled
 	return errors.Wrap(err, "gang")
 }
+
+// reportAckWait is how long a report may be in flight at a replica
+// before the server hands it to another.
+const reportAckWait = 10 * time.Second
