@@ -17,17 +17,10 @@ import (
 // Without the guard, the balancer hands the frozen member every other
 // request, and each waits out the attempt timeout there.
 func TestFrozenMemberIsLeftOutUntilItAnswers(t *testing.T) {
-	env := testenv.Start(t)
-	target := strings.TrimPrefix(env.EtcdEndpoint, "http://")
-	a, b := newFreezingProxy(t, target), newFreezingProxy(t, target)
+	_, cli, a, b := clientThroughTwoProxies(t)
 	aURL, bURL := "http://"+a.addr, "http://"+b.addr
 	ctx := t.Context()
-	const timeout = time.Second
-	cli, err := store.ConnectTimeout(ctx, aURL+","+bURL, timeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cli.Close() })
+	const timeout = time.Second // clientThroughTwoProxies's attempt timeout
 
 	// get reads a key, retried by the client on the other member if the
 	// first does not answer, and says whether it took a timeout to do so.
@@ -135,15 +128,8 @@ func TestRepeatAfterAwaitMemberCheckGoesToALiveMember(t *testing.T) {
 // on. (Compose pause-etcd: an agent's assignment watch on the frozen
 // leader held its gang's start for the whole stall.)
 func TestWatchesEndWhenTheGuardLeavesTheirMemberOut(t *testing.T) {
-	env := testenv.Start(t)
-	target := strings.TrimPrefix(env.EtcdEndpoint, "http://")
-	a, b := newFreezingProxy(t, target), newFreezingProxy(t, target)
+	_, cli, a, _ := clientThroughTwoProxies(t)
 	ctx := t.Context()
-	cli, err := store.ConnectTimeout(ctx, "http://"+a.addr+",http://"+b.addr, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cli.Close() })
 	time.Sleep(300 * time.Millisecond) // both connections up
 	// Each watch on a stream of its own, which the balancer hands to the
 	// members in turn: about half on each.

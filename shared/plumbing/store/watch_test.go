@@ -105,6 +105,23 @@ func clientThroughProxy(t *testing.T) (context.Context, *clientv3.Client, *freez
 	return ctx, cli, p
 }
 
+// clientThroughTwoProxies is an etcd client (1 s attempt timeout) of two
+// members, each reached through a freezingProxy of its own (both lead to
+// the test's one etcd), with the test's etcd environment; the client
+// closes with the test.
+func clientThroughTwoProxies(t *testing.T) (*testenv.Env, *clientv3.Client, *freezingProxy, *freezingProxy) {
+	t.Helper()
+	env := testenv.Start(t)
+	target := strings.TrimPrefix(env.EtcdEndpoint, "http://")
+	a, b := newFreezingProxy(t, target), newFreezingProxy(t, target)
+	cli, err := store.ConnectTimeout(t.Context(), "http://"+a.addr+",http://"+b.addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	return env, cli, a, b
+}
+
 // awaitStall waits for w to end, and checks that it ended for a stall.
 func awaitStall(t *testing.T, w *store.LiveWatch) {
 	t.Helper()
@@ -198,15 +215,8 @@ func (p *freezingProxy) thaw() {
 // compose pause-etcd: an agent's replacement watch landed on the frozen
 // leader and its gang started 2 s later.)
 func TestLiveWatchIsCreatedWhileOneMemberIsFrozen(t *testing.T) {
-	env := testenv.Start(t)
-	target := strings.TrimPrefix(env.EtcdEndpoint, "http://")
-	frozen, live := newFreezingProxy(t, target), newFreezingProxy(t, target)
+	env, cli, frozen, _ := clientThroughTwoProxies(t)
 	ctx := t.Context()
-	cli, err := store.ConnectTimeout(ctx, "http://"+frozen.addr+",http://"+live.addr, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cli.Close() })
 	frozen.freeze()
 	defer frozen.thaw()
 	for i := range 6 {
