@@ -199,18 +199,21 @@ func Evaluate(s State) []Violation {
 // not name them (owner: which job's allocation places each "node/gpu").
 // A claim whose owner has no allocation at all is RuleOrphanClaim's.
 func strayClaims(s State, owner map[string]string, add func(rule, format string, args ...any)) {
+	whole := make(map[string]map[string]bool, len(s.Allocations)) // job → nodes it holds whole
+	for id, a := range s.Allocations {
+		whole[id] = a.WholeSet()
+	}
 	for key, c := range s.Claims {
-		a, ok := s.Allocations[c.Job]
 		switch {
-		case !ok:
+		case whole[c.Job] == nil: // no allocation: RuleOrphanClaim's
 		case owner[key] != c.Job:
 			add(RuleStrayClaim, "%s held by %s, whose allocation does not place it", key, c.Job)
-		case a.WholeSet()[c.Node]:
+		case whole[c.Job][c.Node]:
 			add(RuleStrayClaim, "%s held by %s, whose allocation holds %s whole (one claim for the node)", key, c.Job, c.Node)
 		}
 	}
 	for node, c := range s.WholeClaims {
-		if a, ok := s.Allocations[c.Job]; ok && !a.WholeSet()[node] {
+		if held, ok := whole[c.Job]; ok && !held[node] {
 			add(RuleStrayClaim, "%s (every GPU) held by %s, whose allocation does not hold the node whole", node, c.Job)
 		}
 	}

@@ -3,11 +3,15 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/errors"
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 )
 
 // Campaign waits until this session leads the election under prefix and
@@ -59,7 +63,8 @@ func (s *Session) Campaign(ctx context.Context, prefix, val string) (*concurrenc
 
 // waitDeleted waits until key is deleted after revision after, or until
 // its watch gives up on a silent member; either way the caller reads
-// again. Only ctx ending is an error.
+// again. ctx ending, or a watch error etcd answered (which reading again
+// at once would only repeat), is an error, for the caller's own pause.
 func waitDeleted(ctx context.Context, cli *clientv3.Client, key string, after int64) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -71,5 +76,19 @@ func waitDeleted(ctx context.Context, cli *clientv3.Client, key string, after in
 			}
 		}
 	}
-	return ctx.Err()
+	switch err := w.Err(); {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err == nil || errors.Is(err, ErrMemberSilent):
+		return nil
+	case errors.Is(err, rpctypes.ErrNoLeader):
+		// The member lost its leader (a store.Watch requires one): etcd
+		// is electing, which takes about a second. Read again after a
+		// moment rather than give the campaign up, as etcd's own wait,
+		// which needs no leader, would not.
+		clock.Sleep(ctx, 250*time.Millisecond)
+		return ctx.Err()
+	default:
+		return errors.Wrapf(err, "campaign: watch %s", key)
+	}
 }

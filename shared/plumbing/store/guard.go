@@ -45,9 +45,9 @@ func newMemberGuard(endpoints []string, requestTimeout time.Duration, log *slog.
 	return &memberGuard{
 		all: endpoints,
 		// A member answers a status request from memory in milliseconds;
-		// half the request timeout is plenty, and leaves the other half of
-		// what the silence already cost.
-		timeout:  max(requestTimeout/2, 100*time.Millisecond),
+		// half the request timeout is plenty, and stays under the request
+		// timeout, so a status request is never itself noticed as silence.
+		timeout:  requestTimeout / 2,
 		log:      log,
 		noticed:  make(chan struct{}, 1),
 		roundEnd: make(chan struct{}),
@@ -175,8 +175,9 @@ func (g *memberGuard) run(cli *clientv3.Client) {
 }
 
 // ask sends each member a status request on a connection of its own and
-// says which answered in time. Any answer counts, an error included: a
-// member that refuses is not frozen.
+// says which answered in time. Any answer counts, an error included (a
+// member that refuses is not frozen), but Unavailable: down, or not
+// accepting connections.
 func (g *memberGuard) ask(ctx context.Context, cli *clientv3.Client, members []string) map[string]bool {
 	ctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()

@@ -20,6 +20,11 @@ import (
 // member answers one in milliseconds; a false alarm costs a reload.
 const WatchStall = 2 * time.Second
 
+// ErrMemberSilent marks a LiveWatch that ended because its etcd member
+// stopped answering (errors.Is): another member may serve it, so the
+// caller watches again at once, unlike after an error etcd answered.
+var ErrMemberSilent = errors.New("etcd member silent")
+
 // LiveWatch is one etcd watch that notices when its member stops
 // answering. A watch is a long-lived stream on one member; if that member
 // freezes (a hung VM, a stalled disk: the connection stays open, gRPC's
@@ -54,7 +59,7 @@ func (w *LiveWatch) RequestProgress() {
 }
 
 // Err says why C was closed: nil if ctx ended, otherwise the watch's
-// error or the stall.
+// error or the stall (marked ErrMemberSilent).
 func (w *LiveWatch) Err() error { return w.err }
 
 // Watch starts a LiveWatch of key (with opts, as for clientv3.Watch, but
@@ -133,13 +138,13 @@ func Watch(ctx context.Context, cli *clientv3.Client, key string, after int64, o
 				// request in milliseconds).
 				leftOut = guard.leftOutNews()
 				if !asked.IsZero() && time.Since(asked) >= silentAfter {
-					w.err = errors.Newf("etcd member gave no answer to a progress request in %s, and the client left a silent member out", time.Since(asked).Round(time.Millisecond))
+					w.err = errors.Mark(errors.Newf("etcd member gave no answer to a progress request in %s, and the client left a silent member out", time.Since(asked).Round(time.Millisecond)), ErrMemberSilent)
 					return
 				}
 			case <-quiet.C:
 				if !asked.IsZero() && time.Since(asked) >= WatchStall {
-					noticeUnanswered(cli)
-					w.err = errors.Newf("etcd member gave no answer to a progress request in %s", WatchStall)
+					guard.notice()
+					w.err = errors.Mark(errors.Newf("etcd member gave no answer to a progress request in %s", WatchStall), ErrMemberSilent)
 					return
 				}
 				if !asked.IsZero() {
@@ -223,7 +228,7 @@ func open(ctx context.Context, cli *clientv3.Client, key string, opts []clientv3
 		case <-stall.C:
 			noticeUnanswered(cli)
 			keep(nil)
-			return nil, nil, errors.Newf("etcd member gave no answer to the watch's creation in %s", WatchStall)
+			return nil, nil, errors.Mark(errors.Newf("etcd member gave no answer to the watch's creation in %s", WatchStall), ErrMemberSilent)
 		case <-ctx.Done():
 			keep(nil)
 			return nil, nil, ctx.Err()

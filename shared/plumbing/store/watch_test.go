@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/errors"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -132,8 +133,8 @@ func awaitStall(t *testing.T, w *store.LiveWatch) {
 			if ok {
 				continue
 			}
-			if err := w.Err(); err == nil || !strings.Contains(err.Error(), "no answer") {
-				t.Errorf("watch ended with %v, want a stall", err)
+			if err := w.Err(); err == nil || !strings.Contains(err.Error(), "no answer") || !errors.Is(err, store.ErrMemberSilent) {
+				t.Errorf("watch ended with %v, want a stall marked ErrMemberSilent", err)
 			}
 			return
 		case <-timeout:
@@ -274,4 +275,43 @@ func TestLiveWatchCatchUpBatchShowsOnlyWhatItHolds(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no response")
 	}
+}
+
+// A watch etcd ends with an answer (here: its start revision compacted)
+// is not a silent member: a caller that would watch again at once on
+// silence must not do so on it.
+func TestLiveWatchEndedByEtcdIsNotSilence(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := t.Context()
+	first, err := env.Etcd.Put(ctx, "/compacted/k", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := env.Etcd.Put(ctx, "/compacted/k", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Etcd.Compact(ctx, last.Header.Revision); err != nil {
+		t.Fatal(err)
+	}
+	w := store.Watch(ctx, env.Etcd, "/compacted/k", first.Header.Revision)
+	select {
+	case <-drained(w):
+	case <-time.After(30 * time.Second):
+		t.Fatal("a watch from a compacted revision did not end")
+	}
+	if err := w.Err(); err == nil || errors.Is(err, store.ErrMemberSilent) {
+		t.Errorf("watch from a compacted revision ended with %v, want etcd's error, not silence", err)
+	}
+}
+
+// drained is closed once w.C is.
+func drained(w *store.LiveWatch) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		for range w.C {
+		}
+		close(done)
+	}()
+	return done
 }
