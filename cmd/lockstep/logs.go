@@ -40,6 +40,7 @@ func (a *app) logs(cmd *cobra.Command) runE {
 		if err != nil {
 			return err
 		}
+		defer cons.Close()
 		// A job that ran more than once has each line marked with its attempt.
 		p := logPrefix{rank: *rank < 0, attempt: j.Attempt > 1}
 		var endedAt time.Time // when the record was first seen final

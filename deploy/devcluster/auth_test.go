@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -246,6 +247,7 @@ func TestAuthClusterBobCannotTouchAlicesJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitState(t, alice, id, domain.StateRunning, 30*time.Second)
+	consumersBefore := readerConsumers(t, alice)
 
 	if err := bob.Cancel(ctx, id, "mine now"); err != nil {
 		t.Fatalf("bob's cancel request should reach drain (which refuses it): %v", err)
@@ -293,6 +295,7 @@ func TestAuthClusterBobCannotTouchAlicesJob(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		defer cons.Close()
 		batch, err := cons.FetchNoWait(10)
 		if err != nil {
 			return err
@@ -304,8 +307,31 @@ func TestAuthClusterBobCannotTouchAlicesJob(t *testing.T) {
 		}
 		return errors.New("alice's output not readable yet")
 	})
+	// Each of her reads took a consumer and gave it back, with her own
+	// rights: reads polled in a loop must not fill the server's cap on
+	// consumers per stream, after which nobody could read.
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if now := readerConsumers(t, alice); !maps.Equal(now, consumersBefore) {
+			return fmt.Errorf("consumers per stream %v after alice's reads, want %v as before them", now, consumersBefore)
+		}
+		return nil
+	})
 	if err := alice.Cancel(ctx, id, "done"); err != nil {
 		t.Fatal(err)
 	}
 	waitState(t, alice, id, domain.StateCancelled, 30*time.Second)
+}
+
+// readerConsumers counts the consumers on the streams people read.
+func readerConsumers(t *testing.T, cl *client.Client) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, name := range []string{subjects.StreamEvents, subjects.StreamLogs} {
+		s, err := cl.Bus().JS.Stream(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = s.CachedInfo().State.Consumers
+	}
+	return out
 }

@@ -50,7 +50,7 @@ func newFollower(prefix string) *follower {
 
 // start subscribes from now on; events published earlier are not ours.
 func (f *follower) start(ctx context.Context, b *bus.Bus) (stop func(), err error) {
-	cons, err := b.JS.OrderedConsumer(ctx, subjects.StreamEvents, jetstream.OrderedConsumerConfig{
+	cons, err := b.Follow(ctx, subjects.StreamEvents, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{subjects.JobEventsAll},
 		DeliverPolicy:  jetstream.DeliverNewPolicy,
 	})
@@ -64,9 +64,10 @@ func (f *follower) start(ctx context.Context, b *bus.Bus) (stop func(), err erro
 		}
 	})
 	if err != nil {
+		cons.Close()
 		return nil, errors.Wrap(err, "follow job events")
 	}
-	return cc.Stop, nil
+	return func() { cc.Stop(); cons.Close() }, nil
 }
 
 func (f *follower) submitted(id string, at time.Time) {

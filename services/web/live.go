@@ -150,6 +150,7 @@ func (s *server) logs(w http.ResponseWriter, r *http.Request, v view.Viewer) {
 		http.Error(w, "could not read the output: "+err.Error(), http.StatusBadGateway)
 		return
 	}
+	defer cons.Close()
 	it, err := cons.Messages()
 	if err != nil {
 		http.Error(w, "could not read the output: "+err.Error(), http.StatusBadGateway)

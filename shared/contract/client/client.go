@@ -319,9 +319,9 @@ func ownerName(owner string) string {
 	return owner
 }
 
-// Logs opens a consumer on a job's output (every rank, or one when rank
-// is not negative), from the start.
-func (c *Client) Logs(ctx context.Context, id string, rank int) (jetstream.Consumer, error) {
+// Logs opens a reader of a job's output (every rank, or one when rank is
+// not negative), from the start. The caller closes it.
+func (c *Client) Logs(ctx context.Context, id string, rank int) (*bus.Reader, error) {
 	owner, err := c.OwnerOf(ctx, id)
 	if err != nil {
 		return nil, err
@@ -332,8 +332,8 @@ func (c *Client) Logs(ctx context.Context, id string, rank int) (jetstream.Consu
 	}
 	// One filter subject, which the server checks against the reader's
 	// permissions.
-	cons, err := c.bus.JS.OrderedConsumer(ctx, subjects.StreamLogs, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverAllPolicy,
+	cons, err := c.bus.Snapshot(ctx, subjects.StreamLogs, jetstream.ConsumerConfig{
+		FilterSubject: filter, DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
 	if err != nil {
 		return nil, c.readErr(err, "output", id, owner)
@@ -397,12 +397,13 @@ func (c *Client) Events(ctx context.Context, id string) ([]events.Event, error) 
 // NodeEvents returns a node's events so far, oldest first.
 func (c *Client) NodeEvents(ctx context.Context, node string) ([]events.Event, error) {
 	var out []events.Event
-	cons, err := c.bus.JS.OrderedConsumer(ctx, subjects.StreamEvents, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{subjects.NodeEvent(node, "*")},
+	cons, err := c.bus.Snapshot(ctx, subjects.StreamEvents, jetstream.ConsumerConfig{
+		FilterSubject: subjects.NodeEvent(node, "*"),
 	})
 	if err != nil {
 		return nil, errors.Wrap(err, "read node events")
 	}
+	defer cons.Close()
 	err = drain(cons, func(ev events.Event) bool { out = append(out, ev); return true })
 	return out, err
 }
@@ -420,16 +421,24 @@ func (c *Client) follow(ctx context.Context, id string, live bool, fn func(event
 	}
 	// One filter subject: the server then checks it against the reader's
 	// permissions (a user may read their own jobs' events only).
-	cons, err := c.bus.JS.OrderedConsumer(ctx, subjects.StreamEvents, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{subjects.JobEvents(owner, id)},
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
+	filter := subjects.JobEvents(owner, id)
+	if !live {
+		cons, err := c.bus.Snapshot(ctx, subjects.StreamEvents, jetstream.ConsumerConfig{
+			FilterSubject: filter, DeliverPolicy: jetstream.DeliverAllPolicy,
+		})
+		if err != nil {
+			return c.readErr(err, "events", id, owner)
+		}
+		defer cons.Close()
+		return drain(cons, fn)
+	}
+	cons, err := c.bus.Follow(ctx, subjects.StreamEvents, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
 	if err != nil {
 		return c.readErr(err, "events", id, owner)
 	}
-	if !live {
-		return drain(cons, fn)
-	}
+	defer cons.Close()
 	it, err := cons.Messages()
 	if err != nil {
 		return errors.Wrap(err, "follow events")

@@ -40,8 +40,8 @@ func (c *Client) History(ctx context.Context, owner string, since, until time.Ti
 	if stream.CachedInfo().State.Msgs == 0 {
 		return out, nil
 	}
-	cons, err := c.bus.JS.OrderedConsumer(ctx, subjects.StreamHistory, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &since,
+	cons, err := c.bus.Snapshot(ctx, subjects.StreamHistory, jetstream.ConsumerConfig{
+		FilterSubject: filter, DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &since,
 	})
 	if err != nil {
 		if c.User != "" && owner != c.User {
@@ -50,6 +50,7 @@ func (c *Client) History(ctx context.Context, owner string, since, until time.Ti
 		}
 		return out, errors.Wrap(err, "read the accounting history")
 	}
+	defer cons.Close()
 	for {
 		batch, err := cons.FetchNoWait(256)
 		if err != nil {

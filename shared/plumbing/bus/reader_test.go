@@ -1,0 +1,117 @@
+package bus_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
+)
+
+// readerCap is the test stream's consumer cap, standing in for the
+// server's default one (1,000 per stream) at a size a test can reach.
+const readerCap = 3
+
+// cappedStream makes a stream that takes at most readerCap consumers,
+// holding three messages on reads.one.
+func cappedStream(t *testing.T, h *harness) jetstream.Stream {
+	t.Helper()
+	ctx := context.Background()
+	s, err := h.b.JS.CreateStream(ctx, jetstream.StreamConfig{
+		Name: "READS", Subjects: []string{"reads.>"}, MaxConsumers: readerCap, Storage: jetstream.MemoryStorage,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := h.b.JS.Publish(ctx, "reads.one", fmt.Appendf(nil, "m%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func consumersOn(t *testing.T, s jetstream.Stream) int {
+	t.Helper()
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Consumers
+}
+
+// fetchAll reads what r holds in batches of two, the way the client reads
+// a job's events, and returns how many messages it got.
+func fetchAll(t *testing.T, r *bus.Reader) int {
+	t.Helper()
+	n := 0
+	for {
+		batch, err := r.FetchNoWait(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for range batch.Messages() {
+			got++
+		}
+		if got == 0 {
+			return n
+		}
+		n += got
+	}
+}
+
+// Reads that close their readers leave no consumer behind, so any number
+// of them fit under the server's cap on consumers per stream; a few left
+// open fill it.
+func TestReadersDoNotPileUpConsumers(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	s := cappedStream(t, h)
+
+	for i := range 4 * readerCap {
+		r, err := h.b.Snapshot(ctx, "READS", jetstream.ConsumerConfig{FilterSubjects: []string{"reads.one"}})
+		if err != nil {
+			t.Fatalf("snapshot read %d: %v", i, err)
+		}
+		if n := fetchAll(t, r); n != 3 {
+			t.Fatalf("snapshot read %d got %d messages, want 3", i, n)
+		}
+		r.Close()
+
+		f, err := h.b.Follow(ctx, "READS", jetstream.OrderedConsumerConfig{FilterSubjects: []string{"reads.one"}})
+		if err != nil {
+			t.Fatalf("follow %d: %v", i, err)
+		}
+		it, err := f.Messages()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := it.Next(); err != nil {
+			t.Fatal(err)
+		}
+		it.Stop()
+		f.Close()
+	}
+	testenv.Eventually(t, 5*time.Second, func() error {
+		if n := consumersOn(t, s); n != 0 {
+			return fmt.Errorf("%d consumers left on the stream after every reader closed", n)
+		}
+		return nil
+	})
+
+	// The control: readers not closed keep their consumers, and the cap
+	// refuses the next one.
+	for range readerCap {
+		if _, err := h.b.Snapshot(ctx, "READS", jetstream.ConsumerConfig{FilterSubject: "reads.one"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.b.Snapshot(ctx, "READS", jetstream.ConsumerConfig{FilterSubject: "reads.one"}); err == nil {
+		t.Fatalf("a reader past the cap of %d open ones was let in: the cap this test relies on is not there", readerCap)
+	}
+}
