@@ -32,6 +32,9 @@ func (a *app) srun(cmd *cobra.Command) runE        { return fullBuildOnly(cmd) }
 func (a *app) ckptDone(cmd *cobra.Command) runE    { return fullBuildOnly(cmd) }
 func (a *app) nodeRemove(cmd *cobra.Command) runE  { return fullBuildOnly(cmd) }
 
+// node's help names no remove here: the command is hidden.
+const nodeRemoveHelp, nodeRemoveUsage = "", ""
+
 // fullBuildOnly hides cmd and makes it say where it is. srun and ckpt-done
 // run inside jobs, on nodes, whose agent is the full build.
 func fullBuildOnly(cmd *cobra.Command) runE {

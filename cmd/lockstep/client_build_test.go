@@ -100,4 +100,10 @@ func TestClientBuildSubmitsAndLeavesTheSchemaToAdmission(t *testing.T) {
 	if !strings.Contains(out, "submit") || regexp.MustCompile(`(?m)^\s+dev\s`).MatchString(out) {
 		t.Fatalf("client build's help should list submit and hide dev:\n%s", out)
 	}
+	// node's own help and usage error name no subcommand the build hides.
+	out, _, _ = run("node", "--help")
+	_, errOut, _ = run("node")
+	if !strings.Contains(out, "drain") || strings.Contains(out, "remove") || strings.Contains(errOut, "remove") {
+		t.Fatalf("client build's node help should name drain and not remove:\n%s\n%s", out, errOut)
+	}
 }

@@ -112,10 +112,10 @@ func (a *app) node(cmd *cobra.Command) runE {
 	cmd.Long = longHelp(`
 		drain: no new work on NODE; its running gangs checkpoint and move elsewhere.
 		resume: return NODE to service. list [NODE...]: every node's (or the named nodes')
-		state and GPU use. remove NODE: forget a node that is down and idle.`)
+		state and GPU use.`) + nodeRemoveHelp
 	a.add(cmd, nodeCommands)
 	return func(*cobra.Command, []string) error {
-		return usagef("node needs a subcommand: drain NODE --reason TEXT | resume NODE | list [NODE...] [-o json] | remove NODE")
+		return usagef("node needs a subcommand: drain NODE --reason TEXT | resume NODE | list [NODE...] [-o json]" + nodeRemoveUsage)
 	}
 }
 

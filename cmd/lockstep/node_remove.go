@@ -10,6 +10,12 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
+// How node's help names remove, which the client build leaves out.
+const (
+	nodeRemoveHelp  = "\nremove NODE: forget a node that is down and idle."
+	nodeRemoveUsage = " | remove NODE"
+)
+
 // nodeRemove deletes a dead node's inventory record and admin state, so
 // that it leaves node list, topology and the GPU totals. etcd decides, in
 // one Txn, that the node is down and idle: an agent that comes back
