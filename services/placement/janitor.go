@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 )
@@ -15,12 +16,23 @@ import (
 // filter.
 const janitorEvery = 5 * time.Second
 
+// squattersEvery is how often the leader removes the consumers no reader
+// makes from the streams people read (bus.RemoveSquatters): a listing of
+// each stream's consumers.
+const squattersEvery = 30 * time.Second
+
 // startJanitor purges foreign messages from every stream, now and every
-// janitorEvery, until ctx (the leader's term) ends; like retention, only
-// the leader does it. Finding some means that someone allowed on the bus
-// redirected deliveries onto a stream's subjects, so each find is a
-// warning. The returned func stops it and waits.
+// janitorEvery, and removes squatting consumers from the streams people
+// read, now and every squattersEvery, until ctx (the leader's term) ends;
+// like retention, only the leader does it. Either find means that someone
+// allowed on the bus misused it, so each is a warning. The returned func
+// stops both and waits.
 func startJanitor(ctx context.Context, b *bus.Bus, log *slog.Logger) (stop func()) {
+	return startJanitorEvery(ctx, b, log, janitorEvery, squattersEvery)
+}
+
+// startJanitorEvery is startJanitor with its two periods given.
+func startJanitorEvery(ctx context.Context, b *bus.Bus, log *slog.Logger, purgeEvery, evictEvery time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -38,7 +50,23 @@ func startJanitor(ctx context.Context, b *bus.Bus, log *slog.Logger) (stop func(
 			}
 		}
 		purge()
-		clock.Every(ctx, janitorEvery, purge)
+		clock.Every(ctx, purgeEvery, purge)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		evict := func() {
+			removed, err := b.RemoveSquatters(ctx, auth.ReadableStreams())
+			for _, sq := range removed {
+				log.Warn("removed a consumer no reader makes from a stream people read (it counts against the server's cap on consumers per stream)",
+					"stream", sq.Stream, "consumer", sq.Consumer, "why", sq.Why)
+			}
+			if err != nil && ctx.Err() == nil {
+				log.Warn("removing squatting consumers failed; the next pass retries", "err", err)
+			}
+		}
+		evict()
+		clock.Every(ctx, evictEvery, evict)
 	}()
 	return func() { cancel(); wg.Wait() }
 }

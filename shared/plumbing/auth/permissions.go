@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"slices"
+
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 )
 
@@ -36,6 +38,10 @@ const (
 // could read other users' submissions, lose them unanswered, or stop a
 // service consuming.
 var readable = []string{subjects.StreamEvents, subjects.StreamLogs, subjects.StreamHistory, subjects.StreamKVJobs}
+
+// ReadableStreams are the streams people read through consumers of their
+// own (see readable).
+func ReadableStreams() []string { return slices.Clone(readable) }
 
 // readerRights is what a person's own consumers take on the readable
 // streams: pull, delete, acknowledge (nothing to acknowledge with an
