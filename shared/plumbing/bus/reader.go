@@ -53,7 +53,7 @@ func (b *Bus) Snapshot(ctx context.Context, stream string, cfg jetstream.Consume
 	}
 	cons, err := b.JS.CreateConsumer(ctx, stream, cfg)
 	if err != nil {
-		return nil, errors.Wrapf(err, "open a consumer on stream %s", stream)
+		return nil, openErr(err, stream)
 	}
 	return &Reader{Consumer: cons, js: b.JS, stream: stream}, nil
 }
@@ -67,9 +67,21 @@ func (b *Bus) Follow(ctx context.Context, stream string, cfg jetstream.OrderedCo
 	}
 	cons, err := b.JS.OrderedConsumer(ctx, stream, cfg)
 	if err != nil {
-		return nil, errors.Wrapf(err, "open a consumer on stream %s", stream)
+		return nil, openErr(err, stream)
 	}
 	return &Reader{Consumer: cons, js: b.JS, stream: stream}, nil
+}
+
+// openErr says why a reader could not open, with what to do when the
+// server's cap on consumers is what refused it.
+func openErr(err error, stream string) error {
+	err = errors.Wrapf(err, "open a consumer on stream %s", stream)
+	if errors.Is(err, jetstream.ErrMaximumConsumersLimit) {
+		return errors.WithHint(err, "the NATS server holds as many consumers on this stream as it allows "+
+			"(default_max_consumers in its jetstream limits, 1,000 unless configured); each running `submit --wait`, "+
+			"`logs -f` and dashboard stream holds one: raise the limit, or follow fewer jobs at once")
+	}
+	return err
 }
 
 // Close deletes the reader's consumer on the server. It is best effort: a

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
@@ -115,8 +117,12 @@ func TestReadersDoNotPileUpConsumers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := h.b.Snapshot(ctx, "READS", jetstream.ConsumerConfig{FilterSubject: "reads.one"}); err == nil {
+	_, err := h.b.Snapshot(ctx, "READS", jetstream.ConsumerConfig{FilterSubject: "reads.one"})
+	if err == nil {
 		t.Fatalf("a reader past the cap of %d open ones was let in: the cap this test relies on is not there", readerCap)
+	}
+	if hint := errors.FlattenHints(err); !strings.Contains(hint, "default_max_consumers") {
+		t.Errorf("refused past the cap with %v, hint %q: want the hint naming the server's limit", err, hint)
 	}
 }
 
