@@ -35,38 +35,34 @@ func startJanitor(ctx context.Context, b *bus.Bus, log *slog.Logger) (stop func(
 func startJanitorEvery(ctx context.Context, b *bus.Bus, log *slog.Logger, purgeEvery, evictEvery time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		purger := b.NewForeignPurger()
-		purge := func() {
-			found, err := purger.Purge(ctx)
-			for _, p := range found {
-				log.Warn("purged messages redirected onto another stream's subjects (a pull or get whose reply named them)",
-					"stream", p.Stream, "subjects", p.Filter, "lastSubject", p.Example)
-			}
-			if err != nil && ctx.Err() == nil {
-				log.Warn("purging foreign messages from the streams failed; the next pass retries", "err", err)
-			}
+	repeat := func(every time.Duration, pass func()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pass()
+			clock.Every(ctx, every, pass)
+		}()
+	}
+	purger := b.NewForeignPurger()
+	repeat(purgeEvery, func() {
+		found, err := purger.Purge(ctx)
+		for _, p := range found {
+			log.Warn("purged messages redirected onto another stream's subjects (a pull or get whose reply named them)",
+				"stream", p.Stream, "subjects", p.Filter, "lastSubject", p.Example)
 		}
-		purge()
-		clock.Every(ctx, purgeEvery, purge)
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		evict := func() {
-			removed, err := b.RemoveSquatters(ctx, auth.ReadableStreams())
-			for _, sq := range removed {
-				log.Warn("removed a consumer no reader makes from a stream people read (it counts against the server's cap on consumers per stream)",
-					"stream", sq.Stream, "consumer", sq.Consumer, "why", sq.Why)
-			}
-			if err != nil && ctx.Err() == nil {
-				log.Warn("removing squatting consumers failed; the next pass retries", "err", err)
-			}
+		if err != nil && ctx.Err() == nil {
+			log.Warn("purging foreign messages from the streams failed; the next pass retries", "err", err)
 		}
-		evict()
-		clock.Every(ctx, evictEvery, evict)
-	}()
+	})
+	repeat(evictEvery, func() {
+		removed, err := b.RemoveSquatters(ctx, auth.ReadableStreams())
+		for _, sq := range removed {
+			log.Warn("removed a consumer no reader makes from a stream people read (it counts against the server's cap on consumers per stream)",
+				"stream", sq.Stream, "consumer", sq.Consumer, "why", sq.Why)
+		}
+		if err != nil && ctx.Err() == nil {
+			log.Warn("removing squatting consumers failed; the next pass retries", "err", err)
+		}
+	})
 	return func() { cancel(); wg.Wait() }
 }

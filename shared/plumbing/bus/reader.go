@@ -48,40 +48,43 @@ func (b *Bus) Snapshot(ctx context.Context, stream string, cfg jetstream.Consume
 		cfg.FilterSubject, cfg.FilterSubjects = cfg.FilterSubjects[0], nil
 	}
 	cfg.MemoryStorage = true
-	if cfg.InactiveThreshold == 0 {
-		cfg.InactiveThreshold = readerIdle
-	}
+	cfg.InactiveThreshold = idleBound(cfg.InactiveThreshold)
 	cons, err := b.JS.CreateConsumer(ctx, stream, cfg)
-	if err != nil {
-		return nil, openErr(err, stream)
-	}
-	return &Reader{Consumer: cons, js: b.JS, stream: stream}, nil
+	return b.reader(stream, cons, err)
 }
 
 // Follow opens a Reader for following a stream as messages arrive
 // (Messages, Consume): an ordered consumer, which re-creates itself from
 // where it was when it misses a message or the server loses it.
 func (b *Bus) Follow(ctx context.Context, stream string, cfg jetstream.OrderedConsumerConfig) (*Reader, error) {
-	if cfg.InactiveThreshold == 0 {
-		cfg.InactiveThreshold = readerIdle
-	}
+	cfg.InactiveThreshold = idleBound(cfg.InactiveThreshold)
 	cons, err := b.JS.OrderedConsumer(ctx, stream, cfg)
-	if err != nil {
-		return nil, openErr(err, stream)
-	}
-	return &Reader{Consumer: cons, js: b.JS, stream: stream}, nil
+	return b.reader(stream, cons, err)
 }
 
-// openErr says why a reader could not open, with what to do when the
-// server's cap on consumers is what refused it.
-func openErr(err error, stream string) error {
+// idleBound is the inactive threshold a reader's consumer gets: the one
+// asked for, unless none or one the leader's janitor would take for a
+// squatter's (see squatting).
+func idleBound(asked time.Duration) time.Duration {
+	if asked <= 0 || asked > readerMaxIdle {
+		return readerIdle
+	}
+	return asked
+}
+
+// reader wraps a consumer just created on stream, or says why it could
+// not be: with what to do when the server's cap on consumers refused it.
+func (b *Bus) reader(stream string, cons jetstream.Consumer, err error) (*Reader, error) {
+	if err == nil {
+		return &Reader{Consumer: cons, js: b.JS, stream: stream}, nil
+	}
 	err = errors.Wrapf(err, "open a consumer on stream %s", stream)
 	if errors.Is(err, jetstream.ErrMaximumConsumersLimit) {
-		return errors.WithHint(err, "the NATS server holds as many consumers on this stream as it allows "+
+		return nil, errors.WithHint(err, "the NATS server holds as many consumers on this stream as it allows "+
 			"(default_max_consumers in its jetstream limits, 1,000 unless configured); each running `submit --wait`, "+
 			"`logs -f` and dashboard stream holds one: raise the limit, or follow fewer jobs at once")
 	}
-	return err
+	return nil, err
 }
 
 // Close deletes the reader's consumer on the server. It is best effort: a

@@ -145,7 +145,10 @@ func TestRemoveSquattersLeavesReadersAndServicesAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = watch.Stop() }()
-	follow, err := h.b.Follow(ctx, subjects.StreamEvents, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subjects.JobEventsAll}})
+	// A reader asking to be kept a day gets the readers' bound instead.
+	follow, err := h.b.Follow(ctx, subjects.StreamEvents, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{subjects.JobEventsAll}, InactiveThreshold: 24 * time.Hour,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
