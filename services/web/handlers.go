@@ -50,7 +50,7 @@ func (s *server) jobModel(ctx context.Context, id string, v view.Viewer) (p view
 	}
 	var evs []events.Event
 	if v.MayRead(j.Owner) {
-		if evs, err = s.reader(ctx, "").Events(ctx, id); err != nil {
+		if evs, err = s.reader("").Events(ctx, id); err != nil {
 			return p, true, err
 		}
 	}
@@ -78,13 +78,8 @@ func (s *server) jobTraces(id string) []telemetry.JobTrace {
 
 // reader is a client on the replica's own connection acting as user (""
 // for reads, which name no one).
-func (s *server) reader(ctx context.Context, user string) *client.Client {
-	c, err := client.New(ctx, s.Bus, user)
-	if err != nil {
-		// client.New only binds the jobs bucket, which Start bound already.
-		panic(err)
-	}
-	return c
+func (s *server) reader(user string) *client.Client {
+	return client.Over(s.Bus, s.Jobs, user)
 }
 
 func (s *server) fabricPage(w http.ResponseWriter, _ *http.Request, v view.Viewer) {
@@ -151,7 +146,7 @@ func (s *server) act(a action) viewerHandler {
 			http.Error(w, "refused: only the job's owner, admins and operators act on it, and only when signed in on a cluster with auth", http.StatusForbidden)
 			return
 		}
-		c := s.reader(r.Context(), v.Name)
+		c := s.reader(v.Name)
 		reason := "from the dashboard by " + v.Name
 		if a == actionCancel {
 			err = c.Cancel(r.Context(), id, reason)

@@ -145,7 +145,7 @@ func (s *server) logs(w http.ResponseWriter, r *http.Request, v view.Viewer) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	cons, err := s.reader(r.Context(), "").Logs(r.Context(), id, rank)
+	cons, err := s.reader("").Logs(r.Context(), id, rank)
 	if err != nil {
 		http.Error(w, "could not read the output: "+err.Error(), http.StatusBadGateway)
 		return
