@@ -111,21 +111,25 @@ func (s *service) serve(parent context.Context) error {
 			return nil
 		}
 	}
+	// Proposals and reports come back from a replica that died holding
+	// them (fetched, unacknowledged: up to 64) after the ack wait; one
+	// still being handled is not redelivered (the bus says it is in
+	// progress). At the default 30 s a proposal held by a killed replica
+	// kept its job waiting 30 s (placement's re-proposal after its 10 s
+	// timeout has the same ID, which the stream drops as a duplicate), and
+	// a gang whose started report it held could run, exit and finish
+	// before anyone recorded it running. Either handled twice changes
+	// nothing the second time.
 	reserveDone, err := b.Consume(ctx, bus.ConsumerSpec{
 		Stream: subjects.StreamWork, Durable: subjects.DurableGang, Filter: subjects.Reserve, Workers: s.cfg.Workers,
+		AckWait: workAckWait,
 	}, log, s.handleProposal)
 	if err != nil {
 		return err
 	}
-	// Reports come back from a replica that died holding them (fetched,
-	// unacknowledged: up to 64) after the ack wait. At the default 30 s a
-	// gang whose started report a killed replica held could run, exit and
-	// finish before anyone recorded it running; a report's handling takes
-	// milliseconds (seconds while etcd elects), and one handled twice
-	// changes nothing the second time.
 	reportDone, err := b.Consume(ctx, bus.ConsumerSpec{
 		Stream: subjects.StreamWork, Durable: subjects.DurableReports, Filter: subjects.ReportsAll, Workers: s.cfg.Workers,
-		AckWait: reportAckWait,
+		AckWait: workAckWait,
 	}, log, s.handleReport)
 	if err != nil {
 		cancel()
@@ -145,6 +149,6 @@ func (s *service) serve(parent context.Context) error {
 	return errors.Wrap(err, "gang")
 }
 
-// reportAckWait is how long a report may be in flight at a replica
-// before the server hands it to another.
-const reportAckWait = 10 * time.Second
+// workAckWait is how long a proposal or report may be in flight at a
+// replica without word from it before the server hands it to another.
+const workAckWait = 10 * time.Second

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"sync"
@@ -40,10 +41,17 @@ type ConsumerSpec struct {
 	// Filters, when set, replaces Filter with several subjects (a
 	// request subject and its per-user form).
 	Filters []string
-	// AckWait is how long a first delivery may be in flight before the
-	// server redelivers it (default 30 s); later deliveries get a little
-	// longer each (the consumer's BackOff).
+	// AckWait is how long a first delivery may be in flight without word
+	// from its replica before the server redelivers it (default 30 s);
+	// later deliveries get a little longer each (the consumer's BackOff).
+	// A handler at work says so every third of it (InProgress), so the
+	// wait is what a replica that died costs, not a bound on handling.
 	AckWait time.Duration
+	// MaxHandle bounds how long a handler keeps its message from
+	// redelivery by saying it is at work (default DefaultMaxHandle): one
+	// still running then is taken for hung, and the message goes to
+	// another delivery after AckWait.
+	MaxHandle time.Duration
 	// Workers is how many messages this replica handles at once (default 1).
 	// Handlers must then tolerate concurrent calls, as they must anyway for
 	// replicas.
@@ -66,6 +74,18 @@ func filter(s ConsumerSpec) string {
 	return s.Filter
 }
 
+// DefaultMaxHandle is ConsumerSpec.MaxHandle's default: well past any
+// handler's work, an etcd election and a request's retries included.
+const DefaultMaxHandle = 2 * time.Minute
+
+func (s ConsumerSpec) ackWait() time.Duration {
+	return cmp.Or(s.AckWait, 30*time.Second)
+}
+
+func (s ConsumerSpec) maxHandle() time.Duration {
+	return cmp.Or(s.MaxHandle, DefaultMaxHandle)
+}
+
 func (s ConsumerSpec) maxDeliver() int {
 	if s.MaxDeliver <= 0 {
 		return DefaultMaxDeliver
@@ -78,10 +98,7 @@ func (s ConsumerSpec) maxDeliver() int {
 // consumer is bound; processing continues in the background and stops
 // when ctx is cancelled. done is closed when the loop has exited.
 func (b *Bus) Consume(ctx context.Context, spec ConsumerSpec, log *slog.Logger, h Handler) (done <-chan struct{}, err error) {
-	ackWait := spec.AckWait
-	if ackWait == 0 {
-		ackWait = 30 * time.Second
-	}
+	ackWait := spec.ackWait()
 	cctx, cancel := withDefaultTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cons, err := b.JS.CreateOrUpdateConsumer(cctx, spec.Stream, jetstream.ConsumerConfig{
@@ -226,7 +243,9 @@ func (b *Bus) handle(ctx context.Context, log *slog.Logger, spec ConsumerSpec, m
 		telemetry.End(span, errors.New("a stored message replayed onto a work subject"))
 		return
 	}
+	working := keepInProgress(msg, spec.ackWait()/3, spec.maxHandle())
 	err := h(mctx, msg)
+	working()
 	b.settle(mctx, log, spec, msg, err)
 	if errs.IsPermanent(err) || ctx.Err() == nil {
 		telemetry.End(span, err)
@@ -294,4 +313,33 @@ func (b *Bus) Ready(context.Context) error {
 		}
 	}
 	return nil
+}
+
+// keepInProgress tells the server every period that msg is still being
+// handled, for at most until, and returns what stops it. A timer, not a
+// goroutine: most handlers answer long before the first period.
+func keepInProgress(msg jetstream.Msg, every, until time.Duration) (stop func()) {
+	var (
+		mu      sync.Mutex
+		stopped bool
+		t       *time.Timer
+	)
+	deadline := time.Now().Add(until)
+	mu.Lock()
+	defer mu.Unlock()
+	t = time.AfterFunc(every, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped || time.Now().After(deadline) {
+			return
+		}
+		_ = msg.InProgress()
+		t.Reset(every)
+	})
+	return func() {
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+		t.Stop()
+	}
 }

@@ -163,13 +163,13 @@ func TestPermanentErrorIsTerminatedAtOnce(t *testing.T) {
 	}
 }
 
-// A message no handler ever answers (it hangs, or its replica dies each
-// time) is given up and deleted once the server stops delivering it;
-// before, it stayed in the work queue for ever, unseen.
+// A message no handler ever answers (it hangs past MaxHandle, or its
+// replica dies each time) is given up and deleted once the server stops
+// delivering it; before, it stayed in the work queue for ever, unseen.
 func TestMessageThatAlwaysTimesOutIsGivenUpAndDeleted(t *testing.T) {
 	h := newHarness(t)
 	calls := h.consume(t, bus.ConsumerSpec{
-		Durable: "hang-test", MaxDeliver: 2, AckWait: 300 * time.Millisecond, Workers: 4, GiveUp: h.giveUp,
+		Durable: "hang-test", MaxDeliver: 2, AckWait: 300 * time.Millisecond, MaxHandle: 300 * time.Millisecond, Workers: 4, GiveUp: h.giveUp,
 	}, func(ctx context.Context) error {
 		<-ctx.Done() // hangs until the test ends
 		return ctx.Err()
@@ -185,6 +185,27 @@ func TestMessageThatAlwaysTimesOutIsGivenUpAndDeleted(t *testing.T) {
 	}
 	if n := h.terminated(t, "hang-test", telemetry.TermTimedOut); n != 1 {
 		t.Errorf("terminated counter = %d, want 1", n)
+	}
+}
+
+// A handler at work for several ack waits keeps its message: it says it
+// is in progress, so no other worker gets the message meanwhile, and the
+// ack wait bounds only what a dead replica costs.
+func TestSlowHandlerKeepsItsMessage(t *testing.T) {
+	h := newHarness(t)
+	calls := h.consume(t, bus.ConsumerSpec{
+		Durable: "slow-test", AckWait: 300 * time.Millisecond, Workers: 4, GiveUp: h.giveUp,
+	}, func(context.Context) error {
+		time.Sleep(1500 * time.Millisecond)
+		return nil
+	})
+	h.publish(t, "slow-1")
+	h.workEmpty(t)
+	if n := calls.Load(); n != 1 {
+		t.Errorf("handler called %d times for one message it took 5 ack waits over, want 1", n)
+	}
+	if got := h.given(); len(got) != 0 {
+		t.Errorf("gave up on %+v, want none", got)
 	}
 }
 
