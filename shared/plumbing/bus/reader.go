@@ -38,15 +38,11 @@ type Reader struct {
 // (Fetch, FetchNoWait), polled again for more as the caller likes. It is
 // one plain consumer without acknowledgements, so each fetch goes on
 // where the last stopped; an ordered consumer would create a new consumer
-// on the server for every fetch.
+// on the server for every fetch. Give one filter as FilterSubject: only
+// then does it go in the create request's subject, which is what a
+// user's permission to read names (see auth.consumerOn).
 func (b *Bus) Snapshot(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) (*Reader, error) {
 	cfg.AckPolicy = jetstream.AckNonePolicy
-	// One filter goes in the create request's subject only when given as
-	// FilterSubject: that subject is what a user's permission to read
-	// names (see auth.consumerOn).
-	if len(cfg.FilterSubjects) == 1 && cfg.FilterSubject == "" {
-		cfg.FilterSubject, cfg.FilterSubjects = cfg.FilterSubjects[0], nil
-	}
 	cfg.MemoryStorage = true
 	cfg.InactiveThreshold = idleBound(cfg.InactiveThreshold)
 	cons, err := b.JS.CreateConsumer(ctx, stream, cfg)

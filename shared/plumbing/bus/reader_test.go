@@ -80,7 +80,7 @@ func TestReadersDoNotPileUpConsumers(t *testing.T) {
 	s := cappedStream(t, h)
 
 	for i := range 4 * readerCap {
-		r, err := h.b.Snapshot(ctx, "READS", jetstream.ConsumerConfig{FilterSubjects: []string{"reads.one"}})
+		r, err := h.b.Snapshot(ctx, "READS", jetstream.ConsumerConfig{FilterSubject: "reads.one"})
 		if err != nil {
 			t.Fatalf("snapshot read %d: %v", i, err)
 		}

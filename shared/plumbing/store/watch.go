@@ -142,21 +142,20 @@ func Watch(ctx context.Context, cli *clientv3.Client, key string, after int64, o
 					return
 				}
 			case <-quiet.C:
-				if !asked.IsZero() && time.Since(asked) >= WatchStall {
-					guard.notice()
-					w.err = errors.Mark(errors.Newf("etcd member gave no answer to a progress request in %s", WatchStall), ErrMemberSilent)
-					return
-				}
-				if !asked.IsZero() {
-					// Unanswered for a quiet period already: have the guard
-					// ask the members, without waiting for the stall.
-					guard.notice()
-				}
-				if asked.IsZero() {
+				switch {
+				case asked.IsZero():
 					asked = time.Now()
 					// Not inline: RequestProgress can block on a frozen
 					// member, and the stall must still be noticed then.
 					go w.RequestProgress()
+				case time.Since(asked) >= WatchStall:
+					guard.notice()
+					w.err = errors.Mark(errors.Newf("etcd member gave no answer to a progress request in %s", WatchStall), ErrMemberSilent)
+					return
+				default:
+					// Unanswered for a quiet period already: have the guard
+					// ask the members, without waiting for the stall.
+					guard.notice()
 				}
 				quiet.Reset(WatchStall / 3)
 			case <-ctx.Done():
