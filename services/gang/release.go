@@ -3,6 +3,8 @@ package gang
 import (
 	"context"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -55,4 +57,22 @@ func (s *service) dropMalformed(ctx context.Context, jobID string, why error) er
 		return s.releaseJob(ctx, jobID, -1)
 	}
 	return s.releaseJob(ctx, jobID, job.Attempt)
+}
+
+// release deletes the allocation if it is still the one read at rev, and
+// otherwise whatever allocation that attempt holds now.
+func (s *service) release(ctx context.Context, a domain.Allocation, rev int64) error {
+	s.forget(a.JobID)
+	if rev > 0 {
+		ok, err := store.Release(ctx, s.Etcd, a, rev)
+		if ok {
+			// After the barrier the lease went back already and may be
+			// lent again: Return ignores a borrower it no longer lends to.
+			s.leases.Return(clientv3.LeaseID(a.Lease), borrower(a))
+		}
+		if err != nil || ok {
+			return err
+		}
+	}
+	return s.releaseJob(ctx, a.JobID, a.Attempt)
 }
