@@ -65,10 +65,10 @@ func (s *service) observe(ctx context.Context) (lifecycle.ReconcileInput, bool) 
 // pass decided from its listing, and says whether the deadline still holds
 // (lifecycle.StillDue): a report may have passed the launch barrier or
 // ended the pull since, on this replica or another.
-func (s *service) stillDue(ctx context.Context, act lifecycle.Action, a domain.Allocation) (domain.Allocation, bool) {
-	fresh, _, found, err := store.GetAllocation(ctx, s.Etcd, a.JobID)
+func (s *service) stillDue(ctx context.Context, act lifecycle.Action, jobID string) (domain.Allocation, bool) {
+	fresh, _, found, err := store.GetAllocation(ctx, s.Etcd, jobID)
 	if err != nil {
-		s.Log.Warn("reconcile: allocation not read again before its deadline action; the next pass decides", "job", a.JobID, "err", err)
+		s.Log.Warn("reconcile: allocation not read again before its deadline action; the next pass decides", "job", jobID, "err", err)
 		return fresh, false
 	}
 	if !found {
@@ -95,11 +95,11 @@ func (s *service) apply(ctx context.Context, in lifecycle.ReconcileInput, act li
 			s.Log.Warn("reconcile: release orphan", "job", act.JobID, "err", err)
 		}
 	case lifecycle.LaunchTimeout:
-		if fresh, ok := s.stillDue(ctx, act, act.Alloc); ok {
+		if fresh, ok := s.stillDue(ctx, act, act.Alloc.JobID); ok {
 			s.launchTimeout(ctx, fresh)
 		}
 	case lifecycle.FailPull:
-		if fresh, ok := s.stillDue(ctx, act, act.Alloc); ok {
+		if fresh, ok := s.stillDue(ctx, act, act.Alloc.JobID); ok {
 			// Named from the allocation as read again: a node may have
 			// reported its image since the listing, and the reason must
 			// not name it.
