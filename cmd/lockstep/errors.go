@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 )
 
 // exitError carries a specific exit code (e.g. submit --wait of a failed job).
@@ -29,10 +31,16 @@ func report(w io.Writer, err error) int {
 	for _, h := range errors.GetAllHints(err) {
 		fmt.Fprintln(w, "hint:", cleanLines(h))
 	}
-	if errors.As(err, new(*usageError)) {
+	if isUsage(err) {
 		return 2
 	}
 	return 1
+}
+
+// isUsage reports whether err is the command line's fault: a usage error,
+// or a setting a service refused (errs.ErrBadSetting).
+func isUsage(err error) bool {
+	return errors.As(err, new(*usageError)) || errs.IsBadSetting(err)
 }
 
 // usageError is a bad command line.

@@ -49,7 +49,7 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 	if err == nil {
 		return 0
 	}
-	if errors.As(err, new(*usageError)) {
+	if isUsage(err) {
 		err = errors.WithHint(err, usageHint(cmd))
 	}
 	return report(env.stderr, err)

@@ -30,7 +30,7 @@ func (a *app) web(cmd *cobra.Command) runE {
 	fs := cmd.Flags()
 	// The dashboard declares no stream (config.WithoutStreams): their
 	// settings are the services'.
-	streamFlags := []string{"stream-replicas", "history-retention"}
+	streamFlags := []string{"stream-replicas", "history-retention", "readers-per-stream"}
 	for _, name := range streamFlags {
 		_ = fs.MarkHidden(name)
 	}

@@ -14,6 +14,10 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrPermanent: retrying the same input can never succeed.
 	ErrPermanent = errors.New("permanent")
+	// ErrBadSetting: a process's own setting (a flag, the environment, the
+	// config file) failed validation: the command line is at fault, as
+	// with a usage error.
+	ErrBadSetting = errors.New("bad setting")
 )
 
 // MarkInvalid marks err as an invalid-spec error (also permanent).
@@ -36,3 +40,15 @@ func IsPermanent(err error) bool { return errors.Is(err, ErrPermanent) }
 
 // IsNotFound reports whether err is a not-found error.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// MarkBadSetting marks err as a setting that failed validation (nil stays
+// nil).
+func MarkBadSetting(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errors.Mark(err, ErrBadSetting)
+}
+
+// IsBadSetting reports whether err is a setting that failed validation.
+func IsBadSetting(err error) bool { return errors.Is(err, ErrBadSetting) }

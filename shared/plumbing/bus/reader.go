@@ -23,11 +23,10 @@ const readerCloseTimeout = 2 * time.Second
 // deleted when the caller is done with it.
 //
 // A consumer left to the server's clean-up stays for its inactive
-// threshold (five minutes for nats.go's ordered consumers), and the server
-// caps consumers per stream (its default_max_consumers, 1,000 unless
-// configured): a dashboard or a script polling job histories would fill
-// the cap, after which every read of the stream, and every service
-// consumer created on it, is refused.
+// threshold (five minutes for nats.go's ordered consumers), and a stream
+// takes a bounded number of consumers (ReadersPerStream): a dashboard or a
+// script polling job histories would fill the cap, after which every read
+// of the stream, and every service consumer created on it, is refused.
 type Reader struct {
 	jetstream.Consumer
 	js     jetstream.JetStream
@@ -76,9 +75,10 @@ func (b *Bus) reader(stream string, cons jetstream.Consumer, err error) (*Reader
 	}
 	err = errors.Wrapf(err, "open a consumer on stream %s", stream)
 	if errors.Is(err, jetstream.ErrMaximumConsumersLimit) {
-		return nil, errors.WithHint(err, "the NATS server holds as many consumers on this stream as it allows "+
-			"(default_max_consumers in its jetstream limits, 1,000 unless configured); each running `submit --wait`, "+
-			"`logs -f` and dashboard stream holds one: raise the limit, or follow fewer jobs at once")
+		return nil, errors.WithHint(err, "the NATS server holds as many consumers on this stream as it takes "+
+			"(the services' --readers-per-stream, or the server's default_max_consumers, 1,000, on a stream "+
+			"created before it); each running `submit --wait`, `logs -f` and dashboard stream holds one: "+
+			"raise the limit, or follow fewer jobs at once")
 	}
 	return nil, err
 }

@@ -121,8 +121,8 @@ func TestReadersDoNotPileUpConsumers(t *testing.T) {
 	if err == nil {
 		t.Fatalf("a reader past the cap of %d open ones was let in: the cap this test relies on is not there", readerCap)
 	}
-	if hint := errors.FlattenHints(err); !strings.Contains(hint, "default_max_consumers") {
-		t.Errorf("refused past the cap with %v, hint %q: want the hint naming the server's limit", err, hint)
+	if hint := errors.FlattenHints(err); !strings.Contains(hint, "--readers-per-stream") || !strings.Contains(hint, "default_max_consumers") {
+		t.Errorf("refused past the cap with %v, hint %q: want the hint naming the services' and the server's limits", err, hint)
 	}
 }
 
@@ -203,4 +203,35 @@ func TestRemoveSquattersLeavesReadersAndServicesAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitMsgs(t, hist, 1)
+}
+
+// The streams people read take more readers at once than the server's
+// default cap (1,000 consumers per stream): a sweep of waiting submits
+// must not leave the services unable to open their watches. The jobs
+// bucket keeps its cap when a service's start updates the bucket, which
+// resets the cap of the bucket's stream.
+func TestReadableStreamsTakeMoreReadersThanTheServersDefault(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	if err := h.b.EnsureStreams(ctx, bus.StreamOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range auth.ReadableStreams() {
+		s, err := h.b.JS.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.CachedInfo().Config.MaxConsumers; got != bus.ReadersPerStream {
+			t.Errorf("stream %s takes %d consumers, want %d", name, got, bus.ReadersPerStream)
+		}
+	}
+	const serversDefault = 1_000
+	for i := range serversDefault + 1 {
+		_, err := h.b.JS.CreateConsumer(ctx, subjects.StreamKVJobs, jetstream.ConsumerConfig{
+			AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, InactiveThreshold: time.Minute,
+		})
+		if err != nil {
+			t.Fatalf("reader %d of the job records: %v", i+1, err)
+		}
+	}
 }

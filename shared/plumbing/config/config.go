@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/connection"
@@ -32,6 +33,9 @@ type Base struct {
 	// HistoryRetention is how long the accounting history stream keeps a
 	// job's events (bus.StreamOptions.HistoryAge).
 	HistoryRetention time.Duration
+	// ReadersPerStream caps the consumers of each stream people read
+	// (bus.StreamOptions.Readers).
+	ReadersPerStream int
 	// EtcdRequestTimeout bounds one attempt at an etcd request (see
 	// store.ConnectTimeout); 0 means store.DefaultRequestTimeout.
 	EtcdRequestTimeout time.Duration
@@ -60,6 +64,8 @@ func (b *Base) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "JetStream stream replicas (3 on a NATS cluster)")
 	fs.DurationVar(&b.HistoryRetention, "history-retention", bus.DefaultHistoryAge,
 		"how long lockstep history and usage can look back (the LOCKSTEP_HISTORY stream's max age)")
+	fs.IntVar(&b.ReadersPerStream, "readers-per-stream", bus.ReadersPerStream,
+		"readers one stream of events, logs, history or job records takes at once: each running submit --wait, sbatch --wait, logs -f or dashboard stream is one; about 50 KiB of NATS server memory each")
 	fs.StringVar(&b.Instance, "instance", "", "name of this replica (default: host name)")
 	fs.StringVar(&b.MetricsAddr, "metrics-addr", b.MetricsAddr, "serve /metrics, /healthz and /readyz on this address (\"\" to disable)")
 }
@@ -76,8 +82,11 @@ func (b *Base) ResolveConnection(conn *connection.ConnFlags, getenv func(string)
 	return nil
 }
 
-// Validate checks the common fields.
-func (b *Base) Validate() error {
+// Validate checks the common fields; a problem is marked
+// errs.ErrBadSetting.
+func (b *Base) Validate() error { return errs.MarkBadSetting(b.check()) }
+
+func (b *Base) check() error {
 	switch {
 	case b.NATSURL == "":
 		return errors.New("--nats: a NATS URL is required")
@@ -89,9 +98,19 @@ func (b *Base) Validate() error {
 		return errors.Newf("--stream-replicas: %d is not between 1 and 5", b.StreamReplicas)
 	case b.HistoryRetention < 0:
 		return errors.Newf("--history-retention: %s is negative", b.HistoryRetention)
+	case b.ReadersPerStream != 0 && (b.ReadersPerStream < minReaders || b.ReadersPerStream > maxReaders):
+		return errors.Newf("--readers-per-stream: %d is not between %d and %d", b.ReadersPerStream, minReaders, maxReaders)
 	}
 	return nil
 }
+
+// The bounds of --readers-per-stream: room for every service's watches
+// and a few readers at the low end; at the high end 50 GiB of the NATS
+// server's memory, past any server's size.
+const (
+	minReaders = 100
+	maxReaders = 1_000_000
+)
 
 // Logger returns the configured logger, or the default one, adding trace
 // and span IDs (and the job, see telemetry.WithJob) to lines logged with a
@@ -126,7 +145,7 @@ func (b *Base) Clients(ctx context.Context, service string, streams bool) (*bus.
 	if streams {
 		declare, err := b.declaresStreams()
 		if err == nil && declare {
-			err = bs.EnsureStreams(ctx, bus.StreamOptions{Replicas: b.StreamReplicas, HistoryAge: b.HistoryRetention})
+			err = bs.EnsureStreams(ctx, bus.StreamOptions{Replicas: b.StreamReplicas, HistoryAge: b.HistoryRetention, Readers: b.ReadersPerStream})
 		}
 		if err != nil {
 			bs.Close()

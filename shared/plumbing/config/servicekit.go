@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 )
 
 // Serve is the whole of a service's Run: it starts the service (Start,
@@ -28,7 +30,7 @@ func (b *Base) ValidateWith(checks ...error) error {
 	}
 	for _, err := range checks {
 		if err != nil {
-			return err
+			return errs.MarkBadSetting(err)
 		}
 	}
 	return nil
