@@ -150,6 +150,16 @@ func historyStream(o StreamOptions) jetstream.StreamConfig {
 // Every service calls it at start, so any one of them can bootstrap an
 // empty NATS.
 func (b *Bus) EnsureStreams(ctx context.Context, o StreamOptions) error {
+	err := b.ensureStreams(ctx, o)
+	if errors.Is(err, jetstream.ErrMaximumConsumersLimit) {
+		// A stream's cap may not exceed its account's.
+		err = errors.WithHintf(err, "the NATS account takes fewer consumers per stream than --readers-per-stream (%d): "+
+			"give the services the account's max_consumers", o.readers())
+	}
+	return err
+}
+
+func (b *Bus) ensureStreams(ctx context.Context, o StreamOptions) error {
 	ctx, cancel := withDefaultTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for _, cfg := range Streams(o) {
