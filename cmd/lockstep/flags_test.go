@@ -63,7 +63,7 @@ func TestUsageErrorsExit2WithAHint(t *testing.T) {
 		{[]string{"web", "--history-retention", "1h", "--nats", deadNATS}, "--history-retention: the dashboard declares no stream"},
 		{[]string{"web", "--readers-per-stream", "500", "--nats", deadNATS}, "--readers-per-stream: the dashboard declares no stream"},
 		// A setting a service refuses is the command line's fault too.
-		{[]string{"admission", "--readers-per-stream", "5", "--nats", deadNATS}, "--readers-per-stream: 5 is not between 100 and 1000000"},
+		{[]string{"admission", "--readers-per-stream", "5", "--nats", deadNATS}, "--readers-per-stream: 5 is neither -1 nor between 100 and 1000000"},
 		{[]string{"gang", "--workers", "-1", "--nats", deadNATS}, "--workers: -1 is outside"},
 		// The global flags a command does not use are refused, as before
 		// they were global. (Were they not, these would fail fast anyway.)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 )
 
@@ -39,6 +40,11 @@ func TestConfigValidateHardware(t *testing.T) {
 		err := c.Validate()
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: %v, want %q", name, err, tc.want)
+		}
+		// A flag's error is the command line's fault (exit 2); what
+		// discovery found is not.
+		if err != nil && strings.HasPrefix(err.Error(), "--") != errs.IsBadSetting(err) {
+			t.Errorf("%s: %v: marked a bad setting %v, want it so only for a flag", name, err, errs.IsBadSetting(err))
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/lockstep-dev/lockstep/services/agent/containers"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
@@ -107,14 +108,24 @@ func (c *Config) Validate() error {
 	if err := c.Base.Validate(); err != nil {
 		return err
 	}
+	// What discovery found is not the command line's fault.
+	if !c.Node.Simulated && (c.Node.GPUs < 0 || c.Node.GPUs > 64) {
+		return errors.Newf("gpus: %d discovered, more than the 64 a node may have", c.Node.GPUs)
+	}
+	if err := errs.MarkBadSetting(c.checkSettings()); err != nil {
+		return err
+	}
+	return checkLayout(c.Node)
+}
+
+// checkSettings checks the agent's own flags.
+func (c *Config) checkSettings() error {
 	switch {
 	case !domain.ValidNodeName(c.Node.Name):
 		return errors.Newf("--name: %q is not a valid node name (at most %d bytes; no dots, slashes, spaces, wildcards or control characters)",
 			c.Node.Name, domain.MaxNameBytes)
 	case c.Node.Simulated && (c.Node.GPUs < 1 || c.Node.GPUs > 64):
 		return errors.Newf("--gpus: %d is not between 1 and 64", c.Node.GPUs)
-	case c.Node.GPUs < 0 || c.Node.GPUs > 64:
-		return errors.Newf("gpus: %d discovered, more than the 64 a node may have", c.Node.GPUs)
 	case c.Node.Addr == "":
 		return errors.New("--addr: the address other ranks reach this node at is required")
 	case c.DataDir == "":
@@ -158,10 +169,7 @@ func (c *Config) Validate() error {
 	default:
 		return errors.Newf("--container-runtime: %q is not one of docker, none", c.ContainerRuntime)
 	}
-	if err := c.Health.Validate(); err != nil {
-		return err
-	}
-	return checkLayout(c.Node)
+	return c.Health.Validate()
 }
 
 // checkLayout checks the node's NUMA layout against its GPU and core

@@ -13,8 +13,8 @@ import (
 
 // The job-record transitions gang makes once a gang is reserved: running
 // at the launch barrier, an end (success or failure), a requeue. Each
-// writes the job record first and announces it after, so the events never
-// run ahead of the record.
+// writes the job record before announcing it, so the events never run
+// ahead of the record.
 
 func (s *service) announceRunning(ctx context.Context, a domain.Allocation) error {
 	now := s.cfg.Now().UTC()

@@ -76,9 +76,9 @@ func (b *Bus) reader(stream string, cons jetstream.Consumer, err error) (*Reader
 	err = errors.Wrapf(err, "open a consumer on stream %s", stream)
 	if errors.Is(err, jetstream.ErrMaximumConsumersLimit) {
 		return nil, errors.WithHint(err, "the NATS server holds as many consumers on this stream as it takes "+
-			"(the services' --readers-per-stream, or the server's default_max_consumers, 1,000, on a stream "+
-			"created before it); each running `submit --wait`, `logs -f` and dashboard stream holds one: "+
-			"raise the limit, or follow fewer jobs at once")
+			"(the services' --readers-per-stream, at most the account's max_consumers; the server's "+
+			"default_max_consumers, 1,000, on a stream last created or updated without it); each running "+
+			"`submit --wait`, `logs -f` and dashboard stream holds one: raise the limit, or follow fewer jobs at once")
 	}
 	return nil, err
 }

@@ -207,15 +207,12 @@ func TestRemoveSquattersLeavesReadersAndServicesAlone(t *testing.T) {
 
 // The streams people read take more readers at once than the server's
 // default cap (1,000 consumers per stream): a sweep of waiting submits
-// must not leave the services unable to open their watches. The jobs
-// bucket keeps its cap when a service's start updates the bucket, which
-// resets the cap of the bucket's stream.
+// must not leave the services unable to open their watches. A service's
+// start with the bucket already as wanted does not update the bucket,
+// which would drop its stream's cap under the readers already open.
 func TestReadableStreamsTakeMoreReadersThanTheServersDefault(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	if err := h.b.EnsureStreams(ctx, bus.StreamOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	for _, name := range auth.ReadableStreams() {
 		s, err := h.b.JS.Stream(ctx, name)
 		if err != nil {
@@ -225,13 +222,48 @@ func TestReadableStreamsTakeMoreReadersThanTheServersDefault(t *testing.T) {
 			t.Errorf("stream %s takes %d consumers, want %d", name, got, bus.ReadersPerStream)
 		}
 	}
-	const serversDefault = 1_000
-	for i := range serversDefault + 1 {
+	read := func(i int) {
+		t.Helper()
 		_, err := h.b.JS.CreateConsumer(ctx, subjects.StreamKVJobs, jetstream.ConsumerConfig{
 			AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true, InactiveThreshold: time.Minute,
 		})
 		if err != nil {
-			t.Fatalf("reader %d of the job records: %v", i+1, err)
+			t.Fatalf("reader %d of the job records: %v", i, err)
 		}
 	}
+	const serversDefault = 1_000
+	for i := range serversDefault + 1 {
+		read(i + 1)
+	}
+
+	updated, err := h.b.NC.SubscribeSync("$JS.EVENT.ADVISORY.STREAM.UPDATED." + subjects.StreamKVJobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.b.EnsureStreams(ctx, bus.StreamOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.b.NC.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := updated.NextMsg(200 * time.Millisecond); err == nil {
+		t.Errorf("a second start updated the jobs bucket, as wanted already: %s", msg.Data)
+	}
+	read(serversDefault + 2)
+
+	// A bucket that differs (here, its stream's cap lowered by hand) is
+	// put right.
+	s, err := h.b.JS.Stream(ctx, subjects.StreamKVJobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.CachedInfo().Config
+	cfg.MaxConsumers = -1
+	if _, err := h.b.JS.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.b.EnsureStreams(ctx, bus.StreamOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	read(serversDefault + 3)
 }

@@ -18,15 +18,8 @@ type StreamOptions struct {
 	// (0: DefaultHistoryAge).
 	HistoryAge time.Duration
 	// Readers is the consumer cap of each stream people read (0:
-	// ReadersPerStream).
+	// ReadersPerStream; ServerReaders: the server's own).
 	Readers int
-}
-
-func (o StreamOptions) readers() int {
-	if o.Readers <= 0 {
-		return ReadersPerStream
-	}
-	return o.Readers
 }
 
 // DefaultHistoryAge is how long `lockstep history` and `usage` can look
@@ -53,20 +46,6 @@ const WorkQueueMaxBytes = 256 << 20
 // events of each type.
 const EventsPerSubject = 512
 
-// ReadersPerStream is the consumer cap of the streams people read: the
-// events, the logs, the history and the job records. NATS caps a stream at
-// 1,000 consumers unless the stream sets its own cap (the server's
-// default_max_consumers), and that one cap is shared by readers and
-// services alike. A pipeline running a thousand `submit --wait` or
-// `sbatch --wait` at once would hold all of it, and no service could open
-// its watch of the job records again until they ended. Readers delete
-// their consumers when done, and the placement leader removes those left
-// behind (RemoveSquatters), so the cap bounds what is open at one time.
-// Each reader costs the NATS server about 50 KiB (28 KiB of heap and three
-// goroutines, measured on an ephemeral consumer), so a full stream holds
-// about 500 MiB.
-const ReadersPerStream = 10_000
-
 // Streams lists the stream configurations Lockstep needs.
 func Streams(o StreamOptions) []jetstream.StreamConfig {
 	streams := []jetstream.StreamConfig{
@@ -88,7 +67,7 @@ func Streams(o StreamOptions) []jetstream.StreamConfig {
 			Duplicates:        10 * time.Minute,
 			MaxAge:            7 * 24 * time.Hour,
 			MaxMsgsPerSubject: EventsPerSubject,
-			MaxConsumers:      o.readers(),
+			MaxConsumers:      o.maxConsumers(),
 		},
 		{
 			Name:        subjects.StreamWork,
@@ -107,7 +86,7 @@ func Streams(o StreamOptions) []jetstream.StreamConfig {
 			MaxAge:       72 * time.Hour,
 			MaxBytes:     1 << 30,
 			Discard:      jetstream.DiscardOld,
-			MaxConsumers: o.readers(),
+			MaxConsumers: o.maxConsumers(),
 		},
 		historyStream(o),
 	}
@@ -139,7 +118,7 @@ func historyStream(o StreamOptions) jetstream.StreamConfig {
 		MaxAge:            age,
 		MaxMsgsPerSubject: EventsPerSubject,
 		Discard:           jetstream.DiscardOld,
-		MaxConsumers:      o.readers(),
+		MaxConsumers:      o.maxConsumers(),
 		Sources: []*jetstream.StreamSource{{
 			Name: subjects.StreamEvents, SubjectTransforms: transforms,
 		}},
@@ -150,50 +129,24 @@ func historyStream(o StreamOptions) jetstream.StreamConfig {
 // Every service calls it at start, so any one of them can bootstrap an
 // empty NATS.
 func (b *Bus) EnsureStreams(ctx context.Context, o StreamOptions) error {
-	err := b.ensureStreams(ctx, o)
-	if errors.Is(err, jetstream.ErrMaximumConsumersLimit) {
-		// A stream's cap may not exceed its account's.
-		err = errors.WithHintf(err, "the NATS account takes fewer consumers per stream than --readers-per-stream (%d): "+
-			"give the services the account's max_consumers", o.readers())
-	}
-	return err
-}
-
-func (b *Bus) ensureStreams(ctx context.Context, o StreamOptions) error {
 	ctx, cancel := withDefaultTimeout(ctx, 30*time.Second)
 	defer cancel()
+	o.Readers = b.readersWithin(ctx, o.maxConsumers())
 	for _, cfg := range Streams(o) {
 		if _, err := b.JS.CreateOrUpdateStream(ctx, cfg); err != nil {
-			return errors.Wrapf(err, "ensure stream %s", cfg.Name)
+			return readersHint(errors.Wrapf(err, "ensure stream %s", cfg.Name), o)
 		}
 	}
-	_, err := b.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	return readersHint(b.ensureJobsBucket(ctx, o), o)
+}
+
+// jobsBucket is the jobs KV bucket's configuration.
+func jobsBucket(o StreamOptions) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
 		Bucket:      subjects.BucketJobs,
 		Description: "Lockstep job records (the durable queue)",
 		History:     1,
 		Storage:     jetstream.FileStorage,
 		Replicas:    max(o.Replicas, 1),
-	})
-	if err != nil {
-		return errors.Wrapf(err, "ensure kv bucket %s", subjects.BucketJobs)
 	}
-	return b.capReaders(ctx, subjects.StreamKVJobs, o.readers())
-}
-
-// capReaders sets a stream's consumer cap to readers. The jobs
-// bucket needs it set apart: a bucket's configuration has no such field,
-// and creating or updating the bucket resets its stream's cap to the
-// server's default.
-func (b *Bus) capReaders(ctx context.Context, name string, readers int) error {
-	s, err := b.JS.Stream(ctx, name)
-	if err != nil {
-		return errors.Wrapf(err, "read stream %s", name)
-	}
-	cfg := s.CachedInfo().Config
-	if cfg.MaxConsumers == readers {
-		return nil
-	}
-	cfg.MaxConsumers = readers
-	_, err = b.JS.UpdateStream(ctx, cfg)
-	return errors.Wrapf(err, "set the consumer cap of stream %s", name)
 }

@@ -65,7 +65,7 @@ func (b *Base) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&b.HistoryRetention, "history-retention", bus.DefaultHistoryAge,
 		"how long lockstep history and usage can look back (the LOCKSTEP_HISTORY stream's max age)")
 	fs.IntVar(&b.ReadersPerStream, "readers-per-stream", bus.ReadersPerStream,
-		"readers one stream of events, logs, history or job records takes at once: each running submit --wait, sbatch --wait, logs -f or dashboard stream is one; about 50 KiB of NATS server memory each")
+		"readers one stream of events, logs, history or job records takes at once: each running submit --wait, sbatch --wait, logs -f or dashboard stream is one, about 50 KiB of NATS server memory (never more than the NATS account's max_consumers; -1 leaves it to the server)")
 	fs.StringVar(&b.Instance, "instance", "", "name of this replica (default: host name)")
 	fs.StringVar(&b.MetricsAddr, "metrics-addr", b.MetricsAddr, "serve /metrics, /healthz and /readyz on this address (\"\" to disable)")
 }
@@ -98,8 +98,9 @@ func (b *Base) check() error {
 		return errors.Newf("--stream-replicas: %d is not between 1 and 5", b.StreamReplicas)
 	case b.HistoryRetention < 0:
 		return errors.Newf("--history-retention: %s is negative", b.HistoryRetention)
-	case b.ReadersPerStream != 0 && (b.ReadersPerStream < minReaders || b.ReadersPerStream > maxReaders):
-		return errors.Newf("--readers-per-stream: %d is not between %d and %d", b.ReadersPerStream, minReaders, maxReaders)
+	case b.ReadersPerStream != 0 && b.ReadersPerStream != bus.ServerReaders &&
+		(b.ReadersPerStream < minReaders || b.ReadersPerStream > maxReaders):
+		return errors.Newf("--readers-per-stream: %d is neither -1 nor between %d and %d", b.ReadersPerStream, minReaders, maxReaders)
 	}
 	return nil
 }
