@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
+	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 )
@@ -55,7 +55,7 @@ func startJanitorEvery(ctx context.Context, b *bus.Bus, log *slog.Logger, purgeE
 		}
 	})
 	repeat(evictEvery, func() {
-		removed, err := b.RemoveSquatters(ctx, auth.ReadableStreams())
+		removed, err := b.RemoveSquatters(ctx, subjects.ReadableStreams())
 		for _, sq := range removed {
 			log.Warn("removed a consumer no reader makes from a stream people read (it counts against the server's cap on consumers per stream)",
 				"stream", sq.Stream, "consumer", sq.Consumer, "why", sq.Why)

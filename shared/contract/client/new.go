@@ -14,7 +14,7 @@ func New(ctx context.Context, b *bus.Bus, user string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{bus: b, jobs: js, User: user}, nil
+	return Over(b, js, user), nil
 }
 
 // Over makes a client on a connection and a job-record store already

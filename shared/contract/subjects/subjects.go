@@ -36,6 +36,14 @@ const (
 	KVJobsAll    = "$KV." + BucketJobs + ".>"
 )
 
+// ReadableStreams are the streams people read through consumers of their
+// own (created, pulled from, deleted, never acknowledged): the events, the
+// logs, the history and the job records. The services' durable consumers
+// are on the others.
+func ReadableStreams() []string {
+	return []string{StreamEvents, StreamLogs, StreamHistory, StreamKVJobs}
+}
+
 // Subjects of the public contract.
 const (
 	// Submit is where a pipeline publishes a job spec (JSON).

@@ -1,8 +1,6 @@
 package auth
 
 import (
-	"slices"
-
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 )
 
@@ -31,24 +29,17 @@ const (
 	jsConsumerInfo = "$JS.API.CONSUMER.INFO.*.*"
 )
 
-// readable are the streams a person reads, through consumers of their own
-// (ordered: created, pulled from, deleted, never acknowledged). The
-// services' durable consumers are on the others (the request and work
-// streams): a person who could pull from, acknowledge on or delete those
-// could read other users' submissions, lose them unanswered, or stop a
-// service consuming.
-var readable = []string{subjects.StreamEvents, subjects.StreamLogs, subjects.StreamHistory, subjects.StreamKVJobs}
-
-// ReadableStreams are the streams people read through consumers of their
-// own (see readable).
-func ReadableStreams() []string { return slices.Clone(readable) }
-
 // readerRights is what a person's own consumers take on the readable
 // streams: pull, delete, acknowledge (nothing to acknowledge with an
 // ordered consumer, but a consumer's acks are its stream's business only).
 func readerRights() []string {
 	var out []string
-	for _, stream := range readable {
+	// Only on subjects.ReadableStreams: the services' durable consumers
+	// are on the others (the request and work streams), and a person who
+	// could pull from, acknowledge on or delete those could read other
+	// users' submissions, lose them unanswered, or stop a service
+	// consuming.
+	for _, stream := range subjects.ReadableStreams() {
 		out = append(out, "$JS.API.CONSUMER.MSG.NEXT."+stream+".*", "$JS.API.CONSUMER.DELETE."+stream+".*", "$JS.ACK."+stream+".>")
 	}
 	return out

@@ -13,7 +13,6 @@ import (
 
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
-	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/bus"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
@@ -165,7 +164,7 @@ func TestRemoveSquattersLeavesReadersAndServicesAlone(t *testing.T) {
 			t.Fatalf("consumer on %s: %v", stream, err)
 		}
 	}
-	removed, err := h.b.RemoveSquatters(ctx, auth.ReadableStreams())
+	removed, err := h.b.RemoveSquatters(ctx, subjects.ReadableStreams())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +212,7 @@ func TestRemoveSquattersLeavesReadersAndServicesAlone(t *testing.T) {
 func TestReadableStreamsTakeMoreReadersThanTheServersDefault(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	for _, name := range auth.ReadableStreams() {
+	for _, name := range subjects.ReadableStreams() {
 		s, err := h.b.JS.Stream(ctx, name)
 		if err != nil {
 			t.Fatal(err)

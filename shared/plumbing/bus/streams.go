@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -67,7 +68,6 @@ func Streams(o StreamOptions) []jetstream.StreamConfig {
 			Duplicates:        10 * time.Minute,
 			MaxAge:            7 * 24 * time.Hour,
 			MaxMsgsPerSubject: EventsPerSubject,
-			MaxConsumers:      o.maxConsumers(),
 		},
 		{
 			Name:        subjects.StreamWork,
@@ -79,20 +79,24 @@ func Streams(o StreamOptions) []jetstream.StreamConfig {
 			Discard:     jetstream.DiscardNew,
 		},
 		{
-			Name:         subjects.StreamLogs,
-			Description:  "Lockstep rank stdout and stderr",
-			Subjects:     []string{subjects.LogsAll},
-			Retention:    jetstream.LimitsPolicy,
-			MaxAge:       72 * time.Hour,
-			MaxBytes:     1 << 30,
-			Discard:      jetstream.DiscardOld,
-			MaxConsumers: o.maxConsumers(),
+			Name:        subjects.StreamLogs,
+			Description: "Lockstep rank stdout and stderr",
+			Subjects:    []string{subjects.LogsAll},
+			Retention:   jetstream.LimitsPolicy,
+			MaxAge:      72 * time.Hour,
+			MaxBytes:    1 << 30,
+			Discard:     jetstream.DiscardOld,
 		},
 		historyStream(o),
 	}
-	// Every stream outlives a server restart and is replicated alike.
+	// Every stream outlives a server restart and is replicated alike; the
+	// ones people read take their readers (the jobs bucket's is set apart:
+	// ensureJobsBucket).
 	for i := range streams {
 		streams[i].Storage, streams[i].Replicas = jetstream.FileStorage, max(o.Replicas, 1)
+		if slices.Contains(subjects.ReadableStreams(), streams[i].Name) {
+			streams[i].MaxConsumers = o.maxConsumers()
+		}
 	}
 	return streams
 }
@@ -118,7 +122,6 @@ func historyStream(o StreamOptions) jetstream.StreamConfig {
 		MaxAge:            age,
 		MaxMsgsPerSubject: EventsPerSubject,
 		Discard:           jetstream.DiscardOld,
-		MaxConsumers:      o.maxConsumers(),
 		Sources: []*jetstream.StreamSource{{
 			Name: subjects.StreamEvents, SubjectTransforms: transforms,
 		}},
