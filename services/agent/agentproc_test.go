@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/services/agent/procfs"
+	"github.com/lockstep-dev/lockstep/services/agent/reexec"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
@@ -186,9 +188,9 @@ func TestAgentStartEndsLeftovers(t *testing.T) {
 			procs := assign(t, env, spec.Node, epoch)
 			var sup int
 			for pid := range procs {
-				p, _ := readStat(pid)
-				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.ppid)); strings.HasPrefix(string(b), supervisorArg0+"\x00") {
-					sup = p.ppid
+				p, _ := procfs.Stat(pid)
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PPID)); strings.HasPrefix(string(b), reexec.SupervisorArg0+"\x00") {
+					sup = p.PPID
 				}
 			}
 			if sup == 0 {

@@ -16,6 +16,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"golang.org/x/sys/unix"
+
+	"github.com/lockstep-dev/lockstep/services/agent/procfs"
 )
 
 // Containment selects how the agent tracks each rank's process tree.
@@ -363,7 +365,7 @@ func killHolder(pid int, tokens map[string]bool) {
 		return // gone
 	}
 	defer unix.Close(fd)
-	if !tokens[envValue(pid, envRankToken)] {
+	if !tokens[procfs.EnvValue(pid, envRankToken)] {
 		return // the PID is another process's now
 	}
 	_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)

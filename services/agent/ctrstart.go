@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/lockstep-dev/lockstep/services/agent/containers"
+	"github.com/lockstep-dev/lockstep/services/agent/reexec"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/rankenv"
@@ -40,8 +41,8 @@ type ctrImage struct {
 }
 
 // containerLifeline is the agent's binary inside a container, run as the
-// lifeline (lifeline.go).
-const containerLifeline = containerShimDir + "/" + lifelineArg0
+// lifeline (package reexec).
+const containerLifeline = containerShimDir + "/" + reexec.LifelineArg0
 
 // prepareContainers makes the attempt's image present (only verified when
 // the gang's pull phase made it present; else as container.pullPolicy
@@ -152,7 +153,7 @@ func (e *executor) startContainer(g *localGang, img ctrImage, t ctrTask) (*ctrRa
 	}
 	argv := t.argv
 	if img.lifeline != "" {
-		argv = lifelineArgv(containerLifeline, img.lifeline, argv)
+		argv = reexec.LifelineArgv(containerLifeline, img.lifeline, argv)
 	}
 	cr := containers.Rank{Job: as.JobID, Attempt: as.Attempt, Rank: t.share.Rank, Task: t.name, Node: e.cfg.Node.Name, Scope: e.cfg.DataDir,
 		Image: img.spec.Image, Command: argv, Env: containerEnv(t.env, img), Workdir: img.spec.Workdir, Mounts: img.mounts,

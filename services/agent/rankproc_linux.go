@@ -9,6 +9,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"golang.org/x/sys/unix"
+
+	"github.com/lockstep-dev/lockstep/services/agent/reexec"
 )
 
 // rankProc is one running rank as the agent holds it: its supervisor
@@ -64,11 +66,11 @@ func (c *container) start(rank *exec.Cmd, pin rankPin) (p *rankProc, pinErr, err
 	defer func() { _, _, _, _, _ = lifeR.Close(), statW.Close(), statR.Close(), envR.Close(), envW.Close() }()
 	sup := &exec.Cmd{
 		Path:   "/proc/self/exe", // this binary, even if replaced on disk since
-		Args:   append([]string{supervisorArg0, credArg(rankCred(rank)), rank.Path}, rank.Args...),
+		Args:   append([]string{reexec.SupervisorArg0, reexec.CredArg(rankCred(rank)), rank.Path}, rank.Args...),
 		Dir:    rank.Dir,
 		Env:    supervisorEnv(rec.Token, rec.Cgroup),
 		Stdout: rank.Stdout, Stderr: rank.Stderr,
-		ExtraFiles: []*os.File{lifeR, statW, envR},
+		ExtraFiles: []*os.File{lifeR, statW, envR}, // reexec.LifelineFD, StatusFD, EnvFD
 		// The supervisor leads the rank's process group: a group signal
 		// reaches it (it ignores it) and the rank with its children.
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
@@ -99,13 +101,13 @@ func (c *container) start(rank *exec.Cmd, pin rankPin) (p *rankProc, pinErr, err
 	// supervisor that ended before reading it closed the pipe: the write
 	// fails, and the status read below says why.
 	_ = envW.SetWriteDeadline(time.Now().Add(supervisorStartTimeout)) // a supervisor that neither reads nor exits
-	_, werr := envW.Write(encodeRankEnv(append(rank.Env[:len(rank.Env):len(rank.Env)], envRankToken+"="+rec.Token)))
+	_, werr := envW.Write(reexec.EncodeRankEnv(append(rank.Env[:len(rank.Env):len(rank.Env)], envRankToken+"="+rec.Token)))
 	_ = envW.Close()
 	if werr != nil {
 		werr = errors.Wrap(werr, "hand the rank its environment")
 	}
 	_ = statR.SetReadDeadline(time.Now().Add(supervisorStartTimeout))
-	if _, err := readStatus(statR); err != nil || werr != nil {
+	if _, err := reexec.ReadStatus(statR); err != nil || werr != nil {
 		p.kill()
 		_ = p.wait()
 		return nil, nil, errors.CombineErrors(err, werr)

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -126,48 +125,6 @@ func loginShell(name string) string {
 		}
 	}
 	return "/bin/sh"
-}
-
-// credArg encodes a credential for the rank supervisor's command line
-// ("-": run the rank as the supervisor itself). The supervisor stays the
-// agent's user, so that it can end the tree and its cgroup whatever the
-// rank does; only the rank it starts changes user.
-func credArg(c *syscall.Credential) string {
-	if c == nil {
-		return "-"
-	}
-	gs := make([]string, len(c.Groups))
-	for i, g := range c.Groups {
-		gs[i] = strconv.FormatUint(uint64(g), 10)
-	}
-	return fmt.Sprintf("%d:%d:%s", c.Uid, c.Gid, strings.Join(gs, ","))
-}
-
-// parseCredArg is credArg's inverse.
-func parseCredArg(s string) (*syscall.Credential, error) {
-	if s == "-" {
-		return nil, nil
-	}
-	f := strings.Split(s, ":")
-	if len(f) != 3 {
-		return nil, errors.Newf("credential %q: want uid:gid:groups", s)
-	}
-	uid, err1 := strconv.ParseUint(f[0], 10, 32)
-	gid, err2 := strconv.ParseUint(f[1], 10, 32)
-	if err := errors.CombineErrors(err1, err2); err != nil {
-		return nil, errors.Wrapf(err, "credential %q", s)
-	}
-	c := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
-	if f[2] != "" {
-		for _, g := range strings.Split(f[2], ",") {
-			n, err := strconv.ParseUint(g, 10, 32)
-			if err != nil {
-				return nil, errors.Wrapf(err, "credential %q", s)
-			}
-			c.Groups = append(c.Groups, uint32(n))
-		}
-	}
-	return c, nil
 }
 
 // attemptDir creates the attempt's directory (rank logs, ack files, the

@@ -159,20 +159,6 @@ func openTempDir(t *testing.T) string {
 	return dir
 }
 
-func TestCredArgRoundTrips(t *testing.T) {
-	for _, s := range []string{"-", "65534:65534:", "1000:100:100,27,1001"} {
-		c, err := parseCredArg(s)
-		if err != nil || credArg(c) != s {
-			t.Errorf("%q: %v %v", s, credArg(c), err)
-		}
-	}
-	for _, bad := range []string{"", "0", "a:b:c", "1:2:x"} {
-		if _, err := parseCredArg(bad); err == nil {
-			t.Errorf("%q parsed", bad)
-		}
-	}
-}
-
 // An attempt's directory left by an earlier job of the same ID (IDs are
 // reused once a record is gone) is not taken over: its files would be the
 // new job's.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockstep-dev/lockstep/services/agent/procfs"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
@@ -48,11 +49,11 @@ func rankTree(t *testing.T, pidFile string) map[int]uint64 {
 			if err != nil {
 				return err
 			}
-			p, ok := readStat(pid)
+			p, ok := procfs.Stat(pid)
 			if !ok {
 				return fmt.Errorf("process %d gone before it was seen", pid)
 			}
-			procs[pid] = p.start
+			procs[pid] = p.Start
 		}
 		return nil
 	})
@@ -68,7 +69,7 @@ func rankTree(t *testing.T, pidFile string) map[int]uint64 {
 func running(procs map[int]uint64) map[int]string {
 	out := map[int]string{}
 	for pid, start := range procs {
-		if p, ok := readStat(pid); ok && p.start == start && p.state != 'Z' {
+		if p, ok := procfs.Stat(pid); ok && p.Start == start && p.State != 'Z' {
 			b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 			out[pid] = strings.ReplaceAll(string(b), "\x00", " ")
 		}

@@ -1,0 +1,57 @@
+// Package reexec is the agent's own binary run as something else: the
+// supervisor between the agent and each rank, and a rank container's
+// lifeline. The agent starts them by executing its binary again with one
+// of two exact program names (argv[0]), and this package's init takes
+// over the process when it sees one.
+//
+// The hooks are a package init rather than a subcommand of cmd/lockstep
+// because the agent runs inside other binaries too (`lockstep dev`, every
+// test binary that starts an agent): whichever binary links the agent can
+// supervise its ranks.
+//
+// They are a package of their own, importing the standard library (and
+// procfs, which does too) and nothing else, for what a process start
+// costs. Go initialises packages in dependency order and, of those ready,
+// the first by import path (the spec's rule since Go 1.21), so this init
+// runs, and exits into the supervisor, before the packages that have
+// nothing to do with it: etcd's and NATS's servers, the JSON Schema
+// compiler, the OpenTelemetry SDK. Their inits cost every rank's
+// supervisor about 45 ms of CPU and 30 MB of memory in the full binary.
+// TestSupervisorSkipsTheServersInits (cmd/lockstep) keeps it so: an
+// import added here that pulls in a large library puts those costs back
+// on every rank.
+package reexec
+
+import (
+	"os"
+	"path/filepath"
+)
+
+const (
+	// SupervisorArg0 is the program name of a rank supervisor: argv is
+	// SupervisorArg0, CredArg(credential), the rank's path and argv.
+	SupervisorArg0 = "lockstep-rank-supervisor"
+	// LifelineArg0 is the file name of the agent's binary as mounted
+	// into a rank container, which runs it as the lifeline (LifelineArgv).
+	LifelineArg0 = "lockstep-lifeline"
+
+	// LifelineFD, StatusFD and EnvFD are the supervisor's ExtraFiles (3,
+	// 4 and 5): the lifeline's read end, the status pipe's write end and
+	// the environment pipe's read end (EncodeRankEnv).
+	LifelineFD = 3
+	StatusFD   = 4
+	EnvFD      = 5
+
+	// EnvRankCgroup names the rank's cgroup directory in the supervisor's
+	// environment, if it has one.
+	EnvRankCgroup = "LOCKSTEP_RANK_CGROUP"
+)
+
+func init() {
+	switch {
+	case len(os.Args) > 2 && os.Args[0] == SupervisorArg0:
+		os.Exit(superviseMain(os.Args[1], os.Args[2], os.Args[3:]))
+	case len(os.Args) > 3 && filepath.Base(os.Args[0]) == LifelineArg0 && os.Args[2] == "--":
+		os.Exit(lifelineMain(os.Args[1], os.Args[3:]))
+	}
+}

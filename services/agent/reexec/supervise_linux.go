@@ -1,0 +1,290 @@
+package reexec
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/lockstep-dev/lockstep/services/agent/procfs"
+)
+
+// The rank supervisor is a small process between the agent and each rank:
+// the agent re-executes its own binary (/proc/self/exe) with argv[0] set to
+// SupervisorArg0. It makes itself a child subreaper, so every descendant
+// of the rank that is orphaned — even one that called setsid — becomes its
+// child instead of PID 1's, and it ends the whole tree when the rank exits
+// or when its lifeline (a pipe whose write end only the agent holds) reads
+// EOF: the agent closed it, or the agent died, even by SIGKILL. A parent
+// death signal alone is not enough: it reaches only the direct child, and
+// it fires when the forking thread exits, not the process.
+
+// maxRankEnv bounds the environment read from EnvFD; exec refuses far
+// less anyway (a quarter of the stack limit, 2 MiB by default).
+const maxRankEnv = 16 << 20
+
+// superviseMain runs the rank (path, argv) as cred (see credArg) and
+// returns the supervisor's exit code: the rank's own, or 128+signal when a
+// signal ended it.
+func superviseMain(cred, path string, argv []string) int {
+	lifeline := os.NewFile(LifelineFD, "lifeline")
+	status := os.NewFile(StatusFD, "status")
+	envPipe := os.NewFile(EnvFD, "environment")
+	if lifeline == nil || status == nil || envPipe == nil {
+		fmt.Fprintln(os.Stderr, "lockstep: rank supervisor started without its pipes")
+		return 127
+	}
+	env, err := readRankEnv(envPipe)
+	_ = envPipe.Close()
+	if err != nil {
+		fmt.Fprintf(status, "error: %v\n", oneLine(err.Error()))
+		return 127
+	}
+	// The rank must not inherit either pipe: it would hold the agent's
+	// answer open, and see (or keep) the lifeline.
+	syscall.CloseOnExec(LifelineFD)
+	syscall.CloseOnExec(StatusFD)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintf(status, "error: become a subreaper: %v\n", err)
+		return 127
+	}
+	// The agent signals the whole process group (SIGTERM to stop, the
+	// checkpoint signal to drain): the rank gets them directly; the
+	// supervisor only has to survive them. Notify, not Ignore: an ignored
+	// signal would stay ignored in the rank after exec.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+	go func() {
+		for range sigs {
+		}
+	}()
+
+	credential, err := parseCredArg(cred)
+	if err != nil {
+		fmt.Fprintf(status, "error: %v\n", oneLine(err.Error()))
+		return 127
+	}
+	// The parent death signal fires when the forking thread ends: this
+	// goroutine keeps its thread until the process exits.
+	runtime.LockOSThread()
+	rank := &exec.Cmd{Path: path, Args: argv, Env: env,
+		Stdout: os.Stdout, Stderr: os.Stderr,
+		// If the supervisor itself is killed, the rank goes with it; its
+		// own children are then the agent's (or the next agent's) to end.
+		// The kernel keeps the signal across the user change: Go sets it
+		// after the credential.
+		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: credential}}
+	if credential != nil {
+		// Enter the working directory again after the user change, so a
+		// directory the owner may not enter fails the start instead of
+		// being inherited from the supervisor.
+		if wd, err := os.Getwd(); err == nil {
+			rank.Dir = wd
+		}
+	}
+	if err := rank.Start(); err != nil {
+		fmt.Fprintf(status, "error: %v\n", oneLine(err.Error()))
+		return 127
+	}
+	fmt.Fprintf(status, "ok %d\n", rank.Process.Pid)
+	_ = status.Close()
+
+	cut := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, lifeline)
+		close(cut)
+	}()
+	exited, empty := reapAll(rank.Process.Pid)
+
+	code := 137
+	select {
+	case ws := <-exited:
+		code = waitCode(ws)
+	case <-cut:
+		// The agent is gone or wants the rank dead: with a cgroup, one write
+		// ends every process in it; else walk the tree.
+		if cg := os.Getenv(EnvRankCgroup); cg != "" {
+			killOwnCgroup(cg, empty)
+			return code
+		}
+	}
+	killTree(empty)
+	return code
+}
+
+// killCgroup SIGKILLs every process in a cgroup at once.
+func killCgroup(dir string) error {
+	return os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+}
+
+// killOwnCgroup ends every process in the rank's cgroup. The supervisor
+// first steps out into the agent's own cgroup, so that it survives the
+// kill to remove the rank's cgroup (and the agent's parent of it, if this
+// was its last rank): an agent killed for good leaves no empty cgroups.
+// If it cannot step out, it dies with the rest and a restarted agent
+// removes the cgroup.
+func killOwnCgroup(cg string, empty chan struct{}) {
+	agentCg := filepath.Dir(filepath.Dir(cg))
+	if os.WriteFile(filepath.Join(agentCg, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0) != nil {
+		_ = killCgroup(cg)
+		<-empty
+		return
+	}
+	if killCgroup(cg) != nil {
+		killTree(empty)
+	}
+	<-empty
+	_ = os.Remove(cg)
+	_ = os.Remove(filepath.Dir(cg))
+}
+
+// reapAll waits for every child: the rank's status goes to exited, and
+// empty closes when no child is left (so no descendant is left either: an
+// orphan would have become our child).
+func reapAll(rankPID int) (exited chan syscall.WaitStatus, empty chan struct{}) {
+	exited, empty = make(chan syscall.WaitStatus, 1), make(chan struct{})
+	go func() {
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, 0, nil)
+			switch {
+			case err == syscall.EINTR:
+			case err != nil:
+				close(empty)
+				return
+			case pid == rankPID:
+				exited <- ws
+			}
+		}
+	}()
+	return exited, empty
+}
+
+// killTree SIGKILLs every descendant until none is left. A descendant
+// forked between a scan and the kills is found by the next scan.
+func killTree(empty chan struct{}) {
+	for {
+		for _, pid := range procfs.Descendants(os.Getpid()) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		select {
+		case <-empty:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func waitCode(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// The rank's environment arrives on EnvFD, not in the supervisor's own:
+// the supervisor runs as the agent (root on a real node), and variables
+// the user chose would steer it (see the agent's supervisorEnv).
+
+// EncodeRankEnv is what the agent writes on EnvFD: the rank's
+// environment, NUL-separated.
+func EncodeRankEnv(env []string) []byte {
+	var b []byte
+	for _, kv := range env {
+		b = append(b, kv...)
+		b = append(b, 0)
+	}
+	return b
+}
+
+// readRankEnv reads the rank's environment from EnvFD, to its end.
+func readRankEnv(r io.Reader) ([]string, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxRankEnv+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("read the rank's environment: %w", err)
+	case len(data) > maxRankEnv:
+		return nil, fmt.Errorf("the rank's environment is over %d bytes", maxRankEnv)
+	case len(data) > 0 && data[len(data)-1] != 0:
+		return nil, errors.New("the rank's environment ends mid-variable")
+	}
+	var env []string
+	for kv := range strings.SplitSeq(strings.TrimSuffix(string(data), "\x00"), "\x00") {
+		if kv != "" {
+			env = append(env, kv)
+		}
+	}
+	return env, nil
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// ReadStatus reads the supervisor's one-line answer: the rank's PID, or
+// why it did not start.
+func ReadStatus(r io.Reader) (pid int, err error) {
+	line, rerr := bufio.NewReader(r).ReadString('\n')
+	line = strings.TrimSpace(line)
+	if msg, ok := strings.CutPrefix(line, "error: "); ok {
+		return 0, errors.New(msg)
+	}
+	if _, err := fmt.Sscanf(line, "ok %d", &pid); err != nil {
+		if rerr != nil {
+			return 0, fmt.Errorf("rank supervisor gave no answer: %w", rerr)
+		}
+		return 0, fmt.Errorf("rank supervisor answered %q", line)
+	}
+	return pid, nil
+}
+
+// CredArg encodes a credential for the rank supervisor's command line
+// ("-": run the rank as the supervisor itself). The supervisor stays the
+// agent's user, so that it can end the tree and its cgroup whatever the
+// rank does; only the rank it starts changes user.
+func CredArg(c *syscall.Credential) string {
+	if c == nil {
+		return "-"
+	}
+	gs := make([]string, len(c.Groups))
+	for i, g := range c.Groups {
+		gs[i] = strconv.FormatUint(uint64(g), 10)
+	}
+	return fmt.Sprintf("%d:%d:%s", c.Uid, c.Gid, strings.Join(gs, ","))
+}
+
+// parseCredArg is CredArg's inverse.
+func parseCredArg(s string) (*syscall.Credential, error) {
+	if s == "-" {
+		return nil, nil
+	}
+	f := strings.Split(s, ":")
+	if len(f) != 3 {
+		return nil, fmt.Errorf("credential %q: want uid:gid:groups", s)
+	}
+	uid, err1 := strconv.ParseUint(f[0], 10, 32)
+	gid, err2 := strconv.ParseUint(f[1], 10, 32)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, fmt.Errorf("credential %q: %w", s, err)
+	}
+	c := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+	if f[2] != "" {
+		for _, g := range strings.Split(f[2], ",") {
+			n, err := strconv.ParseUint(g, 10, 32)
+			if err != nil {
+				return nil, fmt.Errorf("credential %q: %w", s, err)
+			}
+			c.Groups = append(c.Groups, uint32(n))
+		}
+	}
+	return c, nil
+}
