@@ -174,7 +174,7 @@ func TaskID(arrayID string, index int) string {
 // zeros).
 func SplitTaskID(id string) (arrayID string, index int, ok bool) {
 	base, idx, found := strings.Cut(id, "_")
-	if !found || !idPattern.MatchString(base) || !slurmenv.IsDigits(idx) || (len(idx) > 1 && idx[0] == '0') || len(idx) > 7 {
+	if !found || !ValidBaseID(base) || !slurmenv.IsDigits(idx) || (len(idx) > 1 && idx[0] == '0') || len(idx) > 7 {
 		return "", 0, false
 	}
 	n, _ := strconv.Atoi(idx)

@@ -189,8 +189,14 @@ func checkDuration(field string, value Duration) (validate.FieldError, bool) {
 
 // idPattern is the rule for an ID a submission may give its job (a DNS
 // label), also in the schema. "_" is reserved: it joins an array's ID and
-// a task's index (TaskID).
-var idPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+// a task's index (TaskID). The length (at most maxIDBytes) is checked
+// apart: a bounded repeat such as {0,61} compiles into that many copies,
+// which cost every process that links this package 50 µs and 44 KB at
+// start.
+var idPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+
+// maxIDBytes is a DNS label's length.
+const maxIDBytes = 63
 
 // ValidID reports whether id is a valid job ID as records, keys, subjects
 // and commands name jobs: a submitted ID (ValidBaseID) or an array task's
@@ -205,7 +211,7 @@ func ValidID(id string) bool {
 
 // ValidBaseID reports whether id is valid as a submission's own ID (and
 // an array's): a DNS label, so without the "_" of a task ID.
-func ValidBaseID(id string) bool { return idPattern.MatchString(id) }
+func ValidBaseID(id string) bool { return len(id) <= maxIDBytes && idPattern.MatchString(id) }
 
 // DeriveID picks a job's ID: the spec's own, else the Nats-Msg-Id when it is
 // a valid ID, else one derived from the message's stream sequence (stable
