@@ -50,7 +50,7 @@ type executor struct {
 	// engine runs container jobs' ranks (nil: this node refuses them).
 	engine *containers.Docker
 	// lifeline is the socket rank containers hold a connection to, and
-	// lifelineBin the static binary that holds it in each (lifeline.go);
+	// lifelineBin the static binary that holds it in each (reexec/lifeline.go);
 	// "" when containers run without.
 	lifeline, lifelineBin string
 	// hostMemory is the machine's memory in bytes, shared among rank

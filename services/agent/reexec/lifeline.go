@@ -75,7 +75,9 @@ func lifelineMain(sock string, argv []string) int {
 
 // dialUnix connects to the unix socket at path. It is net.Dial("unix")
 // without package net, whose initialisation would hold this package's
-// init back (see the package comment).
+// init back (see the package comment). The connect blocks while the
+// listen backlog is full, where net.Dial would fail: the agent accepts
+// without pause, and a lifeline that waits is better than a rank refused.
 func dialUnix(path string) (*os.File, error) {
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

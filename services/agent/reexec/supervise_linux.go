@@ -34,17 +34,25 @@ import (
 // less anyway (a quarter of the stack limit, 2 MiB by default).
 const maxRankEnv = 16 << 20
 
-// superviseMain runs the rank (path, argv) as cred (see credArg) and
+// superviseMain runs the rank (path, argv) as cred (see CredArg) and
 // returns the supervisor's exit code: the rank's own, or 128+signal when a
 // signal ended it.
 func superviseMain(cred, path string, argv []string) int {
+	// Run nothing unless all three descriptors are pipes, as the agent
+	// makes them: started by hand, they are closed, or hold what the Go
+	// runtime opened in their place (its poller takes the lowest free
+	// descriptors), and a rank started without its status or lifeline
+	// would run unseen by any agent.
+	for _, fd := range []int{LifelineFD, StatusFD, EnvFD} {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+			fmt.Fprintln(os.Stderr, "lockstep: rank supervisor started without its pipes")
+			return 127
+		}
+	}
 	lifeline := os.NewFile(LifelineFD, "lifeline")
 	status := os.NewFile(StatusFD, "status")
 	envPipe := os.NewFile(EnvFD, "environment")
-	if lifeline == nil || status == nil || envPipe == nil {
-		fmt.Fprintln(os.Stderr, "lockstep: rank supervisor started without its pipes")
-		return 127
-	}
 	env, err := readRankEnv(envPipe)
 	_ = envPipe.Close()
 	if err != nil {
@@ -123,7 +131,9 @@ func superviseMain(cred, path string, argv []string) int {
 	return code
 }
 
-// killCgroup SIGKILLs every process in a cgroup at once.
+// killCgroup SIGKILLs every process in a cgroup at once. (The agent has
+// the same one line: importing it from there would cost this package its
+// early init.)
 func killCgroup(dir string) error {
 	return os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
 }

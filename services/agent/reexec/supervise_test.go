@@ -1,6 +1,7 @@
 package reexec
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,19 +54,40 @@ func TestReadStatus(t *testing.T) {
 }
 
 // The supervisor, started without its pipes as by anyone but the agent,
-// runs nothing.
+// runs nothing, even with one of them open (before the check, an open
+// environment descriptor alone let the rank start).
 func TestSupervisorNeedsItsPipes(t *testing.T) {
-	mark := filepath.Join(t.TempDir(), "ran")
-	p, err := os.StartProcess("/proc/self/exe", []string{SupervisorArg0, "-", "/bin/sh", "sh", "-c", "touch " + mark},
-		&os.ProcAttr{Files: []*os.File{nil, nil, nil}})
+	devNull, err := os.Open(os.DevNull)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := p.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(mark); st.ExitCode() != 127 || err == nil {
-		t.Errorf("exit %d; the rank ran: %v", st.ExitCode(), err == nil)
+	defer devNull.Close()
+	for name, files := range map[string][]*os.File{
+		"none":             nil,
+		"environment only": {nil, nil, devNull},
+	} {
+		t.Run(name, func(t *testing.T) {
+			mark := filepath.Join(t.TempDir(), "ran")
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			p, err := os.StartProcess("/proc/self/exe", []string{SupervisorArg0, "-", "/bin/sh", "sh", "-c", "touch " + mark},
+				&os.ProcAttr{Files: append([]*os.File{nil, nil, w}, files...)})
+			_ = w.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := io.ReadAll(r)
+			st, err := p.Wait()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, statErr := os.Stat(mark)
+			if st.ExitCode() != 127 || statErr == nil || !strings.Contains(string(out), "started without its pipes") {
+				t.Errorf("exit %d, rank ran %v, stderr %q", st.ExitCode(), statErr == nil, out)
+			}
+		})
 	}
 }

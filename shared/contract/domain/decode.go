@@ -130,10 +130,14 @@ func (c *checker) jobID(field, id string) {
 // start.
 var userNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
+const maxUserNameBytes = 63
+
 // ValidUserName reports whether name is one an identity (user, group,
 // service, node credential) may have: ^[a-z0-9][a-z0-9_-]{0,62}$.
 // Services that take a user name from a subject token check it with this.
-func ValidUserName(name string) bool { return len(name) <= 63 && userNamePattern.MatchString(name) }
+func ValidUserName(name string) bool {
+	return len(name) <= maxUserNameBytes && userNamePattern.MatchString(name)
+}
 
 // ValidNodeName is the node-name rule: what an agent accepts for --name
 // (no dots, spaces or wildcards: a node name is a subject token; no '/':

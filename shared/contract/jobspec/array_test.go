@@ -115,6 +115,8 @@ func TestTaskIDs(t *testing.T) {
 		{"A_3", "", 0, false},
 		{"job-42", "", 0, false},
 		{"a_-1", "", 0, false},
+		{strings.Repeat("a", 63) + "_1", strings.Repeat("a", 63), 1, true},
+		{strings.Repeat("a", 64) + "_1", "", 0, false},
 	} {
 		base, idx, ok := SplitTaskID(tc.id)
 		if ok != tc.ok || base != tc.base || idx != tc.index {

@@ -191,8 +191,8 @@ func checkDuration(field string, value Duration) (validate.FieldError, bool) {
 // label), also in the schema. "_" is reserved: it joins an array's ID and
 // a task's index (TaskID). The length (at most maxIDBytes) is checked
 // apart: a bounded repeat such as {0,61} compiles into that many copies,
-// which cost every process that links this package 50 µs and 44 KB at
-// start.
+// which cost every process that links this package tens of µs and 44 KB
+// at start.
 var idPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
 
 // maxIDBytes is a DNS label's length.

@@ -36,14 +36,18 @@ func CheckPath(field, p string) (validate.FieldError, bool) {
 	return validate.FieldError{}, true
 }
 
-// isControl matches C0 controls (NUL included), DEL and C1 controls.
 // envNamePattern is the env name rule, also in the schema (env and
-// container.env property names), with its length checked apart (see
-// idPattern).
+// container.env property names), with its length (at most
+// maxEnvNameBytes) checked apart (see idPattern).
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+const maxEnvNameBytes = 128
 
 // ValidEnvName reports whether name may name a variable of a job's
 // environment: ^[A-Za-z_][A-Za-z0-9_]{0,127}$.
-func ValidEnvName(name string) bool { return len(name) <= 128 && envNamePattern.MatchString(name) }
+func ValidEnvName(name string) bool {
+	return len(name) <= maxEnvNameBytes && envNamePattern.MatchString(name)
+}
 
+// isControl matches C0 controls (NUL included), DEL and C1 controls.
 func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }

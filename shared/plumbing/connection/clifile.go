@@ -134,7 +134,7 @@ func ReadFileUpTo(path string, max int) ([]byte, error) {
 // '_' or '-', starting with a letter or digit. Names are printed in tables
 // and typed on command lines, so nothing else is needed or allowed.
 func ValidContextName(name string) error {
-	if len(name) > 63 || !contextName.MatchString(name) {
+	if len(name) > maxContextNameBytes || !contextName.MatchString(name) {
 		return errors.Newf("context name %q: want 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
 	}
 	return nil
@@ -143,6 +143,8 @@ func ValidContextName(name string) error {
 // contextName is the rule but its length, checked apart: a bounded repeat
 // compiles into that many copies, a cost every command paid at start.
 var contextName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+const maxContextNameBytes = 63
 
 // Use returns the context called name, or the current context when name
 // is "". No context at all is the zero Context (defaults apply); naming
