@@ -104,10 +104,24 @@ func (a *app) submit(cmd *cobra.Command) runE {
 	}
 }
 
-// submitOne submits one spec and waits briefly for admission's verdict,
-// read from a watch opened before publishing: it cannot be written
-// unseen, and arrives as it is written.
+// submitOne submits one spec and waits briefly for admission's verdict
+// (client.SubmitForVerdict; an array's, one record per task, from a watch
+// of the records opened before publishing).
 func submitOne(ctx context.Context, env *cliEnv, c *client.Client, raw []byte, spec jobspec.Spec, workdir string) error {
+	if spec.Array == nil {
+		v, err := c.SubmitForVerdict(ctx, raw, client.SubmitOptions{Workdir: workdir}, verdictWait)
+		if v.ID == "" || errors.Is(err, client.ErrIDTaken) {
+			return err // not submitted, or submitted in vain
+		}
+		fmt.Fprintln(env.stdout, clean(v.ID))
+		switch {
+		case err != nil:
+			fmt.Fprintf(env.stderr, "admission's verdict not awaited: %s\n", clean(err.Error()))
+		case v.Rejected:
+			return &exitError{code: 1, msg: fmt.Sprintf("job %s rejected: %s", clean(v.ID), clean(v.Reason))}
+		}
+		return nil
+	}
 	vctx, cancel := context.WithTimeout(ctx, verdictWait)
 	defer cancel()
 	records, werr := c.NewRecords(vctx)

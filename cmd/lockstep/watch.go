@@ -16,7 +16,10 @@ import (
 // nil then. On a terminal each drawing replaces the last; elsewhere they
 // follow each other, each under a line with its time.
 func (a *app) watchQueue(ctx context.Context, c *client.Client, view func([]domain.Job, []string) error) error {
-	w := c.WatchJobs(ctx)
+	w, err := c.WatchJobs(ctx)
+	if err != nil {
+		return err
+	}
 	tty := isTerminal(a.env.stdout)
 	for first := true; ; first = false {
 		select {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -30,8 +31,11 @@ import (
 
 // Client talks to a Lockstep cluster through NATS.
 type Client struct {
-	bus  *bus.Bus
-	jobs *jobs.Store
+	bus *bus.Bus
+	// jobs is the job records' store, bound on first use (store): a
+	// submission needs no record read, and binding costs a round trip.
+	jobsMu sync.Mutex
+	jobs   *jobs.Store
 	// User is the authenticated user the connection's credentials name,
 	// "" when connected without credentials. With a user, requests go on
 	// that user's subjects (subjects.SubmitAs, CancelAs, DrainAs), the only
@@ -54,13 +58,26 @@ func Dial(ctx context.Context, url string, opts ...bus.Option) (*Client, error) 
 	if err != nil {
 		return nil, errors.WithHint(err, "is `lockstep dev` (or the cluster) running? set --nats to its address")
 	}
-	js, err := jobs.Open(ctx, b.JS)
-	if err != nil {
-		b.Close()
-		return nil, errors.WithHint(err, "no Lockstep services have run against this NATS yet")
-	}
 	// The server checked the creds; their name is who this client acts as.
-	return &Client{bus: b, jobs: js, User: b.Identity().Name}, nil
+	return &Client{bus: b, User: b.Identity().Name}, nil
+}
+
+// noServicesHint explains a cluster whose streams and bucket do not exist.
+const noServicesHint = "no Lockstep services have run against this NATS yet"
+
+// store binds the job records' bucket on first use.
+func (c *Client) store(ctx context.Context) (*jobs.Store, error) {
+	c.jobsMu.Lock()
+	defer c.jobsMu.Unlock()
+	if c.jobs != nil {
+		return c.jobs, nil
+	}
+	js, err := jobs.Open(ctx, c.bus.JS)
+	if err != nil {
+		return nil, errors.WithHint(err, noServicesHint)
+	}
+	c.jobs = js
+	return js, nil
 }
 
 // Close closes the connection.
@@ -118,7 +135,7 @@ func (c *Client) SubmitMany(ctx context.Context, raws [][]byte, o SubmitOptions)
 			}
 			out[i].ID = id
 			if futures[i-lo], err = c.bus.JS.PublishMsgAsync(msg); err != nil {
-				out[i].Err = errors.Wrap(err, "publish submission")
+				out[i].Err = publishErr(err)
 			}
 		}
 		for k, f := range futures {
@@ -132,7 +149,7 @@ func (c *Client) SubmitMany(ctx context.Context, raws [][]byte, o SubmitOptions)
 					out[i].Err = c.checkDuplicate(ctx, out[i].ID)
 				}
 			case err := <-f.Err():
-				out[i].Err = errors.Wrap(err, "publish submission")
+				out[i].Err = publishErr(err)
 			case <-ctx.Done():
 				out[i].Err = ctx.Err()
 			}
@@ -291,7 +308,11 @@ func (c *Client) ArrayTasks(ctx context.Context, id string) ([]domain.Job, error
 
 // Job reads one job record.
 func (c *Client) Job(ctx context.Context, id string) (domain.Job, error) {
-	j, _, err := c.jobs.Get(ctx, id)
+	s, err := c.store(ctx)
+	if err != nil {
+		return domain.Job{}, err
+	}
+	j, _, err := s.Get(ctx, id)
 	return j, err
 }
 
@@ -359,14 +380,22 @@ func (c *Client) OwnerOf(ctx context.Context, id string) (string, error) {
 // record, not an event, is what a client acting on a job's end must trust:
 // see jobs.Store.WaitEnded.
 func (c *Client) WaitEnded(ctx context.Context, id string) (domain.Job, error) {
-	return c.jobs.WaitEnded(ctx, id)
+	s, err := c.store(ctx)
+	if err != nil {
+		return domain.Job{}, err
+	}
+	return s.WaitEnded(ctx, id)
 }
 
 // Jobs reads every job record in one pass. A record that does not decode
 // (or names another job than its key) is not a reason to show nothing: its
 // key is returned in bad, and the rest in jobs.
 func (c *Client) Jobs(ctx context.Context) (all []domain.Job, bad []string, err error) {
-	err = c.jobs.Scan(ctx, func(e jobs.Entry) error {
+	s, err := c.store(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = s.Scan(ctx, func(e jobs.Entry) error {
 		if e.Deleted {
 			return nil
 		}

@@ -13,7 +13,11 @@ import (
 // WatchUntilEnded is WaitEnded that hands seen each version of the record
 // before the final one (see jobs.Store.WatchUntilEnded).
 func (c *Client) WatchUntilEnded(ctx context.Context, id string, seen func(domain.Job)) (domain.Job, error) {
-	return c.jobs.WatchUntilEnded(ctx, id, seen)
+	s, err := c.store(ctx)
+	if err != nil {
+		return domain.Job{}, err
+	}
+	return s.WatchUntilEnded(ctx, id, seen)
 }
 
 // JobsWatch follows every job record (one watch of the jobs KV, replayed
@@ -29,10 +33,14 @@ type JobsWatch struct {
 }
 
 // WatchJobs starts following the job records until ctx ends.
-func (c *Client) WatchJobs(ctx context.Context) *JobsWatch {
+func (c *Client) WatchJobs(ctx context.Context) (*JobsWatch, error) {
+	s, err := c.store(ctx)
+	if err != nil {
+		return nil, err
+	}
 	w := &JobsWatch{records: map[string]*domain.Job{}, changed: make(chan struct{}, 1)}
-	go c.jobs.Follow(ctx, slog.New(slog.DiscardHandler), w)
-	return w
+	go s.Follow(ctx, slog.New(slog.DiscardHandler), w)
+	return w, nil
 }
 
 // Changed has a value once the records were first read, and again after
@@ -102,5 +110,9 @@ func (w *JobsWatch) notify() {
 // jobs.Store.NewRecords): started before a submission, it delivers
 // admission's verdict on it as soon as it is written.
 func (c *Client) NewRecords(ctx context.Context) (<-chan domain.Job, error) {
-	return c.jobs.NewRecords(ctx)
+	s, err := c.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.NewRecords(ctx)
 }

@@ -36,6 +36,14 @@ const (
 	KVJobsAll    = "$KV." + BucketJobs + ".>"
 )
 
+// KVJob is the subject job id's record is stored under in the jobs bucket.
+func KVJob(id string) string { return "$KV." + BucketJobs + "." + id }
+
+// DirectGetJob is the JetStream API subject whose answer is the last
+// message stored under job id's record: its record, read without a
+// consumer.
+func DirectGetJob(id string) string { return "$JS.API.DIRECT.GET." + StreamKVJobs + "." + KVJob(id) }
+
 // ReadableStreams are the streams people read through consumers of their
 // own (created, pulled from, deleted, never acknowledged): the events, the
 // logs, the history and the job records. The services' durable consumers
