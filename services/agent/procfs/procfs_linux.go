@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"os"
 	"strconv"
-	"strings"
 )
 
 // Proc is what the containment code needs of a process.
@@ -52,13 +51,13 @@ func Stat(pid int) (Proc, bool) {
 	if i < 0 {
 		return Proc{}, false
 	}
-	f := strings.Fields(string(b[i+1:]))
+	f := bytes.Fields(b[i+1:])
 	// f[0] is field 3 (state), so field n is f[n-3].
 	if len(f) < 20 {
 		return Proc{}, false
 	}
-	ppid, err1 := strconv.Atoi(f[1])
-	start, err2 := strconv.ParseUint(f[19], 10, 64)
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	start, err2 := strconv.ParseUint(string(f[19]), 10, 64)
 	if err1 != nil || err2 != nil {
 		return Proc{}, false
 	}

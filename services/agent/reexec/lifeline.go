@@ -1,15 +1,11 @@
 package reexec
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // A rank container's lifeline: a bare rank dies with its agent (its
@@ -40,14 +36,18 @@ func lifelineMain(sock string, argv []string) int {
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGCONT)
-	rank := exec.Command(argv[0], argv[1:]...)
-	rank.Stdin, rank.Stdout, rank.Stderr = nil, os.Stdout, os.Stderr
-	rank.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := rank.Start(); err != nil {
+	bin, err := lookPath(argv[0])
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "lockstep: %v\n", err)
 		return 127
 	}
-	pgid := rank.Process.Pid
+	rank, err := startProcess(bin, argv, &os.ProcAttr{Files: []*os.File{nil, os.Stdout, os.Stderr},
+		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "lockstep: %v\n", err)
+		return 127
+	}
+	pgid := rank.Pid
 	go func() {
 		for s := range sigs {
 			_ = syscall.Kill(-pgid, s.(syscall.Signal))
@@ -59,18 +59,14 @@ func lifelineMain(sock string, argv []string) int {
 		fmt.Fprintln(os.Stderr, "lockstep: the node's agent is gone; the rank is killed")
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}()
-	err = rank.Wait()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
-	}
+	state, err := rank.Wait()
 	if err != nil {
 		return 127
 	}
-	return 0
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return state.ExitCode()
 }
 
 // dialUnix connects to the unix socket at path. It is net.Dial("unix")
@@ -79,12 +75,12 @@ func lifelineMain(sock string, argv []string) int {
 // listen backlog is full, where net.Dial would fail: the agent accepts
 // without pause, and a lifeline that waits is better than a rank refused.
 func dialUnix(path string) (*os.File, error) {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("socket: %w", err)
 	}
-	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
-		_ = unix.Close(fd)
+	if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+		_ = syscall.Close(fd)
 		return nil, fmt.Errorf("connect %s: %w", path, err)
 	}
 	return os.NewFile(uintptr(fd), path), nil

@@ -9,25 +9,27 @@
 // test binary that starts an agent): whichever binary links the agent can
 // supervise its ranks.
 //
-// They are a package of their own, importing nothing but the standard
-// library, golang.org/x/sys/unix and procfs (which imports the standard
-// library only), for what a process start costs. Go initialises packages
-// in dependency order and, of those ready, the first by import path (the
-// spec's rule since Go 1.21), so this init runs, and exits into the
-// supervisor, before the packages that have nothing to do with it: etcd's
-// server, the JSON Schema compiler (five meta-schemas compiled at init),
-// Prometheus, cockroachdb/errors and what it pulls in. Behind them, a
-// supervisor cost 42 ms of CPU and 7.3 MB of its own memory, against 15
-// ms (its rank's included) and 2.1 MB now (docs/benchmarks.md).
-// TestSupervisorSkipsTheServersInits (cmd/lockstep) keeps it so: an
-// import added here that pulls in a large package, package net included,
-// puts those costs back on every rank.
+// They are a package of their own, importing nothing but a few packages
+// of the standard library (and procfs, which imports the same), for what
+// a process start costs. Go initialises packages in dependency order and,
+// of those ready, the first by import path (the spec's rule since Go
+// 1.21), so this init runs, and exits into the supervisor, as soon as its
+// imports are initialised and no package whose path sorts before this
+// one's is ready. Packages that nearly everything imports early (os,
+// syscall, time, fmt, strconv, bytes, os/signal) are initialised after
+// some 40 packages; strings, bufio, path/filepath and os/exec are not,
+// and any of them held this init back behind some 200: etcd's server,
+// the protobuf descriptors, the JSON Schema compiler (five meta-schemas
+// compiled at init), Prometheus, cockroachdb/errors. So processes are
+// started with os.StartProcess and paths cut by hand (start.go). A
+// supervisor behind all the inits cost 42 ms of CPU and 7.3 MB of its own
+// memory, behind 200 of them 15 ms (its rank's included) and 2.1 MB
+// (docs/benchmarks.md). TestSupervisorSkipsTheServersInits (cmd/lockstep)
+// keeps it so: an import added here that pulls in a large package, or one
+// of those four, puts those costs back on every rank.
 package reexec
 
-import (
-	"os"
-	"path/filepath"
-)
+import "os"
 
 const (
 	// SupervisorArg0 is the program name of a rank supervisor: argv is
@@ -53,7 +55,18 @@ func init() {
 	switch {
 	case len(os.Args) > 2 && os.Args[0] == SupervisorArg0:
 		os.Exit(superviseMain(os.Args[1], os.Args[2], os.Args[3:]))
-	case len(os.Args) > 3 && filepath.Base(os.Args[0]) == LifelineArg0 && os.Args[2] == "--":
+	case len(os.Args) > 3 && baseName(os.Args[0]) == LifelineArg0 && os.Args[2] == "--":
 		os.Exit(lifelineMain(os.Args[1], os.Args[3:]))
 	}
+}
+
+// baseName is filepath.Base for a program name (see start.go for why not
+// path/filepath).
+func baseName(p string) string {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return p[i+1:]
+		}
+	}
+	return p
 }

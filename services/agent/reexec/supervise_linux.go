@@ -1,21 +1,16 @@
 package reexec
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/lockstep-dev/lockstep/services/agent/procfs"
 )
@@ -34,6 +29,11 @@ import (
 // less anyway (a quarter of the stack limit, 2 MiB by default).
 const maxRankEnv = 16 << 20
 
+// prSetChildSubreaper is prctl's PR_SET_CHILD_SUBREAPER (linux/prctl.h),
+// which package syscall does not name: this package uses syscall, not
+// golang.org/x/sys/unix, for its init order (see the package comment).
+const prSetChildSubreaper = 36
+
 // superviseMain runs the rank (path, argv) as cred (see CredArg) and
 // returns the supervisor's exit code: the rank's own, or 128+signal when a
 // signal ended it.
@@ -44,8 +44,8 @@ func superviseMain(cred, path string, argv []string) int {
 	// descriptors), and a rank started without its status or lifeline
 	// would run unseen by any agent.
 	for _, fd := range []int{LifelineFD, StatusFD, EnvFD} {
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		var st syscall.Stat_t
+		if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
 			fmt.Fprintln(os.Stderr, "lockstep: rank supervisor started without its pipes")
 			return 127
 		}
@@ -63,8 +63,8 @@ func superviseMain(cred, path string, argv []string) int {
 	// answer open, and see (or keep) the lifeline.
 	syscall.CloseOnExec(LifelineFD)
 	syscall.CloseOnExec(StatusFD)
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		fmt.Fprintf(status, "error: become a subreaper: %v\n", err)
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		fmt.Fprintf(status, "error: become a subreaper: %v\n", errno)
 		return 127
 	}
 	// The agent signals the whole process group (SIGTERM to stop, the
@@ -86,26 +86,26 @@ func superviseMain(cred, path string, argv []string) int {
 	// The parent death signal fires when the forking thread ends: this
 	// goroutine keeps its thread until the process exits.
 	runtime.LockOSThread()
-	rank := &exec.Cmd{Path: path, Args: argv, Env: env,
-		Stdout: os.Stdout, Stderr: os.Stderr,
+	attr := &os.ProcAttr{Env: env, Files: []*os.File{nil, os.Stdout, os.Stderr},
 		// If the supervisor itself is killed, the rank goes with it; its
 		// own children are then the agent's (or the next agent's) to end.
 		// The kernel keeps the signal across the user change: Go sets it
 		// after the credential.
-		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: credential}}
+		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: credential}}
 	if credential != nil {
 		// Enter the working directory again after the user change, so a
 		// directory the owner may not enter fails the start instead of
 		// being inherited from the supervisor.
 		if wd, err := os.Getwd(); err == nil {
-			rank.Dir = wd
+			attr.Dir = wd
 		}
 	}
-	if err := rank.Start(); err != nil {
+	rank, err := startProcess(path, argv, attr)
+	if err != nil {
 		fmt.Fprintf(status, "error: %v\n", oneLine(err.Error()))
 		return 127
 	}
-	fmt.Fprintf(status, "ok %d\n", rank.Process.Pid)
+	fmt.Fprintf(status, "ok %d\n", rank.Pid)
 	_ = status.Close()
 
 	cut := make(chan struct{})
@@ -113,7 +113,7 @@ func superviseMain(cred, path string, argv []string) int {
 		_, _ = io.Copy(io.Discard, lifeline)
 		close(cut)
 	}()
-	exited, empty := reapAll(rank.Process.Pid)
+	exited, empty := reapAll(rank.Pid)
 
 	code := 137
 	select {
@@ -135,7 +135,7 @@ func superviseMain(cred, path string, argv []string) int {
 // the same one line: importing it from there would cost this package its
 // early init.)
 func killCgroup(dir string) error {
-	return os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+	return os.WriteFile(dir+"/cgroup.kill", []byte("1"), 0)
 }
 
 // killOwnCgroup ends every process in the rank's cgroup. The supervisor
@@ -145,8 +145,8 @@ func killCgroup(dir string) error {
 // If it cannot step out, it dies with the rest and a restarted agent
 // removes the cgroup.
 func killOwnCgroup(cg string, empty chan struct{}) {
-	agentCg := filepath.Dir(filepath.Dir(cg))
-	if os.WriteFile(filepath.Join(agentCg, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0) != nil {
+	agentCg := parentDir(parentDir(cg))
+	if os.WriteFile(agentCg+"/cgroup.procs", []byte(strconv.Itoa(os.Getpid())), 0) != nil {
 		_ = killCgroup(cg)
 		<-empty
 		return
@@ -156,7 +156,21 @@ func killOwnCgroup(cg string, empty chan struct{}) {
 	}
 	<-empty
 	_ = os.Remove(cg)
-	_ = os.Remove(filepath.Dir(cg))
+	_ = os.Remove(parentDir(cg))
+}
+
+// parentDir is filepath.Dir for the agent's cgroup paths, which are
+// absolute and clean (this package does without path/filepath: see the
+// package comment).
+func parentDir(p string) string {
+	i := len(p) - 1
+	for i > 0 && p[i] != '/' {
+		i--
+	}
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
 }
 
 // reapAll waits for every child: the rank's status goes to exited, and
@@ -230,31 +244,53 @@ func readRankEnv(r io.Reader) ([]string, error) {
 		return nil, errors.New("the rank's environment ends mid-variable")
 	}
 	var env []string
-	for kv := range strings.SplitSeq(strings.TrimSuffix(string(data), "\x00"), "\x00") {
-		if kv != "" {
-			env = append(env, kv)
+	for kv := range bytes.SplitSeq(data, []byte{0}) {
+		if len(kv) > 0 {
+			env = append(env, string(kv))
 		}
 	}
 	return env, nil
 }
 
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+func oneLine(s string) string { return string(bytes.ReplaceAll([]byte(s), []byte("\n"), []byte(" "))) }
 
 // ReadStatus reads the supervisor's one-line answer: the rank's PID, or
 // why it did not start.
 func ReadStatus(r io.Reader) (pid int, err error) {
-	line, rerr := bufio.NewReader(r).ReadString('\n')
-	line = strings.TrimSpace(line)
-	if msg, ok := strings.CutPrefix(line, "error: "); ok {
-		return 0, errors.New(msg)
+	line, rerr := readLine(r)
+	if msg, ok := bytes.CutPrefix(line, []byte("error: ")); ok {
+		return 0, errors.New(string(msg))
 	}
-	if _, err := fmt.Sscanf(line, "ok %d", &pid); err != nil {
+	if _, err := fmt.Sscanf(string(line), "ok %d", &pid); err != nil {
 		if rerr != nil {
 			return 0, fmt.Errorf("rank supervisor gave no answer: %w", rerr)
 		}
 		return 0, fmt.Errorf("rank supervisor answered %q", line)
 	}
 	return pid, nil
+}
+
+// maxStatusLine bounds the supervisor's answer (an error message).
+const maxStatusLine = 64 << 10
+
+// readLine reads one line, without its newline and surrounding spaces,
+// a byte at a time: nothing after it is the caller's to lose.
+func readLine(r io.Reader) ([]byte, error) {
+	var line []byte
+	b := make([]byte, 1)
+	for len(line) < maxStatusLine {
+		n, err := r.Read(b)
+		if n == 1 {
+			if b[0] == '\n' {
+				break
+			}
+			line = append(line, b[0])
+		}
+		if err != nil {
+			return bytes.TrimSpace(line), err
+		}
+	}
+	return bytes.TrimSpace(line), nil
 }
 
 // CredArg encodes a credential for the rank supervisor's command line
@@ -265,11 +301,14 @@ func CredArg(c *syscall.Credential) string {
 	if c == nil {
 		return "-"
 	}
-	gs := make([]string, len(c.Groups))
+	b := fmt.Appendf(nil, "%d:%d:", c.Uid, c.Gid)
 	for i, g := range c.Groups {
-		gs[i] = strconv.FormatUint(uint64(g), 10)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(g), 10)
 	}
-	return fmt.Sprintf("%d:%d:%s", c.Uid, c.Gid, strings.Join(gs, ","))
+	return string(b)
 }
 
 // parseCredArg is CredArg's inverse.
@@ -277,19 +316,19 @@ func parseCredArg(s string) (*syscall.Credential, error) {
 	if s == "-" {
 		return nil, nil
 	}
-	f := strings.Split(s, ":")
+	f := bytes.Split([]byte(s), []byte(":"))
 	if len(f) != 3 {
 		return nil, fmt.Errorf("credential %q: want uid:gid:groups", s)
 	}
-	uid, err1 := strconv.ParseUint(f[0], 10, 32)
-	gid, err2 := strconv.ParseUint(f[1], 10, 32)
+	uid, err1 := strconv.ParseUint(string(f[0]), 10, 32)
+	gid, err2 := strconv.ParseUint(string(f[1]), 10, 32)
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, fmt.Errorf("credential %q: %w", s, err)
 	}
 	c := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
-	if f[2] != "" {
-		for _, g := range strings.Split(f[2], ",") {
-			n, err := strconv.ParseUint(g, 10, 32)
+	if len(f[2]) > 0 {
+		for _, g := range bytes.Split(f[2], []byte(",")) {
+			n, err := strconv.ParseUint(string(g), 10, 32)
 			if err != nil {
 				return nil, fmt.Errorf("credential %q: %w", s, err)
 			}
