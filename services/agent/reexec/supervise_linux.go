@@ -115,20 +115,28 @@ func superviseMain(cred, path string, argv []string) int {
 	}()
 	exited, empty := reapAll(rank.Pid)
 
-	code := 137
 	select {
 	case ws := <-exited:
-		code = waitCode(ws)
+		// What the rank left behind, if anything, goes with it. A rank
+		// that left nothing (the usual end) needs no scan of the node's
+		// processes: the reaper finds no child a moment after reaping the
+		// rank, and that moment is waited for first.
+		select {
+		case <-empty:
+		case <-time.After(lingerWait):
+			killTree(empty)
+		}
+		return waitCode(ws)
 	case <-cut:
 		// The agent is gone or wants the rank dead: with a cgroup, one write
 		// ends every process in it; else walk the tree.
 		if cg := os.Getenv(EnvRankCgroup); cg != "" {
 			killOwnCgroup(cg, empty)
-			return code
+		} else {
+			killTree(empty)
 		}
+		return 137
 	}
-	killTree(empty)
-	return code
 }
 
 // killCgroup SIGKILLs every process in a cgroup at once. (The agent has
@@ -196,7 +204,9 @@ func reapAll(rankPID int) (exited chan syscall.WaitStatus, empty chan struct{}) 
 }
 
 // killTree SIGKILLs every descendant until none is left. A descendant
-// forked between a scan and the kills is found by the next scan.
+// forked between a scan and the kills is found by the next scan. A scan
+// reads every process's stat file on the node: a few milliseconds of CPU
+// on a busy node.
 func killTree(empty chan struct{}) {
 	for {
 		for _, pid := range procfs.Descendants(os.Getpid()) {
@@ -209,6 +219,10 @@ func killTree(empty chan struct{}) {
 		}
 	}
 }
+
+// lingerWait is how long a supervisor whose rank exited lets the reaper
+// see that no child is left before it scans for descendants to kill.
+const lingerWait = 20 * time.Millisecond
 
 func waitCode(ws syscall.WaitStatus) int {
 	if ws.Signaled() {
