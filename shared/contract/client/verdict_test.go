@@ -2,9 +2,11 @@ package client_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/client"
@@ -13,6 +15,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/contract/subjects"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/auth"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/embedded"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
@@ -91,6 +94,31 @@ func TestSubmitForVerdictTakesTheRecordNotTheEvent(t *testing.T) {
 		}
 		if !jobspec.ValidID(v.ID) || v.Known != tc.known || v.Rejected != tc.rejected || v.Reason != tc.reason {
 			t.Errorf("%s: verdict %+v, want known %v, rejected %v, reason %q", tc.name, v, tc.known, tc.rejected, tc.reason)
+		}
+	}
+}
+
+// Against a NATS on which no Lockstep service has run (no streams, no
+// bucket), Dial succeeds (it binds nothing), and a submission and a read
+// of the records each say why they fail.
+func TestNoServicesYetIsExplained(t *testing.T) {
+	ns, err := embedded.StartNATS(embedded.NATSConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	ctx := context.Background()
+	cl, err := client.Dial(ctx, ns.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	raw := []byte(`{"name":"early","gang":{"nodes":1,"gpusPerNode":1},"command":["true"]}`)
+	_, submitErr := cl.SubmitForVerdict(ctx, raw, client.SubmitOptions{}, time.Second)
+	_, readErr := cl.Job(ctx, "early-1")
+	for what, err := range map[string]error{"submit": submitErr, "read": readErr} {
+		if hints := errors.FlattenHints(err); !strings.Contains(hints, "no Lockstep services have run") {
+			t.Errorf("%s: %v (hints %q)", what, err, hints)
 		}
 	}
 }
