@@ -104,17 +104,20 @@ func (a *app) submit(cmd *cobra.Command) runE {
 	}
 }
 
-// submitOne submits one spec and waits briefly for admission's verdict
-// (client.SubmitForVerdict; an array's, one record per task, from a watch
-// of the records opened before publishing).
+// submitOne submits one spec, prints its ID, and waits briefly for
+// admission's verdict (client.Submission.Verdict; an array's, one record
+// per task, from a watch of the records opened before publishing).
 func submitOne(ctx context.Context, env *cliEnv, c *client.Client, raw []byte, spec jobspec.Spec, workdir string) error {
 	if spec.Array == nil {
-		v, err := c.SubmitForVerdict(ctx, raw, client.SubmitOptions{Workdir: workdir}, verdictWait)
-		if v.ID == "" || errors.Is(err, client.ErrIDTaken) {
-			return err // not submitted, or submitted in vain
+		s, err := c.SubmitOne(ctx, raw, client.SubmitOptions{Workdir: workdir})
+		if err != nil {
+			return err
 		}
-		fmt.Fprintln(env.stdout, clean(v.ID))
+		fmt.Fprintln(env.stdout, clean(s.ID))
+		v, err := s.Verdict(ctx, verdictWait)
 		switch {
+		case errors.Is(err, client.ErrIDTaken):
+			return err // submitted in vain: the ID is someone else's job's
 		case err != nil:
 			fmt.Fprintf(env.stderr, "admission's verdict not awaited: %s\n", clean(err.Error()))
 		case v.Rejected:

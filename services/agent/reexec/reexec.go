@@ -17,10 +17,11 @@
 // imports are initialised and no package whose path sorts before this
 // one's is ready. Packages that nearly everything imports early (os,
 // syscall, time, fmt, strconv, bytes, os/signal) are initialised after
-// some 40 packages; strings, bufio, path/filepath and os/exec are not,
-// and any of them held this init back behind some 200: etcd's server,
-// the protobuf descriptors, the JSON Schema compiler (five meta-schemas
-// compiled at init), Prometheus, cockroachdb/errors. So processes are
+// some 40 packages; strings and bufio are not, and either holds this init
+// back behind some 95, path/filepath and os/exec behind some 200: etcd's
+// server, the protobuf descriptors, the JSON Schema compiler (five
+// meta-schemas compiled at init), Prometheus, cockroachdb/errors. So
+// processes are
 // started with os.StartProcess and paths cut by hand (start.go). A
 // supervisor behind all the inits cost 42 ms of CPU and 7.3 MB of its own
 // memory, behind 200 of them 15 ms (its rank's included) and 2.1 MB

@@ -2,16 +2,20 @@ package reexec
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
 )
 
-// The hand-made stand-ins for os/exec and path/filepath answer as they do.
+// The hand-made stand-ins for os/exec and path/filepath answer as they do
+// (this test may import them: a test binary's init order is its own).
 func TestStartHelpersAnswerAsTheStandardLibrary(t *testing.T) {
-	env := []string{"A=1", "B=2", "A=3", "C", "B=4", "D=5"}
-	if got, want := dedupEnv(env), []string{"A=3", "B=4", "C", "D=5"}; !slices.Equal(got, want) {
-		t.Errorf("dedupEnv(%q) = %q, want %q", env, got, want)
+	env := []string{"A=1", "B=2", "A=3", "C", "", "B=4", "D=5", "C"}
+	cmd := exec.Command("/bin/true")
+	cmd.Env = env
+	if got, want := dedupEnv(env), cmd.Environ(); !slices.Equal(got, want) {
+		t.Errorf("dedupEnv(%q) = %q, os/exec says %q", env, got, want)
 	}
 	for _, p := range []string{"/sys/fs/cgroup/lockstep/agent/rank-0", "/a", "/", "/a/b"} {
 		if got, want := parentDir(p), filepath.Dir(p); got != want {
@@ -25,22 +29,36 @@ func TestStartHelpersAnswerAsTheStandardLibrary(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	exe := filepath.Join(dir, "tool")
-	plain := filepath.Join(dir, "data")
-	for path, mode := range map[string]os.FileMode{exe: 0o755, plain: 0o644} {
-		if err := os.WriteFile(path, []byte("#!/bin/sh\n"), mode); err != nil {
-			t.Fatal(err)
+	for name, mode := range map[string]os.FileMode{"tool": 0o755, "data": 0o644} {
+		for _, d := range []string{"bin", "rel", "bin2"} {
+			if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, d, name), []byte("#!/bin/sh\n"), mode); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	t.Setenv("PATH", "relative:"+dir+":/nonexistent")
-	if got, err := lookPath("tool"); err != nil || got != exe {
-		t.Errorf("lookPath(tool) = %q, %v; want %q", got, err, exe)
+	if err := os.Mkdir(filepath.Join(dir, "bin", "adir"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if got, err := lookPath("data"); err == nil {
-		t.Errorf("lookPath found %q, which is not executable", got)
-	}
-	if got, err := lookPath("./tool"); err != nil || got != "./tool" {
-		t.Errorf("lookPath(./tool) = %q, %v: a name with a slash is used as it is", got, err)
+	t.Chdir(dir)
+	for _, path := range []string{
+		filepath.Join(dir, "bin") + ":/nonexistent",
+		"/nonexistent:" + filepath.Join(dir, "bin2") + ":" + filepath.Join(dir, "bin"),
+		"rel:" + filepath.Join(dir, "bin"), // found relative first: refused
+		":" + filepath.Join(dir, "bin"),    // "" is ".": nothing there
+		"bin2:rel",
+	} {
+		t.Setenv("PATH", path)
+		for _, name := range []string{"tool", "data", "adir", "missing", "./bin/tool", "./bin/data", filepath.Join(dir, "bin", "tool")} {
+			// (os/exec returns a path it refuses with its error.)
+			want, wantErr := exec.LookPath(name)
+			got, err := lookPath(name)
+			if (err == nil) != (wantErr == nil) || (err == nil && got != want) {
+				t.Errorf("PATH=%s: lookPath(%q) = %q, %v; os/exec says %q, %v", path, name, got, err, want, wantErr)
+			}
+		}
 	}
 }
 

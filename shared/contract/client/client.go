@@ -128,12 +128,12 @@ func (c *Client) SubmitMany(ctx context.Context, raws [][]byte, o SubmitOptions)
 		hi := min(lo+submitChunk, len(raws))
 		futures := make([]jetstream.PubAckFuture, hi-lo)
 		for i := lo; i < hi; i++ {
-			msg, id, err := c.submission(ctx, raws[i], o)
+			msg, spec, err := c.submission(ctx, raws[i], o)
 			if err != nil {
 				out[i].Err = err
 				continue
 			}
-			out[i].ID = id
+			out[i].ID = spec.ID
 			if futures[i-lo], err = c.bus.JS.PublishMsgAsync(msg); err != nil {
 				out[i].Err = publishErr(err)
 			}
@@ -161,13 +161,14 @@ func (c *Client) SubmitMany(ctx context.Context, raws [][]byte, o SubmitOptions)
 // submitChunk is how many submissions SubmitMany has in flight at once.
 const submitChunk = 1000
 
-// submission checks a spec and makes its message: the ID filled in when
+// submission checks a spec and makes its message (and returns the spec as
+// checked, its ID filled in): the ID filled in when
 // the spec has none (so the caller can follow the job before admission
 // has seen it), the working directory when the spec has none and o has.
-func (c *Client) submission(ctx context.Context, raw []byte, o SubmitOptions) (*nats.Msg, string, error) {
+func (c *Client) submission(ctx context.Context, raw []byte, o SubmitOptions) (*nats.Msg, jobspec.Spec, error) {
 	spec, err := jobspec.Parse(raw)
 	if err != nil {
-		return nil, "", err
+		return nil, spec, err
 	}
 	fill := map[string]any{}
 	if spec.ID == "" {
@@ -180,18 +181,18 @@ func (c *Client) submission(ctx context.Context, raw []byte, o SubmitOptions) (*
 	if len(fill) > 0 {
 		var m map[string]any
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, "", errors.Wrap(err, "re-encode spec")
+			return nil, spec, errors.Wrap(err, "re-encode spec")
 		}
 		for k, v := range fill {
 			m[k] = v
 		}
 		if raw, err = json.Marshal(m); err != nil {
-			return nil, "", errors.Wrap(err, "re-encode spec")
+			return nil, spec, errors.Wrap(err, "re-encode spec")
 		}
 		// The filled fields are checked as they will reach admission (a
 		// workdir the spec's rules refuse).
 		if _, err := jobspec.Parse(raw); err != nil {
-			return nil, "", err
+			return nil, spec, err
 		}
 	}
 	msg := nats.NewMsg(c.subject(subjects.Submit, subjects.SubmitAs))
@@ -199,7 +200,7 @@ func (c *Client) submission(ctx context.Context, raw []byte, o SubmitOptions) (*
 	msg.Header.Set(subjects.HeaderMsgID, spec.ID)
 	// A caller tracing its pipeline gets its trace continued by the job.
 	telemetry.Inject(ctx, msg.Header)
-	return msg, spec.ID, nil
+	return msg, spec, nil
 }
 
 // ErrIDTaken: a submission's ID belongs to another user's job.
@@ -429,6 +430,9 @@ func (c *Client) NodeEvents(ctx context.Context, node string) ([]events.Event, e
 	cons, err := c.bus.Snapshot(ctx, subjects.StreamEvents, jetstream.ConsumerConfig{
 		FilterSubject: subjects.NodeEvent(node, "*"),
 	})
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, errors.WithHint(errors.Wrap(err, "read node events"), noServicesHint)
+	}
 	if err != nil {
 		return nil, errors.Wrap(err, "read node events")
 	}

@@ -17,78 +17,133 @@ import (
 
 // Verdict is admission's answer to one submission.
 type Verdict struct {
-	// ID is the job's ID, known once the submission is published.
+	// ID is the job's ID.
 	ID string
 	// Known is false when no verdict came before the wait ended (admission
 	// is behind, or not running): the job is accepted, and the queue will
 	// show what admission makes of it.
 	Known bool
-	// Rejected, with its Reason, is a rejection the job record confirms.
+	// Rejected, with its Reason, is a rejection the job record says.
 	Rejected bool
 	Reason   string
 }
 
-// SubmitForVerdict submits one spec, as Submit does, and then waits up to
-// wait for admission's verdict. An array, whose verdict is one record per
-// task, waits through NewRecords instead.
+// Submission is one published spec whose verdict can be awaited (Verdict).
+// Until then it holds a subscription: call Verdict or Close.
+type Submission struct {
+	// ID is the job's ID.
+	ID        string
+	c         *Client
+	sub       *nats.Subscription
+	cue       chan struct{}
+	duplicate bool
+}
+
+// SubmitOne publishes one spec, as Submit does, and returns it ready for
+// its verdict to be awaited. An array's verdict is one record per task,
+// under the tasks' IDs: it is refused here (NewRecords follows them).
 //
 // The verdict's cue is the job's admitted or rejected event, caught by a
-// plain subscription made before the publish, so the server holds it
-// before admission can answer. That costs no round trip, where a watch of
-// the job records costs two (binding the bucket, creating a consumer) and
-// a consumer the server then tears down. An event is a claim, not the
-// record (events.Decode), so the event is not even decoded: its subject
-// says admission answered, the record, read then with one direct get, is
-// the verdict.
-func (c *Client) SubmitForVerdict(ctx context.Context, raw []byte, o SubmitOptions, wait time.Duration) (Verdict, error) {
-	msg, id, err := c.submission(ctx, raw, o)
+// plain subscription made before the publish. That costs no round trip,
+// where a watch of the job records costs two (binding the bucket, creating
+// a consumer) and a consumer the server then tears down. An event is a
+// claim, not the record (events.Decode), so it is not even decoded: its
+// subject says admission may have answered, and the record, read then with
+// a direct get, is the verdict.
+func (c *Client) SubmitOne(ctx context.Context, raw []byte, o SubmitOptions) (*Submission, error) {
+	msg, spec, err := c.submission(ctx, raw, o)
 	if err != nil {
-		return Verdict{}, err
+		return nil, err
 	}
-	v := Verdict{ID: id}
-	// Buffered for the few events that can precede the wait's end; more
-	// are dropped by the client (a slow consumer), never blocking it.
-	cues := make(chan *nats.Msg, 16)
-	admitted := subjects.JobEvent(c.User, id, string(events.Admitted))
-	rejected := subjects.JobEvent(c.User, id, string(events.Rejected))
-	sub, err := c.bus.NC.ChanSubscribe(subjects.JobEvents(c.User, id), cues)
+	if spec.Array != nil {
+		return nil, errors.Newf("job %s is an array: its verdict is one record per task (use Submit, then NewRecords)", spec.ID)
+	}
+	s := &Submission{ID: spec.ID, c: c, cue: make(chan struct{}, 1)}
+	admitted := subjects.JobEvent(c.User, spec.ID, string(events.Admitted))
+	rejected := subjects.JobEvent(c.User, spec.ID, string(events.Rejected))
+	// Cues coalesce: whoever can put messages on the subject (a direct
+	// get's answer can be sent there) cannot crowd the real one out.
+	s.sub, err = c.bus.NC.Subscribe(subjects.JobEvents(c.User, spec.ID), func(m *nats.Msg) {
+		if m.Subject == admitted || m.Subject == rejected {
+			select {
+			case s.cue <- struct{}{}:
+			default:
+			}
+		}
+	})
 	if err != nil {
-		return Verdict{}, errors.Wrap(err, "subscribe to the job's events")
+		return nil, errors.Wrap(err, "subscribe to the job's events")
 	}
-	defer func() { _ = sub.Unsubscribe() }()
 	ack, err := c.bus.JS.PublishMsg(ctx, msg)
 	if err != nil {
-		return Verdict{}, publishErr(err)
+		s.Close()
+		return nil, publishErr(err)
 	}
 	if ack.Duplicate {
 		// The stream kept an earlier message under this ID, and admission
-		// answered that one: its record is the answer.
-		if err := c.checkDuplicate(ctx, id); err != nil {
-			return Verdict{}, err
+		// answered that one: its record, whose owner must be this user, is
+		// the answer.
+		if err := c.checkDuplicate(ctx, spec.ID); err != nil {
+			s.Close()
+			return nil, err
 		}
-		return c.verdictOfRecord(ctx, v)
+		s.duplicate = true
+	}
+	return s, nil
+}
+
+// Close drops the subscription Verdict would wait on.
+func (s *Submission) Close() { _ = s.sub.Unsubscribe() }
+
+// Verdict waits up to wait for admission's verdict, then closes s.
+//
+// A cue can be missed, and a record read too early: in a cluster of NATS
+// servers the subscription's interest reaches the server admission
+// publishes on a moment after it is made, and a direct get may be answered
+// by a replica a write behind. So after a cue the record is read again, at
+// growing intervals, until it exists or the wait ends, and the record is
+// read once more when the wait ends without a verdict.
+func (s *Submission) Verdict(ctx context.Context, wait time.Duration) (Verdict, error) {
+	defer s.Close()
+	v := Verdict{ID: s.ID}
+	if s.duplicate {
+		return s.c.verdictOfRecord(ctx, v)
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	for {
-		select {
-		case m := <-cues:
-			// The subject is all the cue says: the record is then read.
-			if m.Subject != admitted && m.Subject != rejected {
-				continue
-			}
-			if v, err := c.verdictOfRecord(wctx, v); err != nil || v.Known {
+	select {
+	case <-s.cue:
+		for delay := 10 * time.Millisecond; ; delay = min(2*delay, 320*time.Millisecond) {
+			if v, err := s.c.verdictOfRecord(wctx, v); err != nil || v.Known {
 				return v, err
 			}
-			// An event the record does not back: keep waiting for admission.
-		case <-wctx.Done():
-			return v, ctx.Err()
+			select {
+			case <-time.After(delay):
+			case <-wctx.Done():
+				return s.lastRead(ctx, v)
+			}
 		}
+	case <-wctx.Done():
+		return s.lastRead(ctx, v)
 	}
 }
 
-// verdictOfRecord reads job v.ID's record: none yet leaves the verdict
-// unknown.
+// lastReadWait bounds the read made when the wait for a verdict ended.
+const lastReadWait = time.Second
+
+// lastRead reads the record once more when the wait ended without a
+// verdict (none yet: unknown).
+func (s *Submission) lastRead(ctx context.Context, v Verdict) (Verdict, error) {
+	if ctx.Err() != nil {
+		return v, ctx.Err()
+	}
+	rctx, cancel := context.WithTimeout(ctx, lastReadWait)
+	defer cancel()
+	return s.c.verdictOfRecord(rctx, v)
+}
+
+// verdictOfRecord reads job v.ID's record: none yet, or no answer before
+// ctx ends, leaves the verdict unknown.
 func (c *Client) verdictOfRecord(ctx context.Context, v Verdict) (Verdict, error) {
 	j, _, err := jobs.Lookup(ctx, c.bus.NC, v.ID)
 	switch {
@@ -96,7 +151,7 @@ func (c *Client) verdictOfRecord(ctx context.Context, v Verdict) (Verdict, error
 		return v, nil
 	case err != nil:
 		if ctx.Err() != nil {
-			return v, nil // the wait ended: unknown, as without a cue
+			return v, nil
 		}
 		return v, err
 	}

@@ -19,11 +19,11 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
 
-// SubmitForVerdict takes an event as its cue and the record as the
+// A submission's verdict takes an event as its cue and the record as the
 // verdict, here as alice on a cluster with auth (her own events and a
 // direct get of the record are all her permissions need). This test plays
-// admission: it answers each submission as the scenario says.
-func TestSubmitForVerdictTakesTheRecordNotTheEvent(t *testing.T) {
+// admission: it answers each submission as the spec's name says.
+func TestVerdictTakesTheRecordNotTheEvent(t *testing.T) {
 	env := testenv.Start(t, testenv.WithAuth())
 	ctx := context.Background()
 	alice := auth.Identity{Name: "alice", Role: auth.RoleUser}
@@ -33,8 +33,8 @@ func TestSubmitForVerdictTakesTheRecordNotTheEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := env.Jobs(t)
-	record := func(id string, state domain.State, reason string) domain.Job {
-		j := domain.Job{ID: id, Spec: jobspec.Spec{ID: id}, State: state, Reason: reason, Owner: alice.Name, SubmittedAt: time.Now()}
+	record := func(id, owner string, state domain.State, reason string) domain.Job {
+		j := domain.Job{ID: id, Spec: jobspec.Spec{ID: id}, State: state, Reason: reason, Owner: owner, SubmittedAt: time.Now()}
 		if err := store.Create(ctx, j); err != nil {
 			t.Error(err)
 		}
@@ -55,46 +55,97 @@ func TestSubmitForVerdictTakesTheRecordNotTheEvent(t *testing.T) {
 	answers := map[string]func(id string){
 		"admitted": func(id string) {
 			forge(events.Rejected, id) // before the record: a claim only
-			announce(events.Admitted, record(id, domain.StatePending, ""))
+			announce(events.Admitted, record(id, alice.Name, domain.StatePending, ""))
 		},
 		"rejected": func(id string) {
 			forge(events.Admitted, id)
-			announce(events.Rejected, record(id, domain.StateRejected, "gang: needs 9 nodes, the cluster has 8"))
+			announce(events.Rejected, record(id, alice.Name, domain.StateRejected, "gang: needs 9 nodes, the cluster has 8"))
 		},
-		"forged": func(id string) { forge(events.Rejected, id) },
-		"silent": func(string) {},
+		// The record is written, its event lost: the last read finds it.
+		"unannounced": func(id string) { record(id, alice.Name, domain.StatePending, "") },
+		"forged":      func(id string) { forge(events.Rejected, id) },
+		"silent":      func(string) {},
+		// Bob's job took the ID (admission wrote nothing for alice's).
+		"taken": func(id string) { announce(events.Admitted, record(id, "bob", domain.StatePending, "")) },
 	}
+	// A plain subscription sees the stream's duplicates too: each ID is
+	// answered once, as admission answers the one message the stream keeps.
+	answered := map[string]bool{}
 	sub, err := env.Bus.NC.Subscribe(subjects.SubmitAs(alice.Name), func(m *nats.Msg) {
 		spec, err := jobspec.Parse(m.Data)
 		if err != nil {
 			t.Error(err)
 			return
 		}
-		answers[spec.Name](m.Header.Get(subjects.HeaderMsgID))
+		if id := m.Header.Get(subjects.HeaderMsgID); !answered[id] {
+			answered[id] = true
+			answers[spec.Name](id)
+		}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
+	// The subscription is on another connection than alice's submissions.
+	if err := env.Bus.NC.Flush(); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		name            string
 		known, rejected bool
 		reason          string
+		taken           bool
 	}{
 		{name: "admitted", known: true},
 		{name: "rejected", known: true, rejected: true, reason: "gang: needs 9 nodes, the cluster has 8"},
+		{name: "unannounced", known: true},
 		{name: "forged"}, // no record: no verdict, whatever the event says
 		{name: "silent"}, // admission behind: no verdict
+		{name: "taken", taken: true},
 	} {
 		raw := []byte(`{"name":"` + tc.name + `","gang":{"nodes":1,"gpusPerNode":1},"command":["true"]}`)
-		v, err := cl.SubmitForVerdict(ctx, raw, client.SubmitOptions{}, time.Second)
+		s, err := cl.SubmitOne(ctx, raw, client.SubmitOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if !jobspec.ValidID(v.ID) || v.Known != tc.known || v.Rejected != tc.rejected || v.Reason != tc.reason {
+		// A verdict after a cue ends the wait when the record is read: the
+		// bound is for a loaded machine.
+		wait := time.Second
+		if tc.known && tc.name != "unannounced" {
+			wait = 20 * time.Second
+		}
+		v, err := s.Verdict(ctx, wait)
+		if tc.taken {
+			if !errors.Is(err, client.ErrIDTaken) {
+				t.Errorf("%s: verdict %+v, %v; want ErrIDTaken", tc.name, v, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if v.ID != s.ID || !jobspec.ValidID(v.ID) || v.Known != tc.known || v.Rejected != tc.rejected || v.Reason != tc.reason {
 			t.Errorf("%s: verdict %+v, want known %v, rejected %v, reason %q", tc.name, v, tc.known, tc.rejected, tc.reason)
 		}
+	}
+
+	// The same ID again is the stream's duplicate: the first submission's
+	// record answers.
+	raw := []byte(`{"id":"again-1","name":"rejected","gang":{"nodes":1,"gpusPerNode":1},"command":["true"]}`)
+	for i := range 2 {
+		s, err := cl.SubmitOne(ctx, raw, client.SubmitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.Verdict(ctx, 20*time.Second); err != nil || !v.Rejected || v.ID != "again-1" {
+			t.Errorf("submission %d of again-1: %+v, %v", i+1, v, err)
+		}
+	}
+	// An array's verdict is its tasks' records: not awaited here.
+	array := []byte(`{"name":"sweep","array":{"indexes":"0-3"},"gang":{"nodes":1,"gpusPerNode":1},"command":["true"]}`)
+	if _, err := cl.SubmitOne(ctx, array, client.SubmitOptions{}); err == nil || !strings.Contains(err.Error(), "array") {
+		t.Errorf("SubmitOne of an array: %v", err)
 	}
 }
 
@@ -114,7 +165,7 @@ func TestNoServicesYetIsExplained(t *testing.T) {
 	}
 	defer cl.Close()
 	raw := []byte(`{"name":"early","gang":{"nodes":1,"gpusPerNode":1},"command":["true"]}`)
-	_, submitErr := cl.SubmitForVerdict(ctx, raw, client.SubmitOptions{}, time.Second)
+	_, submitErr := cl.SubmitOne(ctx, raw, client.SubmitOptions{})
 	_, readErr := cl.Job(ctx, "early-1")
 	for what, err := range map[string]error{"submit": submitErr, "read": readErr} {
 		if hints := errors.FlattenHints(err); !strings.Contains(hints, "no Lockstep services have run") {
