@@ -117,7 +117,8 @@ func submitOne(ctx context.Context, env *cliEnv, c *client.Client, raw []byte, s
 		v, err := s.Verdict(ctx, verdictWait)
 		switch {
 		case errors.Is(err, client.ErrIDTaken):
-			return err // submitted in vain: the ID is someone else's job's
+			// Submitted in vain: the ID printed is someone else's job's.
+			return &exitError{code: 1, msg: fmt.Sprintf("job %s: id already used by another user; this submission made no job", clean(s.ID))}
 		case err != nil:
 			fmt.Fprintf(env.stderr, "admission's verdict not awaited: %s\n", clean(err.Error()))
 		case v.Rejected:

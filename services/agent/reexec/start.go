@@ -37,6 +37,10 @@ func dedupEnv(env []string) []string {
 	for n := len(env); n > 0; n-- {
 		kv := env[n-1]
 		i := bytes.IndexByte([]byte(kv), '=')
+		if i == 0 {
+			// A name that starts with "=" (Windows has such): to the next.
+			i = bytes.IndexByte([]byte(kv[1:]), '=') + 1
+		}
 		if i < 0 {
 			if kv != "" {
 				out = append(out, kv)
@@ -55,7 +59,9 @@ func dedupEnv(env []string) []string {
 // lookPath is os/exec's LookPath on Linux: a name with a slash as it is
 // (if executable), else the first executable file of that name in $PATH,
 // an empty element meaning the current directory; a match found through a
-// relative directory is refused, as os/exec refuses it (ErrDot).
+// relative directory is refused, as os/exec refuses it (ErrDot). Unlike
+// os/exec it joins a $PATH directory and the name without cleaning the
+// result (a "/a/../b" entry is left to the kernel to resolve).
 func lookPath(name string) (string, error) {
 	if bytes.IndexByte([]byte(name), '/') >= 0 {
 		if err := executable(name); err != nil {

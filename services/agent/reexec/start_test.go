@@ -11,7 +11,7 @@ import (
 // The hand-made stand-ins for os/exec and path/filepath answer as they do
 // (this test may import them: a test binary's init order is its own).
 func TestStartHelpersAnswerAsTheStandardLibrary(t *testing.T) {
-	env := []string{"A=1", "B=2", "A=3", "C", "", "B=4", "D=5", "C"}
+	env := []string{"A=1", "B=2", "A=3", "C", "", "B=4", "=W=1", "D=5", "C", "=W=2", "=X=3"}
 	cmd := exec.Command("/bin/true")
 	cmd.Env = env
 	if got, want := dedupEnv(env), cmd.Environ(); !slices.Equal(got, want) {

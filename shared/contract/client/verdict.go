@@ -105,26 +105,30 @@ func (s *Submission) Close() { _ = s.sub.Unsubscribe() }
 // read once more when the wait ends without a verdict.
 func (s *Submission) Verdict(ctx context.Context, wait time.Duration) (Verdict, error) {
 	defer s.Close()
-	v := Verdict{ID: s.ID}
-	if s.duplicate {
-		return s.c.verdictOfRecord(ctx, v)
-	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	select {
-	case <-s.cue:
-		for delay := 10 * time.Millisecond; ; delay = min(2*delay, 320*time.Millisecond) {
-			if v, err := s.c.verdictOfRecord(wctx, v); err != nil || v.Known {
-				return v, err
-			}
-			select {
-			case <-time.After(delay):
-			case <-wctx.Done():
-				return s.lastRead(ctx, v)
-			}
+	if !s.duplicate {
+		select {
+		case <-s.cue:
+		case <-wctx.Done():
+			return s.lastRead(ctx)
 		}
-	case <-wctx.Done():
-		return s.lastRead(ctx, v)
+	}
+	// After a cue, or for a duplicate whose record checkDuplicate saw.
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 320*time.Millisecond) {
+		v, err := s.c.verdictOfRecord(wctx, Verdict{ID: s.ID})
+		switch {
+		case errors.Is(err, ErrIDTaken) || errs.IsPermanent(err):
+			return v, err
+		case err == nil && v.Known:
+			return v, nil
+		}
+		// Not there yet, or a read that failed: again, until the wait ends.
+		select {
+		case <-time.After(delay):
+		case <-wctx.Done():
+			return s.lastRead(ctx)
+		}
 	}
 }
 
@@ -133,13 +137,17 @@ const lastReadWait = time.Second
 
 // lastRead reads the record once more when the wait ended without a
 // verdict (none yet: unknown).
-func (s *Submission) lastRead(ctx context.Context, v Verdict) (Verdict, error) {
+func (s *Submission) lastRead(ctx context.Context) (Verdict, error) {
 	if ctx.Err() != nil {
-		return v, ctx.Err()
+		return Verdict{ID: s.ID}, ctx.Err()
 	}
 	rctx, cancel := context.WithTimeout(ctx, lastReadWait)
 	defer cancel()
-	return s.c.verdictOfRecord(rctx, v)
+	v, err := s.c.verdictOfRecord(rctx, Verdict{ID: s.ID})
+	if err == nil && !v.Known && ctx.Err() != nil {
+		return v, ctx.Err()
+	}
+	return v, err
 }
 
 // verdictOfRecord reads job v.ID's record: none yet, or no answer before

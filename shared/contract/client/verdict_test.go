@@ -115,7 +115,12 @@ func TestVerdictTakesTheRecordNotTheEvent(t *testing.T) {
 		if tc.known && tc.name != "unannounced" {
 			wait = 20 * time.Second
 		}
+		start := time.Now()
 		v, err := s.Verdict(ctx, wait)
+		if tc.known && wait > time.Second && time.Since(start) > wait/2 {
+			// Only the last read at the wait's end found it: the cue was lost.
+			t.Errorf("%s: the verdict came after %s, not on its cue", tc.name, time.Since(start))
+		}
 		if tc.taken {
 			if !errors.Is(err, client.ErrIDTaken) {
 				t.Errorf("%s: verdict %+v, %v; want ErrIDTaken", tc.name, v, err)
