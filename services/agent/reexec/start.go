@@ -10,7 +10,7 @@ import (
 
 // This package starts processes with os.StartProcess, not os/exec, and
 // does without strings, bufio and path/filepath: importing any of them
-// puts its init behind some 60 to 160 others (see the package comment).
+// puts its init behind many others (see the package comment).
 
 // startProcess starts path with argv as os/exec's Cmd.Start does for a
 // command with Path set: standard input on /dev/null (attr.Files[0] is

@@ -32,11 +32,11 @@ type Verdict struct {
 // Until then it holds a subscription: call Verdict or Close.
 type Submission struct {
 	// ID is the job's ID.
-	ID        string
-	c         *Client
-	sub       *nats.Subscription
-	cue       chan struct{}
-	duplicate bool
+	ID  string
+	c   *Client
+	sub *nats.Subscription
+	// cue holds a value once the record may be there to read.
+	cue chan struct{}
 }
 
 // SubmitOne publishes one spec, as Submit does, and returns it ready for
@@ -82,12 +82,12 @@ func (c *Client) SubmitOne(ctx context.Context, raw []byte, o SubmitOptions) (*S
 	if ack.Duplicate {
 		// The stream kept an earlier message under this ID, and admission
 		// answered that one: its record, whose owner must be this user, is
-		// the answer.
+		// the answer, there to read now.
 		if err := c.checkDuplicate(ctx, spec.ID); err != nil {
 			s.Close()
 			return nil, err
 		}
-		s.duplicate = true
+		s.cue <- struct{}{}
 	}
 	return s, nil
 }
@@ -107,14 +107,11 @@ func (s *Submission) Verdict(ctx context.Context, wait time.Duration) (Verdict, 
 	defer s.Close()
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if !s.duplicate {
-		select {
-		case <-s.cue:
-		case <-wctx.Done():
-			return s.lastRead(ctx)
-		}
+	select {
+	case <-s.cue:
+	case <-wctx.Done():
+		return s.lastRead(ctx)
 	}
-	// After a cue, or for a duplicate whose record checkDuplicate saw.
 	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 320*time.Millisecond) {
 		v, err := s.c.verdictOfRecord(wctx, Verdict{ID: s.ID})
 		switch {

@@ -71,7 +71,7 @@ func directGetAnswer(msg *nats.Msg, key string) (seq uint64, deleted bool, err e
 	case "DEL", "PURGE":
 		return seq, true, nil
 	}
-	if msg.Header.Get("Nats-Marker-Reason") != "" {
+	if msg.Header.Get(jetstream.MarkerReasonHeader) != "" {
 		return seq, true, nil
 	}
 	return seq, false, nil
