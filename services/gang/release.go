@@ -64,7 +64,7 @@ func (s *service) dropMalformed(ctx context.Context, jobID string, why error) er
 func (s *service) release(ctx context.Context, a domain.Allocation, rev int64) error {
 	s.forget(a.JobID)
 	if rev > 0 {
-		ok, err := store.Release(ctx, s.Etcd, a, rev)
+		ok, err := store.Release(ctx, s.txns, a, rev)
 		if ok {
 			// After the barrier the lease went back already and may be
 			// lent again: Return ignores a borrower it no longer lends to.

@@ -238,7 +238,7 @@ func (s *service) recordProgress(ctx context.Context, a domain.Allocation, rev i
 	if barrier {
 		ops = store.AllocationDetach(a)
 	}
-	resp, err := s.Etcd.Txn(ctx).
+	resp, err := s.txns.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(store.AllocKey(a.JobID)), "=", rev)).
 		Then(ops...).Commit()
 	if err != nil {

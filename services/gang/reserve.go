@@ -251,7 +251,7 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 	var ok, unanswered bool
 	var resp *clientv3.TxnResponse
 	for try := 1; ; try++ {
-		ok, resp, err = store.Reserve(ctx, s.Etcd, alloc, assigns, revs, lease)
+		ok, resp, err = store.Reserve(ctx, s.txns, alloc, assigns, revs, lease)
 		unanswered = unanswered || store.Unanswered(err)
 		// A member that did not answer (frozen) is left for the next one
 		// at once rather than after a redelivery. Repeating is safe: an

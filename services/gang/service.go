@@ -47,6 +47,9 @@ type service struct {
 	counters counters
 	// leases lends each reservation its own etcd lease.
 	leases *store.LeasePool
+	// txns group-commits the hot path's transactions: reservations,
+	// report progress and the launch barrier, releases (store.GroupKV).
+	txns *store.GroupKV
 	// nodes mirrors node registrations (for reservation compares and node
 	// loss); nodeStates the operators' node drains (a drained node gets no
 	// new gang).
@@ -62,6 +65,11 @@ type service struct {
 	footprintsMissing map[string]time.Time
 }
 
+// groupCommitters is how many group commits (store.GroupKV) one replica
+// keeps in flight: enough that one waiting on etcd's disk does not hold up
+// the next group, few enough that groups form under load.
+const groupCommitters = 4
+
 // Run serves until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
 	return config.Serve(ctx, "gang", &cfg, func(st *config.Started) error {
@@ -76,6 +84,7 @@ func Run(ctx context.Context, cfg Config) error {
 		// why). They all end with this replica; a lost one loses its
 		// reservations to the reconciler.
 		s.leases = store.NewLeasePool(ctx, cli, cfg.ReservationTTL, log)
+		s.txns = store.NewGroupKV(ctx, cli, groupCommitters)
 		for ctx.Err() == nil {
 			if err := s.serve(ctx); err != nil && ctx.Err() == nil {
 				log.Warn("gang stopped, restarting", "err", err)

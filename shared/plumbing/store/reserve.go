@@ -70,15 +70,39 @@ func ReservationTxn(a domain.Allocation, assigns []domain.Assignment, nodeRevs m
 // Reserve reads the job's footprint (ReadPrior) and commits
 // ReservationTxn. ok is false when any slot was taken; the response's Else
 // reads then describe what stood in the way.
+//
+// A first attempt commits without reading first: it has a footprint only
+// in rare cases (a reservation of it that ended without a requeue), and
+// the footprint's compare (ModRevision 0: absent, exactly what ReadPrior
+// returns then) makes a wrong guess fail like a conflict. Only a refused
+// first attempt reads the footprint, and commits again if there is one.
+// That saves a round trip on nearly every job.
 func Reserve(ctx context.Context, kv clientv3.KV, a domain.Allocation, assigns []domain.Assignment, nodeRevs map[string]int64, lease clientv3.LeaseID) (bool, *clientv3.TxnResponse, error) {
-	prior, err := ReadPrior(ctx, kv, a.JobID)
-	if err != nil {
-		return false, nil, errors.Wrapf(err, "reserve job %s", errors.Safe(a.JobID))
+	guessed := a.Attempt == 1
+	var prior Prior
+	if !guessed {
+		var err error
+		if prior, err = ReadPrior(ctx, kv, a.JobID); err != nil {
+			return false, nil, errors.Wrapf(err, "reserve job %s", errors.Safe(a.JobID))
+		}
 	}
-	cmps, then, els := ReservationTxn(a, assigns, nodeRevs, prior, lease)
-	resp, err := kv.Txn(ctx).If(cmps...).Then(then...).Else(els...).Commit()
-	if err != nil {
-		return false, nil, errors.Wrapf(err, "reserve job %s", errors.Safe(a.JobID))
+	for {
+		cmps, then, els := ReservationTxn(a, assigns, nodeRevs, prior, lease)
+		resp, err := kv.Txn(ctx).If(cmps...).Then(then...).Else(els...).Commit()
+		if err != nil {
+			return false, nil, errors.Wrapf(err, "reserve job %s", errors.Safe(a.JobID))
+		}
+		if resp.Succeeded || !guessed {
+			return resp.Succeeded, resp, nil
+		}
+		// Refused on the guess: read the footprint; if there is none the
+		// guess was right and the refusal stands.
+		guessed = false
+		if prior, err = ReadPrior(ctx, kv, a.JobID); err != nil {
+			return false, nil, errors.Wrapf(err, "reserve job %s", errors.Safe(a.JobID))
+		}
+		if prior.ModRev == 0 {
+			return false, resp, nil
+		}
 	}
-	return resp.Succeeded, resp, nil
 }

@@ -55,8 +55,16 @@ func runningRead(resp *clientv3.TxnResponse) []string {
 // A reservation of a job waits for the job's running keys on the nodes of
 // its previous reservation (its footprint), though the new placement is
 // elsewhere; another job's keys, even on the new nodes, do not hold it
-// back.
+// back. That holds for a first attempt too, which commits without reading
+// the footprint first (an earlier reservation of it was released without
+// a requeue).
 func TestReservationWaitsForTheJobsRunningKeys(t *testing.T) {
+	for _, attempt := range []int{2, 1} {
+		t.Run(fmt.Sprintf("attempt %d", attempt), func(t *testing.T) { waitsForRunningKeys(t, attempt) })
+	}
+}
+
+func waitsForRunningKeys(t *testing.T, secondAttempt int) {
 	env := testenv.Start(t)
 	ctx := context.Background()
 	revs := registered(t, env.Etcd, "n1", "n2")
@@ -75,7 +83,7 @@ func TestReservationWaitsForTheJobsRunningKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	second := onNodes("job", 2, "n1")
+	second := onNodes("job", secondAttempt, "n1")
 	ok, resp, err := store.Reserve(ctx, env.Etcd, second, nil, revs, 0)
 	if err != nil || ok {
 		t.Fatalf("reserved on n1 beside ranks of attempt 1 on n2 (ok %v, err %v)", ok, err)
@@ -91,8 +99,8 @@ func TestReservationWaitsForTheJobsRunningKeys(t *testing.T) {
 	}
 	var f store.Footprint
 	if found, _, err := store.GetJSON(ctx, env.Etcd, store.FootprintKey("job"), &f); err != nil || !found ||
-		!reflect.DeepEqual(f, store.Footprint{JobID: "job", Attempt: 2, Nodes: []string{"n1"}}) {
-		t.Errorf("footprint after attempt 2: %+v (found %v, err %v)", f, found, err)
+		!reflect.DeepEqual(f, store.Footprint{JobID: "job", Attempt: secondAttempt, Nodes: []string{"n1"}}) {
+		t.Errorf("footprint after attempt %d: %+v (found %v, err %v)", secondAttempt, f, found, err)
 	}
 }
 

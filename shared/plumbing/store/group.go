@@ -1,0 +1,410 @@
+package store
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/cockroachdb/errors"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+)
+
+// Group commit.
+//
+// Gang's reservations, launch barriers and releases are small, independent
+// transactions, hundreds a second under load, and most of what each costs
+// is per transaction rather than per key: a gRPC call on both sides, a
+// raft entry, a WAL record and an apply pass. GroupKV commits the
+// transactions that arrive while others are in flight as one: one If with
+// every compare, one Then with every op.
+//
+// That is exact, not an approximation, when no transaction of a group
+// writes a key another one compares, reads or writes (groupable checks it
+// on the keys and ranges themselves: a whole-node claim's prefix compare
+// against another gang's GPU claim on that node makes them overlap). Then
+// every compare sees the same value whether the others ran before it or
+// not, so the group succeeds exactly when every one of them would have,
+// committed one after another in any order, with the same writes; each
+// gets its own Then's responses. A group that fails says nothing about
+// which compare failed, so each transaction is then committed alone and
+// gets its own answer, Else reads included. Contention therefore costs one
+// extra round trip, and only to the groups it hits.
+//
+// A transaction committed alone (nothing else waiting, or not groupable)
+// goes out on its caller's context, as without GroupKV.
+
+// GroupKV is a clientv3.KV whose transactions are group-committed; every
+// other call passes through.
+type GroupKV struct {
+	clientv3.KV
+	// ctx bounds group commits (each attempt is bounded by the client's
+	// request timeout, and a write is never retried: see attemptTimeout).
+	ctx  context.Context
+	reqs chan *groupReq
+	// Counters, for tests and the load test: transactions asked for,
+	// etcd transactions sent, and groups that failed and were split.
+	asked, sent, split atomic.Int64
+}
+
+// Group limits: etcd refuses a transaction of more than its --max-txn-ops
+// compares or ops (MaxTxnOps here; a quarter of it leaves room for any
+// one transaction) or over its request size (1.5 MiB by default).
+const (
+	groupMaxTxns  = 64
+	groupMaxOps   = MaxTxnOps / 4
+	groupMaxBytes = 512 << 10
+)
+
+// NewGroupKV starts committers transactions at a time (at least 1) on kv
+// until ctx ends; then transactions pass through one by one, and one still
+// waiting for its group returns ctx's error (it may have been applied).
+func NewGroupKV(ctx context.Context, kv clientv3.KV, committers int) *GroupKV {
+	g := &GroupKV{KV: kv, ctx: ctx, reqs: make(chan *groupReq, 1024)}
+	for range max(committers, 1) {
+		go g.commitLoop()
+	}
+	return g
+}
+
+// Stats reports the transactions asked for, the etcd transactions sent
+// for them, and how many groups failed and were committed one by one.
+func (g *GroupKV) Stats() (asked, sent, split int64) {
+	return g.asked.Load(), g.sent.Load(), g.split.Load()
+}
+
+// Txn starts a transaction that Commit group-commits.
+func (g *GroupKV) Txn(ctx context.Context) clientv3.Txn {
+	return &groupTxn{g: g, ctx: ctx}
+}
+
+type groupTxn struct {
+	g          *GroupKV
+	ctx        context.Context
+	cmps       []clientv3.Cmp
+	then, els  []clientv3.Op
+	cThen, cEl bool
+}
+
+func (t *groupTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
+	t.cmps = append(t.cmps, cs...)
+	return t
+}
+
+func (t *groupTxn) Then(ops ...clientv3.Op) clientv3.Txn {
+	t.then = append(t.then, ops...)
+	return t
+}
+
+func (t *groupTxn) Else(ops ...clientv3.Op) clientv3.Txn {
+	t.els = append(t.els, ops...)
+	return t
+}
+
+// Commit waits for the transaction's group and returns what the
+// transaction alone would have.
+func (t *groupTxn) Commit() (*clientv3.TxnResponse, error) {
+	g := t.g
+	g.asked.Add(1)
+	keys, ok := keySetOf(t.cmps, t.then)
+	if !ok || g.ctx.Err() != nil {
+		return t.alone()
+	}
+	r := &groupReq{txn: t, keys: keys, done: make(chan groupResult, 1)}
+	select {
+	case g.reqs <- r:
+	case <-t.ctx.Done():
+		return nil, errors.Wrap(t.ctx.Err(), "etcd transaction")
+	case <-g.ctx.Done():
+		return t.alone()
+	}
+	// Given up on, like any write, it may still be applied.
+	select {
+	case res := <-r.done:
+		return res.resp, res.err
+	case <-t.ctx.Done():
+		return nil, errors.Wrap(t.ctx.Err(), "etcd transaction")
+	case <-g.ctx.Done():
+		return nil, errors.Wrap(g.ctx.Err(), "etcd transaction: group commits stopped")
+	}
+}
+
+// alone commits the transaction by itself, on its caller's context.
+func (t *groupTxn) alone() (*clientv3.TxnResponse, error) {
+	t.g.sent.Add(1)
+	return t.g.KV.Txn(t.ctx).If(t.cmps...).Then(t.then...).Else(t.els...).Commit()
+}
+
+type groupReq struct {
+	txn  *groupTxn
+	keys keySet
+	done chan groupResult
+}
+
+type groupResult struct {
+	resp *clientv3.TxnResponse
+	err  error
+}
+
+// commitLoop takes a waiting transaction, gathers the ones waiting behind
+// it that can join it, and commits them; one that cannot join opens the
+// next group.
+func (g *GroupKV) commitLoop() {
+	var next *groupReq
+	for {
+		first := next
+		next = nil
+		if first == nil {
+			select {
+			case first = <-g.reqs:
+			case <-g.ctx.Done():
+				g.drain()
+				return
+			}
+		}
+		group := []*groupReq{first}
+		var all keySet
+		all.add(first.keys)
+		ops, size := first.keys.ops, first.keys.bytes
+	gather:
+		for len(group) < groupMaxTxns {
+			select {
+			case r := <-g.reqs:
+				if ops+r.keys.ops > groupMaxOps || size+r.keys.bytes > groupMaxBytes || all.overlaps(r.keys) {
+					next = r
+					break gather
+				}
+				group = append(group, r)
+				all.add(r.keys)
+				ops, size = ops+r.keys.ops, size+r.keys.bytes
+			default:
+				break gather
+			}
+		}
+		g.commit(group)
+	}
+}
+
+// drain answers what is left waiting once the committers stop.
+func (g *GroupKV) drain() {
+	for {
+		select {
+		case r := <-g.reqs:
+			resp, err := r.txn.alone()
+			r.done <- groupResult{resp, err}
+		default:
+			return
+		}
+	}
+}
+
+func (g *GroupKV) commit(group []*groupReq) {
+	live := group[:0]
+	for _, r := range group {
+		if r.txn.ctx.Err() == nil {
+			live = append(live, r)
+		} else {
+			r.done <- groupResult{nil, errors.Wrap(r.txn.ctx.Err(), "etcd transaction")}
+		}
+	}
+	switch len(live) {
+	case 0:
+		return
+	case 1:
+		resp, err := live[0].txn.alone()
+		live[0].done <- groupResult{resp, err}
+		return
+	}
+	var cmps []clientv3.Cmp
+	var then []clientv3.Op
+	for _, r := range live {
+		cmps = append(cmps, r.txn.cmps...)
+		then = append(then, r.txn.then...)
+	}
+	g.sent.Add(1)
+	resp, err := g.KV.Txn(g.ctx).If(cmps...).Then(then...).Commit()
+	if err != nil && !notApplied(err) {
+		// Whether it was applied is unknown, as for any one of them.
+		for _, r := range live {
+			r.done <- groupResult{nil, errors.Wrap(err, "etcd transaction (group-committed)")}
+		}
+		return
+	}
+	if err != nil || !resp.Succeeded {
+		g.split.Add(1)
+		for _, r := range live {
+			resp, err := r.txn.alone()
+			r.done <- groupResult{resp, err}
+		}
+		return
+	}
+	off := 0
+	for _, r := range live {
+		n := len(r.txn.then)
+		r.done <- groupResult{resp: &clientv3.TxnResponse{
+			Header:    resp.Header,
+			Succeeded: true,
+			Responses: resp.Responses[off : off+n : off+n],
+		}}
+		off += n
+	}
+}
+
+// keySet is what one transaction's If and Then touch: single keys and
+// ranges ([from, end); end "\x00" is every key from from on), the ones it
+// writes apart. Else ops are not in it: a group has no Else.
+type keySet struct {
+	reads, writes       map[string]bool
+	readRanges, wranges []keyRange
+	ops, bytes          int
+}
+
+type keyRange struct{ from, end string }
+
+// keySetOf collects a transaction's keys; ok is false for one it cannot
+// group (a nested transaction).
+func keySetOf(cmps []clientv3.Cmp, then []clientv3.Op) (keySet, bool) {
+	ks := keySet{reads: map[string]bool{}, writes: map[string]bool{}, ops: max(len(cmps), len(then))}
+	for _, c := range cmps {
+		pc := c.GetCompare()
+		ks.note(false, string(pc.Key), string(pc.RangeEnd))
+		ks.bytes += len(pc.Key) + len(pc.RangeEnd) + 16
+	}
+	for _, op := range then {
+		switch {
+		case op.IsTxn():
+			return keySet{}, false
+		case op.IsPut(), op.IsDelete():
+			ks.note(true, string(op.KeyBytes()), string(op.RangeBytes()))
+		default:
+			ks.note(false, string(op.KeyBytes()), string(op.RangeBytes()))
+		}
+		ks.bytes += len(op.KeyBytes()) + len(op.RangeBytes()) + len(op.ValueBytes()) + 16
+	}
+	return ks, true
+}
+
+func (ks *keySet) note(write bool, key, end string) {
+	switch {
+	case end == "" && write:
+		ks.writes[key] = true
+	case end == "":
+		ks.reads[key] = true
+	case write:
+		ks.wranges = append(ks.wranges, keyRange{key, end})
+	default:
+		ks.readRanges = append(ks.readRanges, keyRange{key, end})
+	}
+}
+
+// add merges o into a group's key set.
+func (ks *keySet) add(o keySet) {
+	if ks.reads == nil {
+		ks.reads, ks.writes = map[string]bool{}, map[string]bool{}
+	}
+	for k := range o.reads {
+		ks.reads[k] = true
+	}
+	for k := range o.writes {
+		ks.writes[k] = true
+	}
+	ks.readRanges = append(ks.readRanges, o.readRanges...)
+	ks.wranges = append(ks.wranges, o.wranges...)
+}
+
+// overlaps reports whether o writes what ks touches or touches what ks
+// writes.
+func (ks *keySet) overlaps(o keySet) bool {
+	for k := range o.writes {
+		if ks.touches(k) {
+			return true
+		}
+	}
+	for k := range o.reads {
+		if ks.writes[k] || inRanges(k, ks.wranges) {
+			return true
+		}
+	}
+	for _, r := range o.wranges {
+		if ks.touchesRange(r, true) {
+			return true
+		}
+	}
+	for _, r := range o.readRanges {
+		if ks.touchesRange(r, false) {
+			return true
+		}
+	}
+	return false
+}
+
+// touches reports whether ks reads or writes key.
+func (ks *keySet) touches(key string) bool {
+	return ks.reads[key] || ks.writes[key] || inRanges(key, ks.readRanges) || inRanges(key, ks.wranges)
+}
+
+// touchesRange reports whether r meets what ks writes or, with any, what
+// it reads too.
+func (ks *keySet) touchesRange(r keyRange, any bool) bool {
+	for k := range ks.writes {
+		if r.holds(k) {
+			return true
+		}
+	}
+	for _, w := range ks.wranges {
+		if r.meets(w) {
+			return true
+		}
+	}
+	if !any {
+		return false
+	}
+	for k := range ks.reads {
+		if r.holds(k) {
+			return true
+		}
+	}
+	for _, w := range ks.readRanges {
+		if r.meets(w) {
+			return true
+		}
+	}
+	return false
+}
+
+func inRanges(key string, rs []keyRange) bool {
+	for _, r := range rs {
+		if r.holds(key) {
+			return true
+		}
+	}
+	return false
+}
+
+// holds reports whether key is in r. etcd's range end "\x00" means every
+// key from r.from on.
+func (r keyRange) holds(key string) bool {
+	return key >= r.from && (r.end == "\x00" || key < r.end)
+}
+
+// meets reports whether two ranges share a key.
+func (r keyRange) meets(o keyRange) bool {
+	return r.holds(o.from) || o.holds(r.from)
+}
+
+// notApplied reports whether etcd refused a transaction before applying
+// any of it (a lease gone, a request too large or malformed, a permission
+// missing): one member's refusal then says nothing about the others, which
+// are committed alone. Any other error leaves the outcome unknown.
+func notApplied(err error) bool {
+	var ee rpctypes.EtcdError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	switch ee.Code() {
+	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.PermissionDenied,
+		codes.ResourceExhausted, codes.OutOfRange:
+		return true
+	}
+	return false
+}
