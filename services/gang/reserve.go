@@ -252,7 +252,9 @@ func (s *service) reserve(ctx context.Context, job domain.Job, prop domain.Propo
 	var resp *clientv3.TxnResponse
 	for try := 1; ; try++ {
 		ok, resp, err = store.Reserve(ctx, s.txns, alloc, assigns, revs, lease)
-		unanswered = unanswered || store.Unanswered(err)
+		// A try given up on (this context ended) may still commit, as
+		// may one nobody answered: neither gives the lease back.
+		unanswered = unanswered || store.Unanswered(err) || (err != nil && ctx.Err() != nil)
 		// A member that did not answer (frozen) is left for the next one
 		// at once rather than after a redelivery. Repeating is safe: an
 		// attempt that did commit fails this one's compares on the job's

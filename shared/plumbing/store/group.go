@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 
 	"github.com/cockroachdb/errors"
@@ -16,23 +17,25 @@ import (
 // transactions, hundreds a second under load, and most of what each costs
 // is per transaction rather than per key: a gRPC call on both sides, a
 // raft entry, a WAL record and an apply pass. GroupKV commits the
-// transactions that arrive while others are in flight as one: one If with
-// every compare, one Then with every op.
+// transactions that arrive while others are in flight as one: each member
+// goes in as a nested transaction (its own If, Then and Else), so each gets
+// its own answer, in one round trip.
 //
-// That is exact, not an approximation, when no transaction of a group
-// writes a key another one compares, reads or writes (groupable checks it
-// on the keys and ranges themselves: a whole-node claim's prefix compare
-// against another gang's GPU claim on that node makes them overlap). Then
-// every compare sees the same value whether the others ran before it or
-// not, so the group succeeds exactly when every one of them would have,
-// committed one after another in any order, with the same writes; each
-// gets its own Then's responses. A group that fails says nothing about
-// which compare failed, so each transaction is then committed alone and
-// gets its own answer, Else reads included. Contention therefore costs one
-// extra round trip, and only to the groups it hits.
+// That is exact when no member writes a key another one compares, reads or
+// writes, in any of its branches (groupable checks it on the keys and
+// ranges themselves: a whole-node claim's prefix compare overlaps another
+// gang's GPU claim on that node). etcd evaluates every nested compare
+// before it applies anything, so each member sees what it would have seen
+// committed alone, before or after the others, and writes the same keys.
+// The one trace of the group is the revision: its members share the
+// group's, as their header and as the ModRevision of what they wrote.
 //
-// A transaction committed alone (nothing else waiting, or not groupable)
-// goes out on its caller's context, as without GroupKV.
+// A group etcd refuses as a whole before applying any of it (one member's
+// lease is gone, say) is committed member by member; any other error
+// leaves every member's outcome unknown, as it would have left one
+// transaction's. A transaction committed alone (nothing else waiting, or
+// not groupable) goes out on its caller's context, as without GroupKV;
+// a group goes out on GroupKV's.
 
 // GroupKV is a clientv3.KV whose transactions are group-committed; every
 // other call passes through.
@@ -42,8 +45,8 @@ type GroupKV struct {
 	// request timeout, and a write is never retried: see attemptTimeout).
 	ctx  context.Context
 	reqs chan *groupReq
-	// Counters, for tests and the load test: transactions asked for,
-	// etcd transactions sent, and groups that failed and were split.
+	// Counters, for tests: transactions asked for, etcd transactions
+	// sent, and groups refused whole and committed member by member.
 	asked, sent, split atomic.Int64
 }
 
@@ -57,8 +60,8 @@ const (
 )
 
 // NewGroupKV starts committers transactions at a time (at least 1) on kv
-// until ctx ends; then transactions pass through one by one, and one still
-// waiting for its group returns ctx's error (it may have been applied).
+// until ctx ends; then transactions pass through one by one, the ones
+// still waiting included.
 func NewGroupKV(ctx context.Context, kv clientv3.KV, committers int) *GroupKV {
 	g := &GroupKV{KV: kv, ctx: ctx, reqs: make(chan *groupReq, 1024)}
 	for range max(committers, 1) {
@@ -68,7 +71,8 @@ func NewGroupKV(ctx context.Context, kv clientv3.KV, committers int) *GroupKV {
 }
 
 // Stats reports the transactions asked for, the etcd transactions sent
-// for them, and how many groups failed and were committed one by one.
+// for them, and how many groups etcd refused whole, which were then
+// committed member by member.
 func (g *GroupKV) Stats() (asked, sent, split int64) {
 	return g.asked.Load(), g.sent.Load(), g.split.Load()
 }
@@ -79,11 +83,10 @@ func (g *GroupKV) Txn(ctx context.Context) clientv3.Txn {
 }
 
 type groupTxn struct {
-	g          *GroupKV
-	ctx        context.Context
-	cmps       []clientv3.Cmp
-	then, els  []clientv3.Op
-	cThen, cEl bool
+	g         *GroupKV
+	ctx       context.Context
+	cmps      []clientv3.Cmp
+	then, els []clientv3.Op
 }
 
 func (t *groupTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
@@ -106,7 +109,7 @@ func (t *groupTxn) Else(ops ...clientv3.Op) clientv3.Txn {
 func (t *groupTxn) Commit() (*clientv3.TxnResponse, error) {
 	g := t.g
 	g.asked.Add(1)
-	keys, ok := keySetOf(t.cmps, t.then)
+	keys, ok := keySetOf(t.cmps, t.then, t.els)
 	if !ok || g.ctx.Err() != nil {
 		return t.alone()
 	}
@@ -118,15 +121,25 @@ func (t *groupTxn) Commit() (*clientv3.TxnResponse, error) {
 	case <-g.ctx.Done():
 		return t.alone()
 	}
-	// Given up on, like any write, it may still be applied.
 	select {
 	case res := <-r.done:
 		return res.resp, res.err
 	case <-t.ctx.Done():
-		return nil, errors.Wrap(t.ctx.Err(), "etcd transaction")
 	case <-g.ctx.Done():
-		return nil, errors.Wrap(g.ctx.Err(), "etcd transaction: group commits stopped")
 	}
+	if r.taken.CompareAndSwap(false, true) {
+		// No committer took it, and none will: it was never sent.
+		if t.ctx.Err() != nil {
+			return nil, errors.Wrap(t.ctx.Err(), "etcd transaction")
+		}
+		return t.alone()
+	}
+	if t.ctx.Err() != nil {
+		// Given up on, like any write: it may still be applied.
+		return nil, errors.Wrap(t.ctx.Err(), "etcd transaction")
+	}
+	res := <-r.done // being committed: each attempt is bounded (attemptTimeout)
+	return res.resp, res.err
 }
 
 // alone commits the transaction by itself, on its caller's context.
@@ -139,6 +152,9 @@ type groupReq struct {
 	txn  *groupTxn
 	keys keySet
 	done chan groupResult
+	// taken is set by the committer that commits it, or by its caller
+	// giving up on it first: whoever sets it decides.
+	taken atomic.Bool
 }
 
 type groupResult struct {
@@ -148,17 +164,19 @@ type groupResult struct {
 
 // commitLoop takes a waiting transaction, gathers the ones waiting behind
 // it that can join it, and commits them; one that cannot join opens the
-// next group.
+// next group. What is left waiting when ctx ends, its callers commit alone.
 func (g *GroupKV) commitLoop() {
 	var next *groupReq
 	for {
 		first := next
 		next = nil
-		if first == nil {
+		for first == nil {
 			select {
-			case first = <-g.reqs:
+			case r := <-g.reqs:
+				if r.taken.CompareAndSwap(false, true) {
+					first = r
+				}
 			case <-g.ctx.Done():
-				g.drain()
 				return
 			}
 		}
@@ -170,6 +188,9 @@ func (g *GroupKV) commitLoop() {
 		for len(group) < groupMaxTxns {
 			select {
 			case r := <-g.reqs:
+				if !r.taken.CompareAndSwap(false, true) {
+					continue // its caller gave up on it
+				}
 				if ops+r.keys.ops > groupMaxOps || size+r.keys.bytes > groupMaxBytes || all.overlaps(r.keys) {
 					next = r
 					break gather
@@ -185,74 +206,47 @@ func (g *GroupKV) commitLoop() {
 	}
 }
 
-// drain answers what is left waiting once the committers stop.
-func (g *GroupKV) drain() {
-	for {
-		select {
-		case r := <-g.reqs:
-			resp, err := r.txn.alone()
-			r.done <- groupResult{resp, err}
-		default:
-			return
-		}
-	}
-}
-
 func (g *GroupKV) commit(group []*groupReq) {
-	live := group[:0]
-	for _, r := range group {
-		if r.txn.ctx.Err() == nil {
-			live = append(live, r)
-		} else {
-			r.done <- groupResult{nil, errors.Wrap(r.txn.ctx.Err(), "etcd transaction")}
-		}
-	}
-	switch len(live) {
-	case 0:
-		return
-	case 1:
-		resp, err := live[0].txn.alone()
-		live[0].done <- groupResult{resp, err}
+	if len(group) == 1 {
+		resp, err := group[0].txn.alone()
+		group[0].done <- groupResult{resp, err}
 		return
 	}
-	var cmps []clientv3.Cmp
-	var then []clientv3.Op
-	for _, r := range live {
-		cmps = append(cmps, r.txn.cmps...)
-		then = append(then, r.txn.then...)
+	nested := make([]clientv3.Op, len(group))
+	for i, r := range group {
+		nested[i] = clientv3.OpTxn(r.txn.cmps, r.txn.then, r.txn.els)
 	}
 	g.sent.Add(1)
-	resp, err := g.KV.Txn(g.ctx).If(cmps...).Then(then...).Commit()
-	if err != nil && !notApplied(err) {
-		// Whether it was applied is unknown, as for any one of them.
-		for _, r := range live {
-			r.done <- groupResult{nil, errors.Wrap(err, "etcd transaction (group-committed)")}
-		}
-		return
-	}
-	if err != nil || !resp.Succeeded {
+	resp, err := g.KV.Txn(g.ctx).Then(nested...).Commit()
+	if err != nil && notApplied(err) {
 		g.split.Add(1)
-		for _, r := range live {
+		for _, r := range group {
 			resp, err := r.txn.alone()
 			r.done <- groupResult{resp, err}
 		}
 		return
 	}
-	off := 0
-	for _, r := range live {
-		n := len(r.txn.then)
+	if err == nil && len(resp.Responses) != len(group) {
+		err = errors.Newf("etcd answered a group of %d transactions with %d responses", len(group), len(resp.Responses))
+	}
+	for i, r := range group {
+		if err != nil {
+			// Whether it was applied is unknown, as for any one of them.
+			r.done <- groupResult{nil, errors.Wrap(err, "etcd transaction (group-committed)")}
+			continue
+		}
+		one := resp.Responses[i].GetResponseTxn()
 		r.done <- groupResult{resp: &clientv3.TxnResponse{
 			Header:    resp.Header,
-			Succeeded: true,
-			Responses: resp.Responses[off : off+n : off+n],
+			Succeeded: one.GetSucceeded(),
+			Responses: one.GetResponses(),
 		}}
-		off += n
 	}
 }
 
-// keySet is what one transaction's If and Then touch: single keys and
-// ranges ([from, end); end "\x00" is every key from from on), the ones it
-// writes apart. Else ops are not in it: a group has no Else.
+// keySet is what one transaction touches in any branch: single keys and
+// ranges ([from, end); end "\x00" is every key from from on), the ones
+// it writes apart.
 type keySet struct {
 	reads, writes       map[string]bool
 	readRanges, wranges []keyRange
@@ -263,14 +257,14 @@ type keyRange struct{ from, end string }
 
 // keySetOf collects a transaction's keys; ok is false for one it cannot
 // group (a nested transaction).
-func keySetOf(cmps []clientv3.Cmp, then []clientv3.Op) (keySet, bool) {
-	ks := keySet{reads: map[string]bool{}, writes: map[string]bool{}, ops: max(len(cmps), len(then))}
+func keySetOf(cmps []clientv3.Cmp, then, els []clientv3.Op) (keySet, bool) {
+	ks := keySet{reads: map[string]bool{}, writes: map[string]bool{}, ops: max(len(cmps), len(then), len(els))}
 	for _, c := range cmps {
 		pc := c.GetCompare()
 		ks.note(false, string(pc.Key), string(pc.RangeEnd))
-		ks.bytes += len(pc.Key) + len(pc.RangeEnd) + 16
+		ks.bytes += len(pc.Key) + len(pc.RangeEnd) + len(c.ValueBytes()) + 16
 	}
-	for _, op := range then {
+	for _, op := range slices.Concat(then, els) {
 		switch {
 		case op.IsTxn():
 			return keySet{}, false
@@ -392,18 +386,18 @@ func (r keyRange) meets(o keyRange) bool {
 	return r.holds(o.from) || o.holds(r.from)
 }
 
-// notApplied reports whether etcd refused a transaction before applying
-// any of it (a lease gone, a request too large or malformed, a permission
-// missing): one member's refusal then says nothing about the others, which
-// are committed alone. Any other error leaves the outcome unknown.
+// notApplied reports whether etcd refused a group before applying any of
+// it for something one member may cause alone (a lease gone, a request too
+// large or malformed, a permission missing): the members are then
+// committed one by one. Overload ("too many requests", a full database:
+// ResourceExhausted) is not among them: splitting would only add load.
 func notApplied(err error) bool {
 	var ee rpctypes.EtcdError
 	if !errors.As(err, &ee) {
 		return false
 	}
 	switch ee.Code() {
-	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.PermissionDenied,
-		codes.ResourceExhausted, codes.OutOfRange:
+	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.PermissionDenied, codes.OutOfRange:
 		return true
 	}
 	return false

@@ -15,7 +15,7 @@ func TestGroupKeySetsOverlap(t *testing.T) {
 	put := func(k string) clientv3.Op { return clientv3.OpPut(k, "v") }
 	absent := func(k string) clientv3.Cmp { return clientv3.Compare(clientv3.CreateRevision(k), "=", 0) }
 	set := func(cmps []clientv3.Cmp, ops ...clientv3.Op) keySet {
-		ks, ok := keySetOf(cmps, ops)
+		ks, ok := keySetOf(cmps, ops, nil)
 		if !ok {
 			t.Fatal("not groupable")
 		}
@@ -28,6 +28,12 @@ func TestGroupKeySetsOverlap(t *testing.T) {
 	readsAll := set(nil, clientv3.OpGet(ClaimsPrefix, clientv3.WithPrefix()))
 	deletesN1 := set(nil, clientv3.OpDelete(NodeClaimsPrefix("n1"), clientv3.WithPrefix()))
 	fromKey := set(nil, clientv3.OpGet(ClaimsPrefix, clientv3.WithFromKey()))
+	alsoPutsN2 := set(nil, put(ClaimKey("n2", 3)))
+	rangeDelete := set(nil, clientv3.OpDelete(ClaimKey("n2", 0), clientv3.WithRange(ClaimKey("n2", 5))))
+	elseReadsN2, ok := keySetOf([]clientv3.Cmp{absent("x")}, []clientv3.Op{put("x")}, []clientv3.Op{clientv3.OpGet(ClaimKey("n2", 3))})
+	if !ok {
+		t.Fatal("not groupable")
+	}
 
 	for _, c := range []struct {
 		name string
@@ -42,6 +48,10 @@ func TestGroupKeySetsOverlap(t *testing.T) {
 		{"a prefix delete over the other's prefix compare", deletesN1, wholeNode, true},
 		{"a prefix delete beside a claim elsewhere", deletesN1, gpuOnN2, false},
 		{"a from-key read over a write", fromKey, gpuOnN2, true},
+		{"two writes of one key", alsoPutsN2, gpuOnN2, true},
+		{"a range delete over a single-key read", rangeDelete, readsN2, true},
+		{"a range delete beside a key past its end", rangeDelete, set(nil, clientv3.OpGet(ClaimKey("n2", 7))), false},
+		{"an Else read of a key the other writes", elseReadsN2, gpuOnN2, true},
 	} {
 		for _, order := range [][2]keySet{{c.a, c.b}, {c.b, c.a}} {
 			var group keySet
@@ -51,7 +61,7 @@ func TestGroupKeySetsOverlap(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := keySetOf(nil, []clientv3.Op{clientv3.OpTxn(nil, nil, nil)}); ok {
+	if _, ok := keySetOf(nil, nil, []clientv3.Op{clientv3.OpTxn(nil, nil, nil)}); ok {
 		t.Error("a nested transaction was found groupable")
 	}
 }

@@ -2,12 +2,15 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/namespace"
 	"pgregory.net/rapid"
@@ -22,13 +25,18 @@ type result struct {
 	Err  error
 }
 
+// fataler is what queued needs of a test: testing.T and rapid.T both.
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+}
+
 // queued starts a GroupKV whose committer starts only once every one of
 // txns waits in its queue, so the groups it forms do not depend on timing.
-// It returns each transaction's answer, in the order given.
-func queued(t *testing.T, kv clientv3.KV, txns []func(clientv3.Txn) clientv3.Txn) (*store.GroupKV, []result) {
+// It returns each transaction's answer, in the order given, once all are
+// answered; the GroupKV ends with ctx.
+func queued(t fataler, ctx context.Context, kv clientv3.KV, txns []func(clientv3.Txn) clientv3.Txn) (*store.GroupKV, []result) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	g, inQueue, start := store.StoppedGroupKV(ctx, kv)
 	out := make([]result, len(txns))
 	var wg sync.WaitGroup
@@ -40,16 +48,21 @@ func queued(t *testing.T, kv clientv3.KV, txns []func(clientv3.Txn) clientv3.Txn
 			resp, err := build(g.Txn(context.Background())).Commit()
 			out[i] = result{resp, err}
 		}()
-		for deadline := time.Now().Add(5 * time.Second); inQueue() < i+1; {
-			if time.Now().After(deadline) {
-				t.Fatal("transaction never queued")
-			}
-			time.Sleep(time.Millisecond)
-		}
+		waitQueued(t, inQueue, i+1)
 	}
 	start()
 	wg.Wait()
 	return g, out
+}
+
+func waitQueued(t fataler, inQueue func() int, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); inQueue() < n; {
+		if time.Now().After(deadline) {
+			t.Fatal("transaction never queued")
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // Independent transactions waiting together go to etcd as one, and each
@@ -66,7 +79,7 @@ func TestGroupCommitsIndependentTransactionsAsOne(t *testing.T) {
 				Then(clientv3.OpPut(k, "v"+k), clientv3.OpGet(k))
 		})
 	}
-	g, out := queued(t, kv, txns)
+	g, out := queued(t, t.Context(), kv, txns)
 	if asked, sent, split := g.Stats(); asked != 10 || sent != 1 || split != 0 {
 		t.Fatalf("asked %d, sent %d, split %d; want 10 in one transaction", asked, sent, split)
 	}
@@ -92,12 +105,13 @@ func TestGroupCommitsIndependentTransactionsAsOne(t *testing.T) {
 	}
 }
 
-// A group that fails, on a compare or on a lease etcd no longer has, is
-// committed one by one: the others commit, the failing one gets its own
-// answer with its Else reads, or its own error.
-func TestGroupThatFailsIsSplit(t *testing.T) {
+// In a group each member gets its own answer: one refused by its compare
+// gets its Else reads, and the others commit, all in one etcd
+// transaction. A group etcd refuses whole (a member's lease is gone) is
+// committed member by member, and only that member fails.
+func TestGroupMembersGetTheirOwnAnswers(t *testing.T) {
 	env := testenv.Start(t)
-	kv := namespace.NewKV(env.Etcd.KV, "/group-split")
+	kv := namespace.NewKV(env.Etcd.KV, "/group-answers")
 	ctx := context.Background()
 	if _, err := kv.Put(ctx, "taken", "someone"); err != nil {
 		t.Fatal(err)
@@ -107,9 +121,9 @@ func TestGroupThatFailsIsSplit(t *testing.T) {
 			return t.If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).Then(clientv3.OpPut(k, "me")).Else(clientv3.OpGet(k))
 		}
 	}
-	g, out := queued(t, kv, []func(clientv3.Txn) clientv3.Txn{free("a"), free("taken"), free("b")})
-	if _, sent, split := g.Stats(); sent != 4 || split != 1 {
-		t.Errorf("sent %d, split %d; want the group and then each of 3 alone", sent, split)
+	g, out := queued(t, t.Context(), kv, []func(clientv3.Txn) clientv3.Txn{free("a"), free("taken"), free("b")})
+	if _, sent, split := g.Stats(); sent != 1 || split != 0 {
+		t.Errorf("sent %d, split %d; want one transaction for the three", sent, split)
 	}
 	if out[0].Err != nil || !out[0].Resp.Succeeded || out[2].Err != nil || !out[2].Resp.Succeeded {
 		t.Errorf("the free keys were not taken: %+v, %+v", out[0], out[2])
@@ -129,12 +143,56 @@ func TestGroupThatFailsIsSplit(t *testing.T) {
 	onLease := func(k string, lease clientv3.LeaseID) func(clientv3.Txn) clientv3.Txn {
 		return func(t clientv3.Txn) clientv3.Txn { return t.Then(clientv3.OpPut(k, "v", clientv3.WithLease(lease))) }
 	}
-	g, out = queued(t, kv, []func(clientv3.Txn) clientv3.Txn{onLease("c", clientv3.NoLease), onLease("d", gone.ID), onLease("e", clientv3.NoLease)})
-	if _, _, split := g.Stats(); split != 1 {
-		t.Errorf("split %d, want the group refused for the lease split", split)
+	g, out = queued(t, t.Context(), kv, []func(clientv3.Txn) clientv3.Txn{onLease("c", clientv3.NoLease), onLease("d", gone.ID), onLease("e", clientv3.NoLease)})
+	if _, sent, split := g.Stats(); sent != 4 || split != 1 {
+		t.Errorf("sent %d, split %d; want the group refused, then each member alone", sent, split)
 	}
-	if out[0].Err != nil || out[2].Err != nil || out[1].Err == nil {
-		t.Errorf("errors %v, %v, %v; want only the revoked lease's put to fail", out[0].Err, out[1].Err, out[2].Err)
+	if out[0].Err != nil || out[2].Err != nil || !errors.Is(out[1].Err, rpctypes.ErrLeaseNotFound) {
+		t.Errorf("errors %v, %v, %v; want only the revoked lease's put to fail, on its lease", out[0].Err, out[1].Err, out[2].Err)
+	}
+}
+
+// A transaction is never stranded in the queue: when the GroupKV stops
+// before a committer took it, its caller commits it alone; when its caller
+// gives up first, no committer sends it afterwards.
+func TestGroupQueueIsNeverStranded(t *testing.T) {
+	env := testenv.Start(t)
+	kv := namespace.NewKV(env.Etcd.KV, "/group-stranded")
+	ctx := context.Background()
+
+	gctx, stop := context.WithCancel(ctx)
+	g, inQueue, _ := store.StoppedGroupKV(gctx, kv)
+	done := make(chan result, 1)
+	go func() {
+		resp, err := g.Txn(ctx).Then(clientv3.OpPut("stopped", "v")).Commit()
+		done <- result{resp, err}
+	}()
+	waitQueued(t, inQueue, 1)
+	stop()
+	if r := <-done; r.Err != nil || !r.Resp.Succeeded {
+		t.Fatalf("queued when the GroupKV stopped: %+v, %v; want committed alone", r.Resp, r.Err)
+	}
+
+	g, inQueue, start := store.StoppedGroupKV(t.Context(), kv)
+	callerCtx, giveUp := context.WithCancel(ctx)
+	go func() {
+		resp, err := g.Txn(callerCtx).Then(clientv3.OpPut("abandoned", "v")).Commit()
+		done <- result{resp, err}
+	}()
+	waitQueued(t, inQueue, 1)
+	giveUp()
+	if r := <-done; !errors.Is(r.Err, context.Canceled) {
+		t.Fatalf("given up on while queued: %v, want the caller's cancellation", r.Err)
+	}
+	start()
+	// A transaction queued behind it shows the committer has been past it.
+	if resp, err := g.Txn(ctx).Then(clientv3.OpPut("after", "v")).Commit(); err != nil || !resp.Succeeded {
+		t.Fatalf("next transaction: %v", err)
+	}
+	for key, want := range map[string]int64{"stopped": 1, "abandoned": 0, "after": 1} {
+		if resp, err := kv.Get(ctx, key, clientv3.WithCountOnly()); err != nil || resp.Count != want {
+			t.Errorf("%s: %d keys, want %d (%v)", key, resp.Count, want, err)
+		}
 	}
 }
 
@@ -145,7 +203,12 @@ func TestGroupCommitIsSerializable(t *testing.T) {
 	ctx := context.Background()
 	keys := []string{"a/1", "a/2", "b/1", "b/2", "c"}
 	prefixes := []string{"a/", "b/"}
-	iteration := 0
+	iteration, grouped := 0, 0
+	defer func() {
+		if grouped == 0 {
+			t.Error("no run formed a group: the test checked nothing")
+		}
+	}()
 	rapid.Check(t, func(rt *rapid.T) {
 		iteration++
 		initial := map[string]string{}
@@ -155,8 +218,8 @@ func TestGroupCommitIsSerializable(t *testing.T) {
 			}
 		}
 		type step struct {
-			cmps []clientv3.Cmp
-			then []clientv3.Op
+			cmps      []clientv3.Cmp
+			then, els []clientv3.Op
 		}
 		n := rapid.IntRange(2, 4).Draw(rt, "txns")
 		steps := make([]step, n)
@@ -172,26 +235,51 @@ func TestGroupCommitIsSerializable(t *testing.T) {
 					steps[i].cmps = append(steps[i].cmps, clientv3.Compare(clientv3.CreateRevision(rapid.SampledFrom(prefixes).Draw(rt, "absent prefix")), "=", 0).WithPrefix())
 				}
 			}
-			used := map[string]bool{} // etcd refuses a key written twice in one transaction
-			for range rapid.IntRange(1, 3).Draw(rt, "ops") {
-				k := rapid.SampledFrom(keys).Draw(rt, "op key")
-				switch rapid.IntRange(0, 3).Draw(rt, "op") {
-				case 0:
-					if !used[k] {
-						used[k] = true
-						steps[i].then = append(steps[i].then, clientv3.OpPut(k, fmt.Sprintf("t%d", i)))
+			// ops draws a branch's ops; etcd refuses a key written twice in
+			// one branch.
+			ops := func(label string) []clientv3.Op {
+				var out []clientv3.Op
+				used := map[string]bool{}
+				for range rapid.IntRange(0, 3).Draw(rt, label) {
+					k := rapid.SampledFrom(keys).Draw(rt, "op key")
+					switch rapid.IntRange(0, 4).Draw(rt, "op") {
+					case 0:
+						if !used[k] {
+							used[k] = true
+							out = append(out, clientv3.OpPut(k, fmt.Sprintf("t%d", i)))
+						}
+					case 1:
+						if !used[k] {
+							used[k] = true
+							out = append(out, clientv3.OpDelete(k))
+						}
+					case 2:
+						if pre := rapid.SampledFrom(prefixes).Draw(rt, "delete prefix"); !used[pre] {
+							// A prefix delete writes every key under it: no
+							// other write there in this branch.
+							clash := false
+							for u := range used {
+								clash = clash || strings.HasPrefix(u, pre)
+							}
+							if !clash {
+								used[pre] = true
+								for _, key := range keys {
+									if strings.HasPrefix(key, pre) {
+										used[key] = true
+									}
+								}
+								out = append(out, clientv3.OpDelete(pre, clientv3.WithPrefix()))
+							}
+						}
+					case 3:
+						out = append(out, clientv3.OpGet(k))
+					default:
+						out = append(out, clientv3.OpGet(rapid.SampledFrom(prefixes).Draw(rt, "get prefix"), clientv3.WithPrefix()))
 					}
-				case 1:
-					if !used[k] {
-						used[k] = true
-						steps[i].then = append(steps[i].then, clientv3.OpDelete(k))
-					}
-				case 2:
-					steps[i].then = append(steps[i].then, clientv3.OpGet(k))
-				default:
-					steps[i].then = append(steps[i].then, clientv3.OpGet(rapid.SampledFrom(prefixes).Draw(rt, "get prefix"), clientv3.WithPrefix()))
 				}
+				return out
 			}
+			steps[i].then, steps[i].els = ops("then ops"), ops("else ops")
 		}
 
 		// outcome is what one run gave: each transaction's success and
@@ -238,7 +326,7 @@ func TestGroupCommitIsSerializable(t *testing.T) {
 			kv := fresh()
 			rs := make([]*clientv3.TxnResponse, n)
 			for _, i := range perm {
-				r, err := kv.Txn(ctx).If(steps[i].cmps...).Then(steps[i].then...).Commit()
+				r, err := kv.Txn(ctx).If(steps[i].cmps...).Then(steps[i].then...).Else(steps[i].els...).Commit()
 				if err != nil {
 					rt.Fatal(err)
 				}
@@ -250,9 +338,14 @@ func TestGroupCommitIsSerializable(t *testing.T) {
 		kv := fresh()
 		var txns []func(clientv3.Txn) clientv3.Txn
 		for _, s := range steps {
-			txns = append(txns, func(t clientv3.Txn) clientv3.Txn { return t.If(s.cmps...).Then(s.then...) })
+			txns = append(txns, func(t clientv3.Txn) clientv3.Txn { return t.If(s.cmps...).Then(s.then...).Else(s.els...) })
 		}
-		_, out := queued(t, kv, txns)
+		gctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		g, out := queued(rt, gctx, kv, txns)
+		if asked, sent, _ := g.Stats(); sent < asked {
+			grouped++
+		}
 		rs := make([]*clientv3.TxnResponse, n)
 		for i, r := range out {
 			if r.Err != nil {
