@@ -160,9 +160,13 @@ func (c *checker) node(field, name string) {
 
 // label is an optional short name: a topology label, an address.
 func (c *checker) label(field, s string) {
-	if len(s) > MaxNameBytes || strings.ContainsAny(s, " ") || hasControl(s) || !utf8.ValidString(s) {
+	if !validLabel(s) {
 		c.fail(field, "%s is not a valid name (at most %d bytes, no spaces or control characters)", quote(s), MaxNameBytes)
 	}
+}
+
+func validLabel(s string) bool {
+	return len(s) <= MaxNameBytes && !strings.ContainsAny(s, " ") && !hasControl(s) && utf8.ValidString(s)
 }
 
 func (c *checker) required(field, s string) {

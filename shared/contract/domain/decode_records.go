@@ -84,13 +84,13 @@ func DecodeAllocation(data []byte) (Allocation, error) {
 		for _, np := range a.Placement.Nodes {
 			in[np.Node] = true
 		}
-		for _, n := range sortedKeys(a.Started) {
-			c.member("started", n, in)
-		}
-		for _, n := range sortedKeys(a.Exited) {
+		eachKey(c, a.Started, func(c *checker, n string, _ bool) { c.member("started", n, in) })
+		eachKey(c, a.Exited, func(c *checker, n string, code int) {
 			c.member("exited", n, in)
-			c.between("exited."+n, a.Exited[n], -1, 255)
-		}
+			if code < -1 || code > 255 {
+				c.between("exited."+n, code, -1, 255)
+			}
+		})
 		whole := map[string]bool{}
 		for _, n := range a.WholeNodes {
 			c.member("wholeNodes", n, in)
@@ -99,10 +99,12 @@ func DecodeAllocation(data []byte) (Allocation, error) {
 			}
 			whole[n] = true
 		}
-		for _, n := range sortedKeys(a.NodeEpochs) {
+		eachKey(c, a.NodeEpochs, func(c *checker, n string, epoch int64) {
 			c.member("nodeEpochs", n, in)
-			c.notNegative("nodeEpochs."+n, a.NodeEpochs[n])
-		}
+			if epoch < 0 {
+				c.notNegative("nodeEpochs."+n, epoch)
+			}
+		})
 		c.text("traceParent", a.TraceParent, 256)
 		if a.Pull != nil {
 			c.pullPhase("pull", *a.Pull, in)
@@ -119,14 +121,13 @@ func (c *checker) pullPhase(field string, p PullPhase, in map[string]bool) {
 	if p.Timeout <= 0 || p.Timeout > jobspec.MaxPullTimeout {
 		c.fail(field+".timeout", "%s is not between 0 and %s", p.Timeout, jobspec.MaxPullTimeout)
 	}
-	for _, n := range sortedKeys(p.Nodes) {
+	eachKey(c, p.Nodes, func(c *checker, n string, np NodePull) {
 		c.member(field+".nodes", n, in)
-		np := p.Nodes[n]
 		if np.Took < 0 || np.Took > time.Duration(MaxPullMillis)*time.Millisecond {
 			c.fail(field+".nodes."+n+".took", "%s is not between 0 and a day", np.Took)
 		}
 		c.upTo(field+".nodes."+n+".bytes", np.Bytes, MaxImageBytes)
-	}
+	})
 }
 
 // DecodeNode decodes and checks an agent's node registration.

@@ -294,3 +294,35 @@ func TestAssignmentContainer(t *testing.T) {
 		t.Fatalf("container decoded as %+v", a.Container)
 	}
 }
+
+// A record with several bad entries in its maps names them in key order,
+// whatever order the maps are walked in (a well-formed one is checked
+// unsorted), and the values are checked as well as the keys.
+func TestMapErrorsListInKeyOrder(t *testing.T) {
+	data := patch(t, "Allocation", map[string]any{
+		"started":    map[string]bool{"z9": true, "a9": true, "m9": true, "n1": true},
+		"exited":     map[string]int{"n1": 300, "n2": -2},
+		"nodeEpochs": map[string]int{"n2": -1, "q9": 1},
+	})
+	want := ""
+	for range 20 { // Go walks a map in a different order each time
+		_, err := domain.DecodeAllocation(data)
+		if err == nil {
+			t.Fatal("decoded")
+		}
+		if want == "" {
+			want = err.Error()
+			for _, part := range []string{`started: "a9"`, `started: "m9"`, `started: "z9"`, "exited.n1: 300", "exited.n2: -2", `nodeEpochs: "q9"`, "nodeEpochs.n2: -1"} {
+				if !strings.Contains(want, part) {
+					t.Errorf("%q does not name %s", want, part)
+				}
+			}
+			if a, m, z := strings.Index(want, `"a9"`), strings.Index(want, `"m9"`), strings.Index(want, `"z9"`); a > m || m > z {
+				t.Errorf("%q does not list the started nodes in order", want)
+			}
+		}
+		if err.Error() != want {
+			t.Fatalf("the errors changed order:\n%s\n%s", want, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
@@ -140,13 +141,15 @@ func (c *checker) placement(field string, p Placement) {
 		c.fail(field+".leaves", "%d leaves for %d nodes", len(p.Leaves), len(p.Nodes))
 	}
 	for i, l := range p.Leaves {
-		c.label(fmt.Sprintf("%s.leaves.%d", field, i), l)
+		if !validLabel(l) {
+			c.label(at(field+".leaves", i), l)
+		}
 	}
 	world := p.WorldSize()
 	seenNode := make(map[string]bool, len(p.Nodes))
 	seenRank := map[int]bool{}
 	for i, np := range p.Nodes {
-		f := fmt.Sprintf("%s.nodes.%d", field, i)
+		f := at(field+".nodes", i)
 		c.node(f+".node", np.Node)
 		if seenNode[np.Node] {
 			c.fail(f+".node", "%s appears twice", quote(np.Node))
@@ -171,7 +174,7 @@ func (c *checker) nodeRanks(field string, ranks []Rank, gpus map[int]bool, world
 	}
 	held := map[int]bool{}
 	for j, r := range ranks {
-		rf := fmt.Sprintf("%s.%d", field, j)
+		rf := at(field, j)
 		switch {
 		case r.Rank < 0 || r.Rank >= world:
 			c.fail(rf+".rank", "%d is not between 0 and %d", r.Rank, world-1)
@@ -187,14 +190,13 @@ func (c *checker) nodeRanks(field string, ranks []Rank, gpus map[int]bool, world
 			continue
 		}
 		for k, g := range r.GPUs {
-			gf := fmt.Sprintf("%s.gpus.%d", rf, k)
 			switch {
 			case g < 0 || g > MaxGPUIndex:
-				c.fail(gf, "%d is not between 0 and %d", g, MaxGPUIndex)
+				c.fail(at(rf+".gpus", k), "%d is not between 0 and %d", g, MaxGPUIndex)
 			case gpus != nil && !gpus[g]:
-				c.fail(gf, "GPU %d is not among the node's", g)
+				c.fail(at(rf+".gpus", k), "GPU %d is not among the node's", g)
 			case held[g]:
-				c.fail(gf, "GPU %d is held by two ranks", g)
+				c.fail(at(rf+".gpus", k), "GPU %d is held by two ranks", g)
 			}
 			held[g] = true
 		}
@@ -246,18 +248,40 @@ func (c *checker) env(field string, env map[string]string) {
 		c.fail(field, "%d variables, more than 1024", len(env))
 		return
 	}
-	for _, k := range sortedKeys(env) {
-		v := env[k]
+	eachKey(c, env, func(c *checker, k, v string) {
 		if !jobspec.ValidEnvName(k) {
 			c.fail(field, "%s is not a variable name", quote(k))
 		}
 		if len(v) > 65536 || strings.IndexByte(v, 0) >= 0 {
 			c.fail(field+"."+k, "longer than 65536 bytes or holds a NUL")
 		}
-	}
+	})
 }
 
 func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K { return slices.Sorted(maps.Keys(m)) }
+
+// eachKey runs check on every entry of m, in map order while none fails
+// and again in key order, for c, when one does: the errors then list in a
+// stable order, and a well-formed record (every record a cache or a
+// follower decodes, many times a job) is not sorted. check must do
+// nothing but check.
+func eachKey[K cmp.Ordered, V any](c *checker, m map[K]V, check func(c *checker, k K, v V)) {
+	var probe checker
+	for k, v := range m {
+		if check(&probe, k, v); probe.fes != nil {
+			break
+		}
+	}
+	if probe.fes == nil {
+		return
+	}
+	for _, k := range sortedKeys(m) {
+		check(c, k, m[k])
+	}
+}
+
+// at is field.i, the path of a list's element.
+func at(field string, i int) string { return field + "." + strconv.Itoa(i) }
 
 // CheckPlacement checks a placement's shape (see DecodeProposal) for
 // decoders outside this package; nil means valid.
