@@ -135,6 +135,11 @@ func (t *groupTxn) Commit() (*clientv3.TxnResponse, error) {
 		return t.alone()
 	}
 	if t.ctx.Err() != nil {
+		select {
+		case res := <-r.done: // answered as the caller gave up
+			return res.resp, res.err
+		default:
+		}
 		// Given up on, like any write: it may still be applied.
 		return nil, errors.Wrap(t.ctx.Err(), "etcd transaction")
 	}
@@ -185,7 +190,7 @@ func (g *GroupKV) commitLoop() {
 		all.add(first.keys)
 		ops, size := first.keys.ops, first.keys.bytes
 	gather:
-		for len(group) < groupMaxTxns {
+		for len(group) < groupMaxTxns && g.ctx.Err() == nil {
 			select {
 			case r := <-g.reqs:
 				if !r.taken.CompareAndSwap(false, true) {
@@ -207,9 +212,13 @@ func (g *GroupKV) commitLoop() {
 }
 
 func (g *GroupKV) commit(group []*groupReq) {
-	if len(group) == 1 {
-		resp, err := group[0].txn.alone()
-		group[0].done <- groupResult{resp, err}
+	if len(group) == 1 || g.ctx.Err() != nil {
+		// Alone, or stopping (a group would go out on an ended context):
+		// each on its caller's context.
+		for _, r := range group {
+			resp, err := r.txn.alone()
+			r.done <- groupResult{resp, err}
+		}
 		return
 	}
 	nested := make([]clientv3.Op, len(group))
