@@ -21,8 +21,8 @@
 // back behind some 95, path/filepath and os/exec behind some 200: etcd's
 // server, the protobuf descriptors, the JSON Schema compiler (five
 // meta-schemas compiled at init), Prometheus, cockroachdb/errors. So
-// processes are
-// started with os.StartProcess and paths cut by hand (start.go). A
+// processes are started with os.StartProcess and paths cut by hand
+// (start.go). A
 // supervisor behind all the inits cost 42 ms of CPU and 7.3 MB of its own
 // memory, behind 200 of them 15 ms (its rank's included) and 2.1 MB
 // (docs/benchmarks.md). TestSupervisorSkipsTheServersInits (cmd/lockstep)

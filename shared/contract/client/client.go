@@ -161,10 +161,10 @@ func (c *Client) SubmitMany(ctx context.Context, raws [][]byte, o SubmitOptions)
 // submitChunk is how many submissions SubmitMany has in flight at once.
 const submitChunk = 1000
 
-// submission checks a spec and makes its message (and returns the spec as
-// checked, its ID filled in): the ID filled in when
-// the spec has none (so the caller can follow the job before admission
-// has seen it), the working directory when the spec has none and o has.
+// submission checks a spec and makes its message; it returns the spec as
+// checked. It fills in the ID when the spec has none (so the caller can
+// follow the job before admission has seen it), and the working directory
+// when the spec has none and o has.
 func (c *Client) submission(ctx context.Context, raw []byte, o SubmitOptions) (*nats.Msg, jobspec.Spec, error) {
 	spec, err := jobspec.Parse(raw)
 	if err != nil {

@@ -2,10 +2,10 @@ package store
 
 import (
 	"context"
-	"slices"
 	"sync/atomic"
 
 	"github.com/cockroachdb/errors"
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
@@ -22,8 +22,8 @@ import (
 // its own answer, in one round trip.
 //
 // That is exact when no member writes a key another one compares, reads or
-// writes, in any of its branches (groupable checks it on the keys and
-// ranges themselves: a whole-node claim's prefix compare overlaps another
+// writes, in any of its branches (keySet.overlaps checks it on the keys
+// and ranges themselves: a whole-node claim's prefix compare overlaps another
 // gang's GPU claim on that node). etcd evaluates every nested compare
 // before it applies anything, so each member sees what it would have seen
 // committed alone, before or after the others, and writes the same keys.
@@ -239,12 +239,17 @@ func (g *GroupKV) commit(group []*groupReq) {
 		err = errors.Newf("etcd answered a group of %d transactions with %d responses", len(group), len(resp.Responses))
 	}
 	for i, r := range group {
+		var one *pb.TxnResponse
+		if err == nil {
+			if one = resp.Responses[i].GetResponseTxn(); one == nil {
+				err = errors.Newf("etcd answered transaction %d of a group with no transaction response", i)
+			}
+		}
 		if err != nil {
 			// Whether it was applied is unknown, as for any one of them.
 			r.done <- groupResult{nil, errors.Wrap(err, "etcd transaction (group-committed)")}
 			continue
 		}
-		one := resp.Responses[i].GetResponseTxn()
 		r.done <- groupResult{resp: &clientv3.TxnResponse{
 			Header:    resp.Header,
 			Succeeded: one.GetSucceeded(),
@@ -273,16 +278,18 @@ func keySetOf(cmps []clientv3.Cmp, then, els []clientv3.Op) (keySet, bool) {
 		ks.note(false, string(pc.Key), string(pc.RangeEnd))
 		ks.bytes += len(pc.Key) + len(pc.RangeEnd) + len(c.ValueBytes()) + 16
 	}
-	for _, op := range slices.Concat(then, els) {
-		switch {
-		case op.IsTxn():
-			return keySet{}, false
-		case op.IsPut(), op.IsDelete():
-			ks.note(true, string(op.KeyBytes()), string(op.RangeBytes()))
-		default:
-			ks.note(false, string(op.KeyBytes()), string(op.RangeBytes()))
+	for _, ops := range [][]clientv3.Op{then, els} {
+		for _, op := range ops {
+			switch {
+			case op.IsTxn():
+				return keySet{}, false
+			case op.IsPut(), op.IsDelete():
+				ks.note(true, string(op.KeyBytes()), string(op.RangeBytes()))
+			default:
+				ks.note(false, string(op.KeyBytes()), string(op.RangeBytes()))
+			}
+			ks.bytes += len(op.KeyBytes()) + len(op.RangeBytes()) + len(op.ValueBytes()) + 16
 		}
-		ks.bytes += len(op.KeyBytes()) + len(op.RangeBytes()) + len(op.ValueBytes()) + 16
 	}
 	return ks, true
 }
@@ -319,7 +326,7 @@ func (ks *keySet) add(o keySet) {
 // writes.
 func (ks *keySet) overlaps(o keySet) bool {
 	for k := range o.writes {
-		if ks.touches(k) {
+		if ks.reads[k] || ks.writes[k] || inRanges(k, ks.readRanges) || inRanges(k, ks.wranges) {
 			return true
 		}
 	}
@@ -329,46 +336,27 @@ func (ks *keySet) overlaps(o keySet) bool {
 		}
 	}
 	for _, r := range o.wranges {
-		if ks.touchesRange(r, true) {
+		if r.meetsAny(ks.writes, ks.wranges) || r.meetsAny(ks.reads, ks.readRanges) {
 			return true
 		}
 	}
 	for _, r := range o.readRanges {
-		if ks.touchesRange(r, false) {
+		if r.meetsAny(ks.writes, ks.wranges) {
 			return true
 		}
 	}
 	return false
 }
 
-// touches reports whether ks reads or writes key.
-func (ks *keySet) touches(key string) bool {
-	return ks.reads[key] || ks.writes[key] || inRanges(key, ks.readRanges) || inRanges(key, ks.wranges)
-}
-
-// touchesRange reports whether r meets what ks writes or, with any, what
-// it reads too.
-func (ks *keySet) touchesRange(r keyRange, any bool) bool {
-	for k := range ks.writes {
+// meetsAny reports whether r holds one of keys or meets one of ranges.
+func (r keyRange) meetsAny(keys map[string]bool, ranges []keyRange) bool {
+	for k := range keys {
 		if r.holds(k) {
 			return true
 		}
 	}
-	for _, w := range ks.wranges {
-		if r.meets(w) {
-			return true
-		}
-	}
-	if !any {
-		return false
-	}
-	for k := range ks.reads {
-		if r.holds(k) {
-			return true
-		}
-	}
-	for _, w := range ks.readRanges {
-		if r.meets(w) {
+	for _, o := range ranges {
+		if r.meets(o) {
 			return true
 		}
 	}

@@ -78,31 +78,36 @@ func ReservationTxn(a domain.Allocation, assigns []domain.Assignment, nodeRevs m
 // first attempt reads the footprint, and commits again if there is one.
 // That saves a round trip on nearly every job.
 func Reserve(ctx context.Context, kv clientv3.KV, a domain.Allocation, assigns []domain.Assignment, nodeRevs map[string]int64, lease clientv3.LeaseID) (bool, *clientv3.TxnResponse, error) {
-	guessed := a.Attempt == 1
-	var prior Prior
-	if !guessed {
-		var err error
-		if prior, err = ReadPrior(ctx, kv, a.JobID); err != nil {
-			return false, nil, errors.Wrapf(err, "reserve job %s", errors.Safe(a.JobID))
-		}
-	}
-	for {
+	commit := func(prior Prior) (bool, *clientv3.TxnResponse, error) {
 		cmps, then, els := ReservationTxn(a, assigns, nodeRevs, prior, lease)
 		resp, err := kv.Txn(ctx).If(cmps...).Then(then...).Else(els...).Commit()
 		if err != nil {
 			return false, nil, errors.Wrapf(err, "reserve job %s", errors.Safe(a.JobID))
 		}
-		if resp.Succeeded || !guessed {
-			return resp.Succeeded, resp, nil
-		}
-		// Refused on the guess: read the footprint; if there is none the
-		// guess was right and the refusal stands.
-		guessed = false
-		if prior, err = ReadPrior(ctx, kv, a.JobID); err != nil {
-			return false, nil, errors.Wrapf(err, "reserve job %s", errors.Safe(a.JobID))
-		}
-		if prior.ModRev == 0 {
-			return false, resp, nil
-		}
+		return resp.Succeeded, resp, nil
 	}
+	readPrior := func() (Prior, error) {
+		prior, err := ReadPrior(ctx, kv, a.JobID)
+		return prior, errors.Wrapf(err, "reserve job %s", errors.Safe(a.JobID))
+	}
+	if a.Attempt > 1 {
+		prior, err := readPrior()
+		if err != nil {
+			return false, nil, err
+		}
+		return commit(prior)
+	}
+	ok, resp, err := commit(Prior{})
+	if err != nil || ok {
+		return ok, resp, err
+	}
+	// Refused on the guess: if there is no footprint, the refusal stands.
+	prior, err := readPrior()
+	switch {
+	case err != nil:
+		return false, nil, err
+	case prior.ModRev == 0:
+		return false, resp, nil
+	}
+	return commit(prior)
 }
