@@ -36,6 +36,8 @@ type Client struct {
 	// submission needs no record read, and binding costs a round trip.
 	jobsMu sync.Mutex
 	jobs   *jobs.Store
+	// seen keeps this client's reads of a record from going back in time.
+	seen newestSeen
 	// User is the authenticated user the connection's credentials name,
 	// "" when connected without credentials. With a user, requests go on
 	// that user's subjects (subjects.SubmitAs, CancelAs, DrainAs), the only
@@ -307,14 +309,18 @@ func (c *Client) ArrayTasks(ctx context.Context, id string) ([]domain.Job, error
 	return out, nil
 }
 
-// Job reads one job record.
+// Job reads one job record. It never returns an older revision of the
+// record than it returned before (see newestSeen).
 func (c *Client) Job(ctx context.Context, id string) (domain.Job, error) {
 	s, err := c.store(ctx)
 	if err != nil {
 		return domain.Job{}, err
 	}
-	j, _, err := s.Get(ctx, id)
-	return j, err
+	j, rev, err := s.Get(ctx, id)
+	if err != nil {
+		return domain.Job{}, err
+	}
+	return c.seen.newest(j, rev), nil
 }
 
 // ErrNotYours: the server refused to let this identity read another
@@ -405,7 +411,7 @@ func (c *Client) Jobs(ctx context.Context) (all []domain.Job, bad []string, err 
 			bad = append(bad, e.Key)
 			return nil
 		}
-		all = append(all, j)
+		all = append(all, c.seen.newest(j, e.Revision))
 		return nil
 	})
 	return all, bad, err
