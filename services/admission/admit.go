@@ -37,13 +37,14 @@ type admitter struct {
 
 // emptyCluster caches the whole inventory, up and empty, with the placement
 // index Place builds on it: rebuilding both for every submission cost ≈ 2 ms
-// of CPU per job on 1,000 nodes, most of admission's time under load. It is
-// rebuilt when the inventory changes; the mutex also serializes Place,
+// of CPU per job on 1,000 nodes, most of admission's time under load. It
+// also remembers each request shape's answer (place.Feasibility). Both are
+// made anew when the inventory changes; the mutex also serializes Place,
 // which fills the snapshot's index on first use.
 type emptyCluster struct {
 	mu   sync.Mutex
 	gen  uint64
-	snap *place.Snapshot
+	fits *place.Feasibility
 }
 
 // handle admits or rejects one submission. Every path is idempotent: a
@@ -206,14 +207,14 @@ func (a *admitter) fitsInventory(spec jobspec.Spec) (string, bool) {
 	defer a.empty.mu.Unlock()
 	// The generation is read before the nodes, so the snapshot is at least
 	// as new as the generation it is filed under.
-	if gen := a.inventory.Generation(); a.empty.snap == nil || a.empty.gen != gen {
+	if gen := a.inventory.Generation(); a.empty.fits == nil || a.empty.gen != gen {
 		nodes := a.inventory.Snapshot()
 		if len(nodes) == 0 {
 			return "", true
 		}
-		a.empty.snap, a.empty.gen = place.EmptyCluster(nodes), gen
+		a.empty.fits, a.empty.gen = place.NewFeasibility(place.EmptyCluster(nodes)), gen
 	}
-	return place.Feasible(a.empty.snap, spec.ID, spec)
+	return a.empty.fits.Check(spec.ID, spec)
 }
 
 // claimedID pulls a usable "id" out of a spec that failed validation, so

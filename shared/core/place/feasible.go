@@ -47,3 +47,42 @@ func FewestLeaves(snap *Snapshot, req Request) int {
 	}
 	return c.leaves
 }
+
+// maxFeasibilityAnswers bounds a Feasibility's memory: past it, answers
+// are no longer kept (each is then worked out again).
+const maxFeasibilityAnswers = 4096
+
+// Feasibility is Feasible with a memory, for one empty snapshot: a spec
+// whose request (the job ID aside) was judged before gets the same answer
+// without a search. Admission asks for every submission, and submissions
+// repeat a few shapes; on 1,000 nodes a search took 80 µs a job at 500
+// jobs/s. Place does not read the job ID (TestPlaceDoesNotReadJobID), so
+// two requests that differ only in it have the same answer. Not safe for
+// concurrent use; make a new one for a new snapshot.
+type Feasibility struct {
+	empty   *Snapshot
+	answers map[Request]feasibleAnswer
+}
+
+type feasibleAnswer struct {
+	detail string
+	ok     bool
+}
+
+// NewFeasibility remembers Feasible's answers on empty (EmptyCluster).
+func NewFeasibility(empty *Snapshot) *Feasibility {
+	return &Feasibility{empty: empty, answers: map[Request]feasibleAnswer{}}
+}
+
+// Check is Feasible(empty, jobID, spec), from memory when it can be.
+func (f *Feasibility) Check(jobID string, spec jobspec.Spec) (detail string, ok bool) {
+	key := RequestFor("", spec)
+	if a, found := f.answers[key]; found {
+		return a.detail, a.ok
+	}
+	detail, ok = Feasible(f.empty, jobID, spec)
+	if len(f.answers) < maxFeasibilityAnswers {
+		f.answers[key] = feasibleAnswer{detail: detail, ok: ok}
+	}
+	return detail, ok
+}
