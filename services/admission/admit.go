@@ -38,7 +38,8 @@ type admitter struct {
 // emptyCluster caches the whole inventory, up and empty, with the placement
 // index Place builds on it: rebuilding both for every submission cost ≈ 2 ms
 // of CPU per job on 1,000 nodes, most of admission's time under load. It
-// also remembers each request shape's answer (place.Feasibility). Both are
+// also remembers the answer for each request, whatever the job's ID
+// (place.Feasibility). Both are
 // made anew when the inventory changes; the mutex also serializes Place,
 // which fills the snapshot's index on first use.
 type emptyCluster struct {
@@ -214,7 +215,7 @@ func (a *admitter) fitsInventory(spec jobspec.Spec) (string, bool) {
 		}
 		a.empty.fits, a.empty.gen = place.NewFeasibility(place.EmptyCluster(nodes)), gen
 	}
-	return a.empty.fits.Check(spec.ID, spec)
+	return a.empty.fits.Check(spec)
 }
 
 // claimedID pulls a usable "id" out of a spec that failed validation, so

@@ -320,7 +320,7 @@ func (c *Client) Job(ctx context.Context, id string) (domain.Job, error) {
 	if err != nil {
 		return domain.Job{}, err
 	}
-	return c.seen.newest(j, rev), nil
+	return c.seen.keep(j, rev), nil
 }
 
 // ErrNotYours: the server refused to let this identity read another
@@ -396,7 +396,9 @@ func (c *Client) WaitEnded(ctx context.Context, id string) (domain.Job, error) {
 
 // Jobs reads every job record in one pass. A record that does not decode
 // (or names another job than its key) is not a reason to show nothing: its
-// key is returned in bad, and the rest in jobs.
+// key is returned in bad, and the rest in jobs. A job this client read
+// with Job at a newer revision than the pass found is returned as Job
+// returned it.
 func (c *Client) Jobs(ctx context.Context) (all []domain.Job, bad []string, err error) {
 	s, err := c.store(ctx)
 	if err != nil {
@@ -411,7 +413,10 @@ func (c *Client) Jobs(ctx context.Context) (all []domain.Job, bad []string, err 
 			bad = append(bad, e.Key)
 			return nil
 		}
-		all = append(all, c.seen.newest(j, e.Revision))
+		if newer, ok := c.seen.newer(j.ID, e.Revision); ok {
+			j = newer
+		}
+		all = append(all, j)
 		return nil
 	})
 	return all, bad, err

@@ -7,20 +7,26 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
-// maxSeen bounds how many jobs' records a client remembers. A process
-// that reads more jobs than that (a long-lived pipeline) starts afresh:
-// monotonic reads then hold for the jobs it reads again from there on.
-const maxSeen = 10_000
+// maxSeen bounds how many jobs' records a client remembers. One that reads
+// more jobs one by one than that (a long-lived pipeline) starts afresh;
+// its reads then go on never going back for the jobs it reads again.
+const maxSeen = 1000
 
-// newestSeen keeps, per job, the newest revision of its record a Client
-// has returned, so that its reads never go back in time.
+// newestSeen keeps, per job read with Client.Job, the newest revision of
+// its record the client has returned, so that its reads never go back in
+// time.
 //
 // In a clustered NATS every replica of the jobs bucket answers reads
 // (direct gets, spread at random over the replicas), and a follower may be
 // a few milliseconds behind its leader. Without this, a job read as
 // succeeded could read as running a moment later. A client that gets an
-// older revision than one it has returned returns that newer one again
+// older revision than one it has returned returns a copy of that newer one
 // instead; the next read will most likely reach a replica that caught up.
+//
+// It holds within one Client: another process may still read an older
+// revision than this one did. A bucket made anew (a dev cluster reset)
+// restarts revisions at 1, and a client that outlives it returns the old
+// records of reused IDs until it has read past their revisions.
 type newestSeen struct {
 	mu   sync.Mutex
 	jobs map[string]seenRecord
@@ -28,36 +34,64 @@ type newestSeen struct {
 
 type seenRecord struct {
 	rev uint64
-	job domain.Job
+	job domain.Job // a copy nobody else holds
 }
 
-// newest returns j, read at revision rev, or a copy of the newer record of
-// the same job returned before. It keeps j itself, not a copy: a read costs
-// no more than before, and the copy is made on the rare stale read.
-func (n *newestSeen) newest(j domain.Job, rev uint64) domain.Job {
+// keep returns j, read at revision rev, or a copy of the newer record of
+// the same job returned before; it remembers j (a copy of it) as the
+// newest.
+func (n *newestSeen) keep(j domain.Job, rev uint64) domain.Job {
+	if newer, ok := n.newer(j.ID, rev); ok {
+		return newer
+	}
+	own, ok := clone(j)
+	if !ok {
+		return j
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if seen, ok := n.jobs[j.ID]; ok && seen.rev > rev {
-		return clone(seen.job)
+		if newer, ok := clone(seen.job); ok { // a newer one was kept meanwhile
+			return newer
+		}
+		return j
 	}
-	if n.jobs == nil || len(n.jobs) >= maxSeen {
+	if _, ok := n.jobs[j.ID]; !ok && len(n.jobs) >= maxSeen {
+		n.jobs = nil
+	}
+	if n.jobs == nil {
 		n.jobs = map[string]seenRecord{}
 	}
-	n.jobs[j.ID] = seenRecord{rev: rev, job: j}
+	n.jobs[j.ID] = seenRecord{rev: rev, job: own}
 	return j
 }
 
-// clone deep-copies a record (its placement, drain and the like are
-// pointers): a record returned a second time is the caller's own. A record
-// that was decoded encodes again.
-func clone(j domain.Job) domain.Job {
+// newer returns a copy of the record of job id kept at a revision past
+// rev, if there is one. It remembers nothing: a listing of every record
+// (Client.Jobs) consults the memory without filling it.
+func (n *newestSeen) newer(id string, rev uint64) (domain.Job, bool) {
+	n.mu.Lock()
+	seen, ok := n.jobs[id]
+	n.mu.Unlock()
+	if !ok || seen.rev <= rev {
+		return domain.Job{}, false
+	}
+	return clone(seen.job)
+}
+
+// clone deep-copies a record (its placement, drain, environment and the
+// like are pointers, maps and slices), so that the copy kept and the
+// records returned share nothing. A record that was decoded encodes
+// again; an empty map or list comes back nil, as it decodes from a record
+// that omits it. ok is false for a record that does not make the round
+// trip (none that decoded should): it is then neither kept nor returned.
+func clone(j domain.Job) (out domain.Job, ok bool) {
 	data, err := json.Marshal(j)
 	if err != nil {
-		return j
+		return domain.Job{}, false
 	}
-	var out domain.Job
 	if err := json.Unmarshal(data, &out); err != nil {
-		return j
+		return domain.Job{}, false
 	}
-	return out
+	return out, true
 }

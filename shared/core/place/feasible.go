@@ -53,12 +53,14 @@ func FewestLeaves(snap *Snapshot, req Request) int {
 const maxFeasibilityAnswers = 4096
 
 // Feasibility is Feasible with a memory, for one empty snapshot: a spec
-// whose request (the job ID aside) was judged before gets the same answer
-// without a search. Admission asks for every submission, and submissions
-// repeat a few shapes; on 1,000 nodes a search took 80 µs a job at 500
-// jobs/s. Place does not read the job ID (TestPlaceDoesNotReadJobID), so
-// two requests that differ only in it have the same answer. Not safe for
-// concurrent use; make a new one for a new snapshot.
+// whose request (RequestFor without the job ID: every field, not only its
+// Shape) was judged before gets the same answer without a search.
+// Admission asks for every submission, and submissions repeat a few
+// requests; on 1,000 nodes a search took 80 µs a job at 500 jobs/s. Each
+// answer is worked out on its key, so the memory always answers as
+// Feasible does for the key; that this is Feasible's answer for every job
+// ID rests on Place not reading the job ID (TestPlaceDoesNotReadJobID).
+// Not safe for concurrent use; make a new one for a new snapshot.
 type Feasibility struct {
 	empty   *Snapshot
 	answers map[Request]feasibleAnswer
@@ -74,13 +76,13 @@ func NewFeasibility(empty *Snapshot) *Feasibility {
 	return &Feasibility{empty: empty, answers: map[Request]feasibleAnswer{}}
 }
 
-// Check is Feasible(empty, jobID, spec), from memory when it can be.
-func (f *Feasibility) Check(jobID string, spec jobspec.Spec) (detail string, ok bool) {
+// Check is Feasible(empty, spec.ID, spec), from memory when it can be.
+func (f *Feasibility) Check(spec jobspec.Spec) (detail string, ok bool) {
 	key := RequestFor("", spec)
 	if a, found := f.answers[key]; found {
 		return a.detail, a.ok
 	}
-	detail, ok = Feasible(f.empty, jobID, spec)
+	detail, ok = Feasible(f.empty, key.JobID, spec)
 	if len(f.answers) < maxFeasibilityAnswers {
 		f.answers[key] = feasibleAnswer{detail: detail, ok: ok}
 	}

@@ -20,8 +20,25 @@ func TestPlaceDoesNotReadJobID(t *testing.T) {
 	snap := placetest.Fabric1024.Snapshot()
 	placetest.Scatter(snap, r, 0.6)
 	at := time.Unix(1_000, 0)
-	for i := range 200 {
+	for i := range 400 {
 		req := placetest.RandomGang(r, "job-a")
+		// Also what the gangs of a real stream ask that no node here
+		// has, so that unschedulable answers and their explanations
+		// are compared too.
+		switch r.IntN(8) {
+		case 0:
+			req.GPUType = "H100"
+		case 1:
+			req.MinGPUMemoryMiB = 1 << 20
+		case 2:
+			req.Container = true
+		case 3:
+			req.Topology.Required = place.LevelLeaf
+		case 4:
+			req.Topology.Preferred, req.Topology.PreferredWait = place.LevelLeaf, time.Minute
+		case 5:
+			req.TasksPerNode = 3 // does not divide the GPUs: an invalid request
+		}
 		other := req
 		other.JobID = fmt.Sprintf("another-job-%d", i)
 		a, b := place.Place(snap.Clone(), req, at, 1), place.Place(snap.Clone(), other, at, 1)
@@ -61,7 +78,7 @@ func TestFeasibilityAnswersAsFeasible(t *testing.T) {
 	for _, round := range [][]int{{0, 1, 2, 3, 4, 5}, {5, 4, 3, 2, 1, 0}} {
 		for _, i := range round {
 			s := specs[i]
-			detail, ok := f.Check(s.ID, s)
+			detail, ok := f.Check(s)
 			wantDetail, wantOK := place.Feasible(nodes, s.ID, s)
 			if ok != want[s.ID] || ok != wantOK || detail != wantDetail {
 				t.Errorf("%s: Check = %v %q; Feasible = %v %q; want feasible %v", s.ID, ok, detail, wantOK, wantDetail, want[s.ID])
@@ -69,20 +86,22 @@ func TestFeasibilityAnswersAsFeasible(t *testing.T) {
 			// Another job of the same shape: the same answer.
 			same := s
 			same.ID = s.ID + "-again"
-			if d, o := f.Check(same.ID, same); o != ok || d != detail {
+			if d, o := f.Check(same); o != ok || d != detail {
 				t.Errorf("%s: same shape under another ID answered %v %q, want %v %q", same.ID, o, d, ok, detail)
 			}
 		}
 	}
-	// The answers are remembered: on a snapshot changed under it (which
-	// a caller must not do), Check still answers for the one it was made
-	// with, where Feasible sees the change.
+	// The answers are remembered, for every job of the same request: on a
+	// snapshot changed under it (which a caller must not do), Check still
+	// answers for the one it was made with, for a job it was never asked
+	// about, where Feasible sees the change.
 	nodes.Nodes = nodes.Nodes[:1]
 	two := specs[1]
+	two.ID = "another-two-node-gang"
 	if _, ok := place.Feasible(nodes, two.ID, two); ok {
 		t.Fatal("a 2-node gang is feasible on one node")
 	}
-	if _, ok := f.Check(two.ID, two); !ok {
+	if _, ok := f.Check(two); !ok {
 		t.Error("Check worked the 2-node gang's answer out again instead of remembering it")
 	}
 }
