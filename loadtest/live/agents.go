@@ -149,13 +149,23 @@ func splitAssignKey(key string) (node, job string, ok bool) {
 	return strings.Cut(rest, "/")
 }
 
+// launched is what a virtual agent reads of its assignment
+// (domain.Assignment): a real agent's work on the ranks, environment and
+// the rest is another machine's, not this process's to measure.
+type launched struct {
+	JobID   string   `json:"jobId"`
+	Attempt int      `json:"attempt"`
+	Epoch   int64    `json:"epoch"`
+	Command []string `json:"command"`
+}
+
 func (a *agents) assigned(key string, raw []byte) {
 	node, _, ok := splitAssignKey(key)
 	epoch, mine := a.nodes[node]
 	if !ok || !mine {
 		return
 	}
-	var as domain.Assignment
+	var as launched
 	if err := codec.Decode(raw, &as); err != nil {
 		a.log.Warn("undecodable assignment", "key", key, "err", err)
 		return

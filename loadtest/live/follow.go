@@ -58,7 +58,7 @@ func (f *follower) start(ctx context.Context, b *bus.Bus) (stop func(), err erro
 		return nil, errors.Wrap(err, "follow job events")
 	}
 	cc, err := cons.Consume(func(msg jetstream.Msg) {
-		var ev events.Event
+		var ev followedEvent
 		if codec.Decode(msg.Data(), &ev) == nil {
 			f.record(ev)
 		}
@@ -92,7 +92,23 @@ func (f *follower) get(id string) *timeline {
 	return tl
 }
 
-func (f *follower) record(ev events.Event) {
+// followedEvent is what the follower reads of an event: its fields of
+// events.Event, and of a reservation's placement only the node names.
+// Decoding the rest (a reservation's ranks and GPUs) cost the harness a
+// share of the CPU it measures.
+type followedEvent struct {
+	Type      events.Type `json:"type"`
+	JobID     string      `json:"jobId"`
+	Time      time.Time   `json:"time"`
+	Reason    string      `json:"reason"`
+	Placement *struct {
+		Nodes []struct {
+			Node string `json:"node"`
+		} `json:"nodes"`
+	} `json:"placement"`
+}
+
+func (f *follower) record(ev followedEvent) {
 	if !strings.HasPrefix(ev.JobID, f.prefix) {
 		f.mu.Lock()
 		f.other++
