@@ -39,9 +39,9 @@ type admitter struct {
 // index Place builds on it: rebuilding both for every submission cost ≈ 2 ms
 // of CPU per job on 1,000 nodes, most of admission's time under load. It
 // also remembers the answer for each request, whatever the job's ID
-// (place.Feasibility). Both are
-// made anew when the inventory changes; the mutex also serializes Place,
-// which fills the snapshot's index on first use.
+// (place.Feasibility). Both are made anew when the inventory changes; the
+// mutex also serializes Place, which fills the snapshot's index on first
+// use.
 type emptyCluster struct {
 	mu   sync.Mutex
 	gen  uint64

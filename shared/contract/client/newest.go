@@ -41,19 +41,13 @@ type seenRecord struct {
 // the same job returned before; it remembers j (a copy of it) as the
 // newest.
 func (n *newestSeen) keep(j domain.Job, rev uint64) domain.Job {
-	if newer, ok := n.newer(j.ID, rev); ok {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if newer, ok := n.newerLocked(j.ID, rev); ok {
 		return newer
 	}
 	own, ok := clone(j)
 	if !ok {
-		return j
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if seen, ok := n.jobs[j.ID]; ok && seen.rev > rev {
-		if newer, ok := clone(seen.job); ok { // a newer one was kept meanwhile
-			return newer
-		}
 		return j
 	}
 	if _, ok := n.jobs[j.ID]; !ok && len(n.jobs) >= maxSeen {
@@ -71,8 +65,12 @@ func (n *newestSeen) keep(j domain.Job, rev uint64) domain.Job {
 // (Client.Jobs) consults the memory without filling it.
 func (n *newestSeen) newer(id string, rev uint64) (domain.Job, bool) {
 	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.newerLocked(id, rev)
+}
+
+func (n *newestSeen) newerLocked(id string, rev uint64) (domain.Job, bool) {
 	seen, ok := n.jobs[id]
-	n.mu.Unlock()
 	if !ok || seen.rev <= rev {
 		return domain.Job{}, false
 	}

@@ -82,7 +82,7 @@ func (f *Feasibility) Check(spec jobspec.Spec) (detail string, ok bool) {
 	if a, found := f.answers[key]; found {
 		return a.detail, a.ok
 	}
-	detail, ok = Feasible(f.empty, key.JobID, spec)
+	detail, ok = Feasible(f.empty, "", spec) // worked out on the key itself
 	if len(f.answers) < maxFeasibilityAnswers {
 		f.answers[key] = feasibleAnswer{detail: detail, ok: ok}
 	}
