@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,8 +71,18 @@ func TestVerdictTakesTheRecordNotTheEvent(t *testing.T) {
 	}
 	// A plain subscription sees the stream's duplicates too: each ID is
 	// answered once, as admission answers the one message the stream keeps.
+	// An answer still being written when the test ends (its verdict was
+	// read from the record before the event went out) is finished before
+	// the cluster closes: the deferred stop waits for it.
 	answered := map[string]bool{}
+	var answering sync.Mutex
+	stopped := false
 	sub, err := env.Bus.NC.Subscribe(subjects.SubmitAs(alice.Name), func(m *nats.Msg) {
+		answering.Lock()
+		defer answering.Unlock()
+		if stopped {
+			return
+		}
 		spec, err := jobspec.Parse(m.Data)
 		if err != nil {
 			t.Error(err)
@@ -85,7 +96,12 @@ func TestVerdictTakesTheRecordNotTheEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = sub.Unsubscribe() }()
+	defer func() {
+		_ = sub.Unsubscribe()
+		answering.Lock()
+		stopped = true
+		answering.Unlock()
+	}()
 	// The subscription is on another connection than alice's submissions.
 	if err := env.Bus.NC.Flush(); err != nil {
 		t.Fatal(err)
