@@ -165,7 +165,10 @@ func (c *Cache[T]) watch(ctx context.Context) {
 	c.mu.RLock()
 	after := c.rev
 	c.mu.RUnlock()
-	w := Watch(ctx, c.cli, c.prefix, after, clientv3.WithPrefix(), clientv3.WithPrevKV())
+	// No WithPrevKV: the previous value OnChange is given is the cache's
+	// own. Asked for, etcd would read every event's previous version from
+	// its backend and send it along, once per watching cache.
+	w := Watch(ctx, c.cli, c.prefix, after, clientv3.WithPrefix())
 	c.mu.Lock()
 	c.live = w
 	c.mu.Unlock()

@@ -125,3 +125,50 @@ func TestHoldingsCacheDropsWhatTheReconcilerReleases(t *testing.T) {
 		t.Errorf("the strict cache loaded %v, want only ok: the odd exit code fails the domain checks, the others the reconciler's", slices.Sorted(maps.Keys(s)))
 	}
 }
+
+// OnChange is given each change with the value it replaced, from the
+// cache's own copy (the watch does not ask etcd for previous values): a
+// new key has none, an update the value before it, a delete the last one.
+func TestCacheOnChangeGivesThePreviousValue(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := t.Context()
+	type change struct{ val, prev int }
+	changes := make(chan change, 10)
+	c := store.NewCache(env.Etcd, "test-onchange/", func(_ string, v []byte) (int, error) {
+		var n int
+		err := json.Unmarshal(v, &n)
+		return n, err
+	}, slog.New(slog.DiscardHandler))
+	// 0 stands for none: the values written are all positive.
+	c.OnChange = func(_ string, val, prev *int) {
+		var ch change
+		if val != nil {
+			ch.val = *val
+		}
+		if prev != nil {
+			ch.prev = *prev
+		}
+		changes <- ch
+	}
+	go c.Run(ctx)
+	<-c.Ready()
+	for _, v := range []string{"1", "2", "3"} {
+		if _, err := env.Etcd.Put(ctx, "test-onchange/k", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := env.Etcd.Delete(ctx, "test-onchange/k"); err != nil {
+		t.Fatal(err)
+	}
+	want := []change{{1, 0}, {2, 1}, {3, 2}, {0, 3}}
+	for i, w := range want {
+		select {
+		case got := <-changes:
+			if got != w {
+				t.Fatalf("change %d: got (val %d, prev %d), want (val %d, prev %d)", i, got.val, got.prev, w.val, w.prev)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("change %d never came", i)
+		}
+	}
+}
