@@ -48,6 +48,7 @@ func (a *app) loadtest(cmd *cobra.Command) runE {
 	deadline := fs.Duration("deadline", 20*time.Minute, "bound on the whole load phase")
 	noFsync := fs.Bool("no-fsync", false, "embedded etcd without fsync (not for benchmarks)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the load phase (embedded: includes the services)")
+	allocProfile := fs.String("memprofile", "", "write the heap profiles of the load phase's end and (FILE.base) start; `go tool pprof -sample_index=alloc_space -base FILE.base BIN FILE` shows what it allocated")
 	out := fs.String("out", "", "report folder (default loadtest/reports/<time>)")
 	verbose := fs.BoolP("verbose", "v", false, "log the services' warnings")
 	return func(cmd *cobra.Command, _ []string) error {
@@ -62,8 +63,8 @@ func (a *app) loadtest(cmd *cobra.Command) runE {
 		if err != nil {
 			return err
 		}
-		if *compareAuth && *cpuProfile != "" {
-			return usagef("--cpuprofile profiles one run: leave out --compare-auth")
+		if *compareAuth && (*cpuProfile != "" || *allocProfile != "") {
+			return usagef("--cpuprofile and --memprofile profile one run: leave out --compare-auth")
 		}
 		if *timeLimit < 0 {
 			return usagef("--time-limit: %s is negative", *timeLimit)
@@ -98,7 +99,7 @@ func (a *app) loadtest(cmd *cobra.Command) runE {
 		}
 		cfg := live.Config{
 			NoFsync: *noFsync, Auth: !*insecure, SubmitCreds: *submitCreds, Cluster: c, Jobs: stream, TimeLimit: *timeLimit,
-			NodesPerLease: *perLease, RawTxns: *raw, RawWorkers: *rawClients, Drain: *drain, Deadline: *deadline, CPUProfile: *cpuProfile, Log: log,
+			NodesPerLease: *perLease, RawTxns: *raw, RawWorkers: *rawClients, Drain: *drain, Deadline: *deadline, CPUProfile: *cpuProfile, AllocProfile: *allocProfile, Log: log,
 		}
 		if external {
 			conn, err := a.connection()

@@ -78,7 +78,12 @@ type Config struct {
 	Queue string
 	// CPUProfile, when set, receives a CPU profile of the load phase.
 	CPUProfile string
-	Log        *slog.Logger
+	// AllocProfile, when set, receives the heap profile at the end of the
+	// load phase, and AllocProfile+".base" the one at its start: with
+	// `go tool pprof -sample_index=alloc_space -base`, what the load
+	// phase allocated and where.
+	AllocProfile string
+	Log          *slog.Logger
 	// Progress, when set, is called about once a second with the share of
 	// the stream submitted and the share ended.
 	Progress func(submitted, ended float64)
@@ -210,6 +215,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		defer func() { pprof.StopCPUProfile(); _ = pf.Close() }()
 	}
+	if err := writeAllocProfile(cfg.AllocProfile, ".base"); err != nil {
+		return nil, err
+	}
 	seqs := streamSeqs(ctx, b.JS)
 	revBefore, revErr := etcdRevision(ctx, cli)
 	usage := startUsage()
@@ -223,6 +231,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	revAfter, err := etcdRevision(ctx, cli)
 	if cfg.CPUProfile != "" {
 		pprof.StopCPUProfile()
+	}
+	if err := writeAllocProfile(cfg.AllocProfile, ""); err != nil {
+		return nil, err
 	}
 	if revErr == nil && err == nil {
 		// Read from etcd's history now that the load is measured.
@@ -468,4 +479,22 @@ func conflictsRecorded(ctx context.Context, b *bus.Bus, prefix string) (map[stri
 		}
 	}
 	return out, nil
+}
+
+// writeAllocProfile writes the heap profile, whose allocation counts are
+// cumulative since the process started, to path+suffix (nothing when path
+// is empty).
+func writeAllocProfile(path, suffix string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path + suffix)
+	if err != nil {
+		return errors.Wrap(err, "allocation profile")
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return errors.Wrap(err, "allocation profile")
+	}
+	return errors.Wrap(f.Close(), "allocation profile")
 }
