@@ -228,7 +228,7 @@ func TestPlacementProperties(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 0x91ace))
 		snap := genCluster(r)
 		req := genGang(r)
-		before := snap.Clone()
+		before := pt.DeepCopy(snap)
 		res := place.Place(snap, req, now, seed)
 		fail := func(format string, args ...any) {
 			t.Helper()

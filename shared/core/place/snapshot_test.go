@@ -137,3 +137,42 @@ func TestPlacePodsIsNotAllOrNothing(t *testing.T) {
 		t.Fatalf("%d GPUs still free: partial pods should hold theirs", free)
 	}
 }
+
+// A clone shares its free lists and port sets with the original (Clone),
+// so Take and Release on either must leave the other as it was: they
+// replace a list or a set, never write into one.
+func TestCloneSharesNothingTakeOrReleaseChanges(t *testing.T) {
+	snap := pt.MakeCluster().
+		Add(server("a").Addr("10.0.0.1").Used(2).FreeCPUs(0, 1, 2, 3), server("b").Addr("10.0.0.2")).
+		UsePort("10.0.0.1", 29500).Obj()
+	gang := domain.Placement{MasterAddr: "10.0.0.1", MasterPort: 29501, Nodes: []domain.NodePlacement{
+		{Node: "a", GPUs: []int{2, 3}, Ranks: []domain.Rank{{GPUs: []int{2, 3}, CPUs: []int{0, 1}}}},
+		{Node: "b", GPUs: []int{0}, Ranks: []domain.Rank{{GPUs: []int{0}}}},
+	}}
+	running := domain.Placement{MasterAddr: "10.0.0.1", MasterPort: 29500, Nodes: []domain.NodePlacement{
+		{Node: "a", GPUs: []int{0, 1}, Ranks: []domain.Rank{{GPUs: []int{0, 1}, CPUs: []int{4, 5}}}},
+	}}
+	for name, change := range map[string]func(*place.Snapshot){
+		"take":    func(s *place.Snapshot) { s.Take(gang) },
+		"release": func(s *place.Snapshot) { s.Release(running) },
+		"both":    func(s *place.Snapshot) { s.Release(running); s.Take(gang) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			orig := pt.DeepCopy(snap)
+			want := pt.DeepCopy(orig)
+			c := orig.Clone()
+			change(c)
+			if !reflect.DeepEqual(orig, want) {
+				t.Fatalf("changing the clone changed the original:\n got  %+v\n want %+v", orig, want)
+			}
+			if reflect.DeepEqual(c.Nodes, want.Nodes) || reflect.DeepEqual(c.UsedPorts, want.UsedPorts) {
+				t.Fatalf("the change left the clone as it was: the test checks nothing")
+			}
+			changed := pt.DeepCopy(c)
+			change(orig)
+			if !reflect.DeepEqual(c, changed) {
+				t.Fatalf("changing the original changed the clone:\n got  %+v\n want %+v", c, changed)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package place
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
@@ -25,10 +26,13 @@ func (s *Snapshot) Take(p domain.Placement) {
 	if s.UsedPorts == nil {
 		s.UsedPorts = map[string]map[int]bool{}
 	}
-	if s.UsedPorts[p.MasterAddr] == nil {
-		s.UsedPorts[p.MasterAddr] = map[int]bool{}
+	// A copy: clones share the set (see Clone).
+	ports := maps.Clone(s.UsedPorts[p.MasterAddr])
+	if ports == nil {
+		ports = map[int]bool{}
 	}
-	s.UsedPorts[p.MasterAddr][p.MasterPort] = true
+	ports[p.MasterPort] = true
+	s.UsedPorts[p.MasterAddr] = ports
 }
 
 // Release is the inverse of Take: it returns a placement's GPUs, cores and
@@ -42,8 +46,10 @@ func (s *Snapshot) Release(p domain.Placement) {
 			nv.FreeCPUs = union(nv.FreeCPUs, cpus)
 		}
 	})
-	if ports := s.UsedPorts[p.MasterAddr]; ports != nil {
+	if ports := s.UsedPorts[p.MasterAddr]; ports[p.MasterPort] {
+		ports = maps.Clone(ports) // shared with clones (see Clone)
 		delete(ports, p.MasterPort)
+		s.UsedPorts[p.MasterAddr] = ports
 	}
 }
 

@@ -72,7 +72,7 @@ func TestPlanProperties(t *testing.T) {
 	for seed := range uint64(planCases) {
 		r := rand.New(rand.NewPCG(seed, 0x9e9e))
 		in := genInput(r)
-		before := in.Snapshot.Clone()
+		before := pt.DeepCopy(in.Snapshot)
 		plan := queue.PlanBackfill(in)
 		fail := func(format string, args ...any) {
 			t.Helper()

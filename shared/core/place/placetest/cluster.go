@@ -1,6 +1,9 @@
 package placetest
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/lockstep-dev/lockstep/shared/core/place"
 	"github.com/lockstep-dev/lockstep/shared/core/topology"
 )
@@ -53,9 +56,27 @@ func (b *ClusterBuilder) UsePort(addr string, port int) *ClusterBuilder {
 	return b
 }
 
-// Obj returns the snapshot, nodes sorted by name.
+// Obj returns the snapshot, nodes sorted by name. It shares nothing with
+// the builder, which may go on changing its own.
 func (b *ClusterBuilder) Obj() *place.Snapshot {
-	s := b.snap.Clone()
+	s := DeepCopy(&b.snap)
 	s.Sort()
 	return s
+}
+
+// DeepCopy copies a snapshot sharing nothing it could change, not even the
+// lists and port sets that Clone shares: the copy a test compares with to
+// see that code left a snapshot as it was, which a Clone, sharing the
+// lists, would not show if they were written in place.
+func DeepCopy(s *place.Snapshot) *place.Snapshot {
+	c := s.Clone()
+	for i := range c.Nodes {
+		nv := &c.Nodes[i]
+		nv.Free = slices.Clone(nv.Free)
+		nv.FreeCPUs = slices.Clone(nv.FreeCPUs)
+	}
+	for addr, ports := range c.UsedPorts {
+		c.UsedPorts[addr] = maps.Clone(ports)
+	}
+	return c
 }
