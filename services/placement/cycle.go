@@ -2,6 +2,7 @@ package placement
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -51,7 +52,7 @@ func (s *scheduler) cycle(ctx context.Context) {
 		if ctx.Err() != nil {
 			break
 		}
-		sj := seen[d.JobID]
+		sj, _ := seen.get(d.JobID)
 		k, next := waitKey{sj.job.ID, sj.job.Attempt}, reasonText{d.Reason, d.Detail}
 		if d.Action != queue.Start && !s.reasons.due(k, reasonText{sj.job.Reason, sj.job.Detail}, sj.rev, d.ReasonCode, next, now) {
 			continue // nothing to record, or not yet (reasons.go)
@@ -75,7 +76,7 @@ func (s *scheduler) cycle(ctx context.Context) {
 	}
 	wg.Wait()
 	s.reasons.forget(func(k waitKey) bool {
-		sj, ok := seen[k.id]
+		sj, ok := seen.get(k.id)
 		return ok && sj.job.State == domain.StatePending && sj.job.Attempt == k.attempt
 	})
 	if ctx.Err() != nil {
@@ -96,25 +97,22 @@ const cycleFanOut = 16
 // (allocations, plus proposals in flight), pending jobs and queue usage.
 // Pending jobs whose dependencies do not let them start, and array tasks
 // over their array's limit, are left out of it and returned as held.
-func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob, []held) {
+func (s *scheduler) input(now time.Time) (queue.Input, jobsSeen, []held) {
 	snap := s.snapshot()
 	allocs := s.allocs.Snapshot()
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	seen := make(map[string]seenJob, len(s.active))
-	for id, sj := range s.active {
-		seen[id] = sj
-	}
-	var running []queue.RunningJob
+	seen := jobsSeen(maps.Clone(s.active))
+	running := make([]queue.RunningJob, 0, len(allocs)+len(s.inflight))
 	allocated := make(map[string]bool, len(allocs))
 	for _, a := range allocs {
 		allocated[a.JobID] = true
-		sj := seen[a.JobID]
+		sj, _ := seen.get(a.JobID)
 		running = append(running, runningJob(a.JobID, sj.job, a.Placement, startOf(sj.job, a, now)))
 	}
 	for id, p := range s.inflight {
-		sj, ok := seen[id]
+		sj, ok := seen.get(id)
 		if !ok || sj.job.State != domain.StatePending || sj.job.Attempt != p.attempt ||
 			sj.job.Conflicts != p.conflicts || now.After(p.deadline) {
 			delete(s.inflight, id)
@@ -126,7 +124,7 @@ func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob, []hel
 	var pending []queue.PendingJob
 	var holds []held
 	gate := dependencyGate{s: s, now: now}
-	var ready []seenJob
+	var ready []*seenJob
 	var tasks []arraylimit.Task
 	for id, sj := range seen {
 		_, busy := s.inflight[id]
@@ -140,7 +138,7 @@ func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob, []hel
 			continue
 		}
 		if d := gate.decide(sj.job); d.Verdict != depend.Ready {
-			holds = append(holds, held{job: sj, decision: d, reason: domain.ReasonDependency})
+			holds = append(holds, held{job: *sj, decision: d, reason: domain.ReasonDependency})
 			continue
 		}
 		if isTask {
@@ -153,7 +151,7 @@ func (s *scheduler) input(now time.Time) (queue.Input, map[string]seenJob, []hel
 	for _, sj := range ready {
 		id := sj.job.ID
 		if detail, ok := arrayHeld[id]; ok {
-			holds = append(holds, held{job: sj, decision: depend.Decision{Verdict: depend.Wait, Detail: detail}, reason: domain.ReasonJobArrayTaskLimit})
+			holds = append(holds, held{job: *sj, decision: depend.Decision{Verdict: depend.Wait, Detail: detail}, reason: domain.ReasonJobArrayTaskLimit})
 			continue
 		}
 		pending = append(pending, queue.PendingJob{

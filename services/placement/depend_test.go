@@ -18,7 +18,7 @@ import (
 // ended, then deleted), and an unknown dependency ends a job only once the
 // replay is complete.
 func TestDependencyGateFollowsTheRecords(t *testing.T) {
-	s := &scheduler{active: map[string]seenJob{}, ended: map[string]depend.Job{}, kick: make(chan struct{}, 1)}
+	s := &scheduler{active: map[string]*seenJob{}, ended: map[string]depend.Job{}, kick: make(chan struct{}, 1)}
 	sink := jobSink{s}
 	put := func(j domain.Job) {
 		raw, err := json.Marshal(j)
@@ -73,7 +73,7 @@ func TestDependencyGateFollowsTheRecords(t *testing.T) {
 // A dependency on an array's ID reads its tasks' records (the array has
 // none of its own): it holds once every task has.
 func TestDependencyGateOnAnArray(t *testing.T) {
-	s := &scheduler{active: map[string]seenJob{}, ended: map[string]depend.Job{}, kick: make(chan struct{}, 1)}
+	s := &scheduler{active: map[string]*seenJob{}, ended: map[string]depend.Job{}, kick: make(chan struct{}, 1)}
 	sink := jobSink{s}
 	sink.Current()
 	put := func(id string, st domain.State) {
@@ -107,7 +107,7 @@ func TestDependencyGateOnAnArray(t *testing.T) {
 // out: filed under its own ID it would stand in for that job, whose
 // record a decision on it (a dependency never satisfied) would change.
 func TestARecordUnderAnotherJobsKeyIsSkipped(t *testing.T) {
-	s := &scheduler{Started: &config.Started{Log: slog.New(slog.DiscardHandler)}, active: map[string]seenJob{}, ended: map[string]depend.Job{},
+	s := &scheduler{Started: &config.Started{Log: slog.New(slog.DiscardHandler)}, active: map[string]*seenJob{}, ended: map[string]depend.Job{},
 		usage: map[string]queue.UsageRecord{}, finished: queue.NewUsageLedger(0), folded: map[string]bool{}, kick: make(chan struct{}, 1)}
 	raw, err := json.Marshal(domain.Job{ID: "victim", State: domain.StatePending, Attempt: 1,
 		Spec: jobspec.Spec{Name: "x", Gang: jobspec.Gang{Nodes: 1, GPUsPerNode: 1, TasksPerNode: 1}, Command: []string{"x"}}})

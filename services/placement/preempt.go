@@ -27,10 +27,10 @@ type preemption struct {
 // start, asks the drain service to checkpoint-drain them. One preemptor at
 // a time; while its victims drain it waits and nothing else is evicted
 // for it.
-func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan, seen map[string]seenJob, now time.Time) {
+func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan, seen jobsSeen, now time.Time) {
 	s.mu.Lock()
 	for id, p := range s.preempting {
-		sj, ok := seen[id]
+		sj, ok := seen.get(id)
 		if !ok || sj.job.State != domain.StatePending || now.After(p.until) {
 			delete(s.preempting, id)
 		}
@@ -46,7 +46,7 @@ func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan
 	if !found {
 		return
 	}
-	sj, ok := seen[p.ID]
+	sj, ok := seen.get(p.ID)
 	if !ok {
 		return
 	}
@@ -64,7 +64,7 @@ func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan
 	draining := false
 	allocs := s.allocs.Snapshot() // one view for the draining and the candidates
 	for _, a := range allocs {
-		if sj, ok := seen[a.JobID]; ok && sj.job.Drain != nil && sj.job.Attempt == a.Attempt {
+		if sj, ok := seen.get(a.JobID); ok && sj.job.Drain != nil && sj.job.Attempt == a.Attempt {
 			snap.Release(a.Placement)
 			draining = true
 		}
@@ -79,12 +79,13 @@ func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan
 	}
 	grace := time.Duration(0)
 	for _, v := range choice.Victims {
-		grace = max(grace, seen[v].job.Spec.Grace())
+		victim, _ := seen.get(v)
+		grace = max(grace, victim.job.Spec.Grace())
 		req := domain.DrainRequest{JobID: v, Kind: domain.DrainPreempt, Then: domain.ThenRequeue,
 			Reason: fmt.Sprintf("preempted by %s (priority %d)", top.ID, top.Spec.Priority)}
-		msgID := domain.PreemptMsgID(v, seen[v].job.Attempt, top.ID)
+		msgID := domain.PreemptMsgID(v, victim.job.Attempt, top.ID)
 		// The request joins the victim's trace, linked to the preemptor's.
-		vctx, span := telemetry.Continue(ctx, s.Tel.Tracer, seen[v].job.TraceParent, "placement.preempt",
+		vctx, span := telemetry.Continue(ctx, s.Tel.Tracer, victim.job.TraceParent, "placement.preempt",
 			telemetry.AttrJobID.String(v), telemetry.AttrReason.String(req.Reason))
 		span.AddLink(trace.Link{SpanContext: telemetry.SpanContextOf(top.TraceParent)})
 		err := s.Bus.PublishJSON(vctx, subjects.Drain, msgID, req)
@@ -102,10 +103,10 @@ func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan
 
 // candidates are the running gangs (every rank started, no drain under
 // way), with the work each would lose.
-func candidates(allocs map[string]domain.Allocation, seen map[string]seenJob, now time.Time) []preempt.Candidate {
+func candidates(allocs map[string]domain.Allocation, seen jobsSeen, now time.Time) []preempt.Candidate {
 	var out []preempt.Candidate
 	for _, a := range allocs {
-		sj, ok := seen[a.JobID]
+		sj, ok := seen.get(a.JobID)
 		if !ok || a.State != domain.AllocRunning || sj.job.State != domain.StateRunning ||
 			sj.job.Drain != nil || sj.job.Attempt != a.Attempt {
 			continue

@@ -34,8 +34,9 @@ type scheduler struct {
 
 	mu sync.Mutex
 	// active holds every pending, reserved or running job, with the KV
-	// revision it was seen at.
-	active map[string]seenJob
+	// revision it was seen at. An entry is replaced, never changed: a
+	// cycle's copy of the map (jobsSeen) shares them.
+	active map[string]*seenJob
 	// ended holds what dependencies need of every finished job whose
 	// record the bucket still keeps; current says the job records'
 	// replay is complete, so a job in neither map has no record. loaded
@@ -66,6 +67,20 @@ type seenJob struct {
 	rev uint64
 }
 
+// jobsSeen is the active jobs as a cycle saw them when it started. Its
+// entries are the mirror's (active), shared, not copied: a cycle copies
+// a pointer per job instead of a whole record.
+type jobsSeen map[string]*seenJob
+
+// get is the entry of job id, and whether the cycle saw the job; the zero
+// entry when it did not.
+func (m jobsSeen) get(id string) (seenJob, bool) {
+	if sj, ok := m[id]; ok {
+		return *sj, true
+	}
+	return seenJob{}, false
+}
+
 type proposal struct {
 	attempt   int
 	conflicts int
@@ -83,7 +98,7 @@ func newScheduler(st *config.Started, cfg Config) *scheduler {
 		nodeState:  store.NodeStateCache(cli, log),
 		view:       newView(),
 		kick:       make(chan struct{}, 1),
-		active:     map[string]seenJob{},
+		active:     map[string]*seenJob{},
 		ended:      map[string]depend.Job{},
 		usage:      map[string]queue.UsageRecord{},
 		finished:   queue.NewUsageLedger(queue.DefaultHalfLife),

@@ -38,17 +38,18 @@ type waitKey struct {
 }
 
 // apply sets each pending job's WaitSince from the clocks.
-func (w *switchWaits) apply(pending []queue.PendingJob, seen map[string]seenJob) {
+func (w *switchWaits) apply(pending []queue.PendingJob, seen jobsSeen) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i := range pending {
-		pending[i].Request.WaitSince = w.since[waitKey{pending[i].ID, seen[pending[i].ID].job.Attempt}]
+		sj, _ := seen.get(pending[i].ID)
+		pending[i].Request.WaitSince = w.since[waitKey{pending[i].ID, sj.job.Attempt}]
 	}
 }
 
 // update records a plan's decisions made at now and forgets the jobs seen
 // no longer pending.
-func (w *switchWaits) update(plan queue.Plan, in queue.Input, seen map[string]seenJob, now time.Time) {
+func (w *switchWaits) update(plan queue.Plan, in queue.Input, seen jobsSeen, now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.since == nil {
@@ -61,7 +62,7 @@ func (w *switchWaits) update(plan queue.Plan, in queue.Input, seen map[string]se
 		before[j.ID] = j.Request.WaitSince
 	}
 	for _, d := range plan.Decisions {
-		sj, ok := seen[d.JobID]
+		sj, ok := seen.get(d.JobID)
 		if !ok {
 			continue
 		}
@@ -80,7 +81,7 @@ func (w *switchWaits) update(plan queue.Plan, in queue.Input, seen map[string]se
 		}
 	}
 	for k := range w.since {
-		if sj, ok := seen[k.id]; !ok || sj.job.State != domain.StatePending || sj.job.Attempt != k.attempt {
+		if sj, ok := seen.get(k.id); !ok || sj.job.State != domain.StatePending || sj.job.Attempt != k.attempt {
 			delete(w.since, k)
 		}
 	}

@@ -30,7 +30,7 @@ func TestSwitchWaitsAcrossCycles(t *testing.T) {
 		s.Take(busy)
 		return s
 	}
-	seen := map[string]seenJob{
+	seen := jobsSeen{
 		"g":     {job: domain.Job{ID: "g", State: domain.StatePending, Attempt: 1}},
 		"other": {job: domain.Job{ID: "other", State: domain.StatePending, Attempt: 3}},
 	}
@@ -74,11 +74,11 @@ func TestSwitchWaitsAcrossCycles(t *testing.T) {
 	// A clock goes with its job: when the job leaves the pending state,
 	// moves to another attempt, or disappears.
 	for name, change := range map[string]func(){
-		"running":  func() { seen["g"] = seenJob{job: domain.Job{ID: "g", State: domain.StateRunning, Attempt: 1}} },
-		"requeued": func() { seen["g"] = seenJob{job: domain.Job{ID: "g", State: domain.StatePending, Attempt: 2}} },
+		"running":  func() { seen["g"] = &seenJob{job: domain.Job{ID: "g", State: domain.StateRunning, Attempt: 1}} },
+		"requeued": func() { seen["g"] = &seenJob{job: domain.Job{ID: "g", State: domain.StatePending, Attempt: 2}} },
 		"deleted":  func() { delete(seen, "g") },
 	} {
-		seen["g"] = seenJob{job: domain.Job{ID: "g", State: domain.StatePending, Attempt: 1}}
+		seen["g"] = &seenJob{job: domain.Job{ID: "g", State: domain.StatePending, Attempt: 1}}
 		w = switchWaits{}
 		cycle(t0)
 		if w.size() != 1 {
@@ -113,7 +113,7 @@ func TestPastSwitchWait(t *testing.T) {
 		Topology: jobspec.Topology{MaxSwitches: 1, WaitForSwitches: jobspec.DurationOf(15 * time.Minute)}}
 	g := domain.Job{ID: "g", State: domain.StatePending, Attempt: 1, Spec: spec}
 	idle := domain.Job{ID: "idle", State: domain.StatePending, Attempt: 1, Spec: jobspec.Spec{Queue: "other"}}
-	seen := map[string]seenJob{"g": {job: g}, "idle": {job: idle}}
+	seen := jobsSeen{"g": {job: g}, "idle": {job: idle}}
 	var w switchWaits
 	cycle := func(at time.Time, s *place.Snapshot) queue.Decision {
 		pending := []queue.PendingJob{{ID: "g", Queue: "q", Request: place.RequestForJob(g)}}

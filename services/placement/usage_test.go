@@ -18,7 +18,7 @@ import (
 // the job then waits, and its hours stay charged when the next attempt
 // runs; a deleted record leaves nothing running.
 func TestUsageOfARequeuedAttempt(t *testing.T) {
-	s := &scheduler{active: map[string]seenJob{}, ended: map[string]depend.Job{}, kick: make(chan struct{}, 1),
+	s := &scheduler{active: map[string]*seenJob{}, ended: map[string]depend.Job{}, kick: make(chan struct{}, 1),
 		usage: map[string]queue.UsageRecord{}, finished: queue.NewUsageLedger(0), folded: map[string]bool{}}
 	put := func(j domain.Job) {
 		raw, err := json.Marshal(j)

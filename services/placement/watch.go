@@ -36,7 +36,7 @@ func (s *scheduler) jobChanged(e jobs.Entry) {
 		delete(s.active, e.Key)
 		delete(s.ended, e.Key)
 	case j.State == domain.StatePending || j.State.Active():
-		s.active[j.ID] = seenJob{job: j, rev: e.Revision}
+		s.active[j.ID] = &seenJob{job: j, rev: e.Revision}
 		delete(s.ended, j.ID)
 	default:
 		delete(s.active, j.ID)
