@@ -8,13 +8,16 @@
 #   RATE=800 ROUNDS=4 loadtest/live-ab.sh /tmp/a /tmp/b /tmp/c
 # RATE (500), ROUNDS (3), SPAN (15s) and FLAGS (--insecure --durations
 # 500ms:1 --raw-txns 0) shape each run; OUT keeps the reports (a
-# temporary folder by default).
+# temporary folder by default). Build the other side as "." is built:
+#   git worktree add /tmp/before REV && (cd /tmp/before &&
+#     CGO_ENABLED=0 go build -o /tmp/lockstep-before ./cmd/lockstep)
 set -euo pipefail
-(($# >= 2)) || { sed -n '2,12p' "$0"; exit 2; }
+export LC_ALL=C # the decimal point of printf and awk
+(($# >= 2)) || { sed -n '2,13p' "$0"; exit 2; }
 RATE=${RATE:-500} ROUNDS=${ROUNDS:-3} SPAN=${SPAN:-15s}
-FLAGS=${FLAGS:---insecure --durations 500ms:1 --raw-txns 0}
+FLAGS=${FLAGS-"--insecure --durations 500ms:1 --raw-txns 0"}
 D=$(mktemp -d)
-trap 'rm -rf $D' EXIT
+trap 'rm -rf "$D"' EXIT
 OUT=${OUT:-$D/reports}
 mkdir -p "$OUT"
 bins=()
@@ -23,9 +26,13 @@ for b in "$@"; do
     (cd "$(dirname "$0")/.." && CGO_ENABLED=0 go build -o "$D/lockstep-here" ./cmd/lockstep)
     b=$D/lockstep-here
   fi
-  [[ -x $b ]] || { echo "$b: not an executable" >&2; exit 2; }
+  [[ -f $b && -x $b ]] || { echo "$b: not an executable file" >&2; exit 2; }
   bins+=("$b")
 done
+
+# A run without figures (a p99 of NaN, an external cluster's unmeasured
+# CPU) ends the comparison with its log rather than silently.
+fail() { echo "$dir: $1" >&2; tail -5 "$dir.log" >&2; exit 1; }
 
 # One line per run: build index, round, running/s, p99 ms, CPU s, jobs.
 for r in $(seq 1 "$ROUNDS"); do
@@ -34,11 +41,11 @@ for r in $(seq 1 "$ROUNDS"); do
     # shellcheck disable=SC2086 # FLAGS is a list of flags
     "${bins[$i]}" loadtest $FLAGS --rate "$RATE" --span "$SPAN" --out "$dir" > "$dir.log" 2>&1 ||
       { cat "$dir.log" >&2; exit 1; }
-    line=$(grep -o '^[0-9,]* jobs at .* p99 [0-9,]* ms' "$dir.log")
+    line=$(grep -o '^[0-9,]* jobs at .* p99 [0-9,]* ms' "$dir.log") || fail "no result line"
     jobs=$(sed -E 's/^([0-9,]*) jobs.*/\1/; s/,//g' <<< "$line")
     rate=$(sed -E 's/.*offered: ([0-9.]*) running.*/\1/' <<< "$line")
     p99=$(sed -E 's/.*p99 ([0-9,]*) ms/\1/; s/,//g' <<< "$line")
-    cpu=$(grep -o 'during the load: [0-9.]* CPU s' "$dir/summary.md" | grep -o '[0-9.]*')
+    cpu=$(grep -o 'during the load: [0-9.]* CPU s' "$dir/summary.md" | grep -o '[0-9.]*') || fail "no process CPU (embedded runs only)"
     echo "$i $r $rate $p99 $cpu $jobs" >> "$D/runs"
     printf 'round %d  %-28s %7s running/s  p99 %6s ms  %5s CPU s  %.2f ms CPU/job\n' \
       "$r" "$(basename "${bins[$i]}")" "$rate" "$p99" "$cpu" "$(awk -v c="$cpu" -v j="$jobs" 'BEGIN { print c * 1000 / j }')"

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"time"
@@ -204,6 +205,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer stopFollow()
 
+	if err := writeAllocProfile(cfg.AllocProfile, ".base"); err != nil {
+		return nil, err
+	}
 	if cfg.CPUProfile != "" {
 		pf, err := os.Create(cfg.CPUProfile)
 		if err != nil {
@@ -214,9 +218,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, errors.Wrap(err, "cpu profile")
 		}
 		defer func() { pprof.StopCPUProfile(); _ = pf.Close() }()
-	}
-	if err := writeAllocProfile(cfg.AllocProfile, ".base"); err != nil {
-		return nil, err
 	}
 	seqs := streamSeqs(ctx, b.JS)
 	revBefore, revErr := etcdRevision(ctx, cli)
@@ -483,11 +484,15 @@ func conflictsRecorded(ctx context.Context, b *bus.Bus, prefix string) (map[stri
 
 // writeAllocProfile writes the heap profile, whose allocation counts are
 // cumulative since the process started, to path+suffix (nothing when path
-// is empty).
+// is empty). It collects garbage first, as go test -memprofile does: the
+// profile is as of the last collection, which could otherwise leave out
+// the allocations of the load's last moments. Both calls are outside the
+// measured span.
 func writeAllocProfile(path, suffix string) error {
 	if path == "" {
 		return nil
 	}
+	runtime.GC()
 	f, err := os.Create(path + suffix)
 	if err != nil {
 		return errors.Wrap(err, "allocation profile")

@@ -79,8 +79,7 @@ func (s *Snapshot) FreeGPUs() int {
 // replace a list, never write into one) and the port set of each address
 // (Take and Release copy it before changing it). Planning clones the
 // whole cluster twice or more a cycle; copying those lists and sets made
-// a third of a clone's bytes and all but one of its allocations (one per
-// node and address).
+// a third of a clone's bytes and an allocation per node and per address.
 func (s *Snapshot) Clone() *Snapshot {
 	c := *s
 	c.Nodes = slices.Clone(s.Nodes)
