@@ -48,7 +48,7 @@ func (a *app) loadtest(cmd *cobra.Command) runE {
 	deadline := fs.Duration("deadline", 20*time.Minute, "bound on the whole load phase")
 	noFsync := fs.Bool("no-fsync", false, "embedded etcd without fsync (not for benchmarks)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the load phase (embedded: includes the services)")
-	allocProfile := fs.String("memprofile", "", "write heap profiles of the load phase's start (FILE.base) and end (embedded: includes the services); `go tool pprof -sample_index=alloc_space -base FILE.base BIN FILE` shows what it allocated")
+	allocProfile := fs.String("memprofile", "", "write heap profiles of the load phase's end to `FILE` and of its start to FILE.base (embedded: includes the services); go tool pprof -sample_index=alloc_space -base FILE.base BIN FILE shows what it allocated")
 	out := fs.String("out", "", "report folder (default loadtest/reports/<time>)")
 	verbose := fs.BoolP("verbose", "v", false, "log the services' warnings")
 	return func(cmd *cobra.Command, _ []string) error {
