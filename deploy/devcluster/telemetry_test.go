@@ -312,6 +312,10 @@ func TestMetricsEndpoint(t *testing.T) {
 		if got, _ := sample(body, `lockstep_gang_wait_seconds_sum{queue="default"}`); got <= 0 {
 			return fmt.Errorf("gang wait sum %v", got)
 		}
+		// The leader plans at least once a second; the job made more.
+		if got, _ := sample(body, `lockstep_placement_cycle_duration_seconds_count`); got < 2 {
+			return fmt.Errorf("placement cycles counted: %v", got)
+		}
 		return nil
 	})
 }

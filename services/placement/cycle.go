@@ -29,6 +29,10 @@ func (s *scheduler) cycle(ctx context.Context) {
 	if !loaded {
 		return
 	}
+	// Wall time, not the clock decisions read (cfg.Now): the metric is of
+	// the loop's pace.
+	start := time.Now()
+	defer func() { s.Tel.Metrics.PlacementCycle.Record(ctx, time.Since(start).Seconds()) }()
 	now := s.cfg.Now()
 	caches := s.caches()
 	revs := make([]interface{ Rev() int64 }, len(caches))

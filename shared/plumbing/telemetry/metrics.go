@@ -40,6 +40,10 @@ const (
 	// decode or contradicted themselves, released by sweeping (by gang and
 	// by drain, whichever met them).
 	MetricMalformedAllocations = "lockstep.allocations.malformed"
+	// MetricPlacementCycle is the wall time of each of the placement
+	// leader's scheduling cycles (its count, the cycles run): what
+	// Slurm's sdiag reports of its main scheduler.
+	MetricPlacementCycle = "lockstep.placement.cycle.duration"
 )
 
 // Metric labels.
@@ -72,6 +76,10 @@ const (
 // cluster to an hour in a full one.
 var secondsBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
 
+// cycleBuckets suit placement's cycles: a few milliseconds each on a busy
+// cluster, mostly waiting on the proposals they send.
+var cycleBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+
 // ratioBuckets suit η.
 var ratioBuckets = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1}
 
@@ -93,6 +101,8 @@ type Metrics struct {
 	NodeTransitions   metric.Int64Counter
 	// MalformedAllocations: see MetricMalformedAllocations.
 	MalformedAllocations metric.Int64Counter
+	// PlacementCycle: see MetricPlacementCycle.
+	PlacementCycle metric.Float64Histogram
 
 	queueDepth, gpusTotal, gpusAllocated, gpusUnhealthy, gangsRunning, nodes metric.Int64ObservableGauge
 	clusterEfficiency                                                        metric.Float64ObservableGauge
@@ -134,6 +144,10 @@ func NewMetrics(m metric.Meter) (*Metrics, error) {
 	out.NodeTransitions = counter(MetricNodeTransitions, "{transition}", "Nodes going up (agent registered) or down (lease expired), by event.")
 	out.MalformedAllocations = counter(MetricMalformedAllocations, "{allocation}",
 		"Allocation records that did not decode or contradicted themselves; their keys were released by sweeping.")
+	out.PlacementCycle, e = m.Float64Histogram(MetricPlacementCycle, metric.WithUnit("s"),
+		metric.WithDescription("Wall time of each scheduling cycle of the placement leader: plan the backlog, send its proposals and pending reasons."),
+		metric.WithExplicitBucketBoundaries(cycleBuckets...))
+	err = errors.CombineErrors(err, e)
 
 	out.queueDepth = gauge(MetricQueueDepth, "{job}", "Pending jobs, by queue and pending reason (placement leader).")
 	out.gpusTotal = gauge(MetricGPUsTotal, "{gpu}", "GPUs in the inventory, by leaf switch.")
