@@ -84,6 +84,12 @@ func TestSmallLiveRun(t *testing.T) {
 	if !res.Usage.Measured || res.Usage.CPUSeconds <= 0 {
 		t.Errorf("usage not measured: %+v", res.Usage)
 	}
+	// Placement plans at least once a second while it leads.
+	if p := res.Placement; p == nil || p.Cycles < 2 || p.Seconds <= 0 {
+		t.Errorf("placement cycles not counted: %+v", p)
+	} else if md := (Report{Result: res}).Summary(); !strings.Contains(md, "Placement planned") {
+		t.Errorf("report does not give placement's cycles:\n%s", md)
+	}
 	// Every gang's allocation was written and released, and its GPUs
 	// claimed, each 8-GPU node whole by one key: put at the reservation
 	// and again at the barrier, deleted at the end (never one per GPU);

@@ -78,6 +78,9 @@ type Result struct {
 	RatioToRaw float64 `json:"ratioToRaw"`
 
 	Usage Usage `json:"usage"`
+	// Placement is how often placement planned during the load phase
+	// (nil when its metrics were not read).
+	Placement *PlacementCycles `json:"placementCycles,omitempty"`
 	// Streams counts the messages each JetStream stream took during the
 	// load phase.
 	Streams StreamMessages `json:"streamMessages,omitempty"`

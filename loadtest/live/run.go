@@ -53,6 +53,10 @@ type Config struct {
 	// DataDir holds the embedded cluster's data (default: a temporary
 	// directory, removed after).
 	DataDir string
+	// MetricsURL is the services' /metrics, read before and after the
+	// load for placement's cycles ("": not read). With an embedded
+	// cluster it is set from it.
+	MetricsURL string
 	// NoFsync turns the embedded etcd's fsync off (not for benchmarks).
 	NoFsync bool
 	// Cluster is the virtual nodes' layout.
@@ -221,6 +225,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	seqs := streamSeqs(ctx, b.JS)
 	revBefore, revErr := etcdRevision(ctx, cli)
+	cycles := startCycles(ctx, &cfg)
 	usage := startUsage()
 	lctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
 	defer cancel()
@@ -228,6 +233,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	sub := submit(lctx, sb, f, cfg, runID, t0)
 	res.DeadlineHit = waitEnded(lctx, f, cfg, sub) && lctx.Err() != nil && ctx.Err() == nil
 	res.Usage = usage.stop(res.Mode == "embedded")
+	res.Placement = cycles.stop(ctx)
 	res.Streams = streamDelta(seqs, streamSeqs(ctx, b.JS))
 	revAfter, err := etcdRevision(ctx, cli)
 	if cfg.CPUProfile != "" {
@@ -290,6 +296,7 @@ func startEmbedded(ctx context.Context, cfg *Config) (func(), error) {
 	c, err := devcluster.Start(ctx, devcluster.Config{
 		DataDir: dir, NATSListen: "127.0.0.1:0", EtcdListen: "127.0.0.1:0",
 		Nodes: 1, GPUsPerNode: 8, Leaves: 1, NoFsync: cfg.NoFsync, Log: cfg.Log, NoSpanFile: true, Auth: cfg.Auth,
+		MetricsAddr: "127.0.0.1:0",
 	})
 	if err != nil {
 		if tmp {
@@ -301,6 +308,7 @@ func startEmbedded(ctx context.Context, cfg *Config) (func(), error) {
 	// virtual ones, so its agent goes (and its node with it).
 	c.StopService(devcluster.AgentName(real.Name))
 	cfg.NATSURL, cfg.Etcd = c.NATSURL, c.EtcdEndpoint
+	cfg.MetricsURL = "http://" + c.MetricsAddr() + "/metrics"
 	if cfg.Auth {
 		cfg.Credentials = c.Admin
 		if cfg.SubmitCreds == "" {
