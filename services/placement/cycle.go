@@ -32,7 +32,11 @@ func (s *scheduler) cycle(ctx context.Context) {
 	// Wall time, not the clock decisions read (cfg.Now): the metric is of
 	// the loop's pace.
 	start := time.Now()
-	defer func() { s.Tel.Metrics.PlacementCycle.Record(ctx, time.Since(start).Seconds()) }()
+	defer func() {
+		if ctx.Err() == nil { // a cycle cut short by a step-down is not one
+			s.Tel.Metrics.PlacementCycle.Record(ctx, time.Since(start).Seconds())
+		}
+	}()
 	now := s.cfg.Now()
 	caches := s.caches()
 	revs := make([]interface{ Rev() int64 }, len(caches))

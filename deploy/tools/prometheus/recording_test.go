@@ -24,6 +24,8 @@ lockstep_cluster_efficiency_ratio{instance="drain-1"} 0.8 0.8 0.8
 lockstep_cluster_efficiency_ratio{instance="drain-2"} 0.8 0.8 0.8
 lockstep_queue_depth{queue="research",reason="Resources",instance="placement-1"} 2 2 2
 lockstep_queue_depth{queue="research",reason="Priority",instance="placement-1"} 1 1 1
+lockstep_placement_cycle_duration_seconds_count{instance="placement-1"} 0 60 120
+lockstep_placement_cycle_duration_seconds_sum{instance="placement-1"} 0 0.6 1.2
 `
 
 // TestRecordingRules evaluates the recording rules in order, as one
@@ -59,6 +61,10 @@ func TestRecordingRules(t *testing.T) {
 		"cluster:lockstep_efficiency:ratio":      {"{}": 0.8},
 		"queue:lockstep_queue_depth:sum":         {`{queue="research"}`: 3},
 		"queue_reason:lockstep_queue_depth:max":  {`{queue="research", reason="Priority"}`: 1, `{queue="research", reason="Resources"}`: 2},
+		// A cycle a second, 10 ms each. The rate is over the rule's 5-minute
+		// window, of which the samples cover the last 2: 120 cycles in 300 s.
+		"cluster:lockstep_placement_cycles:rate5m":                 {"{}": 0.4},
+		"cluster:lockstep_placement_cycle_duration_seconds:mean5m": {"{}": 0.01},
 	}
 	for name, series := range want {
 		got, ok := recorded[name]
