@@ -33,8 +33,13 @@ func (p PlacementCycles) MeanMs() float64 {
 // cycleSeries matches the histogram's count and sum, with any labels.
 var cycleSeries = regexp.MustCompile(`(?m)^lockstep_placement_cycle_duration_seconds_(count|sum)(?:\{[^}]*\})? (\S+)$`)
 
+// errNoCycles is cycleTotals' answer for an exposition without the
+// histogram: no cycle recorded yet (the series appears with the first),
+// or not a Lockstep process.
+var errNoCycles = errors.New("placement cycles: no lockstep_placement_cycle_duration_seconds in the metrics")
+
 // cycleTotals reads the histogram's count and sum from a Prometheus text
-// exposition (summed over series, should there be several replicas).
+// exposition (summed over its series, should it have labels).
 func cycleTotals(exposition string) (count, sum float64, err error) {
 	found := false
 	for _, m := range cycleSeries.FindAllStringSubmatch(exposition, -1) {
@@ -50,7 +55,7 @@ func cycleTotals(exposition string) (count, sum float64, err error) {
 		found = true
 	}
 	if !found {
-		return 0, 0, errors.New("placement cycles: no lockstep_placement_cycle_duration_seconds in the metrics")
+		return 0, 0, errNoCycles
 	}
 	return count, sum, nil
 }
@@ -94,7 +99,9 @@ func startCycles(ctx context.Context, cfg *Config) *cyclesSpan {
 		return c
 	}
 	var err error
-	if c.count, c.sum, err = scrapeCycles(ctx, cfg.MetricsURL); err != nil {
+	// A cluster just started may have planned nothing yet: its totals
+	// are zero until the first cycle records one.
+	if c.count, c.sum, err = scrapeCycles(ctx, cfg.MetricsURL); err != nil && !errors.Is(err, errNoCycles) {
 		cfg.Log.Warn("placement cycles not counted", "err", err)
 		return c
 	}
@@ -110,6 +117,11 @@ func (c *cyclesSpan) stop(ctx context.Context) *PlacementCycles {
 	count, sum, err := scrapeCycles(ctx, c.cfg.MetricsURL)
 	if err != nil {
 		c.cfg.Log.Warn("placement cycles not counted", "err", err)
+		return nil
+	}
+	if count < c.count {
+		// Another process answered (a restart): the totals started again.
+		c.cfg.Log.Warn("placement cycles not counted: the totals went down", "before", c.count, "after", count)
 		return nil
 	}
 	return &PlacementCycles{Cycles: int(count - c.count), Seconds: sum - c.sum, PerSecond: (count - c.count) / wall}

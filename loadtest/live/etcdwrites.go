@@ -42,6 +42,21 @@ func etcdRevision(ctx context.Context, cli *clientv3.Client) (int64, error) {
 	return resp.Header.Revision, nil
 }
 
+// waitReleased waits, up to timeout, until no allocation of a job whose ID
+// starts with prefix is left in etcd. A job's end is announced before its
+// gang's keys are released, so a revision read as the last job ends can
+// leave the last releases out of the writes counted.
+func waitReleased(ctx context.Context, cli *clientv3.Client, prefix string, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		resp, err := cli.Get(ctx, store.AllocKey(prefix), clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil || resp.Count == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // etcdWritesBetween replays etcd's history after revision from up to and
 // including to, counting the writes under store.Prefix.
 func etcdWritesBetween(ctx context.Context, cli *clientv3.Client, from, to int64) (*EtcdWrites, error) {

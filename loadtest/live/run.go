@@ -209,6 +209,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer stopFollow()
 
+	// The metrics are read outside the profiles and the measured CPU.
+	cycles := startCycles(ctx, &cfg)
 	if err := writeAllocProfile(cfg.AllocProfile, ".base"); err != nil {
 		return nil, err
 	}
@@ -225,7 +227,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	seqs := streamSeqs(ctx, b.JS)
 	revBefore, revErr := etcdRevision(ctx, cli)
-	cycles := startCycles(ctx, &cfg)
 	usage := startUsage()
 	lctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
 	defer cancel()
@@ -233,8 +234,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	sub := submit(lctx, sb, f, cfg, runID, t0)
 	res.DeadlineHit = waitEnded(lctx, f, cfg, sub) && lctx.Err() != nil && ctx.Err() == nil
 	res.Usage = usage.stop(res.Mode == "embedded")
-	res.Placement = cycles.stop(ctx)
 	res.Streams = streamDelta(seqs, streamSeqs(ctx, b.JS))
+	if !res.DeadlineHit {
+		waitReleased(ctx, cli, jobPrefix(runID), 5*time.Second)
+	}
 	revAfter, err := etcdRevision(ctx, cli)
 	if cfg.CPUProfile != "" {
 		pprof.StopCPUProfile()
@@ -242,6 +245,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := writeAllocProfile(cfg.AllocProfile, ""); err != nil {
 		return nil, err
 	}
+	res.Placement = cycles.stop(ctx)
 	if revErr == nil && err == nil {
 		// Read from etcd's history now that the load is measured.
 		if res.EtcdWrites, err = etcdWritesBetween(ctx, cli, revBefore, revAfter); err != nil {
