@@ -160,7 +160,7 @@ type launched struct {
 }
 
 func (a *agents) assigned(key string, raw []byte) {
-	node, _, ok := splitAssignKey(key)
+	node, job, ok := splitAssignKey(key)
 	epoch, mine := a.nodes[node]
 	if !ok || !mine {
 		return
@@ -168,6 +168,12 @@ func (a *agents) assigned(key string, raw []byte) {
 	var as launched
 	if err := codec.Decode(raw, &as); err != nil {
 		a.log.Warn("undecodable assignment", "key", key, "err", err)
+		return
+	}
+	// As a real agent does (services/agent assignmentIsFor): an assignment filed under
+	// one job's key that names another is not started.
+	if as.JobID != job {
+		a.log.Warn("assignment names another job than its key", "key", key, "job", as.JobID)
 		return
 	}
 	k := node + "/" + as.JobID
