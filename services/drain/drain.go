@@ -29,11 +29,15 @@ func (s *service) handleDrainRequest(ctx context.Context, msg jetstream.Msg, req
 	return err
 }
 
-// startDrain begins draining a job: the drain record goes to etcd (agents
-// see it and signal the ranks), then the job record, then the draining
-// event. A job not running yet has nothing to checkpoint: a cancel ends it,
-// anything else waits for it to run (a pending job is simply not started).
-// Asking twice makes one drain. actor is who asked (Drain.Actor).
+// startDrain begins draining a job: the job record first, then the drain
+// record (agents see it and signal the ranks), then the draining event. In
+// that order a rank that dies of the signal at once is the drain's business
+// when gang reads the record, not a failure; a drain whose record was never
+// written (a replica that stopped between the two) is taken again from the
+// job record (orphanedDrains). A job not running yet has nothing to
+// checkpoint: a cancel ends it, anything else waits for it to run (a
+// pending job is simply not started). Asking twice makes one drain. actor
+// is who asked (Drain.Actor).
 func (s *service) startDrain(ctx context.Context, req domain.DrainRequest, actor string) (err error) {
 	now := s.cfg.Now().UTC()
 	job, rev, err := s.Jobs.Get(ctx, req.JobID)
@@ -60,34 +64,61 @@ func (s *service) startDrain(ctx context.Context, req domain.DrainRequest, actor
 		}
 		return s.cancelNow(ctx, job.ID, reason, actor)
 	}
+	attempt := job.Attempt
 	d := domain.Drain{Kind: req.Kind, Then: req.Then, Reason: reason, RequestedAt: now, Deadline: now.Add(job.Spec.Grace()), Actor: actor}
-	rec := domain.DrainRecord{JobID: job.ID, Attempt: job.Attempt, Drain: d, Signal: job.Spec.Signal(), Expected: expectedAcks(job),
-		TraceParent: telemetry.TraceParent(ctx)}
-	created, err := s.createRecord(ctx, rec)
-	if err != nil {
-		return err
-	}
-	if !created {
-		// A drain is under way: only a cancel can change its outcome.
-		if req.Then != domain.ThenCancel {
-			return nil
-		}
-		return s.upgradeToCancel(ctx, job.ID, reason, actor)
-	}
-	updated, changed, err := s.Jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
-		return j.StartDrain(rec.Attempt, d), nil
+	job, _, err = s.Jobs.UpdateAt(ctx, job, rev, func(j *domain.Job) (bool, error) {
+		return j.StartDrain(attempt, d), nil
 	})
 	if err != nil {
 		return err
 	}
-	if !changed && (updated.Drain == nil || updated.Attempt != rec.Attempt) {
-		// The attempt ended meanwhile: nothing to drain.
-		return s.forgetDrain(ctx, job.ID, rec.Attempt)
+	if job.Attempt != attempt || job.Drain == nil || !job.State.Active() {
+		// The attempt ended meanwhile: nothing to drain. A cancel is
+		// taken again from the job as it is now (pending: cancelled at
+		// once; a new attempt: drained).
+		if req.Then == domain.ThenCancel && !job.State.Terminal() {
+			return drainEndedFirst(job.ID)
+		}
+		return nil
 	}
-	s.Log.InfoContext(ctx, "draining", "job", job.ID, "attempt", rec.Attempt, "reason", reason, "then", req.Then, "grace", job.Spec.Grace(), "actor", actor)
-	ev := events.ForJob(events.Draining, updated, now)
-	ev.Reason, ev.Drain, ev.Signal, ev.Actor = reason, &d, rec.Signal, actor
-	return s.Bus.PublishEvent(ctx, ev)
+	created, err := s.recordDrain(ctx, job)
+	if err != nil || created {
+		return err
+	}
+	// A drain is under way (or the gang went as the record was written):
+	// only a cancel can change its outcome.
+	if req.Then != domain.ThenCancel {
+		return nil
+	}
+	return s.upgradeToCancel(ctx, job.ID, reason, actor)
+}
+
+// recordDrain writes the drain record of the drain job's record holds
+// (this request's, or an earlier one's that it joins or resumes), which
+// agents act on, then announces it. created is false when a drain record
+// exists already, or when the attempt's allocation is gone: its gang
+// ended, and a record written now would outlive it.
+func (s *service) recordDrain(ctx context.Context, job domain.Job) (created bool, err error) {
+	rec := domain.DrainRecord{JobID: job.ID, Attempt: job.Attempt, Drain: *job.Drain, Signal: job.Spec.Signal(), Expected: expectedAcks(job),
+		TraceParent: telemetry.TraceParent(ctx)}
+	if created, err = s.createRecord(ctx, rec); err != nil || !created {
+		return created, err
+	}
+	// The attempt can end between the job record's read and the drain
+	// record's write (its gang failed, a plain cancel): the record then
+	// goes, and nothing is announced.
+	now, _, err := s.Jobs.Get(ctx, job.ID)
+	if err != nil {
+		return true, err
+	}
+	if now.Attempt != rec.Attempt || now.Drain == nil || !now.State.Active() {
+		return true, s.forgetDrain(ctx, job.ID, rec.Attempt)
+	}
+	s.Log.InfoContext(ctx, "draining", "job", job.ID, "attempt", rec.Attempt, "reason", rec.Drain.Reason, "then", rec.Drain.Then,
+		"grace", rec.Drain.Deadline.Sub(rec.Drain.RequestedAt), "actor", rec.Drain.Actor)
+	ev := events.ForJob(events.Draining, now, rec.Drain.RequestedAt)
+	ev.Reason, ev.Drain, ev.Signal, ev.Actor = rec.Drain.Reason, &rec.Drain, rec.Signal, rec.Drain.Actor
+	return true, s.Bus.PublishEvent(ctx, ev)
 }
 
 // expectedAcks lists the ranks that must acknowledge.
@@ -102,16 +133,32 @@ func expectedAcks(j domain.Job) []int {
 	return out
 }
 
-// createRecord writes the drain record unless one exists for the job.
+// createRecord writes the drain record unless one exists for the job, or
+// the attempt's allocation is gone (released, or another attempt's):
+// whoever releases a gang deletes its drain record after the release, so
+// a record written once the release began could stay behind it.
 func (s *service) createRecord(ctx context.Context, rec domain.DrainRecord) (bool, error) {
-	key := store.DrainKey(rec.JobID)
-	resp, err := s.Etcd.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+	key, allocKey := store.DrainKey(rec.JobID), store.AllocKey(rec.JobID)
+	resp, err := s.Etcd.Get(ctx, allocKey)
+	if err != nil {
+		return false, errors.Wrapf(err, "read the allocation of %s", errors.Safe(rec.JobID))
+	}
+	if len(resp.Kvs) == 0 {
+		return false, nil
+	}
+	// A malformed allocation still guards the write: the drain that
+	// finds it ends at once (lifecycle.JudgeDrain) and releases it.
+	if a, err := store.DecodeAllocation(allocKey, resp.Kvs[0].Value); err == nil && a.Attempt != rec.Attempt {
+		return false, nil
+	}
+	txn, err := s.Etcd.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0),
+			clientv3.Compare(clientv3.CreateRevision(allocKey), "=", resp.Kvs[0].CreateRevision)).
 		Then(clientv3.OpPut(key, store.MustJSON(rec))).Commit()
 	if err != nil {
 		return false, errors.Wrapf(err, "record drain of %s", errors.Safe(rec.JobID))
 	}
-	return resp.Succeeded, nil
+	return txn.Succeeded, nil
 }
 
 // upgradeToCancel makes a drain under way end in a cancel; actor, who

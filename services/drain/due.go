@@ -62,3 +62,41 @@ func dueDrains(running []domain.Job, allocs map[string]domain.Allocation, nodes 
 	sort.Slice(out, func(a, b int) bool { return out[a].JobID < out[b].JobID })
 	return out
 }
+
+// orphanAfter is how long a drain may stand in a job record without its
+// drain record before the watch loop writes the record: startDrain writes
+// both within milliseconds, so only a replica that stopped between them
+// leaves one that old.
+const orphanAfter = 5 * time.Second
+
+// orphan names a drain to take again: the drain of the job's attempt
+// requested at RequestedAt (the job record's), should it still be there.
+type orphan struct {
+	JobID       string
+	Attempt     int
+	RequestedAt time.Time
+}
+
+// orphanedDrains decides, purely, which drains to take again: running
+// gangs whose record says draining while no drain record exists, since
+// orphanAfter, and whose attempt still holds its allocation. Without a
+// drain record no agent signals the ranks and nothing ends the drain, and
+// gang leaves the ranks' exits to it: the job would stay running for
+// ever. drains and allocs are keyed by etcd key.
+func orphanedDrains(running []domain.Job, drains map[string]domain.DrainRecord, allocs map[string]domain.Allocation, now time.Time) []orphan {
+	var out []orphan
+	for _, j := range running {
+		if j.State != domain.StateRunning || j.Drain == nil || now.Sub(j.Drain.RequestedAt) < orphanAfter {
+			continue
+		}
+		if _, ok := drains[store.DrainKey(j.ID)]; ok {
+			continue
+		}
+		if a, ok := allocs[store.AllocKey(j.ID)]; !ok || a.Attempt != j.Attempt {
+			continue
+		}
+		out = append(out, orphan{JobID: j.ID, Attempt: j.Attempt, RequestedAt: j.Drain.RequestedAt})
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].JobID < out[b].JobID })
+	return out
+}

@@ -2,6 +2,7 @@ package drain
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,5 +42,39 @@ func TestANodeDrainsLongestReasonFitsTheJobsDrain(t *testing.T) {
 	}
 	if _, err := domain.DecodeDrainRecord(raw); err != nil {
 		t.Errorf("the drain record, upgraded to a cancel, does not decode: %v", err)
+	}
+}
+
+// Only a running job's drain with no drain record since orphanAfter, whose
+// attempt still holds its allocation, is taken again; named by attempt and
+// request time, so a drain that ends meanwhile is not brought back.
+func TestOrphanedDrains(t *testing.T) {
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	drain := func(asked time.Duration) *domain.Drain {
+		return &domain.Drain{Kind: domain.DrainCheckpoint, Then: domain.ThenCancel, Reason: "why", Actor: "bob",
+			RequestedAt: now.Add(-asked), Deadline: now.Add(time.Minute)}
+	}
+	jobs := []domain.Job{
+		{ID: "recorded", State: domain.StateRunning, Attempt: 1, Drain: drain(time.Minute)},
+		{ID: "orphan-b", State: domain.StateRunning, Attempt: 2, Drain: drain(orphanAfter)},
+		{ID: "orphan-a", State: domain.StateRunning, Attempt: 1, Drain: drain(time.Hour)},
+		{ID: "just-asked", State: domain.StateRunning, Attempt: 1, Drain: drain(orphanAfter - time.Millisecond)},
+		{ID: "not-draining", State: domain.StateRunning, Attempt: 1},
+		{ID: "reserved", State: domain.StateReserved, Attempt: 1, Drain: drain(time.Minute)},
+		{ID: "released", State: domain.StateRunning, Attempt: 1, Drain: drain(time.Minute)},
+		{ID: "next-attempt", State: domain.StateRunning, Attempt: 1, Drain: drain(time.Minute)},
+	}
+	drains := map[string]domain.DrainRecord{store.DrainKey("recorded"): {JobID: "recorded"}}
+	allocs := map[string]domain.Allocation{}
+	for _, j := range jobs {
+		if j.ID != "released" {
+			allocs[store.AllocKey(j.ID)] = domain.Allocation{JobID: j.ID, Attempt: j.Attempt}
+		}
+	}
+	allocs[store.AllocKey("next-attempt")] = domain.Allocation{JobID: "next-attempt", Attempt: 2}
+	got := orphanedDrains(jobs, drains, allocs, now)
+	want := []orphan{{JobID: "orphan-a", Attempt: 1, RequestedAt: now.Add(-time.Hour)}, {JobID: "orphan-b", Attempt: 2, RequestedAt: now.Add(-orphanAfter)}}
+	if !slices.Equal(got, want) {
+		t.Errorf("orphaned drains %+v, want %+v", got, want)
 	}
 }

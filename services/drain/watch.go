@@ -4,10 +4,12 @@ import (
 	"context"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/events"
 	"github.com/lockstep-dev/lockstep/shared/core/lifecycle"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/clock"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
 // watchLoop finishes drains whose deadline passed or whose ranks exited,
@@ -32,6 +34,13 @@ func (s *service) watchLoop(ctx context.Context) {
 			}
 			if err != nil {
 				s.Log.Warn("drain step failed; will retry", "job", rec.JobID, "err", err)
+			}
+		}
+		if loaded(s.drains.Ready(), s.allocs.Ready()) {
+			for _, o := range orphanedDrains(s.running.snapshot(), s.drains.Snapshot(), s.allocs.Snapshot(), now) {
+				if err := s.resumeDrain(ctx, o); err != nil {
+					s.Log.Warn("drain without its record not resumed; will retry", "job", o.JobID, "err", err)
+				}
 			}
 		}
 		for _, req := range dueDrains(s.running.snapshot(), s.allocs.Snapshot(), s.nodeState.Snapshot(), s.live.Snapshot(), now) {
@@ -59,4 +68,39 @@ func (s *service) forgetGone(ctx context.Context, rec domain.DrainRecord) error 
 		return err
 	}
 	return s.forgetDrain(ctx, rec.JobID, rec.Attempt)
+}
+
+// loaded says whether every cache has loaded (each channel closed): a
+// drain record missing from a cache still loading is not missing.
+func loaded(ready ...<-chan struct{}) bool {
+	for _, c := range ready {
+		select {
+		case <-c:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// resumeDrain writes the drain record of a drain that a job record holds
+// without one (orphanedDrains), from the job record as it is now: only if
+// the same attempt is still running the same drain, so a mirror behind
+// etcd cannot bring back a drain that ended.
+func (s *service) resumeDrain(ctx context.Context, o orphan) (err error) {
+	job, _, err := s.Jobs.Get(ctx, o.JobID)
+	if errs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil || job.State != domain.StateRunning || job.Attempt != o.Attempt || job.Drain == nil || !job.Drain.RequestedAt.Equal(o.RequestedAt) {
+		return err
+	}
+	ctx, span := telemetry.Continue(ctx, s.Tel.Tracer, job.TraceParent, telemetry.SpanDrain,
+		append(telemetry.JobAttrs(job), telemetry.AttrDrainKind.String(string(job.Drain.Kind)), telemetry.AttrDrainThen.String(string(job.Drain.Then)))...)
+	defer func() { telemetry.End(span, err) }()
+	ctx = telemetry.WithJob(ctx, job.ID)
+	s.Log.WarnContext(ctx, "drain without its record: writing it from the job record", "job", job.ID, "attempt", job.Attempt,
+		"requested", job.Drain.RequestedAt)
+	_, err = s.recordDrain(ctx, job)
+	return err
 }

@@ -36,7 +36,9 @@ func CompleteDrain(rec domain.DrainRecord, why string, now time.Time) DrainCompl
 // changed: not when the attempt drained is over.
 func (c DrainCompletion) End(j *domain.Job) (before domain.Job, changed bool) {
 	if j.Drain == nil && j.State.Active() && j.Attempt == c.Record.Attempt {
-		d := c.Record.Drain // the record got written, the job update did not
+		// A drain service older than the job-record-first order wrote
+		// the drain record, not yet the job's.
+		d := c.Record.Drain
 		j.Drain = &d
 	}
 	before = *j
