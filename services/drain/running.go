@@ -8,7 +8,8 @@ import (
 )
 
 // runningJobs mirrors the active jobs from the jobs KV watch, and adds up
-// the η terms of finished ones (for the cluster η gauge).
+// the η terms of finished ones (for the cluster η gauge). Its records hold
+// only what jobView decodes: startDrain reads the whole record again.
 type runningJobs struct {
 	mu   sync.Mutex
 	jobs map[string]domain.Job
@@ -45,7 +46,7 @@ func (r *runningJobs) apply(e jobs.Entry) {
 		delete(r.ended, e.Key)
 		return
 	}
-	j, err := jobs.Decode(e.Key, e.Value)
+	j, err := decodeJobView(e.Key, e.Value)
 	if err != nil {
 		delete(r.jobs, e.Key) // lockstep check names a record that does not decode
 		return

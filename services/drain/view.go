@@ -1,0 +1,51 @@
+package drain
+
+import (
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/codec"
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/errs"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+)
+
+// jobView is the part of a job record the drain service's mirror reads:
+// time limits, drains in progress and the η terms. Drain decodes every
+// record the cluster writes (four a job or more), and the rest of a
+// record (the spec's command, environment, resources; the placement) is
+// most of its bytes: decoded here it would be built and thrown away. The
+// field names are domain.Job's; TestJobViewKeepsWhatTheMirrorReads
+// checks them against a full decode.
+type jobView struct {
+	ID        string        `json:"id"`
+	State     domain.State  `json:"state"`
+	Attempt   int           `json:"attempt"`
+	Drain     *domain.Drain `json:"drain,omitempty"`
+	Timing    domain.Timing `json:"timing"`
+	RunningAt time.Time     `json:"runningAt,omitzero"`
+	Spec      struct {
+		TimeLimit     jobspec.Duration `json:"timeLimit,omitzero"`
+		RestartPolicy struct {
+			RequeueOnTimeLimit bool `json:"requeueOnTimeLimit,omitempty"`
+		} `json:"restartPolicy"`
+	} `json:"spec"`
+}
+
+// decodeJobView decodes the record under key as the mirror keeps it: a
+// domain.Job holding only jobView's fields. Like jobs.Decode, it refuses
+// a record that names another job than its key.
+func decodeJobView(key string, data []byte) (domain.Job, error) {
+	var v jobView
+	if err := codec.Decode(data, &v); err != nil {
+		return domain.Job{}, errors.Wrapf(err, "job %s: decode job record", errors.Safe(key))
+	}
+	if v.ID != key {
+		return domain.Job{}, errs.MarkPermanent(errors.Newf("job %s: the record names job %q", errors.Safe(key), v.ID))
+	}
+	j := domain.Job{ID: v.ID, State: v.State, Attempt: v.Attempt, Drain: v.Drain, Timing: v.Timing, RunningAt: v.RunningAt}
+	j.Spec.TimeLimit = v.Spec.TimeLimit
+	j.Spec.RestartPolicy.RequeueOnTimeLimit = v.Spec.RestartPolicy.RequeueOnTimeLimit
+	return j, nil
+}
