@@ -25,7 +25,7 @@ func DecodeAssignment(data []byte) (Assignment, error) {
 		c.label("masterAddr", a.MasterAddr)
 		c.between("masterPort", a.MasterPort, 1, 65535)
 		// The node's part of a placement; the node's GPUs are its ranks'.
-		c.nodeRanks("ranks", a.Ranks, nil, a.WorldSize, map[int]bool{})
+		c.nodeRanks(func() string { return "ranks" }, a.Ranks, nil, a.WorldSize, map[int]bool{})
 		c.argv("command", a.Command)
 		c.env("env", a.Env)
 		c.between("restartCount", a.RestartCount, 0, MaxAttempt)

@@ -147,63 +147,123 @@ func (c *checker) placement(field string, p Placement) {
 	}
 	world := p.WorldSize()
 	seenNode := make(map[string]bool, len(p.Nodes))
-	seenRank := map[int]bool{}
+	seenRank := make(map[int]bool, world)
 	for i, np := range p.Nodes {
-		f := at(field+".nodes", i)
-		c.node(f+".node", np.Node)
+		// Field paths are built only for an error: a placement is checked
+		// in every proposal, assignment and allocation record read, and
+		// building each node's and rank's path up front was most of what
+		// the check allocated.
+		f := func(leaf string) string { return at(field+".nodes", i) + "." + leaf }
+		if !ValidNodeName(np.Node) {
+			c.node(f("node"), np.Node)
+		}
 		if seenNode[np.Node] {
-			c.fail(f+".node", "%s appears twice", quote(np.Node))
+			c.fail(f("node"), "%s appears twice", quote(np.Node))
 		}
 		seenNode[np.Node] = true
 		if np.NodeRank != i {
-			c.fail(f+".nodeRank", "%d, want %d (node ranks follow the node order)", np.NodeRank, i)
+			c.fail(f("nodeRank"), "%d, want %d (node ranks follow the node order)", np.NodeRank, i)
 		}
-		gpus := c.indices(f+".gpus", np.GPUs, MaxGPUIndex)
-		c.nodeRanks(f+".ranks", np.Ranks, gpus, world, seenRank)
+		gpus := c.gpuSet(f("gpus"), np.GPUs)
+		c.nodeRanks(func() string { return f("ranks") }, np.Ranks, gpus, world, seenRank)
 	}
+}
+
+// gpuSet is a set of GPU indices: those in range as bits, any others (an
+// error already reported, still counted as the map it replaces counted
+// them) in a map made only then.
+type gpuSet struct {
+	bits [(MaxGPUIndex + 1) / 64]uint64
+	out  map[int]bool
+	n    int
+}
+
+func (s *gpuSet) has(g int) bool {
+	if g < 0 || g > MaxGPUIndex {
+		return s.out[g]
+	}
+	return s.bits[g/64]&(1<<(g%64)) != 0
+}
+
+func (s *gpuSet) add(g int) {
+	switch {
+	case s.has(g):
+		return
+	case g < 0 || g > MaxGPUIndex:
+		if s.out == nil {
+			s.out = map[int]bool{}
+		}
+		s.out[g] = true
+	default:
+		s.bits[g/64] |= 1 << (g % 64)
+	}
+	s.n++
+}
+
+// gpuSet checks a node's GPU indices as indices does, and returns them as
+// a set.
+func (c *checker) gpuSet(field string, xs []int) *gpuSet {
+	set := &gpuSet{}
+	if len(xs) > MaxGPUIndex+1 {
+		c.fail(field, "%d entries, more than the %d allowed", len(xs), MaxGPUIndex+1)
+		return set
+	}
+	for k, x := range xs {
+		switch {
+		case x < 0 || x > MaxGPUIndex:
+			c.fail(at(field, k), "%d is not between 0 and %d", x, MaxGPUIndex)
+		case set.has(x):
+			c.fail(at(field, k), "%d appears twice", x)
+		}
+		set.add(x)
+	}
+	return set
 }
 
 // nodeRanks checks one node's ranks: 1–1024 of them, local ranks in
 // order, ranks in [0, world) and not already in seen, each GPU in range,
 // held by one rank and (when gpus is not nil) among the node's GPUs, every
-// one of which some rank holds.
-func (c *checker) nodeRanks(field string, ranks []Rank, gpus map[int]bool, world int, seen map[int]bool) {
+// one of which some rank holds. field builds the ranks' field path, for
+// an error.
+func (c *checker) nodeRanks(field func() string, ranks []Rank, gpus *gpuSet, world int, seen map[int]bool) {
 	if len(ranks) == 0 || len(ranks) > maxRanksPerNode {
-		c.fail(field, "%d ranks, want 1 to %d", len(ranks), maxRanksPerNode)
+		c.fail(field(), "%d ranks, want 1 to %d", len(ranks), maxRanksPerNode)
 		return
 	}
-	held := map[int]bool{}
+	var held gpuSet
 	for j, r := range ranks {
-		rf := at(field, j)
+		rf := func(leaf string) string { return at(field(), j) + "." + leaf }
 		switch {
 		case r.Rank < 0 || r.Rank >= world:
-			c.fail(rf+".rank", "%d is not between 0 and %d", r.Rank, world-1)
+			c.fail(rf("rank"), "%d is not between 0 and %d", r.Rank, world-1)
 		case seen[r.Rank]:
-			c.fail(rf+".rank", "%d appears twice", r.Rank)
+			c.fail(rf("rank"), "%d appears twice", r.Rank)
 		}
 		seen[r.Rank] = true
 		if r.LocalRank != j {
-			c.fail(rf+".localRank", "%d, want %d", r.LocalRank, j)
+			c.fail(rf("localRank"), "%d, want %d", r.LocalRank, j)
 		}
 		if len(r.GPUs) > MaxGPUIndex+1 {
-			c.fail(rf+".gpus", "%d GPUs, more than %d", len(r.GPUs), MaxGPUIndex+1)
+			c.fail(rf("gpus"), "%d GPUs, more than %d", len(r.GPUs), MaxGPUIndex+1)
 			continue
 		}
 		for k, g := range r.GPUs {
 			switch {
 			case g < 0 || g > MaxGPUIndex:
-				c.fail(at(rf+".gpus", k), "%d is not between 0 and %d", g, MaxGPUIndex)
-			case gpus != nil && !gpus[g]:
-				c.fail(at(rf+".gpus", k), "GPU %d is not among the node's", g)
-			case held[g]:
-				c.fail(at(rf+".gpus", k), "GPU %d is held by two ranks", g)
+				c.fail(at(rf("gpus"), k), "%d is not between 0 and %d", g, MaxGPUIndex)
+			case gpus != nil && !gpus.has(g):
+				c.fail(at(rf("gpus"), k), "GPU %d is not among the node's", g)
+			case held.has(g):
+				c.fail(at(rf("gpus"), k), "GPU %d is held by two ranks", g)
 			}
-			held[g] = true
+			held.add(g)
 		}
-		c.indices(rf+".cpus", r.CPUs, MaxCPUIndex)
+		if len(r.CPUs) > 0 {
+			c.indices(rf("cpus"), r.CPUs, MaxCPUIndex)
+		}
 	}
-	if gpus != nil && len(held) != len(gpus) {
-		c.fail(field, "the node claims %d GPUs, its ranks hold %d", len(gpus), len(held))
+	if gpus != nil && held.n != gpus.n {
+		c.fail(field(), "the node claims %d GPUs, its ranks hold %d", gpus.n, held.n)
 	}
 }
 
