@@ -10,13 +10,23 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
+// allocationOf looks up a job's allocation by job ID: drain's cache
+// decodes an allocation only when it is read (store.LazyCache), so the
+// decisions below read only those they need.
+type allocationOf func(jobID string) (domain.Allocation, bool)
+
 // dueDrains decides, purely, which running gangs must start draining now:
 // those past their time limit, those with a rank on a drained node and
 // those with a rank on a GPU withdrawn by the node's health checks (live
-// holds the registrations, by node key).
-func dueDrains(running []domain.Job, allocs map[string]domain.Allocation, nodes map[string]domain.NodeState, live map[string]domain.Node, now time.Time) []domain.DrainRequest {
+// holds the registrations, by node key). Allocations are read only while
+// some node is drained or has a GPU withdrawn.
+func dueDrains(running []domain.Job, alloc allocationOf, nodes map[string]domain.NodeState, live map[string]domain.Node, now time.Time) []domain.DrainRequest {
 	var out []domain.DrainRequest
 	due := map[string]bool{}
+	anyDrained := false
+	for _, st := range nodes {
+		anyDrained = anyDrained || st.Drained
+	}
 	for _, j := range running {
 		if j.State != domain.StateRunning || j.Drain != nil {
 			continue
@@ -31,7 +41,10 @@ func dueDrains(running []domain.Job, allocs map[string]domain.Allocation, nodes 
 			due[j.ID] = true
 			continue
 		}
-		a, ok := allocs[store.AllocKey(j.ID)]
+		if !anyDrained {
+			continue
+		}
+		a, ok := alloc(j.ID)
 		if !ok || a.Attempt != j.Attempt {
 			continue
 		}
@@ -44,23 +57,34 @@ func dueDrains(running []domain.Job, allocs map[string]domain.Allocation, nodes 
 			}
 		}
 	}
-	// The allocation cache is keyed by etcd key, the registrations by node
-	// key; the decision wants job IDs and node names.
-	byJob := make(map[string]domain.Allocation, len(allocs))
-	for _, a := range allocs {
-		byJob[a.JobID] = a
-	}
+	// The registrations are keyed by node key; the decision wants node
+	// names, and the running gangs' allocations by job ID.
 	byName := make(map[string]domain.Node, len(live))
 	for _, n := range live {
-		byName[n.Name] = n
+		if len(n.Unhealthy) > 0 {
+			byName[n.Name] = n
+		}
+	}
+	if len(byName) == 0 {
+		return sorted(out)
+	}
+	byJob := make(map[string]domain.Allocation, len(running))
+	for _, j := range running {
+		if a, ok := alloc(j.ID); ok && j.State == domain.StateRunning && j.Drain == nil {
+			byJob[j.ID] = a
+		}
 	}
 	for _, req := range lifecycle.GPUDrains(running, byJob, byName) {
 		if !due[req.JobID] {
 			out = append(out, req)
 		}
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].JobID < out[b].JobID })
-	return out
+	return sorted(out)
+}
+
+func sorted(reqs []domain.DrainRequest) []domain.DrainRequest {
+	sort.Slice(reqs, func(a, b int) bool { return reqs[a].JobID < reqs[b].JobID })
+	return reqs
 }
 
 // orphanAfter is how long a drain may stand in a job record without its
@@ -82,8 +106,8 @@ type orphan struct {
 // orphanAfter, and whose attempt still holds its allocation. Without a
 // drain record no agent signals the ranks and nothing ends the drain, and
 // gang leaves the ranks' exits to it: the job would stay running for
-// ever. drains and allocs are keyed by etcd key.
-func orphanedDrains(running []domain.Job, drains map[string]domain.DrainRecord, allocs map[string]domain.Allocation, now time.Time) []orphan {
+// ever. drains is keyed by etcd key.
+func orphanedDrains(running []domain.Job, drains map[string]domain.DrainRecord, alloc allocationOf, now time.Time) []orphan {
 	var out []orphan
 	for _, j := range running {
 		if j.State != domain.StateRunning || j.Drain == nil || now.Sub(j.Drain.RequestedAt) < orphanAfter {
@@ -92,7 +116,7 @@ func orphanedDrains(running []domain.Job, drains map[string]domain.DrainRecord, 
 		if _, ok := drains[store.DrainKey(j.ID)]; ok {
 			continue
 		}
-		if a, ok := allocs[store.AllocKey(j.ID)]; !ok || a.Attempt != j.Attempt {
+		if a, ok := alloc(j.ID); !ok || a.Attempt != j.Attempt {
 			continue
 		}
 		out = append(out, orphan{JobID: j.ID, Attempt: j.Attempt, RequestedAt: j.Drain.RequestedAt})

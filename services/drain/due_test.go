@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
 )
@@ -22,7 +23,7 @@ func TestANodeDrainsLongestReasonFitsTheJobsDrain(t *testing.T) {
 	job := domain.Job{ID: "j", Spec: spec, State: domain.StateRunning, Attempt: 1, Placement: &p, RunningAt: now}
 	alloc := domain.Allocation{JobID: "j", Attempt: 1, State: domain.AllocRunning, Placement: p}
 	state := domain.NodeState{Drained: true, Reason: strings.Repeat("é", domain.MaxReasonBytes/2), Since: now}
-	reqs := dueDrains([]domain.Job{job}, map[string]domain.Allocation{store.AllocKey("j"): alloc},
+	reqs := dueDrains([]domain.Job{job}, lookup(map[string]domain.Allocation{"j": alloc}),
 		map[string]domain.NodeState{store.NodeStateKey("n1"): state}, nil, now)
 	if len(reqs) != 1 {
 		t.Fatalf("requests %+v, want the job's drain", reqs)
@@ -68,13 +69,56 @@ func TestOrphanedDrains(t *testing.T) {
 	allocs := map[string]domain.Allocation{}
 	for _, j := range jobs {
 		if j.ID != "released" {
-			allocs[store.AllocKey(j.ID)] = domain.Allocation{JobID: j.ID, Attempt: j.Attempt}
+			allocs[j.ID] = domain.Allocation{JobID: j.ID, Attempt: j.Attempt}
 		}
 	}
-	allocs[store.AllocKey("next-attempt")] = domain.Allocation{JobID: "next-attempt", Attempt: 2}
-	got := orphanedDrains(jobs, drains, allocs, now)
+	allocs["next-attempt"] = domain.Allocation{JobID: "next-attempt", Attempt: 2}
+	got := orphanedDrains(jobs, drains, lookup(allocs), now)
 	want := []orphan{{JobID: "orphan-a", Attempt: 1, RequestedAt: now.Add(-time.Hour)}, {JobID: "orphan-b", Attempt: 2, RequestedAt: now.Add(-orphanAfter)}}
 	if !slices.Equal(got, want) {
 		t.Errorf("orphaned drains %+v, want %+v", got, want)
+	}
+}
+
+// lookup reads allocations from m, by job ID.
+func lookup(m map[string]domain.Allocation) allocationOf {
+	return func(jobID string) (domain.Allocation, bool) {
+		a, ok := m[jobID]
+		return a, ok
+	}
+}
+
+// Drain's allocation cache decodes only what is read, so the decision
+// reads a running gang's allocation only while some node is drained or
+// has a GPU withdrawn; time limits need none.
+func TestDueDrainsReadAllocationsOnlyWhenANodeCallsForIt(t *testing.T) {
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	p := testenv.GangPlacement([]string{"n1"}, 8, 29500)
+	var running []domain.Job
+	allocs := map[string]domain.Allocation{}
+	for _, id := range []string{"a", "b", "c"} {
+		running = append(running, domain.Job{ID: id, Spec: testenv.GangSpec(id, 1, 8, "true"), State: domain.StateRunning, Attempt: 1, Placement: &p, RunningAt: now})
+		allocs[id] = domain.Allocation{JobID: id, Attempt: 1, State: domain.AllocRunning, Placement: p}
+	}
+	running[0].Spec.TimeLimit = jobspec.DurationOf(time.Second)
+	reads := 0
+	counted := func(jobID string) (domain.Allocation, bool) {
+		reads++
+		return lookup(allocs)(jobID)
+	}
+	healthy := map[string]domain.Node{store.NodeKey("n1"): {Name: "n1"}}
+	reqs := dueDrains(running, counted, map[string]domain.NodeState{store.NodeStateKey("n1"): {Reason: "resumed"}}, healthy, now.Add(time.Minute))
+	if reads != 0 || len(reqs) != 1 || reqs[0].JobID != "a" || reqs[0].Kind != domain.DrainTimeLimit {
+		t.Errorf("no node drained: %d allocations read, requests %+v; want none read, a's time limit", reads, reqs)
+	}
+	reqs = dueDrains(running, counted, map[string]domain.NodeState{store.NodeStateKey("n1"): {Drained: true, Reason: "maintenance"}}, healthy, now)
+	if reads != 3 || len(reqs) != 3 {
+		t.Errorf("n1 drained: %d allocations read, requests %+v; want 3 and 3", reads, reqs)
+	}
+	reads = 0
+	sick := map[string]domain.Node{store.NodeKey("n1"): {Name: "n1", Unhealthy: []domain.GPUFault{{GPU: 3, Reason: "XID 79"}}}}
+	reqs = dueDrains(running, counted, nil, sick, now)
+	if reads != 3 || len(reqs) != 3 || reqs[0].Kind != domain.DrainNode {
+		t.Errorf("GPU 3 withdrawn: %d allocations read, requests %+v; want 3 and 3", reads, reqs)
 	}
 }

@@ -43,9 +43,9 @@ type service struct {
 // caches are the etcd prefixes a drain replica follows.
 type caches struct {
 	// drains holds every drain in progress (the watch loop ends them);
-	// allocs the gangs they stop.
+	// allocs the gangs they stop, decoded when read.
 	drains *store.Cache[domain.DrainRecord]
-	allocs *store.Cache[domain.Allocation]
+	allocs *store.LazyCache[domain.Allocation]
 	// nodeState holds the operators' node drains, inventory the nodes ever
 	// registered and live those up now (lockstep node list).
 	nodeState *store.Cache[domain.NodeState]

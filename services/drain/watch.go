@@ -37,13 +37,13 @@ func (s *service) watchLoop(ctx context.Context) {
 			}
 		}
 		if loaded(s.drains.Ready(), s.allocs.Ready()) {
-			for _, o := range orphanedDrains(s.running.snapshot(), s.drains.Snapshot(), s.allocs.Snapshot(), now) {
+			for _, o := range orphanedDrains(s.running.snapshot(), s.drains.Snapshot(), s.allocationOf, now) {
 				if err := s.resumeDrain(ctx, o); err != nil {
 					s.Log.Warn("drain without its record not resumed; will retry", "job", o.JobID, "err", err)
 				}
 			}
 		}
-		for _, req := range dueDrains(s.running.snapshot(), s.allocs.Snapshot(), s.nodeState.Snapshot(), s.live.Snapshot(), now) {
+		for _, req := range dueDrains(s.running.snapshot(), s.allocationOf, s.nodeState.Snapshot(), s.live.Snapshot(), now) {
 			if err := s.startDrain(ctx, req, events.SystemActor("drain")); err != nil {
 				s.Log.Warn("drain not started; will retry", "job", req.JobID, "err", err)
 			}
@@ -103,4 +103,10 @@ func (s *service) resumeDrain(ctx context.Context, o orphan) (err error) {
 		"requested", job.Drain.RequestedAt)
 	_, err = s.recordDrain(ctx, job)
 	return err
+}
+
+// allocationOf reads a job's allocation from the cache (decoding it if no
+// one read it before).
+func (s *service) allocationOf(jobID string) (domain.Allocation, bool) {
+	return s.allocs.Get(store.AllocKey(jobID))
 }

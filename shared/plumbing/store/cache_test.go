@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"maps"
@@ -113,7 +114,10 @@ func TestHoldingsCacheDropsWhatTheReconcilerReleases(t *testing.T) {
 	}
 	holdings := store.HoldingsCache(env.Etcd, slog.New(slog.DiscardHandler))
 	strict := store.AllocationCache(env.Etcd, slog.New(slog.DiscardHandler))
-	for _, c := range []*store.Cache[domain.Allocation]{holdings, strict} {
+	for _, c := range []interface {
+		Run(context.Context)
+		Ready() <-chan struct{}
+	}{holdings, strict} {
 		go c.Run(ctx)
 		<-c.Ready()
 	}
@@ -123,6 +127,12 @@ func TestHoldingsCacheDropsWhatTheReconcilerReleases(t *testing.T) {
 	}
 	if s := strict.Snapshot(); len(s) != 1 {
 		t.Errorf("the strict cache loaded %v, want only ok: the odd exit code fails the domain checks, the others the reconciler's", slices.Sorted(maps.Keys(s)))
+	}
+	// Read one by one, as the drain loop reads a drain's allocation.
+	for _, id := range []string{"ok", "oddexit", "twice", "other", "absent"} {
+		if _, found := strict.Get(store.AllocKey(id)); found != (id == "ok") {
+			t.Errorf("the strict cache's Get of %s found %v", id, found)
+		}
 	}
 }
 

@@ -19,8 +19,11 @@ var (
 	// InventoryCache mirrors every node's capacity, up or down (inventory/).
 	InventoryCache = cacheOf(InventoryPrefix, nodeUnder(InventoryPrefix))
 	// AllocationCache mirrors the allocation records (alloc/): every field
-	// checked, and each the record of the job its key names.
-	AllocationCache = cacheOf(AllocPrefix, allocationUnder)
+	// checked, and each the record of the job its key names; decoded when
+	// read (LazyCache).
+	AllocationCache = func(cli *clientv3.Client, log *slog.Logger) *LazyCache[domain.Allocation] {
+		return NewLazyCache(cli, AllocPrefix, allocationUnder, log)
+	}
 	// HoldingsCache mirrors the allocation records as gang's reconciler
 	// reads them (DecodeAllocation): the record of its key's job, naming
 	// each node and GPU once. A record it leaves out is one the reconciler
