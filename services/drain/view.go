@@ -17,7 +17,11 @@ import (
 // record (the spec's command, environment, resources; the placement) is
 // most of its bytes: decoded here it would be built and thrown away. The
 // field names are domain.Job's; TestJobViewKeepsWhatTheMirrorReads
-// checks them against a full decode.
+// checks them, and the decisions taken from the mirror, against a full
+// decode. A record whose other fields do not decode (one jobs.Decode
+// refuses) is mirrored all the same: a drain due on it fails at
+// startDrain's full read, which names it in the log each pass, where the
+// mirror used to leave it out without a word.
 type jobView struct {
 	ID        string        `json:"id"`
 	State     domain.State  `json:"state"`

@@ -150,6 +150,20 @@ func badCases(t *testing.T) []badCase {
 	badPlacement.Nodes[1].Ranks[0].GPUs = []int{0, 5} // GPU 0 is n1's
 	dupRank := placement()
 	dupRank.Nodes[1].Ranks[0].Rank = 0
+	// A placement's every check, with the path each error names (the
+	// checker builds the paths only when it reports).
+	placed := func(change func(p *domain.Placement)) []byte {
+		p := placement()
+		change(&p)
+		return patch(t, "Proposal", map[string]any{"placement": p})
+	}
+	manyErrors := placement()
+	for i := range manyErrors.Nodes {
+		for j := range manyErrors.Nodes[i].Ranks {
+			manyErrors.Nodes[i].Ranks[j].LocalRank = 9
+			manyErrors.Nodes[i].Ranks[j].GPUs = []int{-1, -2, -3, -4, -5}
+		}
+	}
 	return []badCase{
 		{"Report", []byte(`{"jobId":`), "malformed JSON"},
 		{"Report", []byte(`[1]`), "must be domain.Report"},
@@ -221,6 +235,22 @@ func badCases(t *testing.T) []badCase {
 		{"DrainRecord", patch(t, "DrainRecord", map[string]any{"attempt": 0}), "attempt: 0 is not between"},
 		{"DrainRecord", patch(t, "DrainRecord", map[string]any{"acks": map[string]any{"5": map[string]any{"attempt": 2}}}), "acks.5: rank 5 is not one the drain expects"},
 		{"DrainRecord", patch(t, "DrainRecord", map[string]any{"drain": map[string]any{"kind": "evict", "then": "requeue"}}), `drain.kind: "evict" is not one of`},
+		{"Proposal", placed(func(p *domain.Placement) { p.Nodes[0].GPUs = []int{0, 1, 2, 1024} }), "placement.nodes.0.gpus.3: 1024 is not between 0 and 1023"},
+		{"Proposal", placed(func(p *domain.Placement) { p.Nodes[0].GPUs = []int{0, 1, 2, 2} }), "placement.nodes.0.gpus.3: 2 appears twice"},
+		{"Proposal", placed(func(p *domain.Placement) { p.Nodes[1].GPUs = nil }), "placement.nodes.1.ranks.0.gpus.0: GPU 4 is not among the node's"},
+		{"Proposal", placed(func(p *domain.Placement) { p.Nodes[1].GPUs = []int{4, 5, 6, 7, 8} }), "placement.nodes.1.ranks: the node claims 5 GPUs, its ranks hold 4"},
+		{"Proposal", placed(func(p *domain.Placement) { p.Nodes[0].Ranks[1].GPUs = []int{1, 2, 3} }), "placement.nodes.0.ranks.1.gpus.0: GPU 1 is held by two ranks"},
+		{"Proposal", placed(func(p *domain.Placement) { p.Nodes[0].Ranks[1].GPUs = []int{2, 1030} }), "placement.nodes.0.ranks.1.gpus.1: 1030 is not between 0 and 1023"},
+		{"Proposal", placed(func(p *domain.Placement) { p.Nodes[0].Ranks[1].LocalRank = 0 }), "placement.nodes.0.ranks.1.localRank: 0, want 1"},
+		{"Proposal", placed(func(p *domain.Placement) { p.Nodes[1].Ranks[1].Rank = 4 }), "placement.nodes.1.ranks.1.rank: 4 is not between 0 and 3"},
+		{"Proposal", placed(func(p *domain.Placement) { p.Nodes[0].Ranks[0].CPUs = []int{0, 70000} }), "placement.nodes.0.ranks.0.cpus.1: 70000 is not between 0 and 65535"},
+		{"Proposal", placed(func(p *domain.Placement) { p.Nodes[0].Ranks = nil }), "placement.nodes.0.ranks: 0 ranks, want 1 to 1024"},
+		{"Proposal", placed(func(p *domain.Placement) { p.Nodes[1].NodeRank = 0 }), "placement.nodes.1.nodeRank: 0, want 1 (node ranks follow the node order)"},
+		{"Proposal", placed(func(p *domain.Placement) { p.Nodes[1].Node = "n1" }), `placement.nodes.1.node: "n1" appears twice`},
+		{"Proposal", placed(func(p *domain.Placement) { p.Nodes[1].Node = "a.b" }), `placement.nodes.1.node: "a.b" is not a node name`},
+		{"Proposal", patch(t, "Proposal", map[string]any{"placement": manyErrors}), "more errors follow"},
+		{"Assignment", patch(t, "Assignment", map[string]any{"ranks": []domain.Rank{{Rank: 2, LocalRank: 0, GPUs: []int{4}}, {Rank: 3, LocalRank: 0, GPUs: []int{4}}}}),
+			"ranks.1.localRank: 0, want 1; ranks.1.gpus.0: GPU 4 is held by two ranks"},
 	}
 }
 

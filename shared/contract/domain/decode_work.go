@@ -147,7 +147,8 @@ func (c *checker) placement(field string, p Placement) {
 	}
 	world := p.WorldSize()
 	seenNode := make(map[string]bool, len(p.Nodes))
-	seenRank := make(map[int]bool, world)
+	// Sized for the usual gang, not for the ranks a hostile message claims.
+	seenRank := make(map[int]bool, min(world, maxRanksPerNode))
 	for i, np := range p.Nodes {
 		// Field paths are built only for an error: a placement is checked
 		// in every proposal, assignment and allocation record read, and
@@ -204,19 +205,7 @@ func (s *gpuSet) add(g int) {
 // a set.
 func (c *checker) gpuSet(field string, xs []int) *gpuSet {
 	set := &gpuSet{}
-	if len(xs) > MaxGPUIndex+1 {
-		c.fail(field, "%d entries, more than the %d allowed", len(xs), MaxGPUIndex+1)
-		return set
-	}
-	for k, x := range xs {
-		switch {
-		case x < 0 || x > MaxGPUIndex:
-			c.fail(at(field, k), "%d is not between 0 and %d", x, MaxGPUIndex)
-		case set.has(x):
-			c.fail(at(field, k), "%d appears twice", x)
-		}
-		set.add(x)
-	}
+	c.distinct(field, xs, MaxGPUIndex, set)
 	return set
 }
 
@@ -270,21 +259,36 @@ func (c *checker) nodeRanks(field func() string, ranks []Rank, gpus *gpuSet, wor
 // indices checks a list of distinct device or core indices in [0, most]
 // and returns them as a set.
 func (c *checker) indices(field string, xs []int, most int) map[int]bool {
-	set := make(map[int]bool, len(xs))
+	set := mapSet(make(map[int]bool, len(xs)))
+	c.distinct(field, xs, most, set)
+	return set
+}
+
+// mapSet is a set of indices of any range.
+type mapSet map[int]bool
+
+func (s mapSet) has(x int) bool { return s[x] }
+func (s mapSet) add(x int)      { s[x] = true }
+
+// distinct checks a list of distinct indices in [0, most], adding each
+// (out of range ones too) to set.
+func (c *checker) distinct(field string, xs []int, most int, set interface {
+	has(int) bool
+	add(int)
+}) {
 	if len(xs) > most+1 {
 		c.fail(field, "%d entries, more than the %d allowed", len(xs), most+1)
-		return set
+		return
 	}
 	for k, x := range xs {
 		switch {
 		case x < 0 || x > most:
-			c.fail(fmt.Sprintf("%s.%d", field, k), "%d is not between 0 and %d", x, most)
-		case set[x]:
-			c.fail(fmt.Sprintf("%s.%d", field, k), "%d appears twice", x)
+			c.fail(at(field, k), "%d is not between 0 and %d", x, most)
+		case set.has(x):
+			c.fail(at(field, k), "%d appears twice", x)
 		}
-		set[x] = true
+		set.add(x)
 	}
-	return set
 }
 
 // argv checks a command: 1–1024 arguments, the first non-empty, none

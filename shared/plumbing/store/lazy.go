@@ -15,7 +15,11 @@ import (
 // only while a node is drained or a GPU withdrawn): at 500 jobs/s their
 // eager decoding was 4 % of the whole process's CPU. Each value is decoded
 // at most once; one that fails decode's checks reads as absent, as Cache
-// leaves it out, and is logged when first read.
+// leaves it out, and is logged when first read (not when written). A
+// reader of every value (drain's cluster gauges, at each metrics scrape)
+// decodes the values written since it last read: the saving is the
+// versions overwritten in between, and all of them while nothing scrapes.
+// A reload (a broken watch) makes every value new, to decode again.
 type LazyCache[T any] struct {
 	c *Cache[*lazy[T]]
 }
