@@ -266,3 +266,35 @@ func TestReadableStreamsTakeMoreReadersThanTheServersDefault(t *testing.T) {
 	}
 	read(serversDefault + 3)
 }
+
+// An account that takes fewer consumers per stream than the readers' cap
+// (an operator's limit) still gets its streams: the cap is lowered to the
+// account's, where the server would refuse every stream and no service
+// would start.
+func TestStreamsFitAnAccountsConsumerLimit(t *testing.T) {
+	const limit = 50
+	env := testenv.Start(t, testenv.WithAccountMaxConsumers(limit)) // its start ensures the streams
+	ctx := context.Background()
+	b, err := bus.Connect(ctx, env.NATSURL, "limit-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	if err := b.EnsureStreams(ctx, bus.StreamOptions{}); err != nil {
+		t.Fatalf("streams on an account limited to %d consumers a stream: %v", limit, err)
+	}
+	for _, name := range subjects.ReadableStreams() {
+		s, err := b.JS.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.CachedInfo().Config.MaxConsumers; got != limit {
+			t.Errorf("stream %s takes %d consumers, want the account's %d", name, got, limit)
+		}
+	}
+	// The control: the server does refuse a stream asking for more.
+	_, err = b.JS.CreateStream(ctx, jetstream.StreamConfig{Name: "OVER_LIMIT", Subjects: []string{"over.limit"}, MaxConsumers: bus.ReadersPerStream})
+	if err == nil {
+		t.Errorf("a stream asking %d consumers was created on an account limited to %d", bus.ReadersPerStream, limit)
+	}
+}

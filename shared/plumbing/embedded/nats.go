@@ -21,6 +21,10 @@ type NATSConfig struct {
 	// Trust, when set, turns authentication on: only credentials signed by
 	// its operator's accounts connect, each with its own permissions.
 	Trust *auth.ServerTrust
+	// MaxConsumers, when positive, is the JetStream limit of consumers per
+	// stream of the server's one account (no Trust), as an operator's
+	// account may set one: for tests of how the services fit under it.
+	MaxConsumers int
 }
 
 // NATS is a running embedded NATS server.
@@ -66,6 +70,13 @@ func StartNATS(cfg NATSConfig) (*NATS, error) {
 	if !srv.ReadyForConnections(30 * time.Second) {
 		srv.Shutdown()
 		return nil, errors.Newf("nats server on %s not ready after 30s", cfg.Listen)
+	}
+	if cfg.MaxConsumers > 0 && cfg.Trust == nil {
+		limits := server.JetStreamAccountLimits{MaxMemory: -1, MaxStore: -1, MaxStreams: -1, MaxConsumers: cfg.MaxConsumers}
+		if err := srv.GlobalAccount().UpdateJetStreamLimits(map[string]server.JetStreamAccountLimits{"": limits}); err != nil {
+			srv.Shutdown()
+			return nil, errors.Wrap(err, "limit the account's consumers")
+		}
 	}
 	return &NATS{srv: srv}, nil
 }

@@ -35,10 +35,17 @@ type Env struct {
 // Option adjusts the environment.
 type Option func(*options)
 
-type options struct{ fsync, auth bool }
+type options struct {
+	fsync, auth  bool
+	maxConsumers int
+}
 
 // WithFsync keeps etcd's fsync on (benchmarks that must measure it).
 func WithFsync() Option { return func(o *options) { o.fsync = true } }
+
+// WithAccountMaxConsumers gives NATS's account a limit of n consumers per
+// stream (without WithAuth), as an operator's account may have.
+func WithAccountMaxConsumers(n int) Option { return func(o *options) { o.maxConsumers = n } }
 
 // Start brings up NATS and etcd and registers their shutdown with t.Cleanup.
 func Start(t testing.TB, opts ...Option) *Env {
@@ -47,7 +54,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	nc := embedded.NATSConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir()}
+	nc := embedded.NATSConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir(), MaxConsumers: o.maxConsumers}
 	ec := embedded.EtcdConfig{Listen: "127.0.0.1:0", Dir: t.TempDir(), NoFsync: !o.fsync}
 	var a *Authority
 	if o.auth {
