@@ -107,16 +107,16 @@ func (s *service) recordDrain(ctx context.Context, job domain.Job) (created bool
 	// The attempt can end between the job record's read and the drain
 	// record's write (its gang failed, a plain cancel): the record then
 	// goes, and nothing is announced.
-	now, _, err := s.Jobs.Get(ctx, job.ID)
+	current, _, err := s.Jobs.Get(ctx, job.ID)
 	if err != nil {
 		return true, err
 	}
-	if now.Attempt != rec.Attempt || now.Drain == nil || !now.State.Active() {
+	if current.Attempt != rec.Attempt || current.Drain == nil || !current.State.Active() {
 		return true, s.forgetDrain(ctx, job.ID, rec.Attempt)
 	}
 	s.Log.InfoContext(ctx, "draining", "job", job.ID, "attempt", rec.Attempt, "reason", rec.Drain.Reason, "then", rec.Drain.Then,
 		"grace", rec.Drain.Deadline.Sub(rec.Drain.RequestedAt), "actor", rec.Drain.Actor)
-	ev := events.ForJob(events.Draining, now, rec.Drain.RequestedAt)
+	ev := events.ForJob(events.Draining, current, rec.Drain.RequestedAt)
 	ev.Reason, ev.Drain, ev.Signal, ev.Actor = rec.Drain.Reason, &rec.Drain, rec.Signal, rec.Drain.Actor
 	return true, s.Bus.PublishEvent(ctx, ev)
 }
