@@ -18,8 +18,16 @@ type PlacementCycles struct {
 	Cycles int `json:"cycles"`
 	// Seconds is the cycles' wall time added up.
 	Seconds float64 `json:"seconds"`
-	// PerSecond is Cycles over the load phase's wall time.
-	PerSecond float64 `json:"perSecond"`
+	// WallSeconds is the load phase's wall time the cycles were counted over.
+	WallSeconds float64 `json:"wallSeconds"`
+}
+
+// PerSecond is how many cycles ran a second of the load phase.
+func (p PlacementCycles) PerSecond() float64 {
+	if p.WallSeconds <= 0 {
+		return 0
+	}
+	return float64(p.Cycles) / p.WallSeconds
 }
 
 // MeanMs is a cycle's mean wall time.
@@ -124,5 +132,5 @@ func (c *cyclesSpan) stop(ctx context.Context) *PlacementCycles {
 		c.cfg.Log.Warn("placement cycles not counted: the totals went down", "before", c.count, "after", count)
 		return nil
 	}
-	return &PlacementCycles{Cycles: int(count - c.count), Seconds: sum - c.sum, PerSecond: (count - c.count) / wall}
+	return &PlacementCycles{Cycles: int(count - c.count), Seconds: sum - c.sum, WallSeconds: wall}
 }

@@ -85,7 +85,7 @@ func TestSmallLiveRun(t *testing.T) {
 		t.Errorf("usage not measured: %+v", res.Usage)
 	}
 	// Placement plans at least once a second while it leads.
-	if p := res.Placement; p == nil || p.Cycles < 2 || p.Seconds <= 0 {
+	if p := res.Placement; p == nil || p.Cycles < 2 || p.Seconds <= 0 || p.WallSeconds <= 0 || p.PerSecond() <= 0 {
 		t.Errorf("placement cycles not counted: %+v", p)
 	} else if md := (Report{Result: res}).Summary(); !strings.Contains(md, "Placement planned") {
 		t.Errorf("report does not give placement's cycles:\n%s", md)

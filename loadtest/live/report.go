@@ -99,7 +99,7 @@ func (rep Report) Summary() string {
 	}
 	if p := r.Placement; p != nil {
 		fmt.Fprintf(&b, "Placement planned %s times during the load (%.0f a second), %.1f ms of wall time a cycle on average.\n\n",
-			report.Thousands(p.Cycles), p.PerSecond, p.MeanMs())
+			report.Thousands(p.Cycles), p.PerSecond(), p.MeanMs())
 	}
 	if len(r.Streams) > 0 && r.Submitted > 0 {
 		st := report.Table{Header: []string{"JetStream stream", "messages during the load", "per submitted job"}}

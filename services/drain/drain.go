@@ -6,6 +6,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/errs"
@@ -47,10 +48,8 @@ func (s *service) startDrain(ctx context.Context, req domain.DrainRequest, actor
 	// The drain joins the job's trace (linked to the request's when that is
 	// another), and its record carries it to the agents and to whichever
 	// replica completes it.
-	ctx, span := telemetry.Continue(ctx, s.Tel.Tracer, job.TraceParent, telemetry.SpanDrain,
-		append(telemetry.JobAttrs(job), telemetry.AttrDrainKind.String(string(req.Kind)), telemetry.AttrDrainThen.String(string(req.Then)))...)
+	ctx, span := s.drainSpan(ctx, job, req.Kind, req.Then)
 	defer func() { telemetry.End(span, err) }()
-	ctx = telemetry.WithJob(ctx, job.ID)
 	reason := req.Reason
 	if reason == "" {
 		reason = string(req.Kind)
@@ -119,6 +118,14 @@ func (s *service) recordDrain(ctx context.Context, job domain.Job) (created bool
 	ev := events.ForJob(events.Draining, current, rec.Drain.RequestedAt)
 	ev.Reason, ev.Drain, ev.Signal, ev.Actor = rec.Drain.Reason, &rec.Drain, rec.Signal, rec.Drain.Actor
 	return true, s.Bus.PublishEvent(ctx, ev)
+}
+
+// drainSpan starts the span of a drain's start (or resumption) in the
+// job's trace, and names the job in ctx.
+func (s *service) drainSpan(ctx context.Context, job domain.Job, kind domain.DrainKind, then domain.DrainThen) (context.Context, trace.Span) {
+	ctx, span := telemetry.Continue(ctx, s.Tel.Tracer, job.TraceParent, telemetry.SpanDrain,
+		append(telemetry.JobAttrs(job), telemetry.AttrDrainKind.String(string(kind)), telemetry.AttrDrainThen.String(string(then)))...)
+	return telemetry.WithJob(ctx, job.ID), span
 }
 
 // expectedAcks lists the ranks that must acknowledge.

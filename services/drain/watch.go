@@ -95,10 +95,8 @@ func (s *service) resumeDrain(ctx context.Context, o orphan) (err error) {
 	if err != nil || job.State != domain.StateRunning || job.Attempt != o.Attempt || job.Drain == nil || !job.Drain.RequestedAt.Equal(o.RequestedAt) {
 		return err
 	}
-	ctx, span := telemetry.Continue(ctx, s.Tel.Tracer, job.TraceParent, telemetry.SpanDrain,
-		append(telemetry.JobAttrs(job), telemetry.AttrDrainKind.String(string(job.Drain.Kind)), telemetry.AttrDrainThen.String(string(job.Drain.Then)))...)
+	ctx, span := s.drainSpan(ctx, job, job.Drain.Kind, job.Drain.Then)
 	defer func() { telemetry.End(span, err) }()
-	ctx = telemetry.WithJob(ctx, job.ID)
 	s.Log.WarnContext(ctx, "drain without its record: writing it from the job record", "job", job.ID, "attempt", job.Attempt,
 		"requested", job.Drain.RequestedAt)
 	_, err = s.recordDrain(ctx, job)

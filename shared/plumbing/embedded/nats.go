@@ -35,6 +35,10 @@ type NATS struct {
 // StartNATS starts a JetStream-enabled NATS server and waits until it
 // accepts connections.
 func StartNATS(cfg NATSConfig) (*NATS, error) {
+	if cfg.MaxConsumers > 0 && cfg.Trust != nil {
+		// With Trust each account's limits are its JWT's.
+		return nil, errors.New("nats: MaxConsumers limits the one account of a server without Trust; set an account's limit in its JWT")
+	}
 	host, portStr, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
 		return nil, errors.Wrapf(err, "nats listen address %q", cfg.Listen)
@@ -71,7 +75,7 @@ func StartNATS(cfg NATSConfig) (*NATS, error) {
 		srv.Shutdown()
 		return nil, errors.Newf("nats server on %s not ready after 30s", cfg.Listen)
 	}
-	if cfg.MaxConsumers > 0 && cfg.Trust == nil {
+	if cfg.MaxConsumers > 0 {
 		limits := server.JetStreamAccountLimits{MaxMemory: -1, MaxStore: -1, MaxStreams: -1, MaxConsumers: cfg.MaxConsumers}
 		if err := srv.GlobalAccount().UpdateJetStreamLimits(map[string]server.JetStreamAccountLimits{"": limits}); err != nil {
 			srv.Shutdown()
