@@ -29,7 +29,10 @@ func (s *scheduler) jobChanged(e jobs.Entry) {
 	// Decode refuses a record naming another job: filed under its own ID
 	// it would replace that job's entry, and a decision on it (a
 	// dependency never satisfied) would change the other job's record.
-	j, err := jobs.Decode(e.Key, e.Value)
+	// What a gang holds comes from its allocation (view.go), so a placed
+	// record's placement is skipped; a pending one, the only kind explain
+	// writes back, comes whole.
+	j, err := jobs.DecodeUnplaced(e.Key, e.Value)
 	switch {
 	case err != nil:
 		s.Log.Warn("job record skipped", "job", e.Key, "err", err)
