@@ -234,9 +234,12 @@ func (s *service) applyReports(ctx context.Context, batch []domain.Report, fresh
 // allocation from the reservation lease (durable for the job's life). It
 // returns the allocation's new ModRevision.
 func (s *service) recordProgress(ctx context.Context, a domain.Allocation, rev int64, barrier bool) (int64, error) {
-	ops := []clientv3.Op{clientv3.OpPut(store.AllocKey(a.JobID), store.MustJSON(a), clientv3.WithIgnoreLease())}
+	// Encode the record once: the barrier's detach writes it too.
+	var ops []clientv3.Op
 	if barrier {
 		ops = store.AllocationDetach(a)
+	} else {
+		ops = []clientv3.Op{clientv3.OpPut(store.AllocKey(a.JobID), store.MustJSON(a), clientv3.WithIgnoreLease())}
 	}
 	resp, err := s.txns.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(store.AllocKey(a.JobID)), "=", rev)).
