@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,9 @@ type agents struct {
 	mu       sync.Mutex
 	launched map[string]int         // "<node>/<job>" -> attempt started
 	exits    map[string]*time.Timer // pending exits by the same key
+	// launches times each job's latest attempt's starts, for the report's
+	// legs of a job's latency (launchStages).
+	launches map[string]launch
 
 	reports chan domain.Report
 	wg      sync.WaitGroup
@@ -42,7 +46,7 @@ type agents struct {
 func newAgents(cli *clientv3.Client, b *bus.Bus, log *slog.Logger) *agents {
 	return &agents{
 		etcd: cli, bus: b, log: log, nodes: map[string]int64{},
-		launched: map[string]int{}, exits: map[string]*time.Timer{},
+		launched: map[string]int{}, exits: map[string]*time.Timer{}, launches: map[string]launch{},
 		reports: make(chan domain.Report, 1<<16),
 	}
 }
@@ -239,7 +243,36 @@ func runTime(cmd []string) time.Duration {
 
 func (a *agents) report(r domain.Report) {
 	r.Time = time.Now().UTC()
+	if r.Kind == domain.ReportStarted {
+		a.mu.Lock()
+		a.launches[r.JobID] = a.launches[r.JobID].started(r.Attempt, r.Time)
+		a.mu.Unlock()
+	}
 	a.reports <- r
+}
+
+// launch is when the last of a job's nodes started its attempt.
+type launch struct {
+	attempt int
+	seen    time.Time
+}
+
+// started adds a node's start of attempt, seen at t.
+func (l launch) started(attempt int, t time.Time) launch {
+	if attempt > l.attempt {
+		l = launch{attempt: attempt}
+	}
+	if attempt == l.attempt && t.After(l.seen) {
+		l.seen = t
+	}
+	return l
+}
+
+// launchTimes copies the launches, by job.
+func (a *agents) launchTimes() map[string]launch {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return maps.Clone(a.launches)
 }
 
 // publisher sends reports with the real agent's de-duplication IDs,

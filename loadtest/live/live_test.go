@@ -70,6 +70,19 @@ func TestSmallLiveRun(t *testing.T) {
 	if res.ToAdmitted.P50 > res.ToRunning.P50 || res.ToReserved.Max > res.ToRunning.Max+1 {
 		t.Errorf("latencies out of order: admitted %+v, reserved %+v, running %+v", res.ToAdmitted, res.ToReserved, res.ToRunning)
 	}
+	// The legs of submit → running count every job (none is requeued
+	// here), and the report gives them.
+	if len(res.Stages) != 4 {
+		t.Errorf("stages %+v, want four legs", res.Stages)
+	}
+	for _, st := range res.Stages {
+		if st.Ms.N != len(jobs) || st.Ms.Max < 0 {
+			t.Errorf("leg %q: %+v, want all %d jobs", st.Name, st.Ms, len(jobs))
+		}
+	}
+	if md := (Report{Result: res}).Summary(); !strings.Contains(md, StageBarrier) {
+		t.Errorf("report does not give the legs:\n%s", md)
+	}
 	if res.RawPerSec <= 0 || res.RatioToRaw <= 0 {
 		t.Errorf("raw %g Txn/s, ratio %g", res.RawPerSec, res.RatioToRaw)
 	}

@@ -70,6 +70,13 @@ func (rep Report) Summary() string {
 		lt.Add(x.name, ms(x.d.P50), ms(x.d.P90), ms(x.d.P99), ms(x.d.Max), report.Thousands(x.d.N))
 	}
 	b.WriteString(lt.String() + "\n")
+	if len(r.Stages) > 0 && r.Stages[0].Ms.N > 0 {
+		st := report.Table{Header: []string{"leg of submit → running (jobs not requeued)", "p50", "p90", "p99", "max", "n"}}
+		for _, x := range r.Stages {
+			st.Add(x.Name, ms(x.Ms.P50), ms(x.Ms.P90), ms(x.Ms.P99), ms(x.Ms.Max), report.Thousands(x.Ms.N))
+		}
+		b.WriteString(st.String() + "\n")
+	}
 
 	tt := report.Table{Header: []string{"throughput", "value"}}
 	tt.Add("sustained jobs reaching running /s (submission window, first 10 % excluded)", fmt.Sprintf("%.1f", r.SustainedPerSec))

@@ -95,6 +95,8 @@ type Result struct {
 
 	// Packing is how the gangs were placed and when they started.
 	Packing Packing `json:"packing"`
+	// Stages split submit → running into its legs (launchStages).
+	Stages []Stage `json:"stages,omitempty"`
 
 	// RunningPerSecond counts jobs reaching running in each second since
 	// the first submission.
@@ -174,7 +176,7 @@ type AgentStats struct {
 // BookkeepingOK reports whether every submitted job was accounted for.
 func (r *Result) BookkeepingOK() bool { return len(r.Bookkeeping) == 0 }
 
-func (r *Result) compute(cfg Config, t0 time.Time, s *submission, f *follower, records map[string]int) {
+func (r *Result) compute(cfg Config, t0 time.Time, s *submission, f *follower, records map[string]int, launches map[string]launch) {
 	r.Jobs = len(cfg.Jobs)
 	if n := len(cfg.Jobs); n > 1 {
 		r.SubmitSpan = (cfg.Jobs[n-1].Submit - cfg.Jobs[0].Submit).Seconds()
@@ -275,6 +277,7 @@ func (r *Result) compute(cfg Config, t0 time.Time, s *submission, f *follower, r
 	}
 	r.Bookkeeping = problems
 	r.Packing = packing(cfg, t0, s.ids, tls)
+	r.Stages = launchStages(s.ids, tls, launches)
 	for _, c := range records {
 		r.ConflictsRecorded += c
 	}

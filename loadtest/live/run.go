@@ -268,7 +268,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		cfg.Log.Warn("job records not read", "err", err)
 	}
 	res.Agents = AgentStats{Started: ag.started.Load(), Exited: ag.exited.Load(), Lost: ag.lost.Load(), PublishFailures: ag.failedPubs.Load()}
-	res.compute(cfg, t0, sub, f, records)
+	res.compute(cfg, t0, sub, f, records, ag.launchTimes())
 	return res, nil
 }
 
