@@ -62,7 +62,7 @@ func (s *scheduler) cycle(ctx context.Context) {
 		}
 		sj, _ := seen.get(d.JobID)
 		k, next := waitKey{sj.job.ID, sj.job.Attempt}, reasonText{d.Reason, d.Detail}
-		if d.Action != queue.Start && !s.reasons.due(k, reasonText{sj.job.Reason, sj.job.Detail}, sj.rev, d.ReasonCode, next, now) {
+		if d.Action != queue.Start && !s.reasons.due(k, sj.job.PendingSince, reasonText{sj.job.Reason, sj.job.Detail}, sj.rev, d.ReasonCode, next, now) {
 			continue // nothing to record, or not yet (reasons.go)
 		}
 		slots <- struct{}{}

@@ -9,6 +9,15 @@ import (
 // new numbers under the same reason code replace it.
 const reasonRefresh = 5 * time.Second
 
+// firstReasonAfter is how long an attempt waits before its first reason
+// is written. Most jobs start within a cycle or two and never need one;
+// when the cluster falls behind, every job waits a few cycles, and writing
+// each one's reason then added a job-record write per job (0.6–0.9 a job
+// in 500/s runs that fell behind, decoded by every follower of the
+// bucket) exactly when the CPU was short. A user asking why a job is
+// pending sees its reason a second after it began to wait.
+const firstReasonAfter = time.Second
+
 // reasonWrites paces the rewrites of pending jobs' reasons. A reason's
 // numbers ("5 of 8 nodes with 8 free GPUs", "reserved from ≈ 14:02")
 // change whenever any node frees or fills, so writing every change
@@ -42,13 +51,15 @@ type reasonMark struct {
 	at   time.Time
 }
 
-// due reports whether a pending job attempt whose record holds recorded,
-// at revision rev, should get next under code, decided at now. A record
-// older than this leader's last write lags it: that write is not made
-// again. One as new or newer that says something else was written by
-// someone else since (gang's conflict, a dependency or array hold), and
-// the reason is written back at once.
-func (w *reasonWrites) due(k waitKey, recorded reasonText, rev uint64, code string, next reasonText, now time.Time) bool {
+// due reports whether a pending job attempt, waiting since since, whose
+// record holds recorded, at revision rev, should get next under code,
+// decided at now. Nothing is written for an attempt this leader has not
+// written for until it has waited firstReasonAfter. A record older than
+// this leader's last write lags it: that write is not made again. One as
+// new or newer that says something else was written by someone else since
+// (gang's conflict, a dependency or array hold), and the reason is written
+// back at once.
+func (w *reasonWrites) due(k waitKey, since time.Time, recorded reasonText, rev uint64, code string, next reasonText, now time.Time) bool {
 	if next == recorded {
 		return false
 	}
@@ -56,7 +67,9 @@ func (w *reasonWrites) due(k waitKey, recorded reasonText, rev uint64, code stri
 	defer w.mu.Unlock()
 	m, ok := w.last[k]
 	switch {
-	case !ok || m.code != code:
+	case !ok:
+		return now.Sub(since) >= firstReasonAfter
+	case m.code != code:
 		return true
 	case rev < m.rev:
 		return false // the record lags this leader's own write

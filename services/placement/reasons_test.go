@@ -5,18 +5,26 @@ import (
 	"time"
 )
 
-// A pending job's reason is written at once when its code changes or the
-// record was written by someone else (even back to this leader's last
-// text); new numbers under the same code wait for reasonRefresh; nothing is
-// written while the record lags this leader's own write (an older
-// revision); a forgotten attempt starts afresh.
+// A pending job's first reason waits until it has waited
+// firstReasonAfter; after that, a reason is written at once when its code
+// changes or the record was written by someone else (even back to this
+// leader's last text); new numbers under the same code wait for
+// reasonRefresh; nothing is written while the record lags this leader's
+// own write (an older revision); a forgotten attempt starts afresh.
 func TestReasonWritesPace(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	since := t0.Add(-firstReasonAfter) // pending long enough for a reason
 	k := waitKey{"j", 1}
 	r1 := reasonText{"Resources: 5 of 8 nodes", "5 have them now"}
 	r2 := reasonText{"Resources: 6 of 8 nodes", "6 have them now"}
 	var w reasonWrites
-	if !w.due(k, reasonText{}, 1, "Resources", r1, t0) {
+	if w.due(k, t0, reasonText{}, 1, "Resources", r1, t0.Add(firstReasonAfter-time.Millisecond)) {
+		t.Error("a reason due before its attempt has waited firstReasonAfter")
+	}
+	if w.due(k, t0, reasonText{"Conflict", "n1 taken"}, 1, "Resources", r1, t0.Add(firstReasonAfter/2)) {
+		t.Error("a reason due before its attempt has waited firstReasonAfter, over someone else's")
+	}
+	if !w.due(k, since, reasonText{}, 1, "Resources", r1, t0) {
 		t.Fatal("first reason not due")
 	}
 	w.wrote(k, "Resources", r1, 10, t0) // the write made revision 10
@@ -40,15 +48,16 @@ func TestReasonWritesPace(t *testing.T) {
 		{"written over since, and ours is due again", held, 12, "Resources", r1, time.Second, true},
 	}
 	for _, s := range steps {
-		if got := w.due(k, s.recorded, s.rev, s.code, s.next, t0.Add(s.at)); got != s.want {
+		// since is now: a written attempt's reasons are not held back.
+		if got := w.due(k, t0.Add(s.at), s.recorded, s.rev, s.code, s.next, t0.Add(s.at)); got != s.want {
 			t.Errorf("%s: due %v, want %v", s.name, got, s.want)
 		}
 	}
-	if w.due(waitKey{"j", 2}, r1, 10, "Resources", r2, t0.Add(time.Second)) != true {
+	if w.due(waitKey{"j", 2}, since, r1, 10, "Resources", r2, t0.Add(time.Second)) != true {
 		t.Error("a new attempt waits on the old attempt's mark")
 	}
 	w.forget(func(k waitKey) bool { return k.attempt == 2 })
-	if !w.due(k, r1, 10, "Resources", r2, t0.Add(time.Second)) {
+	if !w.due(k, since, r1, 10, "Resources", r2, t0.Add(time.Second)) {
 		t.Error("a forgotten attempt is still paced")
 	}
 }
