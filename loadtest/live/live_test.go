@@ -70,14 +70,14 @@ func TestSmallLiveRun(t *testing.T) {
 	if res.ToAdmitted.P50 > res.ToRunning.P50 || res.ToReserved.Max > res.ToRunning.Max+1 {
 		t.Errorf("latencies out of order: admitted %+v, reserved %+v, running %+v", res.ToAdmitted, res.ToReserved, res.ToRunning)
 	}
-	// The legs of submit → running count every job (none is requeued
-	// here), and the report gives them.
+	// The legs of submit → running count every job not requeued, and the
+	// report gives them.
 	if len(res.Stages) != 4 {
 		t.Errorf("stages %+v, want four legs", res.Stages)
 	}
 	for _, st := range res.Stages {
-		if st.Ms.N != len(jobs) || st.Ms.Max < 0 {
-			t.Errorf("leg %q: %+v, want all %d jobs", st.Name, st.Ms, len(jobs))
+		if st.Ms.N < len(jobs)-res.Requeues || st.Ms.Max < 0 {
+			t.Errorf("leg %q: %+v, want the %d jobs not requeued", st.Name, st.Ms, len(jobs)-res.Requeues)
 		}
 	}
 	if md := (Report{Result: res}).Summary(); !strings.Contains(md, StageBarrier) {

@@ -24,9 +24,10 @@ const (
 )
 
 // launchStages splits each job's latency at its events and at the last
-// of its virtual agents' starts. Jobs requeued, or whose times are out of order (a start
-// seen before the reservation event's time, which clocks allow), are left
-// out of every leg, so that each leg counts the same jobs.
+// of its virtual agents' starts. Jobs requeued, or whose times are out of
+// order (a start seen before the reservation event's time, which clocks
+// allow), are left out of every leg, so that each leg counts the same
+// jobs.
 func launchStages(ids []string, tls map[string]timeline, launches map[string]launch) []Stage {
 	names := []string{StageAdmission, StageReserve, StageAssign, StageBarrier}
 	legs := make([][]float64, len(names))

@@ -12,9 +12,9 @@ const reasonRefresh = 5 * time.Second
 // firstReasonAfter is how long an attempt waits before its first reason
 // is written. Most jobs start within a cycle or two and never need one;
 // when the cluster falls behind, every job waits a few cycles, and writing
-// each one's reason then added a job-record write per job (0.6–0.9 a job
-// in 500/s runs that fell behind, decoded by every follower of the
-// bucket) exactly when the CPU was short. A user asking why a job is
+// each one's reason then added up to a job-record write per job (0.6–1.1
+// a job in 500/s runs that fell behind, each decoded by every follower of
+// the bucket) exactly when the CPU was short. A user asking why a job is
 // pending sees its reason a second after it began to wait.
 const firstReasonAfter = time.Second
 
@@ -25,13 +25,17 @@ const firstReasonAfter = time.Second
 // a start or an end: on issue 22's burst (200 jobs, 32 nodes) 22.5
 // jobs-KV writes per job, where its lifecycle needs about 5, each one
 // decoded by every service that follows the bucket; with thousands of jobs
-// waiting, thousands of writes a second. A new reason code, or a record
-// someone else wrote since, is written at once; new numbers under the same
-// code wait until reasonRefresh has passed since this leader last wrote
-// that job's reason, and the first cycle after that writes the latest.
+// waiting, thousands of writes a second. An attempt's first reason waits
+// until the attempt has waited firstReasonAfter; after that a new reason
+// code, or a record someone else wrote since, is written at once; new
+// numbers under the same code wait until reasonRefresh has passed since
+// this leader last wrote that job's reason, and the first cycle after that
+// writes the latest. (Dependency and array holds are written by
+// applyDependencies, not paced here.)
 //
 // Like the switch-wait clocks, the marks live in the leader's memory: a
-// new leader writes each reason that differs on its first cycle.
+// new leader writes each reason that differs on its first cycle (once
+// the attempt has waited firstReasonAfter).
 //
 // The zero value is ready to use.
 type reasonWrites struct {

@@ -26,7 +26,7 @@ func (s *scheduler) jobChanged(e jobs.Entry) {
 		delete(s.folded, e.Key)
 		return
 	}
-	// Decode refuses a record naming another job: filed under its own ID
+	// DecodeUnplaced refuses a record naming another job: filed under its own ID
 	// it would replace that job's entry, and a decision on it (a
 	// dependency never satisfied) would change the other job's record.
 	// What a gang holds comes from its allocation (view.go), so a placed
