@@ -1,7 +1,11 @@
 package embedded
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"net/url"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -48,10 +52,24 @@ func StartEtcd(cfg EtcdConfig) (*Etcd, error) {
 	// never talks to peers, but etcd insists on a peer URL.
 	peer, _ := url.Parse("http://127.0.0.1:0")
 
+	// The client URL serves gRPC alone, natively; etcd's HTTP endpoints
+	// (/health, /version, /metrics, the JSON gateway, none of which
+	// Lockstep uses) get a unix socket of their own. Sharing one URL, etcd
+	// serves gRPC over TLS through net/http's HTTP/2 server and grpc-go's
+	// ServeHTTP handler, the slower of grpc-go's two transports
+	// (docs/benchmarks.md: etcd's side of `lockstep dev`). A socket, not a
+	// second port 0: etcd's listeners come back in no order, and the two
+	// would be told apart by nothing but their kind.
+	httpOnly, err := httpSocketURL(client.Scheme)
+	if err != nil {
+		return nil, err
+	}
+
 	ec := embed.NewConfig()
 	ec.Name = "lockstep"
 	ec.Dir = cfg.Dir
 	ec.ListenClientUrls = []url.URL{*client}
+	ec.ListenClientHttpUrls = []url.URL{httpOnly}
 	ec.AdvertiseClientUrls = []url.URL{*client}
 	ec.ListenPeerUrls = []url.URL{*peer}
 	ec.AdvertisePeerUrls = []url.URL{*peer}
@@ -88,12 +106,35 @@ func StartEtcd(cfg EtcdConfig) (*Etcd, error) {
 	return &Etcd{e: e, tls: cfg.TLS != nil}, nil
 }
 
-// Endpoint is the client URL (with the real port when 0 was asked for).
+// Endpoint is the client URL (with the real port when 0 was asked for):
+// the one TCP listener, etcd's HTTP endpoints being on a unix socket.
 func (e *Etcd) Endpoint() string {
-	if e.tls {
-		return "https://" + e.e.Clients[0].Addr().String()
+	var addr string
+	for _, l := range e.e.Clients {
+		if l.Addr().Network() == "tcp" {
+			addr = l.Addr().String()
+		}
 	}
-	return "http://" + e.e.Clients[0].Addr().String()
+	if e.tls {
+		return "https://" + addr
+	}
+	return "http://" + addr
+}
+
+// httpSocketURL names a fresh unix socket for etcd's HTTP endpoints, in
+// the temporary folder: a data folder's path can pass the 107 bytes a
+// socket's path may have. etcd removes it when it closes.
+func httpSocketURL(clientScheme string) (url.URL, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return url.URL{}, errors.Wrap(err, "name etcd's HTTP socket")
+	}
+	scheme := "unix"
+	if clientScheme == "https" {
+		scheme = "unixs"
+	}
+	path := filepath.Join(os.TempDir(), "lockstep-etcd-"+hex.EncodeToString(b[:])+".sock")
+	return url.URL{Scheme: scheme, Path: path}, nil
 }
 
 // Close stops etcd.
