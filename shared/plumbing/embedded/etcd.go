@@ -53,13 +53,15 @@ func StartEtcd(cfg EtcdConfig) (*Etcd, error) {
 	peer, _ := url.Parse("http://127.0.0.1:0")
 
 	// The client URL serves gRPC alone, natively; etcd's HTTP endpoints
-	// (/health, /version, /metrics, the JSON gateway, none of which
-	// Lockstep uses) get a unix socket of their own. Sharing one URL, etcd
-	// serves gRPC over TLS through net/http's HTTP/2 server and grpc-go's
-	// ServeHTTP handler, the slower of grpc-go's two transports
-	// (docs/benchmarks.md: etcd's side of `lockstep dev`). A socket, not a
-	// second port 0: etcd's listeners come back in no order, and the two
-	// would be told apart by nothing but their kind.
+	// (/health, /version, /metrics, none of which Lockstep uses) get a unix
+	// socket of their own. Sharing one URL, etcd serves gRPC over TLS
+	// through net/http's HTTP/2 server and grpc-go's ServeHTTP handler, the
+	// slower of grpc-go's two transports (docs/benchmarks.md: etcd's side
+	// of `lockstep dev`). A socket, not a second port 0: etcd's listeners
+	// come back in no order, and the two would be told apart by nothing but
+	// their kind. (Served natively, gRPC stops gracefully at Close, as it
+	// always did without TLS: a client still watching holds Close up to
+	// etcd's request timeout.)
 	httpOnly, err := httpSocketURL(client.Scheme)
 	if err != nil {
 		return nil, err
@@ -92,7 +94,7 @@ func StartEtcd(cfg EtcdConfig) (*Etcd, error) {
 
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
-		return nil, errors.Wrap(err, "start etcd")
+		return nil, errors.Wrapf(err, "start etcd (its HTTP endpoints on %s)", httpOnly.Path)
 	}
 	select {
 	case <-e.Server.ReadyNotify():
