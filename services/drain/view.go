@@ -3,12 +3,9 @@ package drain
 import (
 	"time"
 
-	"github.com/cockroachdb/errors"
-
-	"github.com/lockstep-dev/lockstep/shared/contract/codec"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
-	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
 )
 
 // jobView is the part of a job record the drain service's mirror reads:
@@ -38,15 +35,12 @@ type jobView struct {
 }
 
 // decodeJobView decodes the record under key as the mirror keeps it: a
-// domain.Job holding only jobView's fields. Like jobs.Decode, it refuses
-// a record that names another job than its key.
+// domain.Job holding only jobView's fields. Through jobs.DecodeInto, it
+// refuses a record that names another job than its key.
 func decodeJobView(key string, data []byte) (domain.Job, error) {
 	var v jobView
-	if err := codec.Decode(data, &v); err != nil {
-		return domain.Job{}, errors.Wrapf(err, "job %s: decode job record", errors.Safe(key))
-	}
-	if v.ID != key {
-		return domain.Job{}, errs.MarkPermanent(errors.Newf("job %s: the record names job %q", errors.Safe(key), v.ID))
+	if err := jobs.DecodeInto(key, data, &v, &v.ID); err != nil {
+		return domain.Job{}, err
 	}
 	j := domain.Job{ID: v.ID, State: v.State, Attempt: v.Attempt, Drain: v.Drain, Timing: v.Timing, RunningAt: v.RunningAt}
 	j.Spec.TimeLimit = v.Spec.TimeLimit

@@ -5,9 +5,6 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/cockroachdb/errors"
-
-	"github.com/lockstep-dev/lockstep/shared/contract/codec"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
@@ -146,11 +143,7 @@ func (a *activeSink) apply(m activeMaps, e Entry) {
 		return
 	}
 	var b domain.JobBrief
-	err := codec.Decode(e.Value, &b)
-	if err == nil && b.ID != e.Key {
-		err = errors.Newf("the record names job %q", b.ID)
-	}
-	if err != nil {
+	if err := DecodeInto(e.Key, e.Value, &b, &b.ID); err != nil {
 		a.log.Warn("job record skipped", "job", e.Key, "err", err)
 		delete(m.briefs, e.Key)
 		return

@@ -172,11 +172,23 @@ func Decode(key string, data []byte) (domain.Job, error) { return decode(key, da
 
 func decode(key string, data []byte) (domain.Job, error) {
 	var j domain.Job
-	if err := codec.Decode(data, &j); err != nil {
-		return domain.Job{}, errors.Wrapf(err, "job %s: decode job record", errors.Safe(key))
-	}
-	if j.ID != key {
-		return domain.Job{}, errs.MarkPermanent(errors.Newf("job %s: the record names job %q", errors.Safe(key), j.ID))
+	if err := DecodeInto(key, data, &j, &j.ID); err != nil {
+		return domain.Job{}, err
 	}
 	return j, nil
+}
+
+// DecodeInto parses the job record stored at key into v, a domain.Job or
+// a view of the fields a reader keeps, and refuses it, as Decode does,
+// when id (v's ID field) then names another job than the key. Every
+// decoder of job records goes through it, whole or in part, so that none
+// files a record under another job's key.
+func DecodeInto(key string, data []byte, v any, id *string) error {
+	if err := codec.Decode(data, v); err != nil {
+		return errors.Wrapf(err, "job %s: decode job record", errors.Safe(key))
+	}
+	if *id != key {
+		return errs.MarkPermanent(errors.Newf("job %s: the record names job %q", errors.Safe(key), *id))
+	}
+	return nil
 }

@@ -1,11 +1,7 @@
 package jobs
 
 import (
-	"github.com/cockroachdb/errors"
-
-	"github.com/lockstep-dev/lockstep/shared/contract/codec"
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
-	"github.com/lockstep-dev/lockstep/shared/contract/errs"
 )
 
 // DecodeUnplaced parses the job record stored at key as Decode does, but
@@ -25,11 +21,8 @@ import (
 // placement, when the record is not pending: the follower reads none.
 func DecodeUnplaced(key string, data []byte) (domain.Job, error) {
 	var r unplaced
-	if err := codec.Decode(data, &r); err != nil {
-		return domain.Job{}, errors.Wrapf(err, "job %s: decode job record", errors.Safe(key))
-	}
-	if r.ID != key {
-		return domain.Job{}, errs.MarkPermanent(errors.Newf("job %s: the record names job %q", errors.Safe(key), r.ID))
+	if err := DecodeInto(key, data, &r, &r.ID); err != nil {
+		return domain.Job{}, err
 	}
 	if r.State == domain.StatePending && r.Placement.present {
 		return decode(key, data)
