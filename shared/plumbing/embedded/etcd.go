@@ -1,7 +1,7 @@
 package embedded
 
 import (
-	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"net/url"
 	"os"
@@ -62,9 +62,13 @@ func StartEtcd(cfg EtcdConfig) (*Etcd, error) {
 	// their kind. (Served natively, gRPC stops gracefully at Close, as it
 	// always did without TLS: a client still watching holds Close up to
 	// etcd's request timeout.)
-	httpOnly, err := httpSocketURL(client.Scheme)
+	httpOnly, err := httpSocketURL(cfg.Dir, client.Scheme)
 	if err != nil {
 		return nil, err
+	}
+	// etcd creates its data folder only after it listens.
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, errors.Wrapf(err, "etcd's data folder %q", cfg.Dir)
 	}
 
 	ec := embed.NewConfig()
@@ -123,21 +127,36 @@ func (e *Etcd) Endpoint() string {
 	return "http://" + addr
 }
 
-// httpSocketURL names a fresh unix socket for etcd's HTTP endpoints, in
-// the temporary folder: a data folder's path can pass the 107 bytes a
-// socket's path may have. etcd removes it when it closes.
-func httpSocketURL(clientScheme string) (url.URL, error) {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return url.URL{}, errors.Wrap(err, "name etcd's HTTP socket")
+// httpSocketURL names the unix socket for etcd's HTTP endpoints: in the
+// data folder, so that one left by a killed process is replaced by the next
+// start in that folder (etcd removes a stale socket before it listens) and
+// goes with the folder, not left behind in the temporary folder. A socket's
+// path may have at most maxSocketPath bytes; past that it goes in the
+// temporary folder under a name that the data folder's path decides, so a
+// later start in the same folder still finds and replaces it.
+func httpSocketURL(dir, clientScheme string) (url.URL, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return url.URL{}, errors.Wrapf(err, "etcd's data folder %q", dir)
+	}
+	path := filepath.Join(abs, httpSocketName)
+	if len(path) > maxSocketPath {
+		sum := sha256.Sum256([]byte(abs))
+		path = filepath.Join(os.TempDir(), "lockstep-etcd-"+hex.EncodeToString(sum[:8])+".sock")
 	}
 	scheme := "unix"
 	if clientScheme == "https" {
 		scheme = "unixs"
 	}
-	path := filepath.Join(os.TempDir(), "lockstep-etcd-"+hex.EncodeToString(b[:])+".sock")
 	return url.URL{Scheme: scheme, Path: path}, nil
 }
+
+// httpSocketName is the socket's name in etcd's data folder.
+const httpSocketName = "http.sock"
+
+// maxSocketPath is the longest path a unix socket may have on Linux: the
+// 108 bytes of sun_path, less the terminating NUL.
+const maxSocketPath = 107
 
 // Close stops etcd.
 func (e *Etcd) Close() { e.e.Close() }
