@@ -117,7 +117,7 @@ func (s *scheduler) input(now time.Time) (queue.Input, jobsSeen, []held) {
 	for _, a := range allocs {
 		allocated[a.JobID] = true
 		sj, _ := seen.get(a.JobID)
-		running = append(running, runningJob(a.JobID, sj.job, a.Placement, startOf(sj.job, a, now)))
+		running = append(running, runningJob(a.JobID, sj.job, a.Placement, startOf(sj.job, a.Allocation, now)))
 	}
 	for id, p := range s.inflight {
 		sj, ok := seen.get(id)

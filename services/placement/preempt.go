@@ -12,6 +12,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/core/place"
 	"github.com/lockstep-dev/lockstep/shared/core/preempt"
 	"github.com/lockstep-dev/lockstep/shared/core/queue"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/telemetry"
 )
 
@@ -103,7 +104,7 @@ func (s *scheduler) preempt(ctx context.Context, in queue.Input, plan queue.Plan
 
 // candidates are the running gangs (every rank started, no drain under
 // way), with the work each would lose.
-func candidates(allocs map[string]domain.Allocation, seen jobsSeen, now time.Time) []preempt.Candidate {
+func candidates(allocs map[string]store.Holding, seen jobsSeen, now time.Time) []preempt.Candidate {
 	var out []preempt.Candidate
 	for _, a := range allocs {
 		sj, ok := seen.get(a.JobID)

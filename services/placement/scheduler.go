@@ -24,7 +24,7 @@ type scheduler struct {
 
 	nodes     *store.Cache[domain.Node]
 	inventory *store.Cache[domain.Node]
-	allocs    *store.Cache[domain.Allocation]
+	allocs    *store.Cache[store.Holding]
 	nodeState *store.Cache[domain.NodeState]
 
 	// view is the cluster as the caches say, updated as they change.
@@ -108,12 +108,27 @@ func newScheduler(st *config.Started, cfg Config) *scheduler {
 	}
 	pokeNode := func(string, *domain.Node, *domain.Node) { s.poke() }
 	s.nodes.OnChange, s.inventory.OnChange = pokeNode, pokeNode
-	s.allocs.OnChange = func(_ string, val, prev *domain.Allocation) {
-		s.view.allocChanged(val, prev)
+	s.allocs.OnChange = func(_ string, val, prev *store.Holding) {
+		if val != nil && val.SamePlacement(prev) {
+			// A start, an exit or the launch barrier: the gang holds what
+			// it held. The view keeps only what gangs hold; a cycle reads
+			// the rest (state, attempt) from the cache when it runs, and
+			// the job-record write that follows the barrier pokes one.
+			return
+		}
+		s.view.allocChanged(allocationOf(val), allocationOf(prev))
 		s.poke()
 	}
 	s.nodeState.OnChange = func(string, *domain.NodeState, *domain.NodeState) { s.poke() }
 	return s
+}
+
+// allocationOf is h's record, nil for none.
+func allocationOf(h *store.Holding) *domain.Allocation {
+	if h == nil {
+		return nil
+	}
+	return &h.Allocation
 }
 
 func (s *scheduler) caches() []interface {

@@ -32,7 +32,7 @@ const maxSamples = 3600
 type state struct {
 	inventory, live *store.Cache[domain.Node]
 	nodeState       *store.Cache[domain.NodeState]
-	holdings        *store.Cache[domain.Allocation]
+	holdings        *store.Cache[store.Holding]
 
 	mu sync.RWMutex
 	// jobs are the records of unfinished jobs; ended keeps only what the
@@ -54,7 +54,7 @@ func newState(cli *clientv3.Client, log *slog.Logger, h *hub) *state {
 	s.inventory.OnChange = func(string, *domain.Node, *domain.Node) { h.changed() }
 	s.live.OnChange = s.inventory.OnChange
 	s.nodeState.OnChange = func(string, *domain.NodeState, *domain.NodeState) { h.changed() }
-	s.holdings.OnChange = func(string, *domain.Allocation, *domain.Allocation) { h.changed() }
+	s.holdings.OnChange = func(string, *store.Holding, *store.Holding) { h.changed() }
 	return s
 }
 
@@ -144,7 +144,7 @@ func (s *state) fabricInput(collapseAbove int) view.FabricInput {
 // node → GPU index → claim. (The cache checked that no two records name
 // the same GPU of a node twice within one; across records gang's
 // transaction keeps them apart.)
-func gpuClaims(allocs map[string]domain.Allocation) map[string]map[int]domain.Claim {
+func gpuClaims(allocs map[string]store.Holding) map[string]map[int]domain.Claim {
 	claims := map[string]map[int]domain.Claim{}
 	for _, a := range allocs {
 		c := domain.Claim{JobID: a.JobID, Attempt: a.Attempt}
@@ -161,7 +161,7 @@ func gpuClaims(allocs map[string]domain.Allocation) map[string]map[int]domain.Cl
 }
 
 // usedGPUs counts the GPUs the allocations hold.
-func usedGPUs(allocs map[string]domain.Allocation) int {
+func usedGPUs(allocs map[string]store.Holding) int {
 	n := 0
 	for _, a := range allocs {
 		for _, np := range a.Placement.Nodes {

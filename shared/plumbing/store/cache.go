@@ -18,7 +18,8 @@ import (
 type Cache[T any] struct {
 	cli    *clientv3.Client
 	prefix string
-	decode func(key string, value []byte) (T, error)
+	// decode is handed the key's current item, if any (newCacheOver).
+	decode func(key string, value []byte, prev *T) (T, error)
 	log    *slog.Logger
 	// OnChange, when set, is called after every applied change with the key,
 	// the new value (nil on delete) and the previous value (nil if none).
@@ -39,7 +40,26 @@ type Cache[T any] struct {
 // that was valid and is overwritten with one that is not drops out rather
 // than stay as it was.
 func NewCache[T any](cli *clientv3.Client, prefix string, decode func(key string, value []byte) (T, error), log *slog.Logger) *Cache[T] {
+	return newCacheOver(cli, prefix, func(key string, value []byte, _ *T) (T, error) { return decode(key, value) }, log)
+}
+
+// newCacheOver is NewCache with a decoder that is also handed the item the
+// value replaces (nil for a new key), so that it may reuse what the two
+// share rather than decode it again. What it returns must be what it
+// would return without prev.
+func newCacheOver[T any](cli *clientv3.Client, prefix string, decode func(key string, value []byte, prev *T) (T, error), log *slog.Logger) *Cache[T] {
 	return &Cache[T]{cli: cli, prefix: prefix, decode: decode, log: log, items: map[string]T{}, revs: map[string]int64{}, ready: make(chan struct{})}
+}
+
+// current is the key's item, for the decoder. Only the goroutine that
+// changes items (Run's) calls it, so the item cannot change under it.
+func (c *Cache[T]) current(key string) *T {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if v, ok := c.items[key]; ok {
+		return &v
+	}
+	return nil
 }
 
 // Ready is closed once the first full load is done.
@@ -112,7 +132,7 @@ func (c *Cache[T]) load(ctx context.Context) error {
 	fresh := make(map[string]T, len(resp.Kvs))
 	revs := make(map[string]int64, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
-		v, err := c.decode(string(kv.Key), kv.Value)
+		v, err := c.decode(string(kv.Key), kv.Value, c.current(string(kv.Key)))
 		if err != nil {
 			c.log.Warn("skipping a record that fails its checks", "key", string(kv.Key), "err", err)
 			continue
@@ -194,7 +214,7 @@ func (c *Cache[T]) apply(ev *clientv3.Event) {
 	key := string(ev.Kv.Key)
 	var val *T
 	if ev.Type == clientv3.EventTypePut {
-		v, err := c.decode(key, ev.Kv.Value)
+		v, err := c.decode(key, ev.Kv.Value, c.current(key))
 		if err != nil {
 			// Whatever was there before is no longer the record: drop it
 			// (a no-op when there was none).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -133,6 +134,93 @@ func TestHoldingsCacheDropsWhatTheReconcilerReleases(t *testing.T) {
 		if _, found := strict.Get(store.AllocKey(id)); found != (id == "ok") {
 			t.Errorf("the strict cache's Get of %s found %v", id, found)
 		}
+	}
+}
+
+// Through the watch, a gang's record rewritten within its attempt keeps
+// its placement (OnChange says so, and placement skips the change), while
+// one whose placement changed, or that now fails the checks, does not.
+func TestHoldingsCacheKeepsAPlacementAcrossRewrites(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := t.Context()
+	type change struct {
+		state domain.AllocState
+		same  bool
+		gone  bool
+	}
+	changes := make(chan change, 8)
+	holdings := store.HoldingsCache(env.Etcd, slog.New(slog.DiscardHandler))
+	holdings.OnChange = func(_ string, val, prev *store.Holding) {
+		if val == nil {
+			changes <- change{gone: true}
+			return
+		}
+		changes <- change{state: val.State, same: val.SamePlacement(prev)}
+	}
+	go holdings.Run(ctx)
+	<-holdings.Ready()
+
+	rec := domain.Allocation{JobID: "j", Attempt: 1, State: domain.AllocReserved, Placement: testenv.GangPlacement([]string{"n1", "n2"}, 8, 29500)}
+	put := func(a domain.Allocation) {
+		t.Helper()
+		if _, err := env.Etcd.Put(ctx, store.AllocKey("j"), store.MustJSON(a)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := func() change {
+		t.Helper()
+		select {
+		case c := <-changes:
+			return c
+		case <-time.After(10 * time.Second):
+			t.Fatal("no change seen")
+		}
+		return change{}
+	}
+	// The first node of the cached placement, by address: the same
+	// address after a rewrite means the placement was reused, not decoded.
+	firstNode := func() *domain.NodePlacement {
+		h, ok := holdings.Get(store.AllocKey("j"))
+		if !ok {
+			t.Fatal("record not in the cache")
+		}
+		return &h.Placement.Nodes[0]
+	}
+	put(rec)
+	if c := next(); c.same || c.state != domain.AllocReserved {
+		t.Errorf("first record: %+v, want reserved and new", c)
+	}
+	decoded := firstNode()
+	rec.Started = map[string]bool{"n1": true}
+	put(rec)
+	rec.State, rec.Started = domain.AllocRunning, map[string]bool{"n1": true, "n2": true}
+	put(rec)
+	for _, want := range []domain.AllocState{domain.AllocReserved, domain.AllocRunning} {
+		if c := next(); !c.same || c.state != want {
+			t.Errorf("rewrite: %+v, want %s with the same placement", c, want)
+		}
+	}
+	if got, _ := holdings.Get(store.AllocKey("j")); !reflect.DeepEqual(got.Placement, rec.Placement) || got.State != domain.AllocRunning {
+		t.Errorf("cache holds %+v, want the running record", got.Allocation)
+	}
+	if firstNode() != decoded {
+		t.Error("the rewrites' placement was decoded again, not reused")
+	}
+	rec.Placement.Nodes[1].GPUs = rec.Placement.Nodes[1].GPUs[:4]
+	put(rec)
+	if c := next(); c.same {
+		t.Error("a changed placement was taken for the same")
+	}
+	if firstNode() == decoded {
+		t.Error("a changed placement reused the old one")
+	}
+	if got, _ := holdings.Get(store.AllocKey("j")); !reflect.DeepEqual(got.Placement, rec.Placement) {
+		t.Errorf("cache holds placement %+v, want %+v", got.Placement, rec.Placement)
+	}
+	rec.WholeNodes = []string{"n9"}
+	put(rec)
+	if c := next(); !c.gone {
+		t.Errorf("a rewrite that fails the checks: %+v, want it dropped", c)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 
 // Typed caches of the prefixes in keys.go: each pairs a prefix with the
 // type its values decode as, so that no caller can pair them wrongly.
-// Run starts each.
+// Run starts each. HoldingsCache (holdings.go) is one more.
 var (
 	// NodeCache mirrors the live node registrations (nodes/).
 	NodeCache = cacheOf(NodesPrefix, nodeUnder(NodesPrefix))
@@ -24,12 +24,6 @@ var (
 	AllocationCache = func(cli *clientv3.Client, log *slog.Logger) *LazyCache[domain.Allocation] {
 		return NewLazyCache(cli, AllocPrefix, allocationUnder, log)
 	}
-	// HoldingsCache mirrors the allocation records as gang's reconciler
-	// reads them (DecodeAllocation): the record of its key's job, naming
-	// each node and GPU once. A record it leaves out is one the reconciler
-	// releases with its keys, so what it holds is what the claim keys do;
-	// placement and the web UI take what is taken from it.
-	HoldingsCache = cacheOf(AllocPrefix, DecodeAllocation)
 	// DrainCache mirrors the drains in progress (drains/).
 	DrainCache = cacheOf(DrainsPrefix, drainUnder)
 	// NodeStateCache mirrors the operators' node drains (nodestate/).
