@@ -18,9 +18,11 @@ import (
 type Cache[T any] struct {
 	cli    *clientv3.Client
 	prefix string
-	// decode is handed the key's current item, if any (newCacheOver).
-	decode func(key string, value []byte, prev *T) (T, error)
-	log    *slog.Logger
+	decode func(key string, value []byte) (T, error)
+	// decodeOver, when set, decodes instead of decode, handed the key's
+	// current item (newCacheOver).
+	decodeOver func(key string, value []byte, prev *T) (T, error)
+	log        *slog.Logger
 	// OnChange, when set, is called after every applied change with the key,
 	// the new value (nil on delete) and the previous value (nil if none).
 	OnChange func(key string, val, prev *T)
@@ -40,7 +42,7 @@ type Cache[T any] struct {
 // that was valid and is overwritten with one that is not drops out rather
 // than stay as it was.
 func NewCache[T any](cli *clientv3.Client, prefix string, decode func(key string, value []byte) (T, error), log *slog.Logger) *Cache[T] {
-	return newCacheOver(cli, prefix, func(key string, value []byte, _ *T) (T, error) { return decode(key, value) }, log)
+	return &Cache[T]{cli: cli, prefix: prefix, decode: decode, log: log, items: map[string]T{}, revs: map[string]int64{}, ready: make(chan struct{})}
 }
 
 // newCacheOver is NewCache with a decoder that is also handed the item the
@@ -48,18 +50,25 @@ func NewCache[T any](cli *clientv3.Client, prefix string, decode func(key string
 // share rather than decode it again. What it returns must be what it
 // would return without prev.
 func newCacheOver[T any](cli *clientv3.Client, prefix string, decode func(key string, value []byte, prev *T) (T, error), log *slog.Logger) *Cache[T] {
-	return &Cache[T]{cli: cli, prefix: prefix, decode: decode, log: log, items: map[string]T{}, revs: map[string]int64{}, ready: make(chan struct{})}
+	c := NewCache[T](cli, prefix, nil, log)
+	c.decodeOver = decode
+	return c
 }
 
-// current is the key's item, for the decoder. Only the goroutine that
-// changes items (Run's) calls it, so the item cannot change under it.
-func (c *Cache[T]) current(key string) *T {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if v, ok := c.items[key]; ok {
-		return &v
+// decodeValue decodes a value read for key. Only the goroutine that
+// changes items (Run's) calls it, so the item handed to decodeOver cannot
+// change under it; caches without decodeOver look nothing up.
+func (c *Cache[T]) decodeValue(key string, value []byte) (T, error) {
+	if c.decodeOver == nil {
+		return c.decode(key, value)
 	}
-	return nil
+	c.mu.RLock()
+	cur, ok := c.items[key]
+	c.mu.RUnlock()
+	if !ok {
+		return c.decodeOver(key, value, &cur)
+	}
+	return c.decodeOver(key, value, &cur)
 }
 
 // Ready is closed once the first full load is done.
@@ -132,7 +141,7 @@ func (c *Cache[T]) load(ctx context.Context) error {
 	fresh := make(map[string]T, len(resp.Kvs))
 	revs := make(map[string]int64, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
-		v, err := c.decode(string(kv.Key), kv.Value, c.current(string(kv.Key)))
+		v, err := c.decodeValue(string(kv.Key), kv.Value)
 		if err != nil {
 			c.log.Warn("skipping a record that fails its checks", "key", string(kv.Key), "err", err)
 			continue
@@ -214,7 +223,7 @@ func (c *Cache[T]) apply(ev *clientv3.Event) {
 	key := string(ev.Kv.Key)
 	var val *T
 	if ev.Type == clientv3.EventTypePut {
-		v, err := c.decode(key, ev.Kv.Value, c.current(key))
+		v, err := c.decodeValue(key, ev.Kv.Value)
 		if err != nil {
 			// Whatever was there before is no longer the record: drop it
 			// (a no-op when there was none).
