@@ -78,19 +78,27 @@ func messagingAttrs(op, subject, msgID string, size int) []attribute.KeyValue {
 // StartSend starts the PRODUCER span of one publish; the caller injects the
 // returned context into the message's headers.
 func StartSend(ctx context.Context, tr trace.Tracer, subject, msgID string, size int, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	return tr.Start(ctx, SpanName(OpSend, subject), trace.WithSpanKind(trace.SpanKindProducer),
-		trace.WithAttributes(messagingAttrs(OpSend, subject, msgID, size)...), trace.WithAttributes(attrs...))
+	ctx, span := tr.Start(ctx, SpanName(OpSend, subject), trace.WithSpanKind(trace.SpanKindProducer))
+	if span.IsRecording() {
+		span.SetAttributes(messagingAttrs(OpSend, subject, msgID, size)...)
+		span.SetAttributes(attrs...)
+	}
+	return ctx, span
 }
 
 // StartProcess starts the CONSUMER span of handling one message. ctx must
 // already carry the message's extracted context (Extract): the publisher's
 // span is the parent, so one job stays one trace across services.
 func StartProcess(ctx context.Context, tr trace.Tracer, subject, durable, msgID string, size int) (context.Context, trace.Span) {
-	attrs := messagingAttrs(OpProcess, subject, msgID, size)
-	if durable != "" {
-		attrs = append(attrs, semconv.MessagingConsumerGroupName(durable))
+	ctx, span := tr.Start(ctx, SpanName(OpProcess, subject), trace.WithSpanKind(trace.SpanKindConsumer))
+	if span.IsRecording() {
+		attrs := messagingAttrs(OpProcess, subject, msgID, size)
+		if durable != "" {
+			attrs = append(attrs, semconv.MessagingConsumerGroupName(durable))
+		}
+		span.SetAttributes(attrs...)
 	}
-	return tr.Start(ctx, SpanName(OpProcess, subject), trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(attrs...))
+	return ctx, span
 }
 
 // Continue starts an INTERNAL span in a job's trace. traceParent is the

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/contract/jobspec"
@@ -33,8 +34,37 @@ func BenchmarkReservationSpans(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = tel.Shutdown(ctx) }()
-	tr := tel.Service("gang", "bench").Tracer
-	pctx, parent := tel.Service("placement", "bench").Tracer.Start(ctx, telemetry.SpanPropose)
+	flush := func() {
+		_ = tel.ForceFlush(ctx)
+		exp.Reset()
+	}
+	reservationSpans(b, tel.Service("placement", "bench").Tracer, tel.Service("gang", "bench").Tracer, flush)
+	_ = tel.ForceFlush(ctx)
+}
+
+// BenchmarkReservationSpansUnexported is the same work in a process that
+// exports no span: the SDK's spans, recorded and dropped, against the
+// unrecorded ones the process now gets.
+//
+//	go test -run '^$' -bench ReservationSpansUnexported ./shared/plumbing/telemetry/otelsdk/
+func BenchmarkReservationSpansUnexported(b *testing.B) {
+	sampler := sdktrace.ParentBased(sdktrace.AlwaysSample())
+	for _, c := range []struct {
+		name string
+		tp   trace.TracerProvider
+	}{
+		{"sdk", sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler))},
+		{"unrecorded", newUnrecordedProvider(sampler)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			reservationSpans(b, c.tp.Tracer("placement"), c.tp.Tracer("gang"), func() {})
+		})
+	}
+}
+
+func reservationSpans(b *testing.B, placement, tr trace.Tracer, flush func()) {
+	ctx := context.Background()
+	pctx, parent := placement.Start(ctx, telemetry.SpanPropose)
 	parent.End()
 	hdr := nats.Header{}
 	telemetry.Inject(pctx, hdr)
@@ -55,9 +85,7 @@ func BenchmarkReservationSpans(b *testing.B) {
 		send.End()
 		process.End()
 		if i++; i%4096 == 0 {
-			_ = tel.ForceFlush(ctx)
-			exp.Reset()
+			flush()
 		}
 	}
-	_ = tel.ForceFlush(ctx)
 }

@@ -216,9 +216,12 @@ func (t *Telemetry) Service(name, instance string) *telemetry.Service {
 		return s
 	}
 	s := &telemetry.Service{Name: name, Meter: t.meters.Meter(telemetry.ScopeName), Metrics: t.metrics}
-	if t.disabled {
+	switch sampler := t.sampler(); {
+	case t.disabled:
 		s.TracerProvider = noop.NewTracerProvider()
-	} else {
+	case len(t.processors) == 0 && sampler != nil:
+		s.TracerProvider = newUnrecordedProvider(sampler)
+	default:
 		opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(t.resource(name, instance, t.cfg.PerServiceNames))}
 		if t.cfg.Sampler != nil {
 			opts = append(opts, sdktrace.WithSampler(t.cfg.Sampler))
@@ -232,6 +235,19 @@ func (t *Telemetry) Service(name, instance string) *telemetry.Service {
 	s.Tracer = s.TracerProvider.Tracer(telemetry.ScopeName)
 	t.services[key] = s
 	return s
+}
+
+// sampler is the sampler of the process's spans, or nil when the
+// environment names one (OTEL_TRACES_SAMPLER), which only the SDK reads.
+func (t *Telemetry) sampler() sdktrace.Sampler {
+	switch {
+	case t.cfg.Sampler != nil:
+		return t.cfg.Sampler
+	case os.Getenv("OTEL_TRACES_SAMPLER") != "":
+		return nil
+	default:
+		return sdktrace.ParentBased(sdktrace.AlwaysSample()) // the SDK's default
+	}
 }
 
 // sharedProcessor lets several tracer providers feed one processor: a
