@@ -20,7 +20,7 @@ func TestPerPodDeadlockVersusGang(t *testing.T) {
 	nodes := devcluster.SimulatedNodes(3, 8, 1)
 	snap := &place.Snapshot{PortBase: 29500, PortCount: 10}
 	for _, n := range nodes {
-		snap.Nodes = append(snap.Nodes, place.NodeView{Node: n, Up: true, Free: []int{0, 1, 2, 3, 4, 5, 6, 7}})
+		snap.Nodes = append(snap.Nodes, place.NodeView{Node: &n, Up: true, Free: []int{0, 1, 2, 3, 4, 5, 6, 7}})
 	}
 	onePod := func(job string) place.Request {
 		return place.Request{JobID: job, Nodes: 1, GPUsPerNode: 1, TasksPerNode: 1}

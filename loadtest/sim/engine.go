@@ -111,7 +111,7 @@ func newEngine(cfg Config) *engine {
 	}
 	e.snap = &place.Snapshot{PortBase: store.MasterPortBase, PortCount: store.MasterPortCount}
 	for _, n := range nodes {
-		e.snap.Nodes = append(e.snap.Nodes, place.NodeView{Node: n, Free: seq(n.GPUs), Up: true})
+		e.snap.Nodes = append(e.snap.Nodes, place.NodeView{Node: &n, Free: seq(n.GPUs), Up: true})
 		e.free += n.GPUs
 		e.maxFit = max(e.maxFit, n.GPUs)
 	}

@@ -167,7 +167,7 @@ func (v *view) rebuild(cfg Config, live, inv map[string]domain.Node, states map[
 			return
 		}
 		seen[n.Name] = true
-		nv := place.NodeView{Node: n, Up: up, Drained: states[store.NodeStateKey(n.Name)].Drained}
+		nv := place.NodeView{Node: &n, Up: up, Drained: states[store.NodeStateKey(n.Name)].Drained}
 		v.refresh(&nv)
 		snap.Nodes = append(snap.Nodes, nv)
 	}
@@ -190,7 +190,7 @@ func (v *view) rebuild(cfg Config, live, inv map[string]domain.Node, states map[
 // refresh recomputes one node's free GPUs and cores from the tracked use.
 func (v *view) refresh(nv *place.NodeView) {
 	n := nv.Node
-	nv.Free = place.FreeGPUs(n, union(v.gpus[n.Name]))
+	nv.Free = place.FreeGPUs(*n, union(v.gpus[n.Name]))
 	nv.FreeCPUs = nil
 	jobs := v.cpus[n.Name]
 	if len(jobs) == 0 {
@@ -201,7 +201,7 @@ func (v *view) refresh(nv *place.NodeView) {
 	// may have gaps (its agent's cpuset), and a core that does not exist
 	// must never be given out.
 	nv.FreeCPUs = []int{}
-	for _, c := range place.NodeCPUs(n) {
+	for _, c := range place.NodeCPUs(*n) {
 		if !taken[c] {
 			nv.FreeCPUs = append(nv.FreeCPUs, c)
 		}

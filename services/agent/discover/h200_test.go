@@ -42,7 +42,7 @@ func TestDiscoverARealH200VM(t *testing.T) {
 	// And a rank bound closest gets it, with cores of its node.
 	node := domain.Node{Name: "h200", Addr: "h200"}
 	inv.FillNode(&node)
-	snap := &place.Snapshot{Nodes: []place.NodeView{{Node: node, Up: true, Free: seqInts(node.GPUs)}}, PortBase: 29500, PortCount: 10}
+	snap := &place.Snapshot{Nodes: []place.NodeView{{Node: &node, Up: true, Free: seqInts(node.GPUs)}}, PortBase: 29500, PortCount: 10}
 	req := place.Request{JobID: "j", Nodes: 1, GPUsPerNode: 1, TasksPerNode: 1, CPUsPerTask: 4, GPUBind: place.BindClosest}
 	if res := place.Place(snap, req, time.Unix(0, 0), 1); res.Code != place.Placed {
 		t.Errorf("a 1-GPU rank bound closest: %s %s %s", res.Code, res.Reason, res.Detail)

@@ -34,7 +34,7 @@ func TestPinningMatchesGPUBindClosest(t *testing.T) {
 		}
 		node := domain.Node{Name: "n1", Addr: "n1"}
 		inv.FillNode(&node)
-		snap := &place.Snapshot{Nodes: []place.NodeView{{Node: node, Up: true, Free: seqInts(node.GPUs)}}, PortBase: 29500, PortCount: 10}
+		snap := &place.Snapshot{Nodes: []place.NodeView{{Node: &node, Up: true, Free: seqInts(node.GPUs)}}, PortBase: 29500, PortCount: 10}
 		req := place.Request{JobID: "j", Nodes: 1, GPUsPerNode: tc.gpus, TasksPerNode: tc.tasks, CPUsPerTask: tc.cpus, GPUBind: place.BindClosest}
 		res := place.Place(snap, req, time.Unix(0, 0), 1)
 		name := tc.fixture + " " + res.Reason

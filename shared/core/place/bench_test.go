@@ -84,3 +84,13 @@ func BenchmarkPrepare10000Nodes(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkClone1024Nodes is what placement pays twice or more a cycle to
+// plan on a copy of the cluster.
+func BenchmarkClone1024Nodes(b *testing.B) {
+	base := pt.Fabric1024.Snapshot()
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = base.Clone()
+	}
+}

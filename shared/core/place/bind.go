@@ -23,7 +23,7 @@ func bindNode(cs *cycleState, i int) []domain.Rank {
 	st := &cs.idx.nodes[i]
 	freeCPUs := nv.FreeCPUs
 	if freeCPUs == nil && r.CPUsPerTask > 0 {
-		freeCPUs = allCPUs(nv.Node)
+		freeCPUs = allCPUs(*nv.Node)
 	}
 	var ranks []domain.Rank
 	if r.GPUBind != BindClosest {

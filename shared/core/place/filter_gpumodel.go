@@ -25,7 +25,7 @@ func (gpuModelFilter) Filter(cs *cycleState, i int) bool {
 	if r.GPUType == "" && r.MinGPUMemoryMiB == 0 {
 		return true
 	}
-	n := &cs.snap.Nodes[i].Node
+	n := cs.snap.Nodes[i].Node
 	return n.GPUMemoryMiB >= r.MinGPUMemoryMiB && (r.GPUType == "" || GPUTypeMatches(n.GPUModel, r.GPUType))
 }
 

@@ -19,7 +19,7 @@ func (healthyFilter) Filter(cs *cycleState, i int) bool {
 		return true
 	}
 	for _, g := range nv.Free {
-		if withdrawn(nv.Node, g) {
+		if withdrawn(*nv.Node, g) {
 			return false
 		}
 	}

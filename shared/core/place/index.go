@@ -90,7 +90,7 @@ type numaDom struct {
 }
 
 func fingerprint(nv *NodeView) nodeFP {
-	n := &nv.Node
+	n := nv.Node
 	return nodeFP{n.Name, n.Leaf, n.Spine, n.Block, n.GPUs, n.CPUs, len(n.NUMA), n.Epoch}
 }
 
@@ -277,7 +277,7 @@ func (x *index) buildTree() {
 
 // layout normalizes a node's NUMA description.
 func layout(nv *NodeView) nodeStatic {
-	n := &nv.Node
+	n := nv.Node
 	st := nodeStatic{hash: hashString(n.Name)}
 	if len(n.NUMA) == 0 {
 		st.doms = []numaDom{{id: 0, gpus: seq(n.GPUs), cpus: seq(n.CPUs)}}

@@ -394,7 +394,7 @@ func checkPlacement(t *testing.T, seed uint64, snap *place.Snapshot, nv naive, p
 				usedCPU[c] = true
 			}
 			if req.GPUBind == place.BindClosest {
-				checkClosest(t, seed, n.Node, rk)
+				checkClosest(t, seed, *n.Node, rk)
 			}
 		}
 		if d := nv.domainOf(np.Node, req.Topology.Required); d == "" || d != nv.domainOf(p.Nodes[0].Node, req.Topology.Required) {

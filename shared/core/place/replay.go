@@ -32,6 +32,17 @@ func UnmarshalInput(data []byte) (Input, error) {
 		if in.Snapshot == nil {
 			return errors.New("no snapshot")
 		}
-		return nil
+		return in.Snapshot.CheckNodes()
 	})
+}
+
+// CheckNodes refuses a decoded snapshot with a node view that has no node
+// record, which no decision could read.
+func (s *Snapshot) CheckNodes() error {
+	for i, nv := range s.Nodes {
+		if nv.Node == nil {
+			return errors.Newf("snapshot.nodes.%d.node: missing", i)
+		}
+	}
+	return nil
 }

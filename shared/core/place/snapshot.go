@@ -11,7 +11,9 @@ import (
 
 // NodeView is one node as placement sees it.
 type NodeView struct {
-	Node domain.Node `json:"node"`
+	// Node is shared by every clone of a snapshot and never written
+	// through: the record changes only by a new pointer.
+	Node *domain.Node `json:"node"`
 	// Free lists the free GPU indices, ascending.
 	Free []int `json:"free"`
 	// FreeCPUs lists the free CPU cores, ascending. nil means the cores are
@@ -94,7 +96,7 @@ func EmptyCluster(nodes map[string]domain.Node) *Snapshot {
 	s := &Snapshot{PortBase: 1, PortCount: 1}
 	for _, n := range nodes {
 		// Withdrawn GPUs count: an operator's resume returns them.
-		s.Nodes = append(s.Nodes, NodeView{Node: n, Free: seq(n.GPUs), Up: true})
+		s.Nodes = append(s.Nodes, NodeView{Node: &n, Free: seq(n.GPUs), Up: true})
 	}
 	s.Sort()
 	return s

@@ -8,6 +8,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/core/place"
 	pt "github.com/lockstep-dev/lockstep/shared/core/place/placetest"
+	"github.com/lockstep-dev/lockstep/shared/core/queue"
 	"github.com/lockstep-dev/lockstep/shared/core/topology"
 )
 
@@ -57,6 +58,14 @@ func TestInputRoundTripsWithTopology(t *testing.T) {
 	if _, err := place.UnmarshalInput([]byte(`{"request":{}}`)); err == nil {
 		t.Fatal("an input without a snapshot decoded")
 	}
+	for _, in := range []string{`{"snapshot":{"nodes":[{"free":[0]}]}}`, `{"snapshot":{"nodes":[{"node":null,"free":[0]}]}}`} {
+		if _, err := place.UnmarshalInput([]byte(in)); err == nil || !strings.Contains(err.Error(), "snapshot.nodes.0.node") {
+			t.Errorf("a node view without its node: %v (want an error naming it)", err)
+		}
+	}
+	if _, err := queue.UnmarshalInput([]byte(`{"snapshot":{"nodes":[{"free":[0]}]}}`)); err == nil {
+		t.Error("a queue input with a node view without its node decoded")
+	}
 }
 
 func TestTakeAndRelease(t *testing.T) {
@@ -96,7 +105,7 @@ func TestTakeAndRelease(t *testing.T) {
 func TestEmptyClusterAnswersAdmission(t *testing.T) {
 	inv := map[string]domain.Node{}
 	for _, n := range []*pt.NodeBuilder{server("a"), server("b"), pt.MakeNode("c").Leaf("m")} {
-		inv[n.Obj().Node.Name] = n.Obj().Node
+		inv[n.Obj().Node.Name] = *n.Obj().Node
 	}
 	snap := place.EmptyCluster(inv)
 	if got := place.Place(snap, pt.MakeGang(3, 8).Required(place.LevelLeaf).Obj(), now, 0); got.Code != place.Unschedulable {

@@ -19,7 +19,7 @@ func cluster(n int, busy map[string]string) (*place.Snapshot, map[string]domain.
 		if i >= n/2 {
 			leaf = "leaf-2"
 		}
-		nv := place.NodeView{Node: domain.Node{Name: name, Addr: name, GPUs: 8, Leaf: leaf, Spine: "s"}, Up: true}
+		nv := place.NodeView{Node: &domain.Node{Name: name, Addr: name, GPUs: 8, Leaf: leaf, Spine: "s"}, Up: true}
 		if job, ok := busy[name]; ok {
 			p := held[job]
 			p.Nodes = append(p.Nodes, domain.NodePlacement{Node: name, GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}})

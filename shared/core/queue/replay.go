@@ -16,6 +16,6 @@ func UnmarshalInput(data []byte) (Input, error) {
 		if in.Snapshot == nil {
 			return errors.New("no snapshot")
 		}
-		return nil
+		return in.Snapshot.CheckNodes()
 	})
 }

@@ -18,7 +18,7 @@ type NodeBuilder struct {
 // MakeNode starts a node.
 func MakeNode(name string) *NodeBuilder {
 	return &NodeBuilder{nv: place.NodeView{
-		Node: domain.Node{Name: name, Addr: name, GPUs: 8, CPUs: 64},
+		Node: &domain.Node{Name: name, Addr: name, GPUs: 8, CPUs: 64},
 		Up:   true,
 	}}
 }
@@ -111,7 +111,7 @@ func (b *NodeBuilder) Drained() *NodeBuilder { b.nv.Drained = true; return b }
 // Obj returns the node view.
 func (b *NodeBuilder) Obj() place.NodeView {
 	nv := b.nv
-	n := &nv.Node
+	n := nv.Node
 	if b.sockets > 0 {
 		n.NUMA = nil
 		for s := range b.sockets {
