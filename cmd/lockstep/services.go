@@ -97,8 +97,9 @@ func (a *app) placement(cmd *cobra.Command) runE {
 	topo := topologyFlag(fs, "switch tree: YAML, Slurm topology.conf, or the Lingjun CSV (default: from node labels)")
 	queues := queuesFlag(fs, "quotas and fair-share weights")
 	retention := retentionFlag(fs)
+	leaderTTL := fs.Duration("leader-ttl", store.DefaultNodeTTL, "election session TTL: a standby takes over this long after the leader stops renewing it (whole seconds, at least 2s)")
 	return func(cmd *cobra.Command, _ []string) error {
-		cfg := placement.Config{ProposalTimeout: *timeout, Retention: *retention}
+		cfg := placement.Config{ProposalTimeout: *timeout, Retention: *retention, LeaderTTL: *leaderTTL}
 		if err := checkRetention(cfg.Retention); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/lockstep-dev/lockstep/shared/core/topology"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/config"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
 // Config configures a placement replica.
@@ -31,6 +32,10 @@ type Config struct {
 	// a job may be seen before one submitted just before it); 0 means
 	// DefaultDependencyGrace.
 	DependencyGrace time.Duration
+	// LeaderTTL is the TTL of the election session: a standby takes over
+	// this long after the leader stops renewing it (a crash, a partition);
+	// 0 means store.DefaultNodeTTL. Whole seconds, at least 2 (etcd leases).
+	LeaderTTL time.Duration
 }
 
 // DefaultDependencyGrace is Config.DependencyGrace's default.
@@ -41,7 +46,8 @@ func (c *Config) Validate() error {
 	return c.Base.ValidateWith(
 		config.Require(c.Retention >= 0, "--retention: %s is negative", c.Retention),
 		config.Require(c.DependencyGrace >= 0, "dependency grace: %s is negative", c.DependencyGrace),
-		config.Require(c.ProposalTimeout >= 0, "--proposal-timeout: %s is negative", c.ProposalTimeout))
+		config.Require(c.ProposalTimeout >= 0, "--proposal-timeout: %s is negative", c.ProposalTimeout),
+		config.LeaseTTL("--leader-ttl", c.LeaderTTL))
 }
 
 // Defaults fills in the settings left zero (config.Start calls it, after
@@ -50,4 +56,5 @@ func (c *Config) Defaults() {
 	c.ProposalTimeout = cmp.Or(c.ProposalTimeout, 10*time.Second)
 	c.Retention = cmp.Or(c.Retention, jobs.DefaultRetention)
 	c.DependencyGrace = cmp.Or(c.DependencyGrace, DefaultDependencyGrace)
+	c.LeaderTTL = cmp.Or(c.LeaderTTL, store.DefaultNodeTTL)
 }

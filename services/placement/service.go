@@ -41,7 +41,7 @@ func Run(ctx context.Context, cfg Config) error {
 		// tight loop on an etcd already in trouble.
 		pause := campaignPause
 		for ctx.Err() == nil {
-			sess, err := store.OpenSessionRetrying(ctx, cli, store.DefaultNodeTTL, log)
+			sess, err := store.OpenSessionRetrying(ctx, cli, cfg.LeaderTTL, log)
 			if err != nil {
 				return nil // ctx ended
 			}
