@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 	"github.com/lockstep-dev/lockstep/shared/core/place"
 	"github.com/lockstep-dev/lockstep/shared/core/topology"
 )
@@ -65,13 +66,14 @@ func (b *ClusterBuilder) Obj() *place.Snapshot {
 }
 
 // DeepCopy copies a snapshot sharing nothing it could change, not even the
-// lists and port sets that Clone shares: the copy a test compares with to
-// see that code left a snapshot as it was, which a Clone, sharing the
-// lists, would not show if they were written in place.
+// node records, lists and port sets that Clone shares: the copy a test
+// compares with to see that code left a snapshot as it was, which a Clone,
+// sharing them, would not show if they were written in place.
 func DeepCopy(s *place.Snapshot) *place.Snapshot {
 	c := s.Clone()
 	for i := range c.Nodes {
 		nv := &c.Nodes[i]
+		nv.Node = copyNode(nv.Node)
 		nv.Free = slices.Clone(nv.Free)
 		nv.FreeCPUs = slices.Clone(nv.FreeCPUs)
 	}
@@ -79,4 +81,23 @@ func DeepCopy(s *place.Snapshot) *place.Snapshot {
 		c.UsedPorts[addr] = maps.Clone(ports)
 	}
 	return c
+}
+
+// copyNode copies a node record with every list it holds.
+func copyNode(n *domain.Node) *domain.Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.NUMA = slices.Clone(n.NUMA)
+	for i := range c.NUMA {
+		d := &c.NUMA[i]
+		d.GPUs, d.CPUs, d.NICs = slices.Clone(d.GPUs), slices.Clone(d.CPUs), slices.Clone(d.NICs)
+	}
+	c.GPUDistance = slices.Clone(n.GPUDistance)
+	for i := range c.GPUDistance {
+		c.GPUDistance[i] = slices.Clone(c.GPUDistance[i])
+	}
+	c.Unhealthy = slices.Clone(n.Unhealthy)
+	return &c
 }

@@ -108,9 +108,11 @@ func (b *NodeBuilder) Down() *NodeBuilder { b.nv.Up = false; return b }
 // Drained marks the node as draining.
 func (b *NodeBuilder) Drained() *NodeBuilder { b.nv.Drained = true; return b }
 
-// Obj returns the node view.
+// Obj returns the node view, with a record of its own: later calls on
+// the builder change no view it returned.
 func (b *NodeBuilder) Obj() place.NodeView {
 	nv := b.nv
+	nv.Node = copyNode(b.nv.Node)
 	n := nv.Node
 	if b.sockets > 0 {
 		n.NUMA = nil
