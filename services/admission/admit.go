@@ -86,7 +86,9 @@ func (a *admitter) handle(ctx context.Context, msg jetstream.Msg) error {
 		TraceID: telemetry.TraceID(ctx), TraceParent: telemetry.TraceParent(ctx),
 		Owner: sub.owner,
 	}
-	trace.SpanFromContext(ctx).SetAttributes(telemetry.JobAttrs(job)...)
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(telemetry.JobAttrs(job)...)
+	}
 	// A redelivered array whose first delivery began writing its tasks was
 	// admitted: the tasks written are the verdict, whatever the checks
 	// below would say now (a dependency failed since, the owner's other

@@ -70,7 +70,9 @@ func (s *service) handleProposal(ctx context.Context, msg jetstream.Msg) error {
 		}
 		return s.refuse(ctx, prop, refusedUnavailable, st.reason)
 	}
-	trace.SpanFromContext(ctx).SetAttributes(append(telemetry.JobAttrs(job), telemetry.PlacementAttrs(prop.Placement)...)...)
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(append(telemetry.JobAttrs(job), telemetry.PlacementAttrs(prop.Placement)...)...)
+	}
 	alloc, refused, err := s.reserve(ctx, job, prop, nodes)
 	if err != nil {
 		return err

@@ -22,17 +22,18 @@ import (
 type unrecordedProvider struct {
 	embedded.TracerProvider
 	sampler sdktrace.Sampler
+	tracer  *unrecordedTracer // every name's: nothing is recorded to tell them apart
 }
 
 // newUnrecordedProvider returns a provider whose spans are sampled by
 // sampler.
 func newUnrecordedProvider(sampler sdktrace.Sampler) *unrecordedProvider {
-	return &unrecordedProvider{sampler: sampler}
+	p := &unrecordedProvider{sampler: sampler}
+	p.tracer = &unrecordedTracer{p: p}
+	return p
 }
 
-func (p *unrecordedProvider) Tracer(string, ...trace.TracerOption) trace.Tracer {
-	return unrecordedTracer{p: p}
-}
+func (p *unrecordedProvider) Tracer(string, ...trace.TracerOption) trace.Tracer { return p.tracer }
 
 type unrecordedTracer struct {
 	embedded.Tracer
@@ -41,7 +42,7 @@ type unrecordedTracer struct {
 
 // Start follows the SDK's choice of IDs and flags (sdktrace's
 // tracer.newSpan) and stops before recording anything.
-func (t unrecordedTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+func (t *unrecordedTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	if ctx == nil {
 		ctx = context.Background()
 	}

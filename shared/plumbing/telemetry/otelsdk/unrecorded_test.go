@@ -73,7 +73,7 @@ func TestUnrecordedSpansCarryWhatTheSDKsCarry(t *testing.T) {
 		{"new root under a parent", remote(trace.FlagsSampled), []trace.SpanStartOption{trace.WithNewRoot()}},
 	}
 	for _, sampler := range []sdktrace.Sampler{
-		sdktrace.ParentBased(sdktrace.AlwaysSample()), sdktrace.NeverSample(), sdktrace.AlwaysSample(),
+		sdktrace.ParentBased(sdktrace.AlwaysSample()), sdktrace.NeverSample(), sdktrace.AlwaysSample(), recordOnly{},
 	} {
 		sdk := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler)).Tracer("t")
 		ours := newUnrecordedProvider(sampler).Tracer("t")
@@ -106,6 +106,17 @@ func TestUnrecordedSpansCarryWhatTheSDKsCarry(t *testing.T) {
 		}
 	}
 }
+
+// recordOnly records without sampling and writes its own trace state: the
+// flag and the state must come from the sampler's answer, not the parent.
+type recordOnly struct{}
+
+func (recordOnly) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	ts, _ := trace.SpanContextFromContext(p.ParentContext).TraceState().Insert("lockstep", "ro")
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordOnly, Tracestate: ts}
+}
+
+func (recordOnly) Description() string { return "RecordOnly" }
 
 func TestUnrecordedSpanIDsAreUnique(t *testing.T) {
 	tr := newUnrecordedProvider(sdktrace.AlwaysSample()).Tracer("t")
