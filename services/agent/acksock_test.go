@@ -49,6 +49,10 @@ func TestAckSocketForwardsOnlyTheAttemptsOwnAcks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server must hold the subscription before anything is sent.
+	if err := env.Bus.NC.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
 
 	for _, id := range []string{"mine", "theirs"} {

@@ -57,6 +57,10 @@ func TestStepLaunchIsCheckedAgainstTheAssignment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server must hold the subscription before anything is sent.
+	if err := env.Bus.NC.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
 	launch := func(from string, l domain.StepLaunch) {
 		t.Helper()

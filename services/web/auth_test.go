@@ -82,6 +82,10 @@ func TestActionsActAsTheSignedInIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server must hold the subscription before anything is sent.
+	if err := r.env.Bus.NC.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	defer func() { _ = sub.Unsubscribe() }()
 	alice := r.tokenFor(t, auth.Identity{Name: "alice", Role: auth.RoleUser})
 	csrf := url.Values{"csrf": {csrfFor(alice)}}

@@ -96,6 +96,10 @@ func TestVerdictTakesTheRecordNotTheEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server must hold the subscription before anything is sent.
+	if err := env.Bus.NC.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	defer func() {
 		_ = sub.Unsubscribe()
 		answering.Lock()
