@@ -40,6 +40,10 @@ type Etcd struct {
 
 // StartEtcd starts etcd and waits until it serves.
 func StartEtcd(cfg EtcdConfig) (*Etcd, error) {
+	if cfg.Dir == "" {
+		// etcd would otherwise write into the working folder.
+		return nil, errors.New("etcd's data folder: none given")
+	}
 	scheme := "http://"
 	if cfg.TLS != nil {
 		scheme = "https://"

@@ -85,3 +85,14 @@ func TestEtcdHTTPSocketOfALongDataFolder(t *testing.T) {
 		t.Errorf("short folder's socket %q is not in the folder", short.Path)
 	}
 }
+
+func TestEtcdWithoutADataFolderIsRefused(t *testing.T) {
+	e, err := StartEtcd(EtcdConfig{Listen: "127.0.0.1:0"})
+	if err == nil {
+		e.Close()
+		t.Fatal("etcd started without a data folder")
+	}
+	if !strings.Contains(err.Error(), "data folder: none given") {
+		t.Errorf("error %q does not say what is missing", err)
+	}
+}
