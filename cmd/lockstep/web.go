@@ -30,7 +30,7 @@ func (a *app) web(cmd *cobra.Command) runE {
 	fs := cmd.Flags()
 	// The dashboard declares no stream (config.WithoutStreams): their
 	// settings are the services'.
-	streamFlags := []string{"stream-replicas", "history-retention", "readers-per-stream"}
+	streamFlags := []string{"stream-replicas", "history-retention", "readers-per-stream", "events-max-bytes", "history-max-bytes"}
 	for _, name := range streamFlags {
 		_ = fs.MarkHidden(name)
 	}

@@ -2,6 +2,8 @@ package bus_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +73,59 @@ func waitMsgs(t *testing.T, s jetstream.Stream, n uint64) {
 			t.Fatalf("history stream has %v messages, want %d (%v)", info.State.Msgs, n, err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// --events-max-bytes and --history-max-bytes cap the two streams on disk,
+// dropping their oldest events; without them the streams have no cap.
+func TestEventStreamsKeepTheirByteCaps(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	const cap = 1 << 20
+	if err := h.b.EnsureStreams(ctx, bus.StreamOptions{EventsMaxBytes: cap, HistoryMaxBytes: 2 * cap}); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := h.b.JS.Stream(ctx, subjects.StreamEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := evs.CachedInfo().Config.MaxBytes; got != cap {
+		t.Fatalf("events max bytes = %d, want %d", got, cap)
+	}
+	// 1.5 MiB of events in 1 KiB reasons: the first ones must go.
+	now := time.Now().UTC()
+	reason := strings.Repeat("x", 1<<10)
+	for i := range 1536 {
+		ev := events.Event{Type: events.Conflict, JobID: fmt.Sprintf("j%d", i), Time: now, Attempt: 1, Reason: reason}
+		if err := h.b.PublishEvent(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := evs.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Bytes > cap || info.State.FirstSeq == 1 {
+		t.Errorf("events hold %d bytes from seq %d, want at most %d with the oldest dropped", info.State.Bytes, info.State.FirstSeq, cap)
+	}
+	hist, err := h.b.JS.Stream(ctx, subjects.StreamHistory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hist.CachedInfo().Config.MaxBytes; got != 2*cap {
+		t.Errorf("history max bytes = %d, want %d", got, 2*cap)
+	}
+	// A later start without the flags lifts the caps.
+	if err := h.b.EnsureStreams(ctx, bus.StreamOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{subjects.StreamEvents, subjects.StreamHistory} {
+		s, err := h.b.JS.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.CachedInfo().Config.MaxBytes; got != -1 {
+			t.Errorf("%s max bytes = %d after a start without a cap, want none (-1)", name, got)
+		}
 	}
 }

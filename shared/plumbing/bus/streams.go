@@ -21,6 +21,12 @@ type StreamOptions struct {
 	// Readers is the consumer cap of each stream people read (0:
 	// ReadersPerStream; ServerReaders: the server's own).
 	Readers int
+	// EventsMaxBytes and HistoryMaxBytes cap the events and history
+	// streams on disk, the oldest messages going first (0: no cap; their
+	// MaxAge still holds). JetStream reserves a stream's cap against the
+	// server's storage when it creates the stream, so a cap the server
+	// cannot hold keeps the services from starting, with its error.
+	EventsMaxBytes, HistoryMaxBytes int64
 }
 
 // DefaultHistoryAge is how long `lockstep history` and `usage` can look
@@ -68,6 +74,8 @@ func Streams(o StreamOptions) []jetstream.StreamConfig {
 			Duplicates:        10 * time.Minute,
 			MaxAge:            7 * 24 * time.Hour,
 			MaxMsgsPerSubject: EventsPerSubject,
+			MaxBytes:          maxBytes(o.EventsMaxBytes),
+			Discard:           jetstream.DiscardOld,
 		},
 		{
 			Name:        subjects.StreamWork,
@@ -121,11 +129,21 @@ func historyStream(o StreamOptions) jetstream.StreamConfig {
 		Retention:         jetstream.LimitsPolicy,
 		MaxAge:            age,
 		MaxMsgsPerSubject: EventsPerSubject,
+		MaxBytes:          maxBytes(o.HistoryMaxBytes),
 		Discard:           jetstream.DiscardOld,
 		Sources: []*jetstream.StreamSource{{
 			Name: subjects.StreamEvents, SubjectTransforms: transforms,
 		}},
 	}
+}
+
+// maxBytes is a stream's MaxBytes for a cap (0: none, which JetStream
+// spells -1).
+func maxBytes(limit int64) int64 {
+	if limit <= 0 {
+		return -1
+	}
+	return limit
 }
 
 // EnsureStreams creates or updates every stream and the jobs KV bucket.

@@ -36,6 +36,9 @@ type Base struct {
 	// ReadersPerStream caps the consumers of each stream people read
 	// (bus.StreamOptions.Readers).
 	ReadersPerStream int
+	// EventsMaxBytes and HistoryMaxBytes cap the events and history
+	// streams on disk (bus.StreamOptions; 0: no cap).
+	EventsMaxBytes, HistoryMaxBytes int64
 	// EtcdRequestTimeout bounds one attempt at an etcd request (see
 	// store.ConnectTimeout); 0 means store.DefaultRequestTimeout.
 	EtcdRequestTimeout time.Duration
@@ -64,6 +67,10 @@ func (b *Base) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&b.StreamReplicas, "stream-replicas", 1, "JetStream stream replicas (3 on a NATS cluster)")
 	fs.DurationVar(&b.HistoryRetention, "history-retention", bus.DefaultHistoryAge,
 		"how long lockstep history and usage can look back (the LOCKSTEP_HISTORY stream's max age)")
+	fs.Var(byteSize{&b.EventsMaxBytes}, "events-max-bytes",
+		"cap the LOCKSTEP_EVENTS stream on disk, its oldest events dropped first (e.g. 20GiB; 0: no cap, events kept 7 days)")
+	fs.Var(byteSize{&b.HistoryMaxBytes}, "history-max-bytes",
+		"cap the LOCKSTEP_HISTORY stream on disk, its oldest events dropped first, which shortens what lockstep history and usage can look back (e.g. 100GiB; 0: no cap, only --history-retention)")
 	fs.IntVar(&b.ReadersPerStream, "readers-per-stream", bus.ReadersPerStream,
 		"readers one stream of events, logs, history or job records takes at once: each running submit --wait, sbatch --wait, logs -f or dashboard stream is one, about 50 KiB of NATS server memory (never more than the NATS account's max_consumers; -1 leaves it to the server)")
 	fs.StringVar(&b.Instance, "instance", "", "name of this replica (default: host name)")
@@ -98,12 +105,21 @@ func (b *Base) check() error {
 		return errors.Newf("--stream-replicas: %d is not between 1 and 5", b.StreamReplicas)
 	case b.HistoryRetention < 0:
 		return errors.Newf("--history-retention: %s is negative", b.HistoryRetention)
+	case b.EventsMaxBytes != 0 && b.EventsMaxBytes < minStreamBytes:
+		return errors.Newf("--events-max-bytes: %d bytes is below the 1MiB minimum", b.EventsMaxBytes)
+	case b.HistoryMaxBytes != 0 && b.HistoryMaxBytes < minStreamBytes:
+		return errors.Newf("--history-max-bytes: %d bytes is below the 1MiB minimum", b.HistoryMaxBytes)
 	case b.ReadersPerStream != 0 && b.ReadersPerStream != bus.ServerReaders &&
 		(b.ReadersPerStream < minReaders || b.ReadersPerStream > maxReaders):
 		return errors.Newf("--readers-per-stream: %d is neither -1 nor between %d and %d", b.ReadersPerStream, minReaders, maxReaders)
 	}
 	return nil
 }
+
+// minStreamBytes is the smallest cap --events-max-bytes and
+// --history-max-bytes take: a stream capped below one message's size
+// would keep nothing.
+const minStreamBytes = 1 << 20
 
 // The bounds of --readers-per-stream: room for every service's watches
 // and a few readers at the low end; at the high end 50 GiB of the NATS
@@ -146,7 +162,8 @@ func (b *Base) Clients(ctx context.Context, service string, streams bool) (*bus.
 	if streams {
 		declare, err := b.declaresStreams()
 		if err == nil && declare {
-			err = bs.EnsureStreams(ctx, bus.StreamOptions{Replicas: b.StreamReplicas, HistoryAge: b.HistoryRetention, Readers: b.ReadersPerStream})
+			err = bs.EnsureStreams(ctx, bus.StreamOptions{Replicas: b.StreamReplicas, HistoryAge: b.HistoryRetention, Readers: b.ReadersPerStream,
+				EventsMaxBytes: b.EventsMaxBytes, HistoryMaxBytes: b.HistoryMaxBytes})
 		}
 		if err != nil {
 			bs.Close()
