@@ -173,7 +173,8 @@ func (a *app) history(cmd *cobra.Command) runE {
 		(--since, --until): owner, queue, submit/start/end, elapsed, nodes, GPUs,
 		GPU-hours (GPUs × time every rank computed), state, exit code, restarts, η.
 		Read from the accounting history (LOCKSTEP_HISTORY), kept far longer than the
-		job records (the services' --history-retention, 90 days by default).`)
+		job records (the services' --history-retention, 90 days by default, unless
+		their --history-max-bytes is reached first).`)
 	csvOutput(cmd)
 	w := addWindow(cmd.Flags())
 	cmd.PreRunE = w.preRun

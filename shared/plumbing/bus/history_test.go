@@ -81,16 +81,16 @@ func waitMsgs(t *testing.T, s jetstream.Stream, n uint64) {
 func TestEventStreamsKeepTheirByteCaps(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	const cap = 1 << 20
-	if err := h.b.EnsureStreams(ctx, bus.StreamOptions{EventsMaxBytes: cap, HistoryMaxBytes: 2 * cap}); err != nil {
+	const limit = 1 << 20
+	if err := h.b.EnsureStreams(ctx, bus.StreamOptions{EventsMaxBytes: limit, HistoryMaxBytes: 2 * limit}); err != nil {
 		t.Fatal(err)
 	}
 	evs, err := h.b.JS.Stream(ctx, subjects.StreamEvents)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := evs.CachedInfo().Config.MaxBytes; got != cap {
-		t.Fatalf("events max bytes = %d, want %d", got, cap)
+	if got := evs.CachedInfo().Config.MaxBytes; got != limit {
+		t.Fatalf("events max bytes = %d, want %d", got, limit)
 	}
 	// 1.5 MiB of events in 1 KiB reasons: the first ones must go.
 	now := time.Now().UTC()
@@ -105,15 +105,15 @@ func TestEventStreamsKeepTheirByteCaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.State.Bytes > cap || info.State.FirstSeq == 1 {
-		t.Errorf("events hold %d bytes from seq %d, want at most %d with the oldest dropped", info.State.Bytes, info.State.FirstSeq, cap)
+	if info.State.Bytes > limit || info.State.FirstSeq == 1 {
+		t.Errorf("events hold %d bytes from seq %d, want at most %d with the oldest dropped", info.State.Bytes, info.State.FirstSeq, limit)
 	}
 	hist, err := h.b.JS.Stream(ctx, subjects.StreamHistory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hist.CachedInfo().Config.MaxBytes; got != 2*cap {
-		t.Errorf("history max bytes = %d, want %d", got, 2*cap)
+	if got := hist.CachedInfo().Config.MaxBytes; got != 2*limit {
+		t.Errorf("history max bytes = %d, want %d", got, 2*limit)
 	}
 	// A later start without the flags lifts the caps.
 	if err := h.b.EnsureStreams(ctx, bus.StreamOptions{}); err != nil {

@@ -8,13 +8,17 @@ import (
 )
 
 // byteSize is a flag of a size in bytes, written with binary units as
-// Docker's flags are ("20GiB", "512m", "1048576").
+// Docker's flags are ("20GiB", "512m", "1048576"; "20GB" is 20 GiB too).
 type byteSize struct{ n *int64 }
+
+// maxByteSize bounds a size flag, far past any stream's disk.
+const maxByteSize = 1 << 50
 
 func (b byteSize) Set(s string) error {
 	n, err := units.RAMInBytes(s)
-	if err != nil {
-		return errors.Newf("%q is not a size (e.g. 20GiB, 512MiB, 0)", s)
+	// RAMInBytes wraps past int64 without an error ("9999999999TiB").
+	if err != nil || n < 0 || n > maxByteSize {
+		return errors.Newf("%q is not a size up to 1PiB (e.g. 20GiB, 512MiB, 0)", s)
 	}
 	*b.n = n
 	return nil

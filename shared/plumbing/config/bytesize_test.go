@@ -29,10 +29,12 @@ func TestStreamCapFlags(t *testing.T) {
 		t.Fatalf("20GiB and 512m: %d, %d, %v", b.EventsMaxBytes, b.HistoryMaxBytes, err)
 	}
 	for args, want := range map[[2]string]string{
-		{"--events-max-bytes", "lots"}:    `"lots" is not a size`,
-		{"--history-max-bytes", "-1"}:     `"-1" is not a size`,
-		{"--events-max-bytes", "512KiB"}:  "--events-max-bytes: 524288 bytes is below the 1MiB minimum",
-		{"--history-max-bytes", "100000"}: "--history-max-bytes: 100000 bytes is below the 1MiB minimum",
+		{"--events-max-bytes", "lots"}:          `"lots" is not a size`,
+		{"--history-max-bytes", "-1"}:           `"-1" is not a size`,
+		{"--events-max-bytes", "9999999999TiB"}: `"9999999999TiB" is not a size up to 1PiB`,
+		{"--events-max-bytes", "2PiB"}:          `"2PiB" is not a size up to 1PiB`,
+		{"--events-max-bytes", "512KiB"}:        "--events-max-bytes: 524288 bytes is below the 1MiB minimum",
+		{"--history-max-bytes", "100000"}:       "--history-max-bytes: 100000 bytes is below the 1MiB minimum",
 	} {
 		if _, err := parse(args[0], args[1]); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s %s: %v, want %q", args[0], args[1], err, want)

@@ -68,9 +68,9 @@ func (b *Base) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&b.HistoryRetention, "history-retention", bus.DefaultHistoryAge,
 		"how long lockstep history and usage can look back (the LOCKSTEP_HISTORY stream's max age)")
 	fs.Var(byteSize{&b.EventsMaxBytes}, "events-max-bytes",
-		"cap the LOCKSTEP_EVENTS stream on disk, its oldest events dropped first (e.g. 20GiB; 0: no cap, events kept 7 days)")
+		"cap the LOCKSTEP_EVENTS stream on disk, its oldest events dropped first (binary units: 20GiB, 20GB and 20g are alike; 0: no cap, events kept 7 days)")
 	fs.Var(byteSize{&b.HistoryMaxBytes}, "history-max-bytes",
-		"cap the LOCKSTEP_HISTORY stream on disk, its oldest events dropped first, which shortens what lockstep history and usage can look back (e.g. 100GiB; 0: no cap, only --history-retention)")
+		"cap the LOCKSTEP_HISTORY stream on disk, its oldest events dropped first, which shortens what lockstep history and usage can look back (binary units, e.g. 100GiB; 0: no cap, only --history-retention)")
 	fs.IntVar(&b.ReadersPerStream, "readers-per-stream", bus.ReadersPerStream,
 		"readers one stream of events, logs, history or job records takes at once: each running submit --wait, sbatch --wait, logs -f or dashboard stream is one, about 50 KiB of NATS server memory (never more than the NATS account's max_consumers; -1 leaves it to the server)")
 	fs.StringVar(&b.Instance, "instance", "", "name of this replica (default: host name)")

@@ -58,8 +58,8 @@ type startOptions struct {
 func WithJobs() StartOption { return func(o *startOptions) { o.jobs = true } }
 
 // WithoutStreams has Start declare no stream: the process only reads them
-// (the dashboard), so its settings (--stream-replicas, --history-retention)
-// never change the cluster's, and a dashboard started with defaults
+// (the dashboard), so its settings (--stream-replicas, --history-retention,
+// the stream caps) never change the cluster's, and a dashboard started with defaults
 // cannot cut the history the services keep.
 func WithoutStreams() StartOption { return func(o *startOptions) { o.noStreams = true } }
 
