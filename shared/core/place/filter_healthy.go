@@ -19,7 +19,7 @@ func (healthyFilter) Filter(cs *cycleState, i int) bool {
 		return true
 	}
 	for _, g := range nv.Free {
-		if withdrawn(*nv.Node, g) {
+		if withdrawn(nv.Node, g) {
 			return false
 		}
 	}
@@ -28,8 +28,9 @@ func (healthyFilter) Filter(cs *cycleState, i int) bool {
 
 func (healthyFilter) Reason(*cycleState) string { return "short of GPUs withdrawn by health checks" }
 
-// withdrawn reports whether health checks withdrew GPU g of n.
-func withdrawn(n domain.Node, g int) bool {
+// withdrawn reports whether health checks withdrew GPU g of n (a pointer:
+// the filter asks for every free GPU of every node it looks at).
+func withdrawn(n *domain.Node, g int) bool {
 	for _, f := range n.Unhealthy {
 		if f.GPU == g {
 			return true
@@ -44,7 +45,7 @@ func withdrawn(n domain.Node, g int) bool {
 func FreeGPUs(n domain.Node, used map[int]bool) []int {
 	out := make([]int, 0, n.GPUs)
 	for g := 0; g < n.GPUs; g++ {
-		if !used[g] && !withdrawn(n, g) {
+		if !used[g] && !withdrawn(&n, g) {
 			out = append(out, g)
 		}
 	}

@@ -41,7 +41,7 @@ func (s *Snapshot) Take(p domain.Placement) {
 // nil) stay untracked.
 func (s *Snapshot) Release(p domain.Placement) {
 	s.eachPlaced(p, func(nv *NodeView, np domain.NodePlacement) {
-		nv.Free = union(nv.Free, slices.DeleteFunc(slices.Clone(np.GPUs), func(g int) bool { return withdrawn(*nv.Node, g) }))
+		nv.Free = union(nv.Free, slices.DeleteFunc(slices.Clone(np.GPUs), func(g int) bool { return withdrawn(nv.Node, g) }))
 		if cpus := placedCPUs(np); len(cpus) > 0 && nv.FreeCPUs != nil {
 			nv.FreeCPUs = union(nv.FreeCPUs, cpus)
 		}

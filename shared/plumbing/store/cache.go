@@ -66,7 +66,7 @@ func (c *Cache[T]) decodeValue(key string, value []byte) (T, error) {
 	cur, ok := c.items[key]
 	c.mu.RUnlock()
 	if !ok {
-		return c.decodeOver(key, value, &cur)
+		return c.decodeOver(key, value, nil)
 	}
 	return c.decodeOver(key, value, &cur)
 }
