@@ -63,7 +63,7 @@ func traceOf(t *testing.T, c *devcluster.Cluster, exp *tracetest.InMemoryExporte
 func attr(s tracetest.SpanStub, key string) string {
 	for _, kv := range s.Attributes {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""

@@ -264,8 +264,13 @@ func TestDeriveID(t *testing.T) {
 	if got := DeriveID("", "Not A Valid ID", 9); got != "job-9" {
 		t.Errorf("invalid msg id should fall back to the sequence, got %s", got)
 	}
-	if DeriveID("", "", 9) != DeriveID("", "", 9) {
-		t.Error("derivation must be stable for redeliveries")
+	// A redelivery carries the same stream sequence, so it gets the same
+	// ID; another message gets another.
+	if got := DeriveID("", "", 9); got != "job-9" {
+		t.Errorf("without a spec or message ID the sequence should name the job, got %s", got)
+	}
+	if DeriveID("", "", 9) == DeriveID("", "", 10) {
+		t.Error("two messages got the same derived ID")
 	}
 }
 

@@ -48,7 +48,7 @@ func freeLayout(cs *cycleState, i int) (doms int, ranks int, cores int) {
 	nv := &cs.snap.Nodes[i]
 	nd := len(st.doms)
 	var gArr, cArr [8]int32
-	g, c := gArr[:0], cArr[:0]
+	var g, c []int32
 	if nd <= len(gArr) {
 		g, c = gArr[:nd], cArr[:nd]
 	} else {

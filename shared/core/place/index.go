@@ -323,26 +323,6 @@ func layout(nv *NodeView) nodeStatic {
 	return st
 }
 
-// lca returns the lowest switch above every given leaf.
-func (x *index) lca(leaves []int32) int32 {
-	if len(leaves) == 0 {
-		return 0
-	}
-	a := leaves[0]
-	for _, b := range leaves[1:] {
-		for a != b {
-			da, db := x.sw[a].depth, x.sw[b].depth
-			if da >= db {
-				a = x.sw[a].parent
-			}
-			if db >= da {
-				b = x.sw[b].parent
-			}
-		}
-	}
-	return a
-}
-
 func hashString(s string) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(s); i++ {

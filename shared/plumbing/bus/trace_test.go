@@ -83,7 +83,7 @@ func TestPublishAndConsumeAreOneTrace(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range process.Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	for k, want := range map[string]string{
 		"messaging.system": "nats", "messaging.destination.name": subjects.Reserve, "messaging.operation.type": "process",
