@@ -41,7 +41,8 @@ func freePort(t *testing.T) string {
 
 type devProc struct {
 	cmd    *exec.Cmd
-	stderr *bytes.Buffer
+	stderr *testenv.LockedBuffer
+	exited chan struct{} // closed once Wait returned
 }
 
 func startDev(t *testing.T, bin, dir, natsAddr, etcdAddr string) *devProc {
@@ -51,19 +52,26 @@ func startDev(t *testing.T, bin, dir, natsAddr, etcdAddr string) *devProc {
 	// dev writes its CLI context into the config file: this run's own.
 	cmd.Env = append(os.Environ(), "LOCKSTEP_CONFIG="+filepath.Join(dir, "config.yaml"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stdout, stderr bytes.Buffer
+	// The process writes these while the test reads them: locked.
+	var stdout, stderr testenv.LockedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &devProc{cmd: cmd, stderr: &stderr}
+	p := &devProc{cmd: cmd, stderr: &stderr, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
 	t.Cleanup(func() { p.kill() })
 	testenv.Eventually(t, 60*time.Second, func() error {
 		if strings.Contains(stdout.String(), "is up") {
 			return nil
 		}
-		if cmd.ProcessState != nil {
-			return fmt.Errorf("dev exited: %s", stderr.String())
+		select {
+		case <-p.exited:
+			t.Fatalf("dev exited before it was up: %s", stderr.String())
+		default:
 		}
 		return fmt.Errorf("not up yet: %s", stderr.String())
 	})
@@ -72,10 +80,8 @@ func startDev(t *testing.T, bin, dir, natsAddr, etcdAddr string) *devProc {
 
 // kill is kill -9 of the whole process group.
 func (p *devProc) kill() {
-	if p.cmd.Process != nil {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		_ = p.cmd.Wait()
-	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.exited
 }
 
 // TestDevRestartLosesNoJob kills the whole dev system with SIGKILL while
