@@ -62,9 +62,22 @@ func (s *service) dropMalformed(ctx context.Context, jobID string, why error) er
 // release deletes the allocation if it is still the one read at rev, and
 // otherwise whatever allocation that attempt holds now.
 func (s *service) release(ctx context.Context, a domain.Allocation, rev int64) error {
+	return s.releaseWith(ctx, a, rev, store.Release)
+}
+
+// releaseFinished is release for an attempt whose job record is final: the
+// job's footprint goes with the allocation (store.ReleaseFinished). When
+// the allocation changed since rev, the footprint is left to the
+// reconciler, which deletes those of finished jobs.
+func (s *service) releaseFinished(ctx context.Context, a domain.Allocation, rev int64) error {
+	return s.releaseWith(ctx, a, rev, store.ReleaseFinished)
+}
+
+func (s *service) releaseWith(ctx context.Context, a domain.Allocation, rev int64,
+	releaseAt func(context.Context, clientv3.KV, domain.Allocation, int64) (bool, error)) error {
 	s.forget(a.JobID)
 	if rev > 0 {
-		ok, err := store.Release(ctx, s.txns, a, rev)
+		ok, err := releaseAt(ctx, s.txns, a, rev)
 		if ok {
 			// After the barrier the lease went back already and may be
 			// lent again: Return ignores a borrower it no longer lends to.

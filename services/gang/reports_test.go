@@ -166,3 +166,42 @@ func TestGangStartedBeforeItsReservationWasRecorded(t *testing.T) {
 	}
 	waitState(t, js, id, domain.StateRunning)
 }
+
+// A gang that ends takes its footprint with it: the record is final by the
+// time the allocation is released, so no reservation can need the footprint
+// again, and the release deletes it in the same transaction instead of
+// leaving a list, a read of the record and a delete to the reconciler. The
+// reconciler here never runs a second pass: the footprint must be gone
+// without it, and must stay while the gang runs.
+func TestAFinishedGangTakesItsFootprint(t *testing.T) {
+	env, js := startGangEnv(t, 1, gang.Config{Workers: 2, ReconcileInterval: time.Hour})
+	footprint := func(id string) bool { return env.Held(t, store.FootprintKey(id)) > 0 }
+	for _, end := range []struct {
+		id    string
+		code  int
+		state domain.State
+	}{{"ends-well", 0, domain.StateSucceeded}, {"ends-badly", 3, domain.StateFailed}} {
+		a, _ := reservedGang(t, env, js, end.id, 2, 29500, domain.StateReserved)
+		publishAll(t, env, end.id, a.Placement, domain.ReportStarted)
+		waitState(t, js, end.id, domain.StateRunning)
+		if !footprint(end.id) {
+			t.Fatalf("%s: the footprint of a running gang is gone", end.id)
+		}
+		for _, np := range a.Placement.Nodes {
+			r := domain.Report{JobID: end.id, Attempt: 1, Node: np.Node, Kind: domain.ReportExited, ExitCode: end.code}
+			if err := env.Bus.PublishJSON(t.Context(), subjects.ReportFrom(np.Node), "", r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitState(t, js, end.id, end.state)
+		testenv.Eventually(t, 30*time.Second, func() error {
+			if left := values(t, env.Etcd, allocationKeys(a)); len(left) > 0 {
+				return fmt.Errorf("%s: %d keys of the allocation left", end.id, len(left))
+			}
+			return nil
+		})
+		if footprint(end.id) {
+			t.Errorf("%s: the footprint outlived the %s gang's release", end.id, end.state)
+		}
+	}
+}

@@ -92,11 +92,16 @@ func (s *service) finish(ctx context.Context, a domain.Allocation, rev int64, st
 		return false, s.release(ctx, a, rev)
 	}
 	// The record says it ended; the release and the announcement both
-	// follow it and not each other, so they travel together.
+	// follow it and not each other, so they travel together. Only now,
+	// with the record final, may the footprint go with the allocation.
 	ev := events.ForJob(t, job, job.EndedAt)
 	ev.Reason, ev.ExitCode, ev.Timing = job.Reason, job.ExitCode, &job.Timing
 	announced := s.Bus.PublishEventAsync(ctx, ev)
-	return false, errors.CombineErrors(s.release(ctx, a, rev), announced())
+	release := s.release
+	if job.State.Terminal() {
+		release = s.releaseFinished
+	}
+	return false, errors.CombineErrors(release(ctx, a, rev), announced())
 }
 
 // requeue sends the job back to the queue (or fails it when its restart

@@ -165,9 +165,22 @@ func CheckAllocation(key string, a domain.Allocation) error {
 // version read (modRev). It reports whether it deleted anything; false
 // means someone else already released or changed it.
 func Release(ctx context.Context, kv clientv3.KV, a domain.Allocation, modRev int64) (bool, error) {
+	return release(ctx, kv, a, modRev, AllocationDeletes(a))
+}
+
+// ReleaseFinished is Release for the attempt of a job whose record is
+// already final (succeeded, failed): the same transaction deletes the
+// job's footprint, which no later reservation of a finished job can need.
+// Left for gang's reconciler it would cost a list, a read of the job's
+// record and a delete of its own, for every job that ends.
+func ReleaseFinished(ctx context.Context, kv clientv3.KV, a domain.Allocation, modRev int64) (bool, error) {
+	return release(ctx, kv, a, modRev, append(AllocationDeletes(a), clientv3.OpDelete(FootprintKey(a.JobID))))
+}
+
+func release(ctx context.Context, kv clientv3.KV, a domain.Allocation, modRev int64, deletes []clientv3.Op) (bool, error) {
 	resp, err := kv.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(AllocKey(a.JobID)), "=", modRev)).
-		Then(AllocationDeletes(a)...).
+		Then(deletes...).
 		Commit()
 	if err != nil {
 		return false, errors.Wrapf(err, "release allocation of job %s", errors.Safe(a.JobID))

@@ -43,8 +43,9 @@ import (
 // they overlap), plus one for the footprint.
 //
 // The footprint has no lease: it must outlive a reservation lease that
-// expires after agents started ranks. Gang's reconciler deletes the
-// footprints of finished and unknown jobs.
+// expires after agents started ranks. The release of a job whose record is
+// already final deletes it (ReleaseFinished); gang's reconciler deletes
+// those of finished and unknown jobs that are left.
 
 // Footprint is the value of footprints/<job>.
 type Footprint struct {
