@@ -28,6 +28,10 @@ type Config struct {
 	Workers int
 	// ReconcileInterval is how often etcd and job records are re-checked.
 	ReconcileInterval time.Duration
+	// ReportGather bounds how long the first reports of a gang wait for
+	// the rest before they are recorded as progress (gather.go; default
+	// DefaultReportGather).
+	ReportGather time.Duration
 }
 
 // Defaults fills in the settings left zero (config.Start calls it, after
@@ -37,6 +41,7 @@ func (c *Config) Defaults() {
 	c.LaunchTimeout = cmp.Or(c.LaunchTimeout, store.DefaultLaunchTimeout)
 	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
 	c.ReconcileInterval = cmp.Or(c.ReconcileInterval, config.ReconcileInterval)
+	c.ReportGather = cmp.Or(c.ReportGather, DefaultReportGather)
 }
 
 // Validate checks the gang-specific settings.
@@ -45,6 +50,7 @@ func (c *Config) Validate() error {
 		config.LeaseTTL("--reservation-ttl", c.ReservationTTL),
 		config.Require(c.Workers >= 0 && c.Workers <= MaxWorkers, "--workers: %d is outside 1..%d", c.Workers, MaxWorkers),
 		config.LaunchTimeout("--launch-timeout", c.LaunchTimeout),
+		config.Require(c.ReportGather >= 0 && c.ReportGather <= time.Second, "report gather: %s is outside 0..1s", c.ReportGather),
 	)
 }
 

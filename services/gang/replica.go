@@ -45,6 +45,9 @@ type knownAlloc struct {
 // is applying earlier ones.
 type reportBatch struct {
 	waiting []*waitingReport
+	// more is signalled when a report joins waiting (buffered: whoever
+	// appends never blocks), for a worker gathering the gang's reports.
+	more chan struct{}
 }
 
 type waitingReport struct {
@@ -77,6 +80,10 @@ func (s *service) submitReport(ctx context.Context, r domain.Report) error {
 		b.waiting = append(b.waiting, w)
 		rs.mu.Unlock()
 		select {
+		case b.more <- struct{}{}:
+		default:
+		}
+		select {
 		case err := <-w.done:
 			return err
 		case <-ctx.Done():
@@ -85,13 +92,18 @@ func (s *service) submitReport(ctx context.Context, r domain.Report) error {
 			return ctx.Err()
 		}
 	}
-	b := &reportBatch{}
+	b := &reportBatch{more: make(chan struct{}, 1)}
 	rs.batches[r.JobID] = b
 	rs.mu.Unlock()
 
-	// This worker applies its own report, then whatever queued up behind
-	// it, until nothing is waiting.
-	own := s.applyBatch(ctx, []domain.Report{r})
+	// This worker applies its own report (with the rest of the gang's, if
+	// they come soon: gather), then whatever queued up behind it, until
+	// nothing is waiting.
+	batch, gathered := s.gather(ctx, rs, b, []domain.Report{r})
+	own := s.applyBatch(ctx, batch)
+	for _, w := range gathered {
+		w.done <- own
+	}
 	for {
 		rs.mu.Lock()
 		waiting := b.waiting
