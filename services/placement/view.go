@@ -36,9 +36,10 @@ type view struct {
 	cpus map[string]map[string][]int
 	// ports holds, per address and job, the job's MASTER_PORT.
 	ports map[string]map[string]int
-	// dirty names the nodes changed since base was last brought up to date.
+	// dirty names the nodes, and dirtyPorts the master addresses, changed
+	// since base was last brought up to date.
 	dirty      map[string]bool
-	portsDirty bool
+	dirtyPorts map[string]bool
 
 	base *place.Snapshot
 	pos  map[string]int // node name -> index in base.Nodes
@@ -50,7 +51,7 @@ func newView() *view {
 		gpus:  map[string]map[string][]int{},
 		cpus:  map[string]map[string][]int{},
 		ports: map[string]map[string]int{},
-		dirty: map[string]bool{},
+		dirty: map[string]bool{}, dirtyPorts: map[string]bool{},
 	}
 }
 
@@ -70,7 +71,7 @@ func (v *view) allocChanged(val, prev *domain.Allocation) {
 			if len(jobs) == 0 {
 				delete(v.ports, prev.Placement.MasterAddr)
 			}
-			v.portsDirty = true
+			v.dirtyPorts[prev.Placement.MasterAddr] = true
 		}
 	}
 	if val == nil {
@@ -90,7 +91,7 @@ func (v *view) allocChanged(val, prev *domain.Allocation) {
 			v.ports[addr] = map[string]int{}
 		}
 		v.ports[addr][val.JobID] = val.Placement.MasterPort
-		v.portsDirty = true
+		v.dirtyPorts[addr] = true
 	}
 }
 
@@ -143,12 +144,12 @@ func (v *view) snapshot(cfg Config, gens [3]uint64,
 				v.refresh(&v.base.Nodes[i])
 			}
 		}
-		if v.portsDirty {
-			v.base.UsedPorts = v.usedPorts()
+		for addr := range v.dirtyPorts {
+			v.refreshPorts(addr)
 		}
 	}
 	clear(v.dirty)
-	v.portsDirty = false
+	clear(v.dirtyPorts)
 	return v.base.Clone()
 }
 
@@ -211,10 +212,29 @@ func (v *view) refresh(nv *place.NodeView) {
 func (v *view) usedPorts() map[string]map[int]bool {
 	out := make(map[string]map[int]bool, len(v.ports))
 	for addr, jobs := range v.ports {
-		out[addr] = make(map[int]bool, len(jobs))
-		for _, p := range jobs {
-			out[addr][p] = true
-		}
+		out[addr] = portSet(jobs)
+	}
+	return out
+}
+
+// refreshPorts recomputes one address's ports in base. The inner map is
+// replaced, never changed in place: the clones of earlier cycles share it
+// (place.Snapshot.Clone copies only the outer map).
+func (v *view) refreshPorts(addr string) {
+	if v.base.UsedPorts == nil {
+		v.base.UsedPorts = map[string]map[int]bool{}
+	}
+	if jobs := v.ports[addr]; len(jobs) > 0 {
+		v.base.UsedPorts[addr] = portSet(jobs)
+	} else {
+		delete(v.base.UsedPorts, addr)
+	}
+}
+
+func portSet(jobs map[string]int) map[int]bool {
+	out := make(map[int]bool, len(jobs))
+	for _, p := range jobs {
+		out[p] = true
 	}
 	return out
 }

@@ -2,11 +2,13 @@ package placement
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"testing"
 
 	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/core/place"
 	"github.com/lockstep-dev/lockstep/shared/plumbing/store"
 )
 
@@ -47,6 +49,8 @@ func TestViewIncrementalMatchesRebuild(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(7, 7))
 	v := newView()
+	var earlier *place.Snapshot
+	var earlierPorts map[string]map[int]bool
 	for step := range 400 {
 		node := fmt.Sprintf("n%02d", rng.IntN(nodes))
 		id := fmt.Sprintf("job%d", rng.IntN(6))
@@ -79,15 +83,28 @@ func TestViewIncrementalMatchesRebuild(t *testing.T) {
 			continue
 		}
 		got := v.snapshot(Config{}, gens, load)
+		// An earlier cycle's snapshot is its own: later changes to the
+		// view leave it as it was.
+		if earlier != nil && !reflect.DeepEqual(earlier.UsedPorts, earlierPorts) {
+			t.Fatalf("step %d: an earlier snapshot's ports changed to %v, want %v", step, earlier.UsedPorts, earlierPorts)
+		}
 		want := fresh().snapshot(Config{}, gens, load)
+		earlier, earlierPorts = v.snapshot(Config{}, gens, load), want.Clone().UsedPorts
+		for addr, ports := range earlierPorts {
+			earlierPorts[addr] = maps.Clone(ports)
+		}
 		if !reflect.DeepEqual(got.Nodes, want.Nodes) || !reflect.DeepEqual(got.UsedPorts, want.UsedPorts) {
 			t.Fatalf("step %d: incremental view differs from a rebuild:\n got %+v\nwant %+v", step, got.Nodes, want.Nodes)
 		}
-		// The caller owns its snapshot.
+		// The caller owns its snapshot: what a decision takes or returns
+		// there (the ports too, whose sets clones share) stays there.
 		for i := range got.Nodes {
 			got.Nodes[i].Free = nil
 		}
-		if again := v.snapshot(Config{}, gens, load); !reflect.DeepEqual(again.Nodes, want.Nodes) {
+		got.Release(domain.Placement{MasterAddr: "10.0.0.0", MasterPort: 29500 + rng.IntN(4)})
+		got.Take(domain.Placement{MasterAddr: "10.0.0.1", MasterPort: 29500 + rng.IntN(4)})
+		if again := v.snapshot(Config{}, gens, load); !reflect.DeepEqual(again.Nodes, want.Nodes) ||
+			!reflect.DeepEqual(again.UsedPorts, want.UsedPorts) {
 			t.Fatalf("step %d: changing a snapshot changed the view", step)
 		}
 	}
