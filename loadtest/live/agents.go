@@ -30,7 +30,7 @@ type agents struct {
 	nodes map[string]int64 // node -> epoch (its lease)
 
 	mu       sync.Mutex
-	launched map[string]int         // "<node>/<job>" -> attempt started
+	launched map[string]launchedAt  // "<node>/<job>" -> what it started
 	exits    map[string]*time.Timer // pending exits by the same key
 	// launches times each job's latest attempt's starts, for the report's
 	// legs of a job's latency (launchStages).
@@ -46,7 +46,7 @@ type agents struct {
 func newAgents(cli *clientv3.Client, b *bus.Bus, log *slog.Logger) *agents {
 	return &agents{
 		etcd: cli, bus: b, log: log, nodes: map[string]int64{},
-		launched: map[string]int{}, exits: map[string]*time.Timer{}, launches: map[string]launch{},
+		launched: map[string]launchedAt{}, exits: map[string]*time.Timer{}, launches: map[string]launch{},
 		reports: make(chan domain.Report, 1<<16),
 	}
 }
@@ -121,7 +121,7 @@ func (a *agents) follow(ctx context.Context, ready chan<- struct{}) error {
 		return errors.Wrap(err, "list assignments")
 	}
 	for _, kv := range resp.Kvs {
-		a.assigned(string(kv.Key), kv.Value)
+		a.assigned(string(kv.Key), kv.Value, kv.CreateRevision)
 	}
 	wch := a.etcd.Watch(clientv3.WithRequireLeader(ctx), store.AssignPrefix, clientv3.WithPrefix(),
 		clientv3.WithRev(resp.Header.Revision+1))
@@ -132,7 +132,7 @@ func (a *agents) follow(ctx context.Context, ready chan<- struct{}) error {
 		}
 		for _, ev := range wr.Events {
 			if ev.Type == clientv3.EventTypePut {
-				a.assigned(string(ev.Kv.Key), ev.Kv.Value)
+				a.assigned(string(ev.Kv.Key), ev.Kv.Value, ev.Kv.CreateRevision)
 			} else {
 				a.released(string(ev.Kv.Key))
 			}
@@ -163,10 +163,29 @@ type launched struct {
 	Command []string `json:"command"`
 }
 
-func (a *agents) assigned(key string, raw []byte) {
+// launchedAt is the attempt a virtual node started for a job, and the
+// CreateRevision of the assignment key it started it from.
+type launchedAt struct {
+	attempt int
+	created int64
+}
+
+// assigned starts the assignment at key, created at revision created.
+// The launch barrier puts every assignment of the gang again, value kept
+// (etcd's IgnoreValue): the same key at the same CreateRevision, already
+// started, is skipped without decoding, as half of the assignment events
+// a job makes are those.
+func (a *agents) assigned(key string, raw []byte, created int64) {
 	node, job, ok := splitAssignKey(key)
 	epoch, mine := a.nodes[node]
 	if !ok || !mine {
+		return
+	}
+	k := node + "/" + job
+	a.mu.Lock()
+	again := a.launched[k].created == created
+	a.mu.Unlock()
+	if again {
 		return
 	}
 	var as launched
@@ -180,11 +199,10 @@ func (a *agents) assigned(key string, raw []byte) {
 		a.log.Warn("assignment names another job than its key", "key", key, "job", as.JobID)
 		return
 	}
-	k := node + "/" + as.JobID
 	a.mu.Lock()
-	if last, ok := a.launched[k]; ok && last >= as.Attempt {
+	if last, ok := a.launched[k]; ok && last.attempt >= as.Attempt {
 		a.mu.Unlock()
-		return // the barrier's rewrite, or a replay
+		return // a replay
 	}
 	if as.Epoch != epoch {
 		a.mu.Unlock()
@@ -193,7 +211,7 @@ func (a *agents) assigned(key string, raw []byte) {
 			Reason: "virtual agent: assignment for another registration"})
 		return
 	}
-	a.launched[k] = as.Attempt
+	a.launched[k] = launchedAt{attempt: as.Attempt, created: created}
 	if t := a.exits[k]; t != nil {
 		t.Stop() // an older attempt still "running" here: superseded
 	}
@@ -203,7 +221,7 @@ func (a *agents) assigned(key string, raw []byte) {
 		cur, ok := a.launched[k]
 		delete(a.exits, k)
 		a.mu.Unlock()
-		if ok && cur == as.Attempt {
+		if ok && cur.attempt == as.Attempt {
 			a.exited.Add(1)
 			a.report(domain.Report{JobID: as.JobID, Attempt: as.Attempt, Node: node, Kind: domain.ReportExited})
 		}
