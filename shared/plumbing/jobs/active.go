@@ -55,7 +55,8 @@ func (s *Store) Active(ctx context.Context, log *slog.Logger, opts ...ActiveOpti
 	for _, o := range opts {
 		o(a)
 	}
-	go s.Follow(ctx, log, (*activeSink)(a))
+	s.own.follow() // before any write the caller makes next
+	go s.followWith(ctx, log, (*activeSink)(a), true)
 	return a
 }
 
@@ -143,7 +144,9 @@ func (a *activeSink) apply(m activeMaps, e Entry) {
 		return
 	}
 	var b domain.JobBrief
-	if err := DecodeInto(e.Key, e.Value, &b, &b.ID); err != nil {
+	if e.Own != nil {
+		b = *e.Own // written by this Store: what the value decodes to
+	} else if err := DecodeInto(e.Key, e.Value, &b, &b.ID); err != nil {
 		a.log.Warn("job record skipped", "job", e.Key, "err", err)
 		delete(m.briefs, e.Key)
 		return

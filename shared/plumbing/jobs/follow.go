@@ -62,8 +62,15 @@ var (
 // Every service that follows the job records does it through Follow: one
 // way to replay, to recover and to notice a stall.
 func (s *Store) Follow(ctx context.Context, log *slog.Logger, sink Sink) {
+	s.followWith(ctx, log, sink, false)
+}
+
+// followWith is Follow; with own, the entries of records this Store wrote
+// carry their briefs (Entry.Own), once s.own.follow was called. Only one
+// follower of a Store may take them: Active's.
+func (s *Store) followWith(ctx context.Context, log *slog.Logger, sink Sink, own bool) {
 	for ctx.Err() == nil {
-		err := s.follow(ctx, log, sink)
+		err := s.follow(ctx, log, sink, own)
 		switch {
 		case ctx.Err() != nil:
 		case errors.Is(err, errWatchStalled):
@@ -76,7 +83,7 @@ func (s *Store) Follow(ctx context.Context, log *slog.Logger, sink Sink) {
 }
 
 // follow runs one watch until it ends, stalls or ctx ends.
-func (s *Store) follow(ctx context.Context, log *slog.Logger, sink Sink) error {
+func (s *Store) follow(ctx context.Context, log *slog.Logger, sink Sink, own bool) error {
 	// Whatever the bucket holds at this revision, the replay delivers (or
 	// a purge removed: a delete marker purged after the bucket's last
 	// write leaves that write's revision undeliverable), so a replayed
@@ -111,8 +118,14 @@ func (s *Store) follow(ctx context.Context, log *slog.Logger, sink Sink) error {
 				raise(&delivered, start)
 				continue
 			}
-			sink.Apply(Entry{Key: e.Key(), Revision: e.Revision(), Created: e.Created(), Value: e.Value(),
-				Deleted: e.Operation() != jetstream.KeyValuePut})
+			entry := Entry{Key: e.Key(), Revision: e.Revision(), Created: e.Created(), Value: e.Value(),
+				Deleted: e.Operation() != jetstream.KeyValuePut}
+			if own {
+				if brief, ok := s.own.take(entry.Key, entry.Value); ok && !entry.Deleted {
+					entry.Own = &brief
+				}
+			}
+			sink.Apply(entry)
 			raise(&delivered, e.Revision())
 		}
 	}

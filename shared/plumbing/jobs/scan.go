@@ -6,6 +6,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
 )
 
 // Entry is one key of the bucket as stored: its value undecoded, so a
@@ -19,6 +21,10 @@ type Entry struct {
 	Value   []byte
 	// Deleted marks a delete or purge marker (Value is empty).
 	Deleted bool
+	// Own, when set, is the brief of the record this Store wrote as
+	// Value, byte for byte (set for Active's follower): what Value
+	// decodes to, known without decoding it.
+	Own *domain.JobBrief
 }
 
 // Scan calls fn for the latest entry of every key, markers included, in

@@ -19,8 +19,9 @@ import (
 
 // Store reads and writes job records.
 type Store struct {
-	js jetstream.JetStream
-	kv jetstream.KeyValue
+	js  jetstream.JetStream
+	kv  jetstream.KeyValue
+	own ownWrites
 }
 
 // Open binds the jobs bucket (created by bus.EnsureStreams).
@@ -54,6 +55,7 @@ func (s *Store) Create(ctx context.Context, j domain.Job) error {
 	if err != nil {
 		return errors.Wrapf(err, "encode job %s", errors.Safe(j.ID))
 	}
+	s.own.note(j, data)
 	if _, err := s.kv.Create(ctx, j.ID, data); err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return errs.MarkConflict(errors.Newf("job %s already exists", errors.Safe(j.ID)))
@@ -112,6 +114,7 @@ func (s *Store) apply(ctx context.Context, id string, j domain.Job, rev uint64, 
 	if err != nil {
 		return j, false, false, errors.Wrapf(err, "encode job %s", errors.Safe(id))
 	}
+	s.own.note(j, data)
 	_, err = s.kv.Update(ctx, id, data, rev)
 	switch {
 	case err == nil:

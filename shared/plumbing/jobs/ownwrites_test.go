@@ -1,0 +1,80 @@
+package jobs_test
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/lockstep-dev/lockstep/shared/contract/domain"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/jobs"
+	"github.com/lockstep-dev/lockstep/shared/plumbing/testenv"
+)
+
+// Through a real watch: the follower of the Store that wrote a record gets
+// its brief with the entry, equal to what the value decodes to; a record
+// another Store wrote comes without one.
+func TestTheFollowerGetsTheBriefsOfItsStoresWrites(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := t.Context()
+	mine, other := env.Jobs(t), env.Jobs(t)
+	sink := &chanSink{entries: make(chan jobs.Entry, 16), current: make(chan struct{}, 1)}
+	mine.FollowOwn(ctx, slog.Default(), sink)
+	select { // live from here: every write below is delivered as it is
+	case <-sink.current:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch never became current")
+	}
+	entries := sink.entries
+
+	if err := mine.Create(ctx, domain.Job{ID: "mine", State: domain.StatePending, Attempt: 1, Owner: "alice", TraceParent: "tp"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Create(ctx, domain.Job{ID: "other", State: domain.StatePending, Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mine.Update(ctx, "other", func(j *domain.Job) (bool, error) {
+		j.State = domain.StateReserved
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"mine@pending": true, "other@pending": false, "other@reserved": true}
+	for len(want) > 0 {
+		select {
+		case e := <-entries:
+			var decoded domain.JobBrief
+			if err := jobs.DecodeInto(e.Key, e.Value, &decoded, &decoded.ID); err != nil {
+				t.Fatal(err)
+			}
+			name := e.Key + "@" + string(decoded.State)
+			own, expected := want[name]
+			if !expected {
+				t.Fatalf("unexpected entry %s", name)
+			}
+			delete(want, name)
+			if got := e.Own != nil; got != own {
+				t.Errorf("%s: brief given %v, want %v", name, got, own)
+			}
+			if e.Own != nil && *e.Own != decoded {
+				t.Errorf("%s: brief %+v, the value decodes to %+v", name, *e.Own, decoded)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("entries not delivered: %v", want)
+		}
+	}
+}
+
+// chanSink hands entries to a channel and says when the watch is current.
+type chanSink struct {
+	entries chan jobs.Entry
+	current chan struct{}
+}
+
+func (c *chanSink) Replay()            {}
+func (c *chanSink) Apply(e jobs.Entry) { c.entries <- e }
+func (c *chanSink) Current() {
+	select {
+	case c.current <- struct{}{}:
+	default:
+	}
+}
