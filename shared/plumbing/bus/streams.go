@@ -154,11 +154,60 @@ func (b *Bus) EnsureStreams(ctx context.Context, o StreamOptions) error {
 	defer cancel()
 	o.Readers = b.readersWithin(ctx, o.maxConsumers())
 	for _, cfg := range Streams(o) {
-		if _, err := b.JS.CreateOrUpdateStream(ctx, cfg); err != nil {
+		if err := b.ensureStream(ctx, cfg); err != nil {
 			return readersHint(errors.Wrapf(err, "ensure stream %s", cfg.Name), o)
 		}
 	}
 	return readersHint(b.ensureJobsBucket(ctx, o), o)
+}
+
+// ensureStream creates the stream, or updates it where it differs from
+// want. One already as wanted is left alone: every service declares every
+// stream at each start, and on a NATS cluster each update is a proposal to
+// the meta leader, so a fleet's restart would send one per stream and
+// process for nothing.
+func (b *Bus) ensureStream(ctx context.Context, want jetstream.StreamConfig) error {
+	s, err := b.JS.Stream(ctx, want.Name)
+	switch {
+	case err == nil && streamAsWanted(s.CachedInfo().Config, want):
+		return nil
+	case err != nil && !errors.Is(err, jetstream.ErrStreamNotFound):
+		return errors.Wrap(err, "read its configuration")
+	}
+	_, err = b.JS.CreateOrUpdateStream(ctx, want)
+	return err
+}
+
+// streamAsWanted compares what Streams sets with a stream's configuration
+// as the server holds it. A limit Streams leaves at zero is the server's
+// to choose (it stores its default in its place), so it is not compared;
+// the settings whose zero means something (limits retention, discarding
+// the oldest, file storage) are.
+func streamAsWanted(have, want jetstream.StreamConfig) bool {
+	same := have.Description == want.Description && slices.Equal(have.Subjects, want.Subjects) &&
+		have.Retention == want.Retention && have.Discard == want.Discard &&
+		have.Storage == want.Storage && have.Replicas == want.Replicas
+	limits := [][2]int64{
+		{int64(want.Duplicates), int64(have.Duplicates)},
+		{int64(want.MaxAge), int64(have.MaxAge)},
+		{want.MaxMsgsPerSubject, have.MaxMsgsPerSubject},
+		{want.MaxBytes, have.MaxBytes},
+		{int64(want.MaxMsgSize), int64(have.MaxMsgSize)},
+		{int64(want.MaxConsumers), int64(have.MaxConsumers)},
+	}
+	for _, l := range limits {
+		same = same && (l[0] == 0 || l[0] == l[1])
+	}
+	return same && sourcesAsWanted(have.Sources, want.Sources)
+}
+
+// sourcesAsWanted compares the streams sourced and the subjects taken
+// from each.
+func sourcesAsWanted(have, want []*jetstream.StreamSource) bool {
+	return slices.EqualFunc(have, want, func(h, w *jetstream.StreamSource) bool {
+		return h != nil && w != nil && h.Name == w.Name && h.FilterSubject == w.FilterSubject &&
+			slices.Equal(h.SubjectTransforms, w.SubjectTransforms)
+	})
 }
 
 // jobsBucket is the jobs KV bucket's configuration.
