@@ -107,18 +107,20 @@ const cycleFanOut = 16
 // over their array's limit, are left out of it and returned as held.
 func (s *scheduler) input(now time.Time) (queue.Input, jobsSeen, []held) {
 	snap := s.snapshot()
-	allocs := s.allocs.Snapshot()
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := jobsSeen(maps.Clone(s.active))
-	running := make([]queue.RunningJob, 0, len(allocs)+len(s.inflight))
-	allocated := make(map[string]bool, len(allocs))
-	for _, a := range allocs {
+	running := make([]queue.RunningJob, 0, len(seen)+len(s.inflight))
+	allocated := make(map[string]bool, len(seen))
+	// Read in place, not copied (a thousand records every cycle): the
+	// holdings cache takes no change meanwhile, and its change callback
+	// never waits on s.mu.
+	s.allocs.Each(func(_ string, a store.Holding) {
 		allocated[a.JobID] = true
 		sj, _ := seen.get(a.JobID)
 		running = append(running, runningJob(a.JobID, sj.job, a.Placement, startOf(sj.job, a.Allocation, now)))
-	}
+	})
 	for id, p := range s.inflight {
 		sj, ok := seen.get(id)
 		if !ok || sj.job.State != domain.StatePending || sj.job.Attempt != p.attempt ||

@@ -85,6 +85,18 @@ func (c *Cache[T]) Snapshot() map[string]T {
 	return out
 }
 
+// Each calls fn with every item, in no order, under the cache's read
+// lock: a pass over the items without Snapshot's copy of them. The cache
+// takes no change while fn runs, so fn must be quick and must not call
+// back into the cache.
+func (c *Cache[T]) Each(fn func(key string, v T)) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for k, v := range c.items {
+		fn(k, v)
+	}
+}
+
 // Rev is the etcd revision the cache is known to be current at. It moves
 // only after OnChange has been called for every change up to it, so state
 // that OnChange maintains is as current as Rev says too.

@@ -44,6 +44,11 @@ func TestNodeCacheKeepsOnlyCheckedRecords(t *testing.T) {
 	if got := c.Snapshot(); len(got) != 1 || got[store.NodeKey("n1")].Name != "n1" {
 		t.Fatalf("loaded %v, want only n1", got)
 	}
+	each := map[string]domain.Node{}
+	c.Each(func(key string, n domain.Node) { each[key] = n })
+	if !reflect.DeepEqual(each, c.Snapshot()) {
+		t.Fatalf("Each gave %v, the snapshot %v", each, c.Snapshot())
+	}
 
 	put(store.NodeKey("n4"), domain.Node{Name: "n4", Addr: "n4", GPUs: 8})
 	put(store.NodeKey("n1"), domain.Node{Name: "n1", Addr: "n1", GPUs: 8, NUMA: []domain.NUMANode{{ID: 0, GPUs: []int{9}}}})
