@@ -23,8 +23,12 @@ const DefaultReportGather = 20 * time.Millisecond
 // gather returns batch, holding the first reports of a job, with the
 // reports of the same job that join it (b.waiting) while what batch holds
 // would only be recorded as progress (gathersProgress), for at most
-// Config.ReportGather. The waiting reports it took are returned to be answered
-// with the batch's outcome.
+// Config.ReportGather. The waiting reports it took are returned, to be
+// answered with the batch's outcome. The allocation it judges by is the
+// one this replica remembers, which another replica's write may have made
+// stale: that decides only whether to wait (at worst the gathering time
+// for nothing), never what is written, which applyReports compares with
+// etcd as ever.
 func (s *service) gather(ctx context.Context, rs *replicaState, b *reportBatch, batch []domain.Report) ([]domain.Report, []*waitingReport) {
 	a, ok := s.rememberedAllocation(batch[0].JobID)
 	if !ok || !gathersProgress(a, batch) {
