@@ -27,7 +27,10 @@ import (
 // proposals reserve nothing and are terminated (never redelivered), and
 // the real job, proposed properly, runs its own command.
 func TestForgedProposalsRunNothing(t *testing.T) {
-	env, js := startGangEnv(t, 1, gang.Config{Workers: 2})
+	// Gang starts once n1 is drained: it loads the node states before it
+	// takes a proposal, where a drain written after its start reaches it
+	// through a watch that a proposal may overtake.
+	env, js := startGangEnv(t, 0, gang.Config{})
 	ctx := context.Background()
 
 	lease := env.Lease(t, 10*time.Minute)
@@ -40,6 +43,7 @@ func TestForgedProposalsRunNothing(t *testing.T) {
 	if err := js.Create(ctx, domain.Job{ID: "real", Spec: spec, State: domain.StatePending, Attempt: 1}); err != nil {
 		t.Fatal(err)
 	}
+	startGang(t, env, 1, gang.Config{Workers: 2})
 
 	on := func(node string, gpus ...int) domain.Placement {
 		np := domain.NodePlacement{Node: node, GPUs: gpus}
