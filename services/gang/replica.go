@@ -96,9 +96,10 @@ func (s *service) submitReport(ctx context.Context, r domain.Report) error {
 	rs.batches[r.JobID] = b
 	rs.mu.Unlock()
 
-	// This worker applies its own report (with the rest of the gang's, if
-	// they come soon: gather), then whatever queued up behind it, until
-	// nothing is waiting.
+	// This worker applies its own report, then whatever queued up behind
+	// it, until nothing is waiting; each batch with the rest of the gang's
+	// reports if they come soon (gather): the first exits often queue up
+	// behind the launch barrier's batch.
 	batch, gathered := s.gather(ctx, rs, b, []domain.Report{r})
 	own := s.applyBatch(ctx, batch)
 	for _, w := range gathered {
@@ -119,8 +120,9 @@ func (s *service) submitReport(ctx context.Context, r domain.Report) error {
 		for i, w := range waiting {
 			batch[i] = w.r
 		}
+		batch, gathered := s.gather(ctx, rs, b, batch)
 		err := s.applyBatch(ctx, batch)
-		for _, w := range waiting {
+		for _, w := range append(waiting, gathered...) {
 			w.done <- err
 		}
 	}
