@@ -39,13 +39,7 @@ func TestAGangsReportsAreGatheredIntoOneWrite(t *testing.T) {
 	// The first report reads the allocation (gang did not reserve it here);
 	// once remembered, the others are gathered.
 	report(nodes[0], domain.ReportStarted)
-	testenv.Eventually(t, 30*time.Second, func() error {
-		got, _, _, err := store.GetAllocation(ctx, env.Etcd, "spread")
-		if err != nil || !got.Started[nodes[0]] {
-			return fmt.Errorf("first start not recorded yet (err %v)", err)
-		}
-		return nil
-	})
+	waitStartRecorded(t, env, "spread", nodes[0])
 	afterFirst := modRevision(t, env, key)
 	for _, n := range nodes[1:] {
 		report(n, domain.ReportStarted)
@@ -87,27 +81,27 @@ func TestALoneStartIsRecordedAfterTheGathering(t *testing.T) {
 		}
 	}
 	publish(nodes[0])
-	testenv.Eventually(t, 30*time.Second, func() error {
-		got, _, _, err := store.GetAllocation(ctx, env.Etcd, "lone")
-		if err != nil || !got.Started[nodes[0]] {
-			return fmt.Errorf("the first node's start not recorded yet (err %v)", err)
-		}
-		return nil
-	})
+	waitStartRecorded(t, env, "lone", nodes[0])
 	// Remembered now: this one is gathered, and written when no other comes.
 	publish(nodes[1])
-	testenv.Eventually(t, 30*time.Second, func() error {
-		got, _, _, err := store.GetAllocation(ctx, env.Etcd, "lone")
-		if err != nil || !got.Started[nodes[1]] {
-			return fmt.Errorf("the second node's start not recorded yet (err %v)", err)
-		}
-		return nil
-	})
+	waitStartRecorded(t, env, "lone", nodes[1])
 	if j, _, err := js.Get(ctx, "lone"); err != nil || j.State != domain.StateReserved {
 		t.Fatalf("job %s (err %v) with a node still to start, want reserved", j.State, err)
 	}
 	publish(nodes[2])
 	waitState(t, js, "lone", domain.StateRunning)
+}
+
+// waitStartRecorded waits until job's allocation records node started.
+func waitStartRecorded(t *testing.T, env *testenv.Env, job, node string) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, func() error {
+		got, _, _, err := store.GetAllocation(context.Background(), env.Etcd, job)
+		if err != nil || !got.Started[node] {
+			return fmt.Errorf("%s's start of %s not recorded yet (err %v)", node, job, err)
+		}
+		return nil
+	})
 }
 
 // modRevision is the key's current ModRevision.

@@ -52,7 +52,7 @@ func (w *ownWrites) note(j domain.Job, data []byte) {
 	if w.written == nil || len(w.written) >= maxOwnWrites {
 		w.written = map[string]ownWrite{}
 	}
-	w.written[j.ID] = ownWrite{data: data, brief: briefOf(j)}
+	w.written[j.ID] = ownWrite{data: data, brief: domain.BriefOf(j)}
 }
 
 // take is called as the watch delivers value under key: the brief of the
@@ -66,8 +66,4 @@ func (w *ownWrites) take(key string, value []byte) (domain.JobBrief, bool) {
 	}
 	delete(w.written, key)
 	return o.brief, true
-}
-
-func briefOf(j domain.Job) domain.JobBrief {
-	return domain.JobBrief{ID: j.ID, State: j.State, Attempt: j.Attempt, TraceParent: j.TraceParent, Owner: j.Owner}
 }

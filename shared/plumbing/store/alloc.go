@@ -38,7 +38,7 @@ func ClaimKeys(a domain.Allocation) []string {
 // AllocationPuts returns the writes that create (or re-write) an
 // allocation. opts apply to every put (e.g. clientv3.WithLease).
 func AllocationPuts(a domain.Allocation, assigns []domain.Assignment, opts ...clientv3.OpOption) []clientv3.Op {
-	claim := MustJSON(domain.Claim{JobID: a.JobID, Attempt: a.Attempt})
+	claim := claimValue(a)
 	ops := []clientv3.Op{clientv3.OpPut(AllocKey(a.JobID), MustJSON(a), opts...)}
 	for _, key := range ClaimKeys(a) {
 		ops = append(ops, clientv3.OpPut(key, claim, opts...))
@@ -48,6 +48,11 @@ func AllocationPuts(a domain.Allocation, assigns []domain.Assignment, opts ...cl
 		ops = append(ops, clientv3.OpPut(AssignKey(as.Node, as.JobID), MustJSON(as), opts...))
 	}
 	return ops
+}
+
+// claimValue is the value of every GPU and port claim of a.
+func claimValue(a domain.Allocation) string {
+	return MustJSON(domain.Claim{JobID: a.JobID, Attempt: a.Attempt})
 }
 
 // AllocationDeletes returns the deletes that remove an allocation.

@@ -22,7 +22,7 @@ import (
 // allocation record means they are all there.
 func AllocationDetach(a domain.Allocation) []clientv3.Op {
 	keep := clientv3.WithIgnoreValue()
-	claim := MustJSON(domain.Claim{JobID: a.JobID, Attempt: a.Attempt})
+	claim := claimValue(a) // as AllocationPuts wrote it
 	ops := []clientv3.Op{clientv3.OpPut(AllocKey(a.JobID), MustJSON(a))}
 	for _, key := range ClaimKeys(a) {
 		ops = append(ops, clientv3.OpPut(key, claim))
