@@ -45,8 +45,13 @@ func TestFrozenMemberIsLeftOutUntilItAnswers(t *testing.T) {
 	}
 
 	a.freeze()
-	for slow := false; !slow; {
-		slow = get() // until one lands on the frozen member
+	// Until one lands on the frozen member; bounded, so that a balancer
+	// that never picks it fails here instead of running out the package's
+	// time (a CI race run hung 19 minutes in this loop).
+	for deadline := time.Now().Add(time.Minute); !get(); {
+		if time.Now().After(deadline) {
+			t.Fatal("no get landed on the frozen member in a minute")
+		}
 	}
 	endpoints(bURL)
 	for i := range 20 {
