@@ -45,9 +45,9 @@ func TestFrozenMemberIsLeftOutUntilItAnswers(t *testing.T) {
 	}
 
 	a.freeze()
-	// Until one lands on the frozen member; bounded, so that a balancer
-	// that never picks it fails here instead of running out the package's
-	// time (a CI race run hung 19 minutes in this loop).
+	// Until one lands on the frozen member (the balancer takes turns);
+	// bounded, so that a balancer that never picks it fails here instead
+	// of running out the package's time.
 	for deadline := time.Now().Add(time.Minute); !get(); {
 		if time.Now().After(deadline) {
 			t.Fatal("no get landed on the frozen member in a minute")
@@ -93,8 +93,7 @@ func TestRepeatAfterAwaitMemberCheckGoesToALiveMember(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Both connections up (the connect's check needs only one).
-		time.Sleep(300 * time.Millisecond)
+		awaitBothInUse(t, cli, a, b)
 		busy, stop := context.WithCancel(ctx)
 		go func() {
 			for busy.Err() == nil {
@@ -135,7 +134,6 @@ func TestRepeatAfterAwaitMemberCheckGoesToALiveMember(t *testing.T) {
 func TestWatchesEndWhenTheGuardLeavesTheirMemberOut(t *testing.T) {
 	_, cli, a, _ := clientThroughTwoProxies(t)
 	ctx := t.Context()
-	time.Sleep(300 * time.Millisecond) // both connections up
 	// Each watch on a stream of its own, which the balancer hands to the
 	// members in turn: about half on each.
 	var watches []*store.LiveWatch

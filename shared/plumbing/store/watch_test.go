@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -109,7 +110,7 @@ func clientThroughProxy(t *testing.T) (context.Context, *clientv3.Client, *freez
 // clientThroughTwoProxies is an etcd client (1 s attempt timeout) of two
 // members, each reached through a freezingProxy of its own (both lead to
 // the test's one etcd), with the test's etcd environment; the client
-// closes with the test.
+// closes with the test. Both members are in use when it returns.
 func clientThroughTwoProxies(t *testing.T) (*testenv.Env, *clientv3.Client, *freezingProxy, *freezingProxy) {
 	t.Helper()
 	env := testenv.Start(t)
@@ -120,7 +121,37 @@ func clientThroughTwoProxies(t *testing.T) (*testenv.Env, *clientv3.Client, *fre
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cli.Close() })
+	awaitBothInUse(t, cli, a, b)
 	return env, cli, a, b
+}
+
+// awaitBothInUse reads until each proxy has carried a read of its own.
+// The client's first check needs one member, and it connects to the other
+// in the background: a proxy frozen during that handshake leaves its
+// member never ready, so the balancer sends it nothing and a test waiting
+// for a request to meet the frozen member waits forever (a CI run under
+// the race detector did, for 19 minutes). A read is a proxy's when only
+// that proxy's answered bytes grew during it.
+func awaitBothInUse(t *testing.T, cli *clientv3.Client, a, b *freezingProxy) {
+	t.Helper()
+	carried := map[*freezingProxy]bool{}
+	testenv.Eventually(t, 20*time.Second, func() error {
+		ca, cb := a.answered.Load(), b.answered.Load()
+		if _, err := cli.Get(t.Context(), "/proxies/ping"); err != nil {
+			return err
+		}
+		grewA, grewB := a.answered.Load() > ca, b.answered.Load() > cb
+		switch {
+		case grewA && !grewB:
+			carried[a] = true
+		case grewB && !grewA:
+			carried[b] = true
+		}
+		if !carried[a] || !carried[b] {
+			return fmt.Errorf("reads carried by proxy a: %t, b: %t", carried[a], carried[b])
+		}
+		return nil
+	})
 }
 
 // awaitStall waits for w to end, and checks that it ended for a stall.
@@ -146,10 +177,12 @@ func awaitStall(t *testing.T, w *store.LiveWatch) {
 // freezingProxy forwards TCP to target until frozen; then it keeps every
 // connection open and passes nothing, like a paused process.
 type freezingProxy struct {
-	addr   string
-	mu     sync.Mutex
-	frozen bool
-	cond   *sync.Cond
+	addr string
+	// answered counts the bytes passed from the target to its clients.
+	answered atomic.Int64
+	mu       sync.Mutex
+	frozen   bool
+	cond     *sync.Cond
 }
 
 func newFreezingProxy(t *testing.T, target string) *freezingProxy {
@@ -173,14 +206,16 @@ func newFreezingProxy(t *testing.T, target string) *freezingProxy {
 				continue
 			}
 			t.Cleanup(func() { _ = in.Close(); _ = out.Close() })
-			go p.pipe(out, in)
-			go p.pipe(in, out)
+			go p.pipe(out, in, nil)
+			go p.pipe(in, out, &p.answered)
 		}
 	}()
 	return p
 }
 
-func (p *freezingProxy) pipe(dst io.Writer, src io.Reader) {
+// pipe copies src to dst while not frozen, adding what it passes to
+// count (when not nil).
+func (p *freezingProxy) pipe(dst io.Writer, src io.Reader, count *atomic.Int64) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
@@ -192,6 +227,9 @@ func (p *freezingProxy) pipe(dst io.Writer, src io.Reader) {
 		if n > 0 {
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
+			}
+			if count != nil {
+				count.Add(int64(n))
 			}
 		}
 		if err != nil {
