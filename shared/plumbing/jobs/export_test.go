@@ -11,3 +11,10 @@ func (s *Store) FollowOwn(ctx context.Context, log *slog.Logger, sink Sink) {
 	s.own.follow()
 	go s.followWith(ctx, log, sink, true)
 }
+
+// OwnWritesKept is how many writes' briefs the Store remembers.
+func (s *Store) OwnWritesKept() int {
+	s.own.mu.Lock()
+	defer s.own.mu.Unlock()
+	return len(s.own.written)
+}

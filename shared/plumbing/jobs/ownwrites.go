@@ -17,8 +17,9 @@ import (
 // The bytes, not the revision, say which write it is: the watch may
 // deliver a write before the write's own answer (and its revision) comes
 // back, and equal bytes decode alike whoever wrote them. A write that
-// failed leaves its entry until the key is written again or the bound
-// empties the map.
+// failed is forgotten (a failure that stored the value after all only
+// costs the follower its own decode); the bound empties the map should
+// entries pile up anyway (a watch that never delivers).
 type ownWrites struct {
 	mu sync.Mutex
 	// on is set while a follower takes the briefs: without one, nothing
@@ -32,7 +33,7 @@ type ownWrite struct {
 	brief domain.JobBrief
 }
 
-// maxOwnWrites bounds the entries that writes which failed leave behind.
+// maxOwnWrites bounds the entries kept.
 const maxOwnWrites = 100_000
 
 // follow starts keeping briefs for a follower.
@@ -53,6 +54,16 @@ func (w *ownWrites) note(j domain.Job, data []byte) {
 		w.written = map[string]ownWrite{}
 	}
 	w.written[j.ID] = ownWrite{data: data, brief: domain.BriefOf(j)}
+}
+
+// forget drops the entry of a write of data under id that failed, unless
+// a later write has replaced it.
+func (w *ownWrites) forget(id string, data []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if o, ok := w.written[id]; ok && bytes.Equal(o.data, data) {
+		delete(w.written, id)
+	}
 }
 
 // take is called as the watch delivers value under key: the brief of the

@@ -1,6 +1,7 @@
 package jobs_test
 
 import (
+	"context"
 	"log/slog"
 	"testing"
 	"time"
@@ -76,5 +77,39 @@ func (c *chanSink) Current() {
 	select {
 	case c.current <- struct{}{}:
 	default:
+	}
+}
+
+// A write that failed leaves no brief behind: nothing would ever take it
+// (the key's next value is someone else's, or there is none).
+func TestFailedWritesLeaveNoBrief(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := t.Context()
+	mine, other := env.Jobs(t), env.Jobs(t)
+	sink := &chanSink{entries: make(chan jobs.Entry, 16), current: make(chan struct{}, 1)}
+	mine.FollowOwn(ctx, slog.Default(), sink)
+	if err := other.Create(ctx, domain.Job{ID: "x", State: domain.StatePending, Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mine.Create(ctx, domain.Job{ID: "x", State: domain.StatePending, Attempt: 1}); err == nil {
+		t.Fatal("a second create of x succeeded")
+	}
+	if n := mine.OwnWritesKept(); n != 0 {
+		t.Fatalf("after a create that failed: %d briefs kept, want 0", n)
+	}
+	j, rev, err := mine.Get(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, _, _, err := mine.UpdateFrom(gone, j, rev, func(j *domain.Job) (bool, error) {
+		j.State = domain.StateReserved
+		return true, nil
+	}); err == nil {
+		t.Fatal("an update with a cancelled context succeeded")
+	}
+	if n := mine.OwnWritesKept(); n != 0 {
+		t.Fatalf("after an update that failed: %d briefs kept, want 0", n)
 	}
 }

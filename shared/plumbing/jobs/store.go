@@ -57,6 +57,7 @@ func (s *Store) Create(ctx context.Context, j domain.Job) error {
 	}
 	s.own.note(j, data)
 	if _, err := s.kv.Create(ctx, j.ID, data); err != nil {
+		s.own.forget(j.ID, data)
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return errs.MarkConflict(errors.Newf("job %s already exists", errors.Safe(j.ID)))
 		}
@@ -116,6 +117,9 @@ func (s *Store) apply(ctx context.Context, id string, j domain.Job, rev uint64, 
 	}
 	s.own.note(j, data)
 	_, err = s.kv.Update(ctx, id, data, rev)
+	if err != nil {
+		s.own.forget(id, data)
+	}
 	switch {
 	case err == nil:
 		return j, true, false, nil

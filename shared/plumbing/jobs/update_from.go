@@ -49,6 +49,7 @@ func (s *Store) UpdateFrom(ctx context.Context, j domain.Job, rev uint64, fn Mut
 		if err == nil {
 			return j, next, true, nil
 		}
+		s.own.forget(id, data)
 		if !isWrongRevision(err) {
 			return read, rev, false, errors.Wrapf(err, "update job %s", errors.Safe(id))
 		}
