@@ -15,11 +15,8 @@ import (
 // its brief with the entry, equal to what the value decodes to; a record
 // another Store wrote comes without one.
 func TestTheFollowerGetsTheBriefsOfItsStoresWrites(t *testing.T) {
-	env := testenv.Start(t)
 	ctx := t.Context()
-	mine, other := env.Jobs(t), env.Jobs(t)
-	sink := &chanSink{entries: make(chan jobs.Entry, 16), current: make(chan struct{}, 1)}
-	mine.FollowOwn(ctx, slog.Default(), sink)
+	mine, other, sink := followingStores(t)
 	select { // live from here: every write below is delivered as it is
 	case <-sink.current:
 	case <-time.After(10 * time.Second):
@@ -66,6 +63,16 @@ func TestTheFollowerGetsTheBriefsOfItsStoresWrites(t *testing.T) {
 }
 
 // chanSink hands entries to a channel and says when the watch is current.
+// followingStores is two Stores of one bucket, mine followed as Active
+// follows (FollowOwn) into the returned sink until the test ends.
+func followingStores(t *testing.T) (mine, other *jobs.Store, sink *chanSink) {
+	env := testenv.Start(t)
+	mine, other = env.Jobs(t), env.Jobs(t)
+	sink = &chanSink{entries: make(chan jobs.Entry, 16), current: make(chan struct{}, 1)}
+	mine.FollowOwn(t.Context(), slog.Default(), sink)
+	return mine, other, sink
+}
+
 type chanSink struct {
 	entries chan jobs.Entry
 	current chan struct{}
@@ -83,11 +90,8 @@ func (c *chanSink) Current() {
 // A write that failed leaves no brief behind: nothing would ever take it
 // (the key's next value is someone else's, or there is none).
 func TestFailedWritesLeaveNoBrief(t *testing.T) {
-	env := testenv.Start(t)
 	ctx := t.Context()
-	mine, other := env.Jobs(t), env.Jobs(t)
-	sink := &chanSink{entries: make(chan jobs.Entry, 16), current: make(chan struct{}, 1)}
-	mine.FollowOwn(ctx, slog.Default(), sink)
+	mine, other, _ := followingStores(t)
 	if err := other.Create(ctx, domain.Job{ID: "x", State: domain.StatePending, Attempt: 1}); err != nil {
 		t.Fatal(err)
 	}
