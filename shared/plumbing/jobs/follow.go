@@ -61,6 +61,11 @@ var (
 //
 // Every service that follows the job records does it through Follow: one
 // way to replay, to recover and to notice a stall.
+//
+// A follower is owed each record's latest revision, not every revision: a
+// watch starts at each key's last value, and the server may apply that
+// start to writes made in the watch's first moments (on a loaded machine a
+// record written twice then came at its second revision only).
 func (s *Store) Follow(ctx context.Context, log *slog.Logger, sink Sink) {
 	s.followWith(ctx, log, sink, false)
 }
