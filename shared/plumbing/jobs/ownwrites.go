@@ -43,8 +43,8 @@ func (w *ownWrites) follow() {
 	w.on = true
 }
 
-// note remembers j, about to be written as data under its ID.
-func (w *ownWrites) note(j domain.Job, data []byte) {
+// note remembers j, about to be written as data under id.
+func (w *ownWrites) note(id string, j domain.Job, data []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.on {
@@ -53,7 +53,7 @@ func (w *ownWrites) note(j domain.Job, data []byte) {
 	if w.written == nil || len(w.written) >= maxOwnWrites {
 		w.written = map[string]ownWrite{}
 	}
-	w.written[j.ID] = ownWrite{data: data, brief: domain.BriefOf(j)}
+	w.written[id] = ownWrite{data: data, brief: domain.BriefOf(j)}
 }
 
 // forget drops the entry of a write of data under id that failed, unless

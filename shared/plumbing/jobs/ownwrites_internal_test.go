@@ -12,12 +12,12 @@ func TestOwnWritesAreTakenForTheirBytesOnly(t *testing.T) {
 	var w ownWrites
 	job := func(st domain.State) domain.Job { return domain.Job{ID: "a", State: st, Attempt: 1, Owner: "o"} }
 
-	w.note(job(domain.StatePending), []byte(`pending`))
+	w.note("a", job(domain.StatePending), []byte(`pending`))
 	if _, ok := w.take("a", []byte(`pending`)); ok {
 		t.Fatal("a brief kept with no follower")
 	}
 	w.follow()
-	w.note(job(domain.StateReserved), []byte(`reserved`))
+	w.note("a", job(domain.StateReserved), []byte(`reserved`))
 	if _, ok := w.take("a", []byte(`reserved by someone else`)); ok {
 		t.Fatal("a brief given for other bytes")
 	}
@@ -27,8 +27,8 @@ func TestOwnWritesAreTakenForTheirBytesOnly(t *testing.T) {
 	if _, ok := w.take("a", []byte(`reserved`)); ok {
 		t.Fatal("a brief taken twice")
 	}
-	w.note(job(domain.StateRunning), []byte(`running`))
-	w.note(job(domain.StateSucceeded), []byte(`succeeded`))
+	w.note("a", job(domain.StateRunning), []byte(`running`))
+	w.note("a", job(domain.StateSucceeded), []byte(`succeeded`))
 	if _, ok := w.take("a", []byte(`running`)); ok {
 		t.Fatal("a brief of a write the next one replaced was given")
 	}

@@ -55,7 +55,7 @@ func (s *Store) Create(ctx context.Context, j domain.Job) error {
 	if err != nil {
 		return errors.Wrapf(err, "encode job %s", errors.Safe(j.ID))
 	}
-	s.own.note(j, data)
+	s.own.note(j.ID, j, data)
 	if _, err := s.kv.Create(ctx, j.ID, data); err != nil {
 		s.own.forget(j.ID, data)
 		if errors.Is(err, jetstream.ErrKeyExists) {
@@ -115,11 +115,7 @@ func (s *Store) apply(ctx context.Context, id string, j domain.Job, rev uint64, 
 	if err != nil {
 		return j, false, false, errors.Wrapf(err, "encode job %s", errors.Safe(id))
 	}
-	s.own.note(j, data)
-	_, err = s.kv.Update(ctx, id, data, rev)
-	if err != nil {
-		s.own.forget(id, data)
-	}
+	_, err = s.update(ctx, id, j, data, rev)
 	switch {
 	case err == nil:
 		return j, true, false, nil
@@ -127,6 +123,19 @@ func (s *Store) apply(ctx context.Context, id string, j domain.Job, rev uint64, 
 		return j, false, true, nil
 	}
 	return j, false, false, errors.Wrapf(err, "update job %s", errors.Safe(id))
+}
+
+// update writes data, the encoding of j, under id if the record is still
+// at rev. Its brief is noted first, for the Store's follower (the watch
+// may deliver the write before its answer comes), and forgotten if the
+// write fails.
+func (s *Store) update(ctx context.Context, id string, j domain.Job, data []byte, rev uint64) (uint64, error) {
+	s.own.note(id, j, data)
+	next, err := s.kv.Update(ctx, id, data, rev)
+	if err != nil {
+		s.own.forget(id, data)
+	}
+	return next, err
 }
 
 func isWrongRevision(err error) bool {

@@ -44,12 +44,10 @@ func (s *Store) UpdateFrom(ctx context.Context, j domain.Job, rev uint64, fn Mut
 		if err != nil {
 			return read, rev, false, errors.Wrapf(err, "encode job %s", errors.Safe(id))
 		}
-		s.own.note(j, data)
-		next, err := s.kv.Update(ctx, id, data, rev)
+		next, err := s.update(ctx, id, j, data, rev)
 		if err == nil {
 			return j, next, true, nil
 		}
-		s.own.forget(id, data)
 		if !isWrongRevision(err) {
 			return read, rev, false, errors.Wrapf(err, "update job %s", errors.Safe(id))
 		}
