@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -81,5 +82,41 @@ func TestLowerBoundAndPackingLine(t *testing.T) {
 	want := "- lockstep: 0 of 1 multi-node jobs on extra leaves; makespan 1.304 × its lower bound (115.0 s); gang start p50 by nodes 1: 0.0 s, 2: 90.0 s\n"
 	if got := r.packing(); got != want {
 		t.Errorf("packing line\n got %q\nwant %q", got, want)
+	}
+}
+
+// A burst of 100 s is drawn over seconds and a month's trace over days,
+// every policy's line in the one unit the longest run takes.
+func TestUtilizationAxisTakesTheRunsUnit(t *testing.T) {
+	for _, c := range []struct {
+		buckets  int
+		bucketS  float64
+		axis     string
+		lastX    float64 // the middle of the last bucket, in the axis's unit
+		shortEnd float64 // the short run's last point, same unit
+	}{
+		{buckets: 100, bucketS: 1, axis: "seconds", lastX: 99.5, shortEnd: 49.5},
+		{buckets: 60, bucketS: 3600, axis: "days", lastX: 59.5 / 24, shortEnd: 29.5 / 24},
+	} {
+		long := Result{Policy: Lockstep, BucketS: c.bucketS, UsefulUtil: make([]float64, c.buckets)}
+		short := Result{Policy: SlurmLike, BucketS: c.bucketS, UsefulUtil: make([]float64, c.buckets/2)}
+		long.UsefulUtil[c.buckets-1] = 0.5
+		lines, axis := utilizationLines([]Result{long, short})
+		if axis != c.axis {
+			t.Errorf("%d buckets of %g s: axis %q, want %q", c.buckets, c.bucketS, axis, c.axis)
+		}
+		if len(lines) != 2 {
+			t.Fatalf("%d lines, want 2", len(lines))
+		}
+		l := lines[0]
+		if got := l.X[len(l.X)-1]; math.Abs(got-c.lastX) > 1e-9 {
+			t.Errorf("%s: last point at %g, want %g", c.axis, got, c.lastX)
+		}
+		if got := l.Y[len(l.Y)-1]; got != 50 {
+			t.Errorf("%s: last point %g %%, want 50 %%", c.axis, got)
+		}
+		if got := lines[1].X[len(lines[1].X)-1]; math.Abs(got-c.shortEnd) > 1e-9 {
+			t.Errorf("%s: the shorter run ends at %g, want %g in the same unit", c.axis, got, c.shortEnd)
+		}
 	}
 }

@@ -147,7 +147,7 @@ func (r Report) targets() string {
 }
 
 func (r Report) plots(dir string) error {
-	var util, cdf []report.Series
+	var cdf []report.Series
 	var groups []report.BarGroup
 	maxLeaves := 1
 	for _, x := range r.Results {
@@ -157,13 +157,8 @@ func (r Report) plots(dir string) error {
 	for k := 1; k <= maxLeaves; k++ {
 		cats = append(cats, strconv.Itoa(k))
 	}
+	util, axis := utilizationLines(r.Results)
 	for _, x := range r.Results {
-		s := report.Series{Name: string(x.Policy)}
-		for b, u := range x.UsefulUtil {
-			s.X = append(s.X, (float64(b)+0.5)*x.BucketS/86400)
-			s.Y = append(s.Y, 100*u)
-		}
-		util = append(util, s)
 		cx, cy := stats.CDF(x.QueueDelays, 500)
 		cdf = append(cdf, report.Series{Name: string(x.Policy), X: cx, Y: cy})
 		g := report.BarGroup{Name: string(x.Policy), Values: make([]float64, maxLeaves)}
@@ -174,7 +169,7 @@ func (r Report) plots(dir string) error {
 		}
 		groups = append(groups, g)
 	}
-	if err := report.LinePlot(filepath.Join(dir, "utilization.png"), "GPUs doing useful work", "day", "% of GPUs", util, false); err != nil {
+	if err := report.LinePlot(filepath.Join(dir, "utilization.png"), "GPUs doing useful work", axis, "% of GPUs", util, false); err != nil {
 		return err
 	}
 	if err := report.LinePlot(filepath.Join(dir, "queue-delay-cdf.png"), "Queueing delay (CDF; 0 s drawn at the smallest delay)",
@@ -208,4 +203,40 @@ func (x Result) packing() string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// unitName is a time unit spelled out, for an axis label.
+func unitName(u report.TimeUnit) string {
+	switch u.Name {
+	case "ms":
+		return "milliseconds"
+	case "s":
+		return "seconds"
+	case "min":
+		return "minutes"
+	case "h":
+		return "hours"
+	}
+	return "days"
+}
+
+// utilizationLines are the policies' useful-utilisation lines in
+// percent, over a time axis in one unit for every line: the unit the
+// report's tables use for the longest run, so a 100 s burst is drawn in
+// seconds, not in ten-thousandths of a day. axis is its label.
+func utilizationLines(results []Result) (lines []report.Series, axis string) {
+	longest := 0.0
+	for _, x := range results {
+		longest = max(longest, float64(len(x.UsefulUtil))*x.BucketS)
+	}
+	unit := report.UnitFor(longest)
+	for _, x := range results {
+		s := report.Series{Name: string(x.Policy)}
+		for b, u := range x.UsefulUtil {
+			s.X = append(s.X, (float64(b)+0.5)*x.BucketS/unit.Seconds)
+			s.Y = append(s.Y, 100*u)
+		}
+		lines = append(lines, s)
+	}
+	return lines, unitName(unit)
 }
