@@ -51,8 +51,14 @@ func (a *app) loadtest(cmd *cobra.Command) runE {
 	allocProfile := fs.String("memprofile", "", "write heap profiles of the load phase's end to `FILE` and of its start to FILE.base (embedded: includes the services); go tool pprof -sample_index=alloc_space -base FILE.base BIN FILE shows what it allocated")
 	out := fs.String("out", "", "report folder (default loadtest/reports/<time>)")
 	verbose := fs.BoolP("verbose", "v", false, "log the services' warnings")
+	scenario := fs.String("scenario", "", "preset stream and cluster (flags given win): burst, burst-switches, poisson, probe (docs/loadtest.md)")
 	return func(cmd *cobra.Command, _ []string) error {
 		ctx, env := cmd.Context(), a.env
+		if *scenario != "" {
+			if err := loadtestScenarios.apply(fs, *scenario); err != nil {
+				return err
+			}
+		}
 		if *speedup <= 0 {
 			return usagef("--speedup must be positive")
 		}
@@ -116,9 +122,14 @@ func (a *app) loadtest(cmd *cobra.Command) runE {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "%d jobs at %.0f/s offered: %.1f running/s sustained; submit → running p50 %.0f ms, p99 %.0f ms; "+
-			"reservations %.1f/s = %.2f × raw etcd (%.0f Txn/s)\n",
-			res.Submitted, res.OfferedRate, res.SustainedPerSec, res.ToRunning.P50, res.ToRunning.P99, res.ReservedPerSec, res.RatioToRaw, res.RawPerSec)
+		// Without --raw-txns there is no baseline to divide by: say so
+		// rather than "0.00 × raw etcd (0 Txn/s)".
+		raw := "raw etcd not measured"
+		if res.RawPerSec > 0 {
+			raw = fmt.Sprintf("%.2f × raw etcd (%.0f Txn/s)", res.RatioToRaw, res.RawPerSec)
+		}
+		fmt.Fprintf(env.stdout, "%d jobs at %s/s offered: %.1f running/s sustained; submit → running p50 %.0f ms, p99 %.0f ms; reservations %.1f/s, %s\n",
+			res.Submitted, ltreport.Rate(res.OfferedRate), res.SustainedPerSec, res.ToRunning.P50, res.ToRunning.P99, res.ReservedPerSec, raw)
 		fmt.Fprintf(env.stdout, "report: %s/summary.md\n", dir)
 		return bookkeeping(res)
 	}
@@ -216,8 +227,8 @@ func printComparison(env *cliEnv, cmp live.Comparison, dir string) error {
 	if err := cmp.Write(dir); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "%d jobs at %.0f/s offered, %d round(s) insecure and with auth (%s):\n\n%s\nreport: %s/compare.md\n",
-		cmp.Insecure[0].Submitted, cmp.Insecure[0].OfferedRate, len(cmp.Insecure), cmp.Auth[0].Auth, cmp.Table(), dir)
+	fmt.Fprintf(env.stdout, "%d jobs at %s/s offered, %d round(s) insecure and with auth (%s):\n\n%s\nreport: %s/compare.md\n",
+		cmp.Insecure[0].Submitted, ltreport.Rate(cmp.Insecure[0].OfferedRate), len(cmp.Insecure), cmp.Auth[0].Auth, cmp.Table(), dir)
 	return nil
 }
 

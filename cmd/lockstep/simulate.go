@@ -45,7 +45,7 @@ func (a *app) simulate(cmd *cobra.Command) runE {
 	return func(cmd *cobra.Command, _ []string) error {
 		ctx, env := cmd.Context(), a.env
 		if *scenario != "" {
-			if err := applyScenario(fs, *scenario); err != nil {
+			if err := simScenarios.apply(fs, *scenario); err != nil {
 				return err
 			}
 		}

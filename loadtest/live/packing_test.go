@@ -55,8 +55,46 @@ func TestPackingOfALiveRun(t *testing.T) {
 	if _, ok := p.StartByNodes[4]; ok {
 		t.Error("the failed 4-node job was counted")
 	}
+	// j0 and j1 overlap; j2 starts after both ended; j3 failed.
+	if p.MostHolding != 2 {
+		t.Errorf("most jobs holding GPUs at once %d, want 2", p.MostHolding)
+	}
 	line := packingLine(p)
-	for _, want := range []string{"1 of 2 multi-node jobs on extra leaves", "1.545 × its lower bound", "1: 12.0 s, 2: "} {
+	for _, want := range []string{"1 of 2 multi-node jobs on extra leaves", "1.545 × its lower bound", "1: 12.0 s, 2: ", "at most 2 jobs held GPUs at once"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("packing line %q lacks %q", line, want)
+		}
+	}
+}
+
+// A probe's gangs, one after another on an idle cluster, start in tens
+// of milliseconds: the line says so in milliseconds and that one job at a
+// time held GPUs, a job that ends as the next starts not overlapping it.
+func TestPackingOfAProbe(t *testing.T) {
+	c, err := fabric.Generated{Nodes: 4, NodesPerLeaf: 2, LeavesPerSpine: 2, GPUs: 8}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	cfg := Config{Cluster: c, Jobs: []trace.Job{
+		{Submit: 0, Duration: time.Second, Nodes: 1, GPUsPerNode: 8},
+		{Submit: 2 * time.Second, Duration: time.Second, Nodes: 2, GPUsPerNode: 8},
+		{Submit: 4 * time.Second, Duration: time.Second, Nodes: 2, GPUsPerNode: 8},
+	}}
+	ids := []string{"p0", "p1", "p2"}
+	tls := map[string]timeline{
+		"p0": {submitted: ms(0), reserved: ms(40), running: ms(60), ended: ms(1060), final: events.Succeeded, nodes: []string{"n-00001"}},
+		"p1": {submitted: ms(2000), reserved: ms(2030), running: ms(2080), ended: ms(4010), final: events.Succeeded, nodes: []string{"n-00001", "n-00002"}},
+		// Reserved the instant p1 ended: it takes what p1 let go.
+		"p2": {submitted: ms(4000), reserved: ms(4010), running: ms(4080), ended: ms(5080), final: events.Succeeded, nodes: []string{"n-00003", "n-00004"}},
+	}
+	p := packing(cfg, t0, ids, tls)
+	if p.MostHolding != 1 {
+		t.Errorf("most jobs holding GPUs at once %d, want 1", p.MostHolding)
+	}
+	line := packingLine(p)
+	for _, want := range []string{"gang start p50 by nodes 1: 60 ms, 2: 80 ms", "at most 1 job held GPUs at once"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("packing line %q lacks %q", line, want)
 		}

@@ -58,7 +58,7 @@ func (rep Report) Summary() string {
 	fmt.Fprintf(&b, "- auth: %s; jobs published on %s\n\n", authLine(r), r.SubmitSubject)
 
 	t := report.Table{Header: []string{"jobs", "offered/s", "submitted", "admitted", "rejected", "running", "succeeded", "failed", "unfinished"}}
-	t.Add(report.Thousands(r.Jobs), fmt.Sprintf("%.0f", r.OfferedRate), report.Thousands(r.Submitted), report.Thousands(r.Admitted),
+	t.Add(report.Thousands(r.Jobs), report.Rate(r.OfferedRate), report.Thousands(r.Submitted), report.Thousands(r.Admitted),
 		r.Rejected, report.Thousands(r.Running), report.Thousands(r.Succeeded), r.Failed, r.Unfinished)
 	b.WriteString(t.String() + "\n")
 
@@ -141,12 +141,26 @@ func packingLine(p Packing) string {
 		fmt.Fprintf(&b, "; makespan %.1f s = %.3f × its lower bound (%.1f s); GPU utilisation %s",
 			p.MakespanS, p.MakespanS/p.LowerBoundS, p.LowerBoundS, report.Pct(p.Utilization))
 	}
+	// One unit for every size, the one the slowest needs: a probe's
+	// 60 ms is not "0.1 s", nor a burst's 50 s "50000 ms".
+	sizes := slices.Sorted(maps.Keys(p.StartByNodes))
+	slowest := 0.0
+	for _, n := range sizes {
+		slowest = max(slowest, p.StartByNodes[n].P50/1000)
+	}
 	var parts []string
-	for _, n := range slices.Sorted(maps.Keys(p.StartByNodes)) {
-		parts = append(parts, fmt.Sprintf("%d: %.1f s", n, p.StartByNodes[n].P50/1000))
+	for _, n := range sizes {
+		parts = append(parts, fmt.Sprintf("%d: %s", n, report.DurationIn(p.StartByNodes[n].P50/1000, report.UnitFor(slowest))))
 	}
 	if len(parts) > 0 {
 		fmt.Fprintf(&b, "; gang start p50 by nodes %s", strings.Join(parts, ", "))
+	}
+	if p.MostHolding > 0 {
+		jobs := "jobs"
+		if p.MostHolding == 1 {
+			jobs = "job"
+		}
+		fmt.Fprintf(&b, "; at most %d %s held GPUs at once", p.MostHolding, jobs)
 	}
 	b.WriteString(".\n\n")
 	return b.String()

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -123,6 +124,10 @@ type Packing struct {
 	Utilization float64 `json:"utilization"`
 	// StartByNodes is submit → all ranks running (ms) by gang nodes.
 	StartByNodes map[int]stats.Dist `json:"startByNodesMs,omitempty"`
+	// MostHolding is the most succeeded jobs that held GPUs at once
+	// (from their reservation to their end): 1 says every gang was
+	// scheduled on an idle cluster, as the probe scenario means to.
+	MostHolding int `json:"mostHolding"`
 }
 
 // packing measures Packing over the succeeded jobs (job i of the stream is
@@ -132,11 +137,17 @@ func packing(cfg Config, t0 time.Time, ids []string, tls map[string]timeline) Pa
 	var work, last float64
 	var end time.Time
 	starts := map[int][]float64{}
+	var holding []interval
 	for i, id := range ids {
 		tl, j := tls[id], cfg.Jobs[i]
 		if tl.final != events.Succeeded {
 			continue
 		}
+		from := tl.reserved
+		if from.IsZero() {
+			from = tl.running
+		}
+		holding = append(holding, interval{from, tl.ended})
 		gpuS := float64(j.Nodes*j.GPUsPerNode) * j.Duration.Seconds()
 		work += gpuS
 		last = max(last, (j.Submit + j.Duration).Seconds())
@@ -162,7 +173,33 @@ func packing(cfg Config, t0 time.Time, ids []string, tls map[string]timeline) Pa
 	for n, xs := range starts {
 		p.StartByNodes[n] = stats.Summarize(xs)
 	}
+	p.MostHolding = mostOverlapping(holding)
 	return p
+}
+
+// interval is a span of time, its end after its start.
+type interval struct{ from, to time.Time }
+
+// mostOverlapping is the most intervals that hold one instant in common.
+// An interval that ends when another starts does not overlap it: the
+// GPUs a job releases are the next one's to take.
+func mostOverlapping(xs []interval) int {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	edges := make([]edge, 0, 2*len(xs))
+	for _, x := range xs {
+		edges = append(edges, edge{x.from, 1}, edge{x.to, -1})
+	}
+	// Ends before starts at the same instant.
+	slices.SortFunc(edges, func(a, b edge) int { return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.delta, b.delta)) })
+	most, n := 0, 0
+	for _, e := range edges {
+		n += e.delta
+		most = max(most, n)
+	}
+	return most
 }
 
 // AgentStats counts the virtual agents' work.

@@ -135,6 +135,18 @@ func DurationIn(sec float64, u TimeUnit) string {
 // Pct renders a share as a percentage.
 func Pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
 
+// Rate renders a rate with the precision its size needs: 600, 1.3, 0.50
+// (a probe's one job every 2 s is not "0").
+func Rate(x float64) string {
+	switch {
+	case x >= 10:
+		return fmt.Sprintf("%.0f", x)
+	case x >= 1:
+		return fmt.Sprintf("%.1f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
 // Thousands renders an integer with thin separators: 111,539.
 func Thousands(n int) string {
 	s := fmt.Sprint(n)

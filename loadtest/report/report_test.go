@@ -35,3 +35,13 @@ func TestPlotsAndTables(t *testing.T) {
 		t.Error("number formatting")
 	}
 }
+
+// A rate keeps the digits its size needs: a probe's one job every 2 s
+// is 0.50/s, not 0/s.
+func TestRateKeepsItsDigits(t *testing.T) {
+	for x, want := range map[float64]string{600: "600", 799.6: "800", 10: "10", 1.343: "1.3", 1: "1.0", 0.5: "0.50", 0.013: "0.01"} {
+		if got := Rate(x); got != want {
+			t.Errorf("Rate(%g) = %q, want %q", x, got, want)
+		}
+	}
+}
