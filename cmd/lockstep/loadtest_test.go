@@ -36,36 +36,6 @@ func TestLoadtestChoosesTheCluster(t *testing.T) {
 	}
 }
 
-// --scenario probe runs gangs of every size one after another on the
-// comparison's 32-node, 4-leaf cluster and says how many held GPUs at
-// once; flags given win over the preset's; an unknown scenario is a usage
-// error naming the known ones.
-func TestLoadtestProbeScenario(t *testing.T) {
-	if _, errOut, code := cli(t, "loadtest", "--scenario", "nope"); code != 2 || !strings.Contains(errOut, "none of burst, burst-switches, poisson, probe") {
-		t.Errorf("unknown scenario: exit %d, %s", code, errOut)
-	}
-	if testing.Short() {
-		t.Skip("starts a cluster")
-	}
-	dir := t.TempDir()
-	out, errOut, code := cli(t, "loadtest", "--scenario", "probe", "--insecure", "--no-fsync", "--count", "3", "--rate", "1",
-		"--durations", "100ms:1", "--nodes-per-lease", "8", "--deadline", "45s", "--out", dir)
-	if code != 0 {
-		t.Fatalf("loadtest --scenario probe: %d\n%s\n%s", code, out, errOut)
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "summary.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := string(raw)
-	for _, want := range []string{"sizes 1x8:1,2x8:1,4x8:1,8x8:1, durations 100ms:1", "32 nodes × 8 GPUs, 8 nodes per leaf, 4 leaves per spine", "| 3 | 1.0 | 3 | 3 |",
-		"gang start p50 by nodes", "held GPUs at once"} {
-		if !strings.Contains(sum, want) {
-			t.Errorf("summary lacks %q:\n%s", want, sum)
-		}
-	}
-}
-
 // --compare-auth runs the stream insecure, then with auth, and reports both
 // with their ratios.
 func TestLoadtestCompareAuth(t *testing.T) {
