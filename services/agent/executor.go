@@ -227,38 +227,79 @@ func (e *executor) start(ctx context.Context, as domain.Assignment, assignRev in
 	return nil
 }
 
-// startRanks starts the assignment's ranks, adding each to g.procs.
+// parallelStarts bounds the ranks of one assignment that start at once:
+// a node's GPUs' worth, so a many-task assignment does not fork a storm.
+const parallelStarts = 8
+
+// startRanks starts the assignment's ranks, parallelStarts at a time, and
+// adds them to g.procs in rank order. Each start waits for its
+// supervisor's answer that the rank runs: one after another, a node's
+// eight ranks made the gang wait eight of those answers, and a gang
+// starts when its slowest node has. If any start fails, g.procs holds the
+// ranks that did start, for the caller to end, and the error is the
+// lowest failing rank's.
 func (e *executor) startRanks(g *localGang, setup rankSetup, workdir, dir, note string) error {
-	as, acct := g.as, g.acct
-	for _, r := range as.Ranks {
-		cmd := exec.Command(as.Command[0], as.Command[1:]...)
-		cmd.Dir = workdir
-		cmd.Env = rankEnv(setup, r)
-		if acct.Cred != nil {
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: acct.Cred}
+	ranks := g.as.Ranks
+	started := make([]*rankProc, len(ranks))
+	errs := make([]error, len(ranks))
+	slots := make(chan struct{}, parallelStarts)
+	var wg sync.WaitGroup
+	for i, r := range ranks {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			started[i], errs[i] = e.startRank(g, setup, r, workdir, dir, note)
+		})
+	}
+	wg.Wait()
+	for _, p := range started {
+		if p != nil {
+			g.procs = append(g.procs, p)
 		}
-		logFile := filepath.Join(dir, "rank-"+strconv.Itoa(r.Rank)+".log")
-		cmd.Stdout, cmd.Stderr = e.newSinks(as, r.Rank, logFile)
-		if note != "" {
-			_, _ = io.WriteString(cmd.Stderr, note)
-		}
-		// Cores and memory as the agent's own layout says (with closest
-		// binding, its GPUs' NUMA node).
-		var pin rankPin
-		pin.cpus, pin.mems = place.Pin(e.cfg.Node, r, as.GPUBind == "closest")
-		p, pinErr, err := e.box.start(cmd, pin)
+	}
+	return firstError(errs)
+}
+
+// firstError is the first non-nil error of errs, nil if there is none.
+func firstError(errs []error) error {
+	for _, err := range errs {
 		if err != nil {
-			closeAll([]io.Writer{cmd.Stdout, cmd.Stderr})
-			return errors.Wrapf(err, "start rank %d (%s)", r.Rank, as.Command[0])
-		}
-		g.procs = append(g.procs, p)
-		if pinErr != nil {
-			// Simulated nodes may claim more cores than this machine has;
-			// the rank runs unpinned rather than not at all.
-			e.log.Warn("rank not pinned", "job", as.JobID, "rank", r.Rank, "err", pinErr)
+			return err
 		}
 	}
 	return nil
+}
+
+// startRank starts one rank of g's assignment under its supervisor, its
+// output to the job's log subjects and to the rank's file in dir.
+func (e *executor) startRank(g *localGang, setup rankSetup, r domain.Rank, workdir, dir, note string) (*rankProc, error) {
+	as, acct := g.as, g.acct
+	cmd := exec.Command(as.Command[0], as.Command[1:]...)
+	cmd.Dir = workdir
+	cmd.Env = rankEnv(setup, r)
+	if acct.Cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: acct.Cred}
+	}
+	logFile := filepath.Join(dir, "rank-"+strconv.Itoa(r.Rank)+".log")
+	cmd.Stdout, cmd.Stderr = e.newSinks(as, r.Rank, logFile)
+	if note != "" {
+		_, _ = io.WriteString(cmd.Stderr, note)
+	}
+	// Cores and memory as the agent's own layout says (with closest
+	// binding, its GPUs' NUMA node).
+	var pin rankPin
+	pin.cpus, pin.mems = place.Pin(e.cfg.Node, r, as.GPUBind == "closest")
+	p, pinErr, err := e.box.start(cmd, pin)
+	if err != nil {
+		closeAll([]io.Writer{cmd.Stdout, cmd.Stderr})
+		return nil, errors.Wrapf(err, "start rank %d (%s)", r.Rank, as.Command[0])
+	}
+	if pinErr != nil {
+		// Simulated nodes may claim more cores than this machine has;
+		// the rank runs unpinned rather than not at all.
+		e.log.Warn("rank not pinned", "job", as.JobID, "rank", r.Rank, "err", pinErr)
+	}
+	return p, nil
 }
 
 // rank is one running rank: a process tree (rankProc) or a container
