@@ -89,9 +89,6 @@ var yieldsTo = map[string]string{"time-limit": "limit-factor"}
 // itself (those win).
 func (s scenarios) apply(fs *pflag.FlagSet, name string) error {
 	preset, ok := s[name]
-	if ok && fs.Changed("trace") && fs.Lookup("trace").Value.String() != "synthetic" {
-		return usagef("--scenario %s is a synthetic stream: leave out --trace", name)
-	}
 	if !ok {
 		names := make([]string, 0, len(s))
 		for n := range s {
@@ -99,6 +96,9 @@ func (s scenarios) apply(fs *pflag.FlagSet, name string) error {
 		}
 		slices.Sort(names)
 		return usagef("--scenario: %q is none of %s", name, strings.Join(names, ", "))
+	}
+	if fs.Changed("trace") && fs.Lookup("trace").Value.String() != "synthetic" {
+		return usagef("--scenario %s is a synthetic stream: leave out --trace", name)
 	}
 	for _, kv := range preset {
 		if fs.Changed(kv[0]) || fs.Changed(yieldsTo[kv[0]]) {

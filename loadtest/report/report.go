@@ -109,6 +109,7 @@ type TimeUnit struct {
 	Name    string
 	Seconds float64 // seconds per unit
 	Prec    int     // decimals shown
+	Long    string  // the name spelled out, for an axis label
 }
 
 // UnitFor is the unit Duration uses for sec; a table column that shares
@@ -116,15 +117,15 @@ type TimeUnit struct {
 func UnitFor(sec float64) TimeUnit {
 	switch {
 	case sec < 1:
-		return TimeUnit{"ms", 0.001, 0}
+		return TimeUnit{"ms", 0.001, 0, "milliseconds"}
 	case sec < 120:
-		return TimeUnit{"s", 1, 1}
+		return TimeUnit{"s", 1, 1, "seconds"}
 	case sec < 7200:
-		return TimeUnit{"min", 60, 1}
+		return TimeUnit{"min", 60, 1, "minutes"}
 	case sec < 2*86400:
-		return TimeUnit{"h", 3600, 1}
+		return TimeUnit{"h", 3600, 1, "hours"}
 	}
-	return TimeUnit{"d", 86400, 1}
+	return TimeUnit{"d", 86400, 1, "days"}
 }
 
 // DurationIn renders seconds in unit u.

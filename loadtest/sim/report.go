@@ -205,21 +205,6 @@ func (x Result) packing() string {
 	return b.String()
 }
 
-// unitName is a time unit spelled out, for an axis label.
-func unitName(u report.TimeUnit) string {
-	switch u.Name {
-	case "ms":
-		return "milliseconds"
-	case "s":
-		return "seconds"
-	case "min":
-		return "minutes"
-	case "h":
-		return "hours"
-	}
-	return "days"
-}
-
 // utilizationLines are the policies' useful-utilisation lines in
 // percent, over a time axis in one unit for every line: the unit the
 // report's tables use for the longest run, so a 100 s burst is drawn in
@@ -238,5 +223,5 @@ func utilizationLines(results []Result) (lines []report.Series, axis string) {
 		}
 		lines = append(lines, s)
 	}
-	return lines, unitName(unit)
+	return lines, unit.Long
 }
