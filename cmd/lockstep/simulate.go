@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -42,6 +43,8 @@ func (a *app) simulate(cmd *cobra.Command) runE {
 	queues := queuesFlag(fs, "as the placement service's --queues (quotas, weights, sizeHandicap)")
 	out := fs.String("out", "", "report folder (default loadtest/reports/<time>)")
 	scenario := fs.String("scenario", "", "preset stream and cluster (flags given win): burst, burst-switches, poisson (docs/loadtest.md)")
+	seeds := fs.String("seeds", "", "run each of these seeds (1-5, or 1,4,9) and report every figure's mean and range over them; replaces --seed")
+	parallel := fs.Int("parallel", 0, "with --seeds: seeds simulated at once (0: one per CPU)")
 	return func(cmd *cobra.Command, _ []string) error {
 		ctx, env := cmd.Context(), a.env
 		if *scenario != "" {
@@ -52,6 +55,19 @@ func (a *app) simulate(cmd *cobra.Command) runE {
 		if *timeLimit < 0 {
 			return usagef("--time-limit: %s is negative", *timeLimit)
 		}
+		if *parallel < 0 {
+			return usagef("--parallel: %d is negative", *parallel)
+		}
+		var list []uint64
+		if *seeds != "" {
+			if fs.Changed("seed") {
+				return usagef("--seed and --seeds: give one of them")
+			}
+			var err error
+			if list, err = parseSeeds(*seeds); err != nil {
+				return usagef("--seeds: %v", err)
+			}
+		}
 		pols, err := parsePolicies(*policies)
 		if err != nil {
 			return usagef("--policies: %v", err)
@@ -60,63 +76,163 @@ func (a *app) simulate(cmd *cobra.Command) runE {
 		if err != nil {
 			return err
 		}
-		c, err := cl.build("")
-		if err != nil {
+		r := simRunner{
+			cluster: cl, synthetic: syn, trace: *tracePath, jobs: *jobs, policies: pols, started: time.Now(),
+			base: sim.Config{
+				LeafPenalty: *leafPen, SpinePenalty: *spinePen, Window: *window, LimitFactor: *limit,
+				TimeLimit: *timeLimit, SwitchWait: *switchWait, BackfillInterval: *bf, Queues: q,
+			},
+		}
+		first := *seed
+		if list != nil {
+			first = list[0]
+		}
+		if err := r.prepare(first); err != nil {
 			return err
 		}
-		stream, name, err := loadStream(*tracePath, syn, *seed, "sim")
-		if err != nil {
-			return err
-		}
-		stream = trace.Head(stream, *jobs)
 		// The simulator allocates freely (the queue policy builds a plan per
 		// pass); collecting less often halves its run time, at the cost of
 		// some memory.
 		defer debug.SetGCPercent(debug.SetGCPercent(800))
-
-		started := time.Now()
-		dir, err := ltreport.Dir(*out, started)
+		dir, err := ltreport.Dir(*out, r.started)
 		if err != nil {
 			return err
 		}
-		rep := sim.Report{
-			Run: ltreport.NewRun("simulate", started, *seed), Trace: name,
-			Stream: trace.Summarize(stream), Cluster: c.Name, Nodes: len(c.Nodes), GPUs: c.GPUs(),
-			Leaves: len(c.Leaves), Spines: len(c.Spines), Window: *window, BackfillInterval: bf.String(),
+		if list != nil {
+			return r.seeds(ctx, env, dir, list, *parallel)
 		}
-		cpu0 := cpuTime()
-		for _, p := range pols {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			bar := ltreport.NewProgress(env.stderr, fmt.Sprintf("%-8s", p), float64(len(stream)))
-			cfg := sim.Config{
-				Cluster: c, Jobs: stream, Policy: p, Seed: *seed, LeafPenalty: *leafPen, SpinePenalty: *spinePen,
-				Window: *window, LimitFactor: *limit, TimeLimit: *timeLimit, SwitchWait: *switchWait, BackfillInterval: *bf, Queues: q,
-				Progress: func(done, _ int) { bar.Set(float64(done)) },
-			}
-			res, err := sim.Run(cfg)
-			bar.Done()
-			if err != nil {
-				return err
-			}
-			d := cfg.WithDefaults()
-			rep.LeafPenalty, rep.SpinePenalty, rep.LimitFactor, rep.SwitchWait = d.LeafPenalty, d.SpinePenalty, d.LimitFactor, d.SwitchWait.String()
-			if d.TimeLimit > 0 {
-				rep.TimeLimit = d.TimeLimit.String()
-			}
-			fmt.Fprintf(env.stdout, "%-8s %s: utilization %s, queue delay mean %s (p99 %s), makespan %s, min-leaves %s, partial-gang %s GPU-h\n",
-				p, ltreport.Duration(res.Wall), ltreport.Pct(res.Utilization), ltreport.Duration(res.QueueDelay.Mean),
-				ltreport.Duration(res.QueueDelay.P99), ltreport.Duration(res.Makespan), ltreport.Pct(res.MinLeavesShare),
-				ltreport.Thousands(int(res.PartialGangGPUHours+0.5)))
-			rep.Results = append(rep.Results, res)
+		rep, err := r.run(ctx, *seed, r.bars(env), r.line(env, false))
+		if err != nil {
+			return err
 		}
-		rep.CPUSeconds = (cpuTime() - cpu0).Seconds()
 		if err := rep.Write(dir); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.stdout, "report: %s/summary.md\n", dir)
 		return nil
+	}
+}
+
+// simRunner runs the chosen policies on one seed's stream and cluster.
+type simRunner struct {
+	cluster   clusterOpts
+	synthetic syntheticOpts
+	trace     string
+	jobs      int
+	policies  []sim.Policy
+	started   time.Time
+	// base is every run's configuration but its cluster, stream, policy,
+	// seed and progress.
+	base sim.Config
+	// fromFile is a trace file's stream, read once by prepare: unlike a
+	// synthetic stream it is the same for every seed (and runs only read
+	// it).
+	fromFile     []trace.Job
+	fromFileName string
+}
+
+// prepare checks the cluster and the stream of seed before the report
+// folder exists, so that a bad flag leaves nothing behind, and reads a
+// trace file's stream once.
+func (r *simRunner) prepare(seed uint64) error {
+	if _, err := r.cluster.build(""); err != nil {
+		return err
+	}
+	stream, name, err := r.stream(seed)
+	if err != nil {
+		return err
+	}
+	if r.trace != "synthetic" {
+		r.fromFile, r.fromFileName = stream, name
+	}
+	return nil
+}
+
+// stream is the job stream of seed, and its name for reports.
+func (r simRunner) stream(seed uint64) ([]trace.Job, string, error) {
+	if r.fromFile != nil {
+		return r.fromFile, r.fromFileName, nil
+	}
+	stream, name, err := loadStream(r.trace, r.synthetic, seed, "sim")
+	if err != nil {
+		return nil, "", err
+	}
+	return trace.Head(stream, r.jobs), name, nil
+}
+
+// progressFunc is told of a policy's run's progress on seed: done of
+// total jobs; finished once it has ended.
+type progressFunc func(seed uint64, p sim.Policy, done, total int, finished bool)
+
+// run simulates every policy on seed's stream: progress is told as each
+// runs, and each result is passed to done.
+func (r simRunner) run(ctx context.Context, seed uint64, progress progressFunc, done func(uint64, sim.Result)) (sim.Report, error) {
+	c, err := r.cluster.build("")
+	if err != nil {
+		return sim.Report{}, err
+	}
+	stream, name, err := r.stream(seed)
+	if err != nil {
+		return sim.Report{}, err
+	}
+	rep := sim.Report{
+		Run: ltreport.NewRun("simulate", r.started, seed), Trace: name,
+		Stream: trace.Summarize(stream), Cluster: c.Name, Nodes: len(c.Nodes), GPUs: c.GPUs(),
+		Leaves: len(c.Leaves), Spines: len(c.Spines), Window: r.base.Window, BackfillInterval: r.base.BackfillInterval.String(),
+	}
+	cpu0 := cpuTime()
+	for _, p := range r.policies {
+		if ctx.Err() != nil {
+			return sim.Report{}, ctx.Err()
+		}
+		cfg := r.base
+		cfg.Cluster, cfg.Jobs, cfg.Policy, cfg.Seed = c, stream, p, seed
+		cfg.Progress = func(n, total int) { progress(seed, p, n, total, false) }
+		res, err := sim.Run(cfg)
+		progress(seed, p, len(stream), len(stream), true)
+		if err != nil {
+			return sim.Report{}, errors.Wrapf(err, "%s, seed %d", p, seed)
+		}
+		d := cfg.WithDefaults()
+		rep.Window, rep.BackfillInterval = d.Window, d.BackfillInterval.String()
+		rep.LeafPenalty, rep.SpinePenalty, rep.LimitFactor, rep.SwitchWait = d.LeafPenalty, d.SpinePenalty, d.LimitFactor, d.SwitchWait.String()
+		if d.TimeLimit > 0 {
+			rep.TimeLimit = d.TimeLimit.String()
+		}
+		done(seed, res)
+		rep.Results = append(rep.Results, res)
+	}
+	rep.CPUSeconds = (cpuTime() - cpu0).Seconds()
+	return rep, nil
+}
+
+// bars draws a progress bar per policy run, one run at a time.
+func (r simRunner) bars(env *cliEnv) progressFunc {
+	var bar *ltreport.Progress
+	return func(_ uint64, p sim.Policy, done, total int, finished bool) {
+		if bar == nil {
+			bar = ltreport.NewProgress(env.stderr, fmt.Sprintf("%-8s", p), float64(total))
+		}
+		bar.Set(float64(done))
+		if finished {
+			bar.Done()
+			bar = nil
+		}
+	}
+}
+
+// line prints a policy's headline figures once its run has ended.
+// withSeed puts the seed first (runs of several seeds end in any order).
+func (r simRunner) line(env *cliEnv, withSeed bool) func(uint64, sim.Result) {
+	return func(seed uint64, res sim.Result) {
+		head := fmt.Sprintf("%-8s", res.Policy)
+		if withSeed {
+			head = fmt.Sprintf("seed %d %s", seed, head)
+		}
+		fmt.Fprintf(env.stdout, "%s %s: utilization %s, queue delay mean %s (p99 %s), makespan %s, min-leaves %s, partial-gang %s GPU-h\n",
+			head, ltreport.Duration(res.Wall), ltreport.Pct(res.Utilization), ltreport.Duration(res.QueueDelay.Mean),
+			ltreport.Duration(res.QueueDelay.P99), ltreport.Duration(res.Makespan), ltreport.Pct(res.MinLeavesShare),
+			ltreport.Thousands(int(res.PartialGangGPUHours+0.5)))
 	}
 }
 

@@ -58,7 +58,8 @@ type Result struct {
 	// Passes is the number of scheduling passes run.
 	Passes int `json:"passes"`
 	// Wall and CPU are the simulation's own run time and the process's CPU
-	// time meanwhile (not deterministic).
+	// time meanwhile (not deterministic); CPU is 0 where other runs shared
+	// the process (`simulate --seeds`), as it would count theirs too.
 	Wall float64 `json:"wallS"`
 	CPU  float64 `json:"cpuS"`
 

@@ -31,7 +31,8 @@ type Report struct {
 	Window           int     `json:"window"`
 	SwitchWait       string  `json:"switchWait"`
 	BackfillInterval string  `json:"backfillInterval"`
-	// CPUSeconds is the whole run's process CPU time.
+	// CPUSeconds is the whole run's process CPU time; 0 where other runs
+	// shared the process (`simulate --seeds`).
 	CPUSeconds float64  `json:"cpuS"`
 	Results    []Result `json:"results"`
 }
@@ -57,6 +58,16 @@ func (r Report) traceTitle() string {
 	return filepath.Base(r.Trace)
 }
 
+// model is the summary's line on the model's knobs.
+func (r Report) model() string {
+	limits := fmt.Sprintf("duration × %g", r.LimitFactor)
+	if r.TimeLimit != "" {
+		limits = r.TimeLimit + " for every job"
+	}
+	return fmt.Sprintf("- model: run time ×(1 + %.2f per extra leaf + %.2f per extra spine); time limits = %s; window %d jobs per shape; Lockstep switch wait %s; Slurm bf_interval %s\n",
+		r.LeafPenalty, r.SpinePenalty, limits, r.Window, r.SwitchWait, r.BackfillInterval)
+}
+
 // Summary renders summary.md.
 func (r Report) Summary() string {
 	var b strings.Builder
@@ -65,12 +76,7 @@ func (r Report) Summary() string {
 	fmt.Fprintf(&b, "- stream: %s jobs over %s, %s GPU-hours, %s multi-node\n", report.Thousands(r.Stream.Jobs),
 		report.Duration(r.Stream.Span.Seconds()), report.Thousands(roundInt(r.Stream.GPUHours)), report.Thousands(r.Stream.MultiNodeJobs))
 	fmt.Fprintf(&b, "- cluster: %d nodes, %s GPUs, %d leaves, %d spines\n", r.Nodes, report.Thousands(r.GPUs), r.Leaves, r.Spines)
-	limits := fmt.Sprintf("duration × %g", r.LimitFactor)
-	if r.TimeLimit != "" {
-		limits = r.TimeLimit + " for every job"
-	}
-	fmt.Fprintf(&b, "- model: run time ×(1 + %.2f per extra leaf + %.2f per extra spine); time limits = %s; window %d jobs per shape; Lockstep switch wait %s; Slurm bf_interval %s\n\n",
-		r.LeafPenalty, r.SpinePenalty, limits, r.Window, r.SwitchWait, r.BackfillInterval)
+	b.WriteString(r.model() + "\n")
 
 	t := report.Table{Header: []string{"policy", "sim time (wall / CPU)", "utilization", "busy", "util. (arrival span)",
 		"queue delay mean", "p50", "p99", "multi-node mean", "GPU-weighted mean", "JCT mean", "makespan",
@@ -81,7 +87,7 @@ func (r Report) Summary() string {
 			x.GPUWeightedQueueDelay, x.JCT.Mean, x.Makespan}
 	})
 	for i, x := range r.Results {
-		row := []any{x.Policy, report.Duration(x.Wall) + " / " + report.Duration(x.CPU), report.Pct(x.Utilization),
+		row := []any{x.Policy, report.Duration(x.Wall) + " / " + cpuOrDash(x.CPU), report.Pct(x.Utilization),
 			report.Pct(x.BusyUtilization), report.Pct(x.ArrivalSpanUtilization)}
 		for _, c := range times[i] {
 			row = append(row, c)
@@ -103,8 +109,21 @@ func (r Report) Summary() string {
 		b.WriteString("\n" + c)
 	}
 	b.WriteString("\nPlots: `utilization.png` (useful GPU share over time), `queue-delay-cdf.png`, `leaves-per-job.png`.\n")
-	fmt.Fprintf(&b, "\nProcess CPU time for the whole run: %s.\n", report.Duration(r.CPUSeconds))
+	if r.CPUSeconds > 0 {
+		fmt.Fprintf(&b, "\nProcess CPU time for the whole run: %s.\n", report.Duration(r.CPUSeconds))
+	} else {
+		b.WriteString("\nProcess CPU time: not measured (the run shared the process with others).\n")
+	}
 	return b.String()
+}
+
+// cpuOrDash renders a run's CPU time, or "—" where it was not measured
+// (0: runs that shared the process, as `simulate --seeds` runs them).
+func cpuOrDash(sec float64) string {
+	if sec <= 0 {
+		return "—"
+	}
+	return report.Duration(sec)
 }
 
 // targets checks the issue's simulator targets when Lockstep and the
