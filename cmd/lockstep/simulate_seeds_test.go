@@ -1,3 +1,5 @@
+//go:build !lockstep_client
+
 package main
 
 import (
