@@ -70,11 +70,6 @@ func (r simRunner) seeds(ctx context.Context, env *cliEnv, dir string, list []ui
 	line := r.line(env, true)
 	var mu sync.Mutex // line prints from several goroutines
 	done := func(seed uint64, res sim.Result) {
-		if parallel > 1 {
-			// The process's CPU time counts every run at once: it is not
-			// this one's.
-			res.CPU = 0
-		}
 		mu.Lock()
 		defer mu.Unlock()
 		line(seed, res)
@@ -92,13 +87,10 @@ func (r simRunner) seeds(ctx context.Context, env *cliEnv, dir string, list []ui
 					continue
 				}
 				rep, err := r.run(ctx, list[i], progress.set, done)
-				if err == nil && parallel > 1 {
-					rep.CPUSeconds = 0
-					for k := range rep.Results {
-						rep.Results[k].CPU = 0
-					}
-				}
 				if err == nil {
+					if parallel > 1 {
+						forgetCPU(&rep)
+					}
 					err = writeSeed(dir, list[i], rep)
 				}
 				reports[i], errs[i] = rep, err
@@ -125,6 +117,15 @@ func (r simRunner) seeds(ctx context.Context, env *cliEnv, dir string, list []ui
 	return nil
 }
 
+// forgetCPU drops rep's CPU times: the process's CPU time counted every
+// run going on at once, not this one's (the reports show "—").
+func forgetCPU(rep *sim.Report) {
+	rep.CPUSeconds = 0
+	for k := range rep.Results {
+		rep.Results[k].CPU = 0
+	}
+}
+
 // writeSeed writes one seed's whole report to its folder under dir.
 func writeSeed(dir string, seed uint64, rep sim.Report) error {
 	sub, err := ltreport.Dir(sim.SeedDir(dir, seed), rep.Started)
@@ -137,8 +138,7 @@ func writeSeed(dir string, seed uint64, rep sim.Report) error {
 // seedsProgress is one bar over every run of a --seeds simulation, as
 // runs go on at once: the share of their jobs simulated so far.
 type seedsProgress struct {
-	bar  *ltreport.Progress
-	runs int
+	bar *ltreport.Progress
 
 	mu   sync.Mutex
 	frac map[string]float64 // per run (seed and policy): its share done
@@ -146,7 +146,7 @@ type seedsProgress struct {
 }
 
 func newSeedsProgress(env *cliEnv, runs int) *seedsProgress {
-	return &seedsProgress{bar: ltreport.NewProgress(env.stderr, "seeds", float64(runs)), runs: runs, frac: map[string]float64{}}
+	return &seedsProgress{bar: ltreport.NewProgress(env.stderr, "seeds", float64(runs)), frac: map[string]float64{}}
 }
 
 func (p *seedsProgress) set(seed uint64, pol sim.Policy, done, total int, _ bool) {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lockstep-dev/lockstep/loadtest/report"
 )
@@ -155,7 +156,7 @@ func (r SeedsReport) Summary() string {
 	first := r.Runs[0]
 	fmt.Fprintf(&b, "# Simulation over %d seeds: %s on %s\n\n", len(r.Seeds), first.traceTitle(), first.Cluster)
 	fmt.Fprintf(&b, "- command: `%s`\n- seeds: %s (each seed's whole report: `seed-N/summary.md`)\n- started: %s\n",
-		r.Command, seedList(r.Seeds), r.Started.Format("2006-01-02T15:04:05Z07:00"))
+		r.Command, seedList(r.Seeds), r.Started.Format(time.RFC3339))
 	fmt.Fprintf(&b, "- cluster: %d nodes, %s GPUs, %d leaves, %d spines\n", first.Nodes, report.Thousands(first.GPUs), first.Leaves, first.Spines)
 	fmt.Fprintf(&b, "- stream (seed %d): %s jobs, %s multi-node\n", first.Seed, report.Thousands(first.Stream.Jobs), report.Thousands(first.Stream.MultiNodeJobs))
 	b.WriteString(first.model() + "\n")
