@@ -29,9 +29,10 @@ func TestPackingOfALiveRun(t *testing.T) {
 	}}
 	ids := []string{"j0", "j1", "j2", "j3"}
 	tls := map[string]timeline{
-		"j0": {submitted: at(0), running: at(0.5), ended: at(10.5), final: events.Succeeded, nodes: []string{"n-00001", "n-00002"}},
-		"j1": {submitted: at(0), running: at(2), ended: at(12), final: events.Succeeded, nodes: []string{"n-00002", "n-00003"}},
-		"j2": {submitted: at(1), running: at(13), ended: at(17), final: events.Succeeded, nodes: []string{"n-00004"}},
+		"j0": {submitted: at(0), reserved: at(0.4), running: at(0.5), ended: at(10.5), final: events.Succeeded, nodes: []string{"n-00001", "n-00002"}},
+		"j1": {submitted: at(0), reserved: at(1.8), running: at(2), ended: at(12), final: events.Succeeded, nodes: []string{"n-00002", "n-00003"}},
+		// Requeued once: its last reservation's hold says nothing of the first's.
+		"j2": {submitted: at(1), reserved: at(12.9), running: at(13), ended: at(17), final: events.Succeeded, nodes: []string{"n-00004"}, requeues: 1},
 		"j3": {submitted: at(1), running: at(20), ended: at(21), final: events.Failed, nodes: []string{"n-00001"}},
 	}
 	p := packing(cfg, t0, ids, tls)
@@ -59,8 +60,17 @@ func TestPackingOfALiveRun(t *testing.T) {
 	if p.MostHolding != 2 {
 		t.Errorf("most jobs holding GPUs at once %d, want 2", p.MostHolding)
 	}
+	// j0 held its GPUs 10.1 s for 10 s of work, j1 10.2 s; j2 was requeued.
+	if d := p.HoldOverheadMs; d.N != 2 || d.Mean != 150 || d.Max != 200 {
+		t.Errorf("hold overhead %+v, want 100 and 200 ms", d)
+	}
+	// 3,552 GPU s asked for over 1 s of submissions on 32 GPUs.
+	if want := 3552.0 / 32; p.OfferedLoad != want {
+		t.Errorf("offered load %v, want %v", p.OfferedLoad, want)
+	}
 	line := packingLine(p)
-	for _, want := range []string{"1 of 2 multi-node jobs on extra leaves", "1.545 × its lower bound", "1: 12.0 s, 2: ", "at most 2 jobs held GPUs at once"} {
+	for _, want := range []string{"1 of 2 multi-node jobs on extra leaves", "1.545 × its lower bound", "1: 12.0 s, 2: ", "at most 2 jobs held GPUs at once",
+		"Load: the stream asks for 11100.0 % of the cluster's GPU time", "(p50; mean 150, p99 "} {
 		if !strings.Contains(line, want) {
 			t.Errorf("packing line %q lacks %q", line, want)
 		}
@@ -98,5 +108,37 @@ func TestPackingOfAProbe(t *testing.T) {
 		if !strings.Contains(line, want) {
 			t.Errorf("packing line %q lacks %q", line, want)
 		}
+	}
+}
+
+// A burst has no submission span to spread its load over, and a run
+// whose jobs all failed held nothing worth measuring: the load line then
+// says only what it knows, or nothing.
+func TestLoadLine(t *testing.T) {
+	c, err := fabric.Generated{Nodes: 2, NodesPerLeaf: 2, LeavesPerSpine: 1, GPUs: 8}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	burst := Config{Cluster: c, Jobs: []trace.Job{
+		{Submit: 0, Duration: time.Second, Nodes: 1, GPUsPerNode: 8},
+		{Submit: 5 * time.Millisecond, Duration: time.Second, Nodes: 2, GPUsPerNode: 8},
+	}}
+	if got := offeredLoad(burst); got != 0 {
+		t.Errorf("a burst's offered load %v, want 0 (no span)", got)
+	}
+	if got := loadLine(Packing{}); got != "" {
+		t.Errorf("load line with nothing measured %q, want none", got)
+	}
+	stream := Config{Cluster: c, Jobs: []trace.Job{
+		{Submit: 0, Duration: time.Second, Nodes: 1, GPUsPerNode: 8},
+		{Submit: 2 * time.Second, Duration: time.Second, Nodes: 2, GPUsPerNode: 8},
+	}}
+	// 24 GPU s over 16 GPUs × 2 s.
+	if got := offeredLoad(stream); got != 0.75 {
+		t.Errorf("offered load %v, want 0.75", got)
+	}
+	line := loadLine(Packing{OfferedLoad: 0.75})
+	if want := "Load: the stream asks for 75.0 % of the cluster's GPU time over its submissions.\n\n"; line != want {
+		t.Errorf("load line %q, want %q", line, want)
 	}
 }

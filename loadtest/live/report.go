@@ -163,7 +163,26 @@ func packingLine(p Packing) string {
 		fmt.Fprintf(&b, "; at most %d %s held GPUs at once", p.MostHolding, jobs)
 	}
 	b.WriteString(".\n\n")
+	b.WriteString(loadLine(p))
 	return b.String()
+}
+
+// loadLine says how much of the cluster the stream asked for and how long
+// a job held its GPUs beyond its run time: together, whether a backlog
+// came from the scheduler's cost or from GPUs the stream filled.
+func loadLine(p Packing) string {
+	var parts []string
+	if p.OfferedLoad > 0 {
+		parts = append(parts, fmt.Sprintf("the stream asks for %s of the cluster's GPU time over its submissions", report.Pct(p.OfferedLoad)))
+	}
+	if d := p.HoldOverheadMs; d.N > 0 {
+		parts = append(parts, fmt.Sprintf("a job held its GPUs %.0f ms beyond its run time (p50; mean %.0f, p99 %.0f ms), from its reservation to its end",
+			d.P50, d.Mean, d.P99))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Load: " + strings.Join(parts, "; ") + ".\n\n"
 }
 
 // authLine says how the harness connected.

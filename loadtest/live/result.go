@@ -128,6 +128,16 @@ type Packing struct {
 	// (from their reservation to their end): 1 says every gang was
 	// scheduled on an idle cluster, as the probe scenario means to.
 	MostHolding int `json:"mostHolding"`
+	// OfferedLoad is the GPU time the stream asks for over the cluster's
+	// GPUs × the span of its submissions: near 1 the cluster cannot run
+	// the stream without a backlog, whatever the scheduler costs. 0 when
+	// the submissions span less than a second (a burst).
+	OfferedLoad float64 `json:"offeredLoad,omitempty"`
+	// HoldOverheadMs is, over the succeeded jobs never requeued, how long
+	// each held its GPUs beyond its run time: from its reservation to its
+	// end, so the assignments reaching the nodes, the exit reports and
+	// gang's finish. It adds to the load the GPUs carry.
+	HoldOverheadMs stats.Dist `json:"holdOverheadMs"`
 }
 
 // packing measures Packing over the succeeded jobs (job i of the stream is
@@ -138,6 +148,7 @@ func packing(cfg Config, t0 time.Time, ids []string, tls map[string]timeline) Pa
 	var end time.Time
 	starts := map[int][]float64{}
 	var holding []interval
+	var overheads []float64
 	for i, id := range ids {
 		tl, j := tls[id], cfg.Jobs[i]
 		if tl.final != events.Succeeded {
@@ -148,6 +159,9 @@ func packing(cfg Config, t0 time.Time, ids []string, tls map[string]timeline) Pa
 			from = tl.running
 		}
 		holding = append(holding, interval{from, tl.ended})
+		if tl.requeues == 0 && !tl.reserved.IsZero() {
+			overheads = append(overheads, float64(tl.ended.Sub(tl.reserved)-j.Duration)/float64(time.Millisecond))
+		}
 		gpuS := float64(j.Nodes*j.GPUsPerNode) * j.Duration.Seconds()
 		work += gpuS
 		last = max(last, (j.Submit + j.Duration).Seconds())
@@ -174,7 +188,28 @@ func packing(cfg Config, t0 time.Time, ids []string, tls map[string]timeline) Pa
 		p.StartByNodes[n] = stats.Summarize(xs)
 	}
 	p.MostHolding = mostOverlapping(holding)
+	p.HoldOverheadMs = stats.Summarize(overheads)
+	p.OfferedLoad = offeredLoad(cfg)
 	return p
+}
+
+// offeredLoad is Packing.OfferedLoad: the stream's GPU time over the
+// GPUs × its submission span, every job counted, whatever became of it.
+func offeredLoad(cfg Config) float64 {
+	if len(cfg.Jobs) == 0 || cfg.Cluster.GPUs() == 0 {
+		return 0
+	}
+	first, last := cfg.Jobs[0].Submit, cfg.Jobs[0].Submit
+	var work float64
+	for _, j := range cfg.Jobs {
+		first, last = min(first, j.Submit), max(last, j.Submit)
+		work += float64(j.Nodes*j.GPUsPerNode) * j.Duration.Seconds()
+	}
+	span := (last - first).Seconds()
+	if span < 1 {
+		return 0
+	}
+	return work / (float64(cfg.Cluster.GPUs()) * span)
 }
 
 // interval is a span of time, its end after its start.
