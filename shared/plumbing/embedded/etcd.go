@@ -30,7 +30,29 @@ type EtcdConfig struct {
 	// and requires a client certificate signed by its CA (etcd then takes
 	// the user name from the certificate's common name).
 	TLS *auth.TLSFiles
+	// History is how long etcd keeps the revisions a write supersedes
+	// (0: EtcdHistory).
+	History time.Duration
 }
+
+// etcd keeps every revision of every key until it is compacted, and stops
+// taking writes (alarm NOSPACE) once its database reaches its quota. A
+// job leaves about 10 KB of history (its reservation, the launch
+// barrier's rewrite, progress and release: docs/operations.md). Without
+// compaction etcd's default 2 GiB is full after some 200,000 jobs; with
+// an hour of history (this package's setting until 2026-12-07), at a
+// sustained 55 jobs/s. Kubernetes' API server compacts every 5 minutes;
+// so does etcd here, keeping between EtcdHistory and twice that.
+// Watchers that fall further behind resynchronise from a fresh read
+// (store.Cache does). At 800 jobs/s ten minutes is about 5 GB: the quota
+// is etcd's recommended largest.
+const (
+	// EtcdHistory is how long etcd keeps superseded revisions (its
+	// --auto-compaction-mode=periodic --auto-compaction-retention).
+	EtcdHistory = 5 * time.Minute
+	// EtcdQuotaBytes is etcd's database quota (--quota-backend-bytes).
+	EtcdQuotaBytes = 8 << 30
+)
 
 // Etcd is a running embedded etcd member.
 type Etcd struct {
@@ -97,8 +119,13 @@ func StartEtcd(cfg EtcdConfig) (*Etcd, error) {
 	// allows for gangs past a dozen nodes.
 	ec.MaxTxnOps = store.MaxTxnOps
 	// Keep history bounded: the watchers only need recent revisions.
+	history := cfg.History
+	if history <= 0 {
+		history = EtcdHistory
+	}
 	ec.AutoCompactionMode = "periodic"
-	ec.AutoCompactionRetention = "1h"
+	ec.AutoCompactionRetention = history.String()
+	ec.QuotaBackendBytes = EtcdQuotaBytes
 
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
