@@ -43,7 +43,7 @@ callscpu() { awk 'NR==2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); us +=
 # kept busy together.
 timed_calls() {
   local label=$1; shift
-  local cpu0 c0 t0 t1 c1
+  local cpu0 c0 t0 t1 c1 own kids own1 kids1 hz
   cpu0=$(devcpu); times > "$D/times0"; t0=$(date +%s%N)
   for i in $(seq 1 $N); do "$@" >/dev/null; done
   t1=$(date +%s%N); times > "$D/times1"

@@ -68,11 +68,11 @@ func TestPackingOfALiveRun(t *testing.T) {
 	if want := 3552.0 / 32; p.OfferedLoad != want {
 		t.Errorf("offered load %v, want %v", p.OfferedLoad, want)
 	}
-	line := packingLine(p)
+	line := packingLine(p) + loadLine(p)
 	for _, want := range []string{"1 of 2 multi-node jobs on extra leaves", "1.545 × its lower bound", "1: 12.0 s, 2: ", "at most 2 jobs held GPUs at once",
 		"Load: the stream asks for 11100.0 % of the cluster's GPU time", "(p50; mean 150, p99 "} {
 		if !strings.Contains(line, want) {
-			t.Errorf("packing line %q lacks %q", line, want)
+			t.Errorf("packing and load lines %q lack %q", line, want)
 		}
 	}
 }

@@ -97,6 +97,7 @@ func (rep Report) Summary() string {
 	b.WriteString(tt.String() + "\n")
 
 	b.WriteString(packingLine(r.Packing))
+	b.WriteString(loadLine(r.Packing))
 	if r.Usage.Measured {
 		fmt.Fprintf(&b, "Process (NATS + etcd + services + this harness) during the load: %.1f CPU s over %.1f s = %.2f cores; "+
 			"peak Go heap %.0f MiB, Go runtime memory %.0f MiB, peak RSS %.0f MiB; GOGC=%d.\n\n",
@@ -163,7 +164,6 @@ func packingLine(p Packing) string {
 		fmt.Fprintf(&b, "; at most %d %s held GPUs at once", p.MostHolding, jobs)
 	}
 	b.WriteString(".\n\n")
-	b.WriteString(loadLine(p))
 	return b.String()
 }
 
